@@ -1,0 +1,271 @@
+//! The core IR.
+//!
+//! Typed, in A-normal form: every operand is an [`Atom`] (a variable or a
+//! constant), every intermediate result is bound by a [`Stm`]. Tuples,
+//! records and sum types do not exist here: the elaborator flattens them, so a
+//! statement binds *several* variables, each a scalar or an array of scalars
+//! (arrays of tuples become tuples of arrays). Higher-order functions are gone,
+//! except the [`Lambda`]s that SOACs and AD constructs take. Sizes are explicit:
+//! array types carry their dimensions as atoms.
+//!
+//! Variables are numbered per [`Function`]: `Var(i)` indexes the function's
+//! `var_names`, and the interpreter uses the number as a frame slot. Lambdas
+//! and nested bodies share their enclosing function's numbering.
+//!
+//! Every statement carries the source [`Span`] it came from, so run-time
+//! errors (out of bounds, size mismatch, division by zero, failed assert) name
+//! the user's source location.
+
+pub use nabla_prim::{BinOp, CmpOp, ConvOp, PrimType, PrimValue, TernOp, UnOp};
+pub use nabla_syntax::Span;
+
+mod print;
+mod validate;
+pub use print::print_program;
+pub use validate::{validate_program, ValidationError};
+
+/// A variable, local to one function (index into `Function::var_names`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Var(pub u32);
+
+/// An operand: a variable or a primitive constant.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Atom {
+    Var(Var),
+    Const(PrimValue),
+}
+
+/// Index of a function in `Program::functions`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct FunId(pub u32);
+
+/// One dimension of an array type.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Dim {
+    /// A size known statically.
+    Const(i64),
+    /// The value of an `i64` variable in scope.
+    Var(Var),
+    /// Existential: known only at run time (a `filter` result, a loop result
+    /// whose size changes, branches of different sizes, a function result not
+    /// expressible in the parameters).
+    Ext,
+}
+
+/// A type in the IR: a scalar, or an array of scalars of rank ≥ 1.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Type {
+    Prim(PrimType),
+    Array(PrimType, Vec<Dim>),
+}
+
+impl Type {
+    pub fn elem(&self) -> PrimType {
+        match self {
+            Type::Prim(p) | Type::Array(p, _) => *p,
+        }
+    }
+    pub fn rank(&self) -> usize {
+        match self {
+            Type::Prim(_) => 0,
+            Type::Array(_, d) => d.len(),
+        }
+    }
+    /// The type of one element along the outer dimension (`[n][m]f64` → `[m]f64`).
+    pub fn row(&self) -> Option<Type> {
+        match self {
+            Type::Prim(_) => None,
+            Type::Array(p, d) if d.len() == 1 => Some(Type::Prim(*p)),
+            Type::Array(p, d) => Some(Type::Array(*p, d[1..].to_vec())),
+        }
+    }
+    /// `[w]self`.
+    pub fn array_of(&self, w: Dim) -> Type {
+        match self {
+            Type::Prim(p) => Type::Array(*p, vec![w]),
+            Type::Array(p, d) => {
+                let mut d2 = vec![w];
+                d2.extend(d.iter().cloned());
+                Type::Array(*p, d2)
+            }
+        }
+    }
+}
+
+/// A variable binding with its type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub var: Var,
+    pub ty: Type,
+}
+
+/// A sequence of statements followed by the result atoms.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Body {
+    pub stms: Vec<Stm>,
+    pub result: Vec<Atom>,
+}
+
+/// `let pat = exp` — binds one variable per value the expression returns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stm {
+    pub pat: Vec<Param>,
+    pub exp: Exp,
+    pub span: Span,
+}
+
+/// An anonymous function taken by a SOAC or an AD construct. It may read the
+/// enclosing function's variables (free variables); it may not call itself.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Lambda {
+    pub params: Vec<Param>,
+    pub body: Body,
+    pub ret: Vec<Type>,
+}
+
+/// One index in an [`Exp::Index`] or [`Exp::Update`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum DimIndex {
+    /// A single index: removes the dimension.
+    Fix(Atom),
+    /// `start`, `start + stride`, …, `len` elements: keeps the dimension (of size `len`).
+    /// Futhark's `a[i:j:s]` is elaborated into start/len/stride with the checks
+    /// that the slice is in bounds.
+    Slice { start: Atom, len: Atom, stride: Atom },
+}
+
+/// The iteration of a loop.
+#[derive(Clone, Debug, PartialEq)]
+pub enum LoopForm {
+    /// `for i < bound`: `i` has the bound's integer type and counts 0, 1, …, bound-1.
+    For { i: Var, bound: Atom },
+    /// `while cond`: `cond` is evaluated on the loop parameters before each
+    /// iteration; it returns one `bool`.
+    While { cond: Box<Body> },
+}
+
+/// Second-order array combinators. `w` is the outer size of all input arrays
+/// (checked at run time).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Soac {
+    /// `map lam arrs`: the lambda takes one row of each array and returns k
+    /// values; the result is k arrays of `w` rows.
+    Map { w: Atom, lam: Lambda, arrs: Vec<Var> },
+    /// `reduce lam ne arrs` with an associative operator on k-tuples:
+    /// `lam` takes 2k params (accumulator components, then element components).
+    /// `commutative` is set by `reduce_comm`.
+    Reduce { w: Atom, lam: Lambda, neutral: Vec<Atom>, arrs: Vec<Var>, commutative: bool },
+    /// Inclusive `scan lam ne arrs` (same conventions as `Reduce`).
+    Scan { w: Atom, lam: Lambda, neutral: Vec<Atom>, arrs: Vec<Var> },
+    /// `reduce_by_index dest lam ne is vs` (also `hist`): for each j < w with
+    /// 0 ≤ is[j] < len(dest), dest[is[j]] = lam(dest[is[j]], vs[j]); other
+    /// indices are ignored. `dest` are consumed (updated in place). `lam` takes
+    /// 2k params as in `Reduce`.
+    Hist { w: Atom, dest: Vec<Var>, lam: Lambda, neutral: Vec<Atom>, indices: Var, values: Vec<Var> },
+    /// `scatter dest is vs` (rank-d destination: `indices` has one i64 array per
+    /// dimension, for `scatter_2d`/`scatter_3d`); out-of-bounds indices are
+    /// ignored; `dest` is consumed. Several destinations scatter with the same indices.
+    Scatter { w: Atom, dest: Vec<Var>, indices: Vec<Var>, values: Vec<Var> },
+}
+
+/// Expressions. Each returns as many values as its statement's pattern binds.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Exp {
+    /// Copy of atoms (one value each).
+    Atoms(Vec<Atom>),
+    BinOp(BinOp, Atom, Atom),
+    CmpOp(CmpOp, Atom, Atom),
+    UnOp(UnOp, Atom),
+    TernOp(TernOp, Atom, Atom, Atom),
+    Conv(ConvOp, Atom),
+    /// Call of a first-order function.
+    Apply(FunId, Vec<Atom>),
+    /// `if c then … else …`; both bodies return the pattern's values.
+    If { cond: Atom, then_: Body, else_: Body },
+    /// A loop with loop-variant parameters: `params` are initialised from
+    /// `init`, the body returns their next values; the statement binds their
+    /// final values.
+    Loop { params: Vec<Param>, init: Vec<Atom>, form: LoopForm, body: Body },
+    /// `arr[indices]` (fewer indices than the rank leave trailing dimensions).
+    Index(Var, Vec<DimIndex>),
+    /// `arr with [indices] = value` (in place: `arr` is consumed). The value is
+    /// a scalar or an array of the indexed slice's shape.
+    Update(Var, Vec<DimIndex>, Atom),
+    /// Array literal with rows of the given row type (`[]` allowed).
+    ArrayLit(Vec<Atom>, Type),
+    /// `iota n` with the given integer element type: `start, start+step, …` (n elements).
+    Iota { n: Atom, start: Atom, step: Atom, ty: PrimType },
+    /// `replicate n v` (v scalar or array).
+    Replicate(Atom, Atom),
+    /// A fresh copy of an array (`copy`).
+    Copy(Var),
+    /// Size of dimension `dim` of an array, as an `i64`.
+    Size(Var, usize),
+    /// Reshape to the given shape (product must match, checked at run time);
+    /// used for `flatten`, `unflatten`, size coercions.
+    Reshape(Vec<Atom>, Var),
+    /// Permute dimensions: result dimension k is input dimension `perm[k]`.
+    Rearrange(Vec<usize>, Var),
+    /// Concatenate along the outer dimension (`++`, `concat`).
+    Concat(Vec<Var>),
+    /// `rotate r a` along the outer dimension: result[i] = a[(i + r) mod n].
+    Rotate(Atom, Var),
+    /// Reverse along the outer dimension.
+    Reverse(Var),
+    /// Check that the atoms (sizes) are equal; a run-time size error
+    /// naming the statement's span otherwise. Binds nothing. The message says what was compared.
+    AssertEqSizes(Vec<Atom>, String),
+    /// `assert c`: a run-time error with the message if `c` is false. Binds nothing.
+    Assert(Atom, String),
+    /// A second-order array combinator.
+    Soac(Soac),
+    /// `jvp`: evaluates `lam` at `primals` with tangents `tangents` (one per
+    /// parameter, same types); returns the primal results (first `ret.len()`
+    /// values) followed by the result tangents. (`jvp2` keeps both; `jvp` drops
+    /// the primal results in the elaborator.)
+    Jvp { lam: Lambda, primals: Vec<Atom>, tangents: Vec<Atom> },
+    /// `vjp`: evaluates `lam` at `primals` and pulls back `adjoints` (one per
+    /// result); returns the primal results followed by one adjoint per parameter.
+    Vjp { lam: Lambda, primals: Vec<Atom>, adjoints: Vec<Atom> },
+}
+
+/// A first-order function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Function {
+    pub name: String,
+    pub params: Vec<Param>,
+    pub ret: Vec<Type>,
+    pub body: Body,
+    /// Names of this function's variables (for printing); `Var(i)` is `var_names[i]`.
+    pub var_names: Vec<String>,
+    pub span: Span,
+}
+
+/// How an entry point's flattened parameters and results map to the
+/// user-visible values (for reading inputs and printing outputs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EntryPoint {
+    /// The name users call (`-e NAME`).
+    pub name: String,
+    pub fun: FunId,
+    /// One entry per source-level parameter: how many flat IR parameters it spans.
+    pub param_arity: Vec<usize>,
+    /// One entry per source-level result (a tuple result is several results).
+    pub result_arity: Vec<usize>,
+}
+
+/// A whole program.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct Program {
+    pub functions: Vec<Function>,
+    pub entries: Vec<EntryPoint>,
+}
+
+impl Program {
+    pub fn function(&self, id: FunId) -> &Function {
+        &self.functions[id.0 as usize]
+    }
+    pub fn entry(&self, name: &str) -> Option<&EntryPoint> {
+        self.entries.iter().find(|e| e.name == name)
+    }
+}

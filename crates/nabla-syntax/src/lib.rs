@@ -1,0 +1,13 @@
+//! The front end's syntax layer: source files and spans, diagnostics, the
+//! lexer, the parser, the AST, and loading a program with its imports.
+//!
+//! The AST carries slots (`ty`, `res`) that the type checker (`nabla-typeck`)
+//! fills in place; the elaborator (`nabla-elab`) reads them.
+
+pub mod ast;
+pub mod diag;
+pub mod span;
+pub mod types;
+
+pub use diag::{Diagnostic, DiagnosticKind};
+pub use span::{FileId, SourceMap, Span};

@@ -1,0 +1,140 @@
+//! Semantic types: what the type checker infers and writes into the AST's
+//! `ty` slots. (Syntactic types, as written by the user, are
+//! [`crate::ast::TypeExp`].)
+
+use nabla_prim::PrimType;
+use std::fmt;
+
+/// A name (identifier, field name, constructor name without `#`).
+pub type Name = String;
+
+/// The size of one array dimension.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Size {
+    /// A literal size, `[3]`.
+    Const(i64),
+    /// A size variable in scope: a size parameter `[n]`, a local variable of
+    /// type `i64`, or a size bound by a `let [n] ...` or an existential.
+    Var(Name),
+    /// A size the type checker does not track (e.g. the result of `filter`,
+    /// or a complex size expression). Run-time checks still apply.
+    Any,
+}
+
+/// A semantic type.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum Type {
+    Prim(PrimType),
+    /// `[d0]…[dk]elem`. `elem` is never itself an `Array`. `unique` is the `*` marker.
+    Array { elem: Box<Type>, shape: Vec<Size>, unique: bool },
+    /// Record; fields sorted by name. A tuple `(a, b)` is the record
+    /// `{0: a, 1: b}` (see [`Type::tuple`]); the unit type `()` is the empty record.
+    Record(Vec<(Name, Type)>),
+    /// Sum type; constructors sorted by name (without the `#`).
+    Sum(Vec<(Name, Vec<Type>)>),
+    /// Function type `(name: param) -> ret`; `param_name` is set when the result
+    /// type refers to the parameter (dependent sizes).
+    Arrow { param_name: Option<Name>, param: Box<Type>, ret: Box<Type> },
+    /// A rigid type parameter of the enclosing polymorphic definition (`'a`).
+    Param(Name),
+    /// A unification variable; only exists while the type checker runs and
+    /// never remains in a checked AST.
+    Var(u32),
+}
+
+impl Type {
+    /// The tuple type `(t0, t1, …)` (a record with fields "0", "1", …).
+    /// A one-element "tuple" is the element itself.
+    pub fn tuple(ts: Vec<Type>) -> Type {
+        if ts.len() == 1 {
+            return ts.into_iter().next().unwrap();
+        }
+        Type::Record(ts.into_iter().enumerate().map(|(i, t)| (i.to_string(), t)).collect())
+    }
+    pub fn unit() -> Type {
+        Type::Record(vec![])
+    }
+    /// If this record is a tuple (fields exactly "0".."n-1", n != 1), its components.
+    pub fn as_tuple(&self) -> Option<Vec<&Type>> {
+        match self {
+            Type::Record(fs) => {
+                let mut out: Vec<Option<&Type>> = vec![None; fs.len()];
+                for (n, t) in fs {
+                    let i: usize = n.parse().ok()?;
+                    if i >= fs.len() || out[i].is_some() || n != &i.to_string() {
+                        return None;
+                    }
+                    out[i] = Some(t);
+                }
+                out.into_iter().collect()
+            }
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for Size {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Size::Const(n) => write!(f, "[{n}]"),
+            Size::Var(v) => write!(f, "[{v}]"),
+            Size::Any => write!(f, "[]"),
+        }
+    }
+}
+
+impl fmt::Display for Type {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Type::Prim(p) => write!(f, "{p}"),
+            Type::Array { elem, shape, unique } => {
+                if *unique {
+                    write!(f, "*")?;
+                }
+                for d in shape {
+                    write!(f, "{d}")?;
+                }
+                write!(f, "{elem}")
+            }
+            Type::Record(fs) => {
+                if let Some(ts) = self.as_tuple() {
+                    write!(f, "(")?;
+                    for (i, t) in ts.iter().enumerate() {
+                        if i > 0 {
+                            write!(f, ", ")?;
+                        }
+                        write!(f, "{t}")?;
+                    }
+                    write!(f, ")")
+                } else {
+                    write!(f, "{{")?;
+                    for (i, (n, t)) in fs.iter().enumerate() {
+                        if i > 0 {
+                            write!(f, ", ")?;
+                        }
+                        write!(f, "{n}: {t}")?;
+                    }
+                    write!(f, "}}")
+                }
+            }
+            Type::Sum(cs) => {
+                for (i, (c, ts)) in cs.iter().enumerate() {
+                    if i > 0 {
+                        write!(f, " | ")?;
+                    }
+                    write!(f, "#{c}")?;
+                    for t in ts {
+                        write!(f, " {t}")?;
+                    }
+                }
+                Ok(())
+            }
+            Type::Arrow { param_name, param, ret } => match param_name {
+                Some(n) => write!(f, "({n}: {param}) -> {ret}"),
+                None => write!(f, "({param}) -> {ret}"),
+            },
+            Type::Param(n) => write!(f, "{n}"),
+            Type::Var(v) => write!(f, "?t{v}"),
+        }
+    }
+}

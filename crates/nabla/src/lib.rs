@@ -1,0 +1,1 @@
+//! The driver: source file → checked AST → core IR, shared by every subcommand.
