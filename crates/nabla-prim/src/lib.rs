@@ -6,11 +6,46 @@
 //! negative infinity, conversions that saturate or wrap exactly as Futhark's
 //! do) is written once.
 
+mod conv;
+mod eval;
+pub mod float_math;
+mod literal;
 mod ops;
 mod value;
 
+pub use conv::eval_conv;
+pub use eval::{eval_binop, eval_cmpop, eval_ternop, eval_unop, unop_result_type};
+pub use literal::{parse_float_literal, parse_int_literal, parse_prim_literal};
 pub use ops::*;
 pub use value::*;
+
+/// Errors of scalar evaluation and literal parsing. Never produced by a
+/// panic: every function in this crate returns these instead.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PrimError {
+    /// Integer division or remainder (`/ % // %% quot rem`) by zero.
+    DivisionByZero,
+    /// Operands of different types, an operator applied to a type it is not
+    /// defined on (e.g. `sqrt` on `i32`), or a conversion whose source type
+    /// does not match its operand. The string says which.
+    TypeMismatch(String),
+    /// Text that is not a literal of the requested kind.
+    InvalidLiteral(String),
+    /// A well-formed literal whose value does not fit its type.
+    LiteralOutOfRange(String),
+}
+
+impl std::fmt::Display for PrimError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PrimError::DivisionByZero => f.write_str("division by zero"),
+            PrimError::TypeMismatch(m) => write!(f, "type mismatch: {m}"),
+            PrimError::InvalidLiteral(m) | PrimError::LiteralOutOfRange(m) => f.write_str(m),
+        }
+    }
+}
+
+impl std::error::Error for PrimError {}
 
 /// A primitive type: `i8`…`i64`, `u8`…`u64`, `f16`, `f32`, `f64`, `bool`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -69,18 +104,29 @@ impl PrimType {
         PrimType::ALL.into_iter().find(|t| t.name() == s)
     }
 
+    /// `i8`, `i16`, `i32` or `i64`.
     pub fn is_signed_int(self) -> bool {
-        matches!(self, PrimType::I8 | PrimType::I16 | PrimType::I32 | PrimType::I64)
+        matches!(
+            self,
+            PrimType::I8 | PrimType::I16 | PrimType::I32 | PrimType::I64
+        )
     }
+    /// `u8`, `u16`, `u32` or `u64`.
     pub fn is_unsigned_int(self) -> bool {
-        matches!(self, PrimType::U8 | PrimType::U16 | PrimType::U32 | PrimType::U64)
+        matches!(
+            self,
+            PrimType::U8 | PrimType::U16 | PrimType::U32 | PrimType::U64
+        )
     }
+    /// Any integer type.
     pub fn is_int(self) -> bool {
         self.is_signed_int() || self.is_unsigned_int()
     }
+    /// `f16`, `f32` or `f64`.
     pub fn is_float(self) -> bool {
         matches!(self, PrimType::F16 | PrimType::F32 | PrimType::F64)
     }
+    /// Any type but `bool`.
     pub fn is_numeric(self) -> bool {
         self != PrimType::Bool
     }

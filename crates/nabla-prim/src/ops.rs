@@ -13,55 +13,77 @@ pub enum BinOp {
     Sub,
     /// `*`
     Mul,
-    /// `/`: on integers, Futhark's `/` rounds towards negative infinity (same as `//`).
+    /// `/`: on signed integers rounds towards negative infinity (Futhark's
+    /// `sdiv`); on unsigned integers ordinary division; on floats IEEE division.
+    /// Integer division by zero is [`crate::PrimError::DivisionByZero`].
     Div,
-    /// `%`: on integers, the remainder that matches `//` (sign of the divisor);
-    /// on floats, `x - y * floor(x/y)`... see `%` in Futhark's docs.
+    /// `%`: on signed integers the remainder matching `/` (it has the sign of
+    /// the divisor, Futhark's `smod`); on unsigned integers ordinary remainder;
+    /// on floats C's `fmod` (truncated; the result has the sign of the
+    /// dividend), which is what Futhark's compiled backends use.
     Mod,
-    /// `//`: integer division rounding towards negative infinity.
+    /// `//`: Futhark's prelude defines this as division rounding towards
+    /// **zero** (`squot`; the docs: "Like `/`, but rounds towards zero"). Same
+    /// as [`BinOp::Quot`]. Integers only.
     IntDiv,
-    /// `%%`: alias of `%`.
+    /// `%%`: Futhark's prelude defines this as the remainder matching `//`
+    /// (`srem`: the result has the sign of the dividend). Same as
+    /// [`BinOp::Rem`]. Integers only.
     IntMod,
     /// `quot`: integer division rounding towards zero.
     Quot,
     /// `rem`: remainder matching `quot` (sign of the dividend).
     Rem,
-    /// `**` / `pow`
+    /// `**` / `pow`. On integers: wrapping exponentiation by repeated squaring,
+    /// with the exponent's bits read as an unsigned number (as Futhark's C
+    /// backend does), so a negative exponent `e` means `2^N + e` for an N-bit
+    /// type: `2 ** -1 = 0`, `1 ** -1 = 1`, `(-1) ** -1 = -1`. On floats C's `pow`.
     Pow,
-    /// `&` (also logical and on bool when written `&&`? no: `&&` is [`BinOp::LogAnd`])
+    /// `&` on integers (also accepted on `bool`, where it is logical and).
     BitAnd,
     /// `|`
     BitOr,
     /// `^`
     BitXor,
-    /// `<<`
+    /// `<<`. The shift amount's bits are read as an unsigned number; an amount
+    /// `>=` the bit width gives 0 (never a panic).
     Shl,
-    /// `>>` (arithmetic on signed, logical on unsigned)
+    /// `>>`: arithmetic on signed types, logical on unsigned types (as Futhark's
+    /// built-in overloaded `>>`). An amount `>=` the bit width (the amount's
+    /// bits read as unsigned) gives 0, or -1 for a negative signed operand.
     Shr,
-    /// `>>>` logical shift right
+    /// `>>>`: logical shift right on every integer type; an amount `>=` the bit
+    /// width gives 0.
     LShr,
     /// `&&` on bool (the IR evaluates both sides; short-circuiting is done by the elaborator with `if`)
     LogAnd,
     /// `||` on bool
     LogOr,
-    /// `min`
+    /// `min`. On floats C's `fmin`: if exactly one operand is NaN the other is
+    /// returned.
     Min,
-    /// `max`
+    /// `max`. On floats C's `fmax` (NaN-ignoring like [`BinOp::Min`]).
     Max,
-    /// `atan2 y x`
+    /// `atan2 y x` (floats only; C's `atan2(y, x)`).
     Atan2,
-    /// `hypot x y`
+    /// `hypot x y` (floats only).
     Hypot,
 }
 
 /// Comparison operators; the result is `bool`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum CmpOp {
+    /// `==` (IEEE equality on floats: `nan == nan` is false, `0.0 == -0.0`).
     Eq,
+    /// `!=` (true whenever an operand is NaN).
     Neq,
+    /// `<` (unsigned types compare as unsigned; `false < true`).
     Lt,
+    /// `<=`
     Le,
+    /// `>`
     Gt,
+    /// `>=`
     Ge,
 }
 
