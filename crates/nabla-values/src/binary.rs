@@ -105,7 +105,12 @@ pub(crate) fn read_binary_value(src: &[u8], start: usize) -> Result<(Value, usiz
     let dims_end = pos
         .checked_add(rank * 8)
         .filter(|&e| e <= src.len())
-        .ok_or_else(|| err(pos, format!("truncated binary value: missing {rank} dimension(s)")))?;
+        .ok_or_else(|| {
+            err(
+                pos,
+                format!("truncated binary value: missing {rank} dimension(s)"),
+            )
+        })?;
     let mut shape = Vec::with_capacity(rank);
     while pos < dims_end {
         let mut b = [0u8; 8];
@@ -115,7 +120,8 @@ pub(crate) fn read_binary_value(src: &[u8], start: usize) -> Result<(Value, usiz
         shape.push(d);
         pos += 8;
     }
-    let n = crate::shape_elems(&shape).ok_or_else(|| err(header_end, "array size overflows".into()))?;
+    let n =
+        crate::shape_elems(&shape).ok_or_else(|| err(header_end, "array size overflows".into()))?;
     let size = t.bits() as usize / 8;
     let bytes = n
         .checked_mul(size)

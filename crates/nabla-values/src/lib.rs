@@ -12,14 +12,14 @@ mod elem;
 mod error;
 mod text;
 
-pub use binary::write_value_binary;
+pub use binary::{binary_type_tag, write_value_binary, BINARY_VERSION};
 pub use compare::{
     compare_value_lists, compare_value_lists_with_tolerance, compare_values,
     compare_values_with_tolerance, Mismatch, MismatchKind, DEFAULT_TOLERANCE,
 };
 pub use elem::Elem;
 pub use error::{Location, ValueError};
-pub use text::{read_values, read_values_file, read_values_text, write_value_text};
+pub use text::{read_values, read_values_file, read_values_text, write_value_text, MAX_NESTING};
 
 use elem::{on_buffer, with_elem_type};
 use nabla_prim::{PrimType, PrimValue};
@@ -87,6 +87,7 @@ pub enum Value {
 }
 
 impl Value {
+    /// The element type (the scalar's type for a scalar).
     pub fn elem_type(&self) -> PrimType {
         match self {
             Value::Prim(p) => p.prim_type(),
@@ -96,6 +97,7 @@ impl Value {
 }
 
 impl Buffer {
+    /// The element type of the buffer.
     pub fn elem_type(&self) -> PrimType {
         match self {
             Buffer::I8(_) => PrimType::I8,
@@ -403,7 +405,11 @@ impl ArrayValue {
     ///
     /// Panics if `i >= self.len()`.
     pub fn row(&self, i: usize) -> Value {
-        assert!(i < self.len(), "row {i} out of bounds (length {})", self.len());
+        assert!(
+            i < self.len(),
+            "row {i} out of bounds (length {})",
+            self.len()
+        );
         if self.rank() == 1 {
             Value::Prim(self.buffer.get(self.offset + i))
         } else {
@@ -469,9 +475,9 @@ impl ArrayValue {
     /// Errors on an empty list (the element type would be unknown; use
     /// [`ArrayValue::from_rows_typed`]) or if the rows differ in type or shape.
     pub fn from_rows(rows: Vec<Value>) -> Result<ArrayValue, ValueError> {
-        let first = rows
-            .first()
-            .ok_or_else(|| ValueError::new("cannot build an array from zero rows without a type"))?;
+        let first = rows.first().ok_or_else(|| {
+            ValueError::new("cannot build an array from zero rows without a type")
+        })?;
         let t = first.elem_type();
         let row_shape: Vec<i64> = first.shape().to_vec();
         ArrayValue::from_rows_typed(t, &row_shape, rows)

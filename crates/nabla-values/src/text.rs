@@ -26,7 +26,7 @@
 
 use crate::binary::read_binary_value;
 use crate::elem::{with_elem_type, Elem};
-use crate::{ArrayValue, Buffer, Value, ValueError, ValueType};
+use crate::{ArrayValue, Value, ValueError, ValueType};
 use nabla_prim::{f16, PrimType, PrimValue};
 use std::fmt::Write as _;
 use std::io::Read as _;
@@ -44,7 +44,10 @@ pub const MAX_NESTING: usize = 256;
 ///
 /// Errors (irregular arrays, bad literals, type mismatches, out-of-range
 /// integers, wrong value count) carry the line:column where they were found.
-pub fn read_values_text(text: &str, expected: Option<&[ValueType]>) -> Result<Vec<Value>, ValueError> {
+pub fn read_values_text(
+    text: &str,
+    expected: Option<&[ValueType]>,
+) -> Result<Vec<Value>, ValueError> {
     read_stream(text.as_bytes(), expected, false)
 }
 
@@ -64,7 +67,10 @@ pub fn read_values(bytes: &[u8], expected: Option<&[ValueType]>) -> Result<Vec<V
 /// Reads a file of values (textual, binary or mixed; see [`read_values`]),
 /// gunzipping it first when it starts with the gzip magic bytes `1f 8b` or its
 /// name ends in `.gz`. Errors name the file.
-pub fn read_values_file(path: &Path, expected: Option<&[ValueType]>) -> Result<Vec<Value>, ValueError> {
+pub fn read_values_file(
+    path: &Path,
+    expected: Option<&[ValueType]>,
+) -> Result<Vec<Value>, ValueError> {
     let raw = std::fs::read(path)
         .map_err(|e| ValueError::new(format!("cannot read file: {e}")).in_file(path))?;
     let gz_name = path.extension().is_some_and(|e| e == "gz");
@@ -73,7 +79,9 @@ pub fn read_values_file(path: &Path, expected: Option<&[ValueType]>) -> Result<V
         let mut out = Vec::new();
         flate2::read::MultiGzDecoder::new(&raw[..])
             .read_to_end(&mut out)
-            .map_err(|e| ValueError::new(format!("cannot decompress gzip data: {e}")).in_file(path))?;
+            .map_err(|e| {
+                ValueError::new(format!("cannot decompress gzip data: {e}")).in_file(path)
+            })?;
         out
     } else {
         raw
@@ -81,7 +89,11 @@ pub fn read_values_file(path: &Path, expected: Option<&[ValueType]>) -> Result<V
     read_values(&data, expected).map_err(|e| e.in_file(path))
 }
 
-fn read_stream(src: &[u8], expected: Option<&[ValueType]>, allow_binary: bool) -> Result<Vec<Value>, ValueError> {
+fn read_stream(
+    src: &[u8],
+    expected: Option<&[ValueType]>,
+    allow_binary: bool,
+) -> Result<Vec<Value>, ValueError> {
     let mut p = Parser { src, pos: 0 };
     let mut out = Vec::new();
     loop {
@@ -110,7 +122,10 @@ fn read_stream(src: &[u8], expected: Option<&[ValueType]>, allow_binary: bool) -
                         src,
                         start,
                         false,
-                        format!("expected a value of type {t}, but the binary value has type {}", v.value_type()),
+                        format!(
+                            "expected a value of type {t}, but the binary value has type {}",
+                            v.value_type()
+                        ),
                     ));
                 }
             }
@@ -125,7 +140,11 @@ fn read_stream(src: &[u8], expected: Option<&[ValueType]>, allow_binary: bool) -
         if out.len() != ts.len() {
             return Err(p.err(
                 src.len(),
-                format!("expected {} value(s), but found only {}", ts.len(), out.len()),
+                format!(
+                    "expected {} value(s), but found only {}",
+                    ts.len(),
+                    out.len()
+                ),
             ));
         }
     }
@@ -143,9 +162,14 @@ struct Lit {
 
 #[derive(Clone, Copy, Debug)]
 enum LitKind {
-    Int { neg: bool, mag: u64 },
+    Int {
+        neg: bool,
+        mag: u64,
+    },
     /// A decimal with `.` or an exponent: the text is `src[pos..end]`.
-    Float { end: usize },
+    Float {
+        end: usize,
+    },
     Bool(bool),
     /// `fNN.nan` / `fNN.inf` / `-fNN.inf`: its type is the suffix.
     Special(f64),
@@ -245,7 +269,10 @@ impl<'a> Parser<'a> {
             _ => {
                 let lit = self.parse_scalar()?;
                 if depth < c.min_rank || c.rank.is_some_and(|r| r != depth) {
-                    return Err(self.err(lit.pos, "irregular array: a scalar where an array is expected"));
+                    return Err(self.err(
+                        lit.pos,
+                        "irregular array: a scalar where an array is expected",
+                    ));
                 }
                 c.rank = Some(depth);
                 if let Some(t) = lit.explicit_type() {
@@ -339,7 +366,9 @@ impl<'a> Parser<'a> {
             let dpos = self.pos;
             let lit = self.parse_scalar()?;
             let d = match (lit.kind, lit.suffix) {
-                (LitKind::Int { neg: false, mag }, None | Some(PrimType::I64)) if mag <= i64::MAX as u64 => {
+                (LitKind::Int { neg: false, mag }, None | Some(PrimType::I64))
+                    if mag <= i64::MAX as u64 =>
+                {
                     mag as i64
                 }
                 _ => return Err(self.err(dpos, "expected a non-negative array size")),
@@ -347,7 +376,10 @@ impl<'a> Parser<'a> {
             dims.push(d);
             self.skip_ws();
             if self.peek() != Some(b']') {
-                return Err(self.err(self.pos, format!("expected ']', found {}", self.describe_here())));
+                return Err(self.err(
+                    self.pos,
+                    format!("expected ']', found {}", self.describe_here()),
+                ));
             }
             self.pos += 1;
             self.skip_ws();
@@ -361,23 +393,36 @@ impl<'a> Parser<'a> {
             .position(|&b| !is_ident_char(b))
             .map_or(self.src.len(), |p| self.pos + p);
         let name = std::str::from_utf8(&self.src[self.pos..name_end]).unwrap_or("");
-        let t = PrimType::from_name(name)
-            .ok_or_else(|| self.err(tpos, format!("expected a primitive type, found {}", self.describe_here())))?;
+        let t = PrimType::from_name(name).ok_or_else(|| {
+            self.err(
+                tpos,
+                format!("expected a primitive type, found {}", self.describe_here()),
+            )
+        })?;
         self.pos = name_end;
         self.skip_ws();
         if self.peek() != Some(b')') {
-            return Err(self.err(self.pos, format!("expected ')', found {}", self.describe_here())));
+            return Err(self.err(
+                self.pos,
+                format!("expected ')', found {}", self.describe_here()),
+            ));
         }
         self.pos += 1;
         if dims.is_empty() {
-            return Err(self.err(start, "empty(…) needs at least one dimension, as in empty([0]i32)"));
+            return Err(self.err(
+                start,
+                "empty(…) needs at least one dimension, as in empty([0]i32)",
+            ));
         }
         if !dims.contains(&0) {
             return Err(self.err(start, "empty(…) needs at least one dimension of size 0"));
         }
         let rank = depth + dims.len();
         if rank < c.min_rank || c.rank.is_some_and(|r| r != rank) {
-            return Err(self.err(start, "irregular array: this empty array has the wrong rank"));
+            return Err(self.err(
+                start,
+                "irregular array: this empty array has the wrong rank",
+            ));
         }
         c.rank = Some(rank);
         c.min_rank = rank;
@@ -388,7 +433,10 @@ impl<'a> Parser<'a> {
             c.first_type = Some((t, tpos));
         } else if let Some((ft, _)) = c.first_type {
             if ft != t {
-                return Err(self.err(tpos, format!("element type {t} differs from the array's element type {ft}")));
+                return Err(self.err(
+                    tpos,
+                    format!("element type {t} differs from the array's element type {ft}"),
+                ));
             }
         }
         Ok(())
@@ -397,7 +445,12 @@ impl<'a> Parser<'a> {
     fn parse_scalar(&mut self) -> Result<Lit, ValueError> {
         let start = self.pos;
         for (word, b) in [(&b"true"[..], true), (&b"false"[..], false)] {
-            if self.starts_with(word) && !self.src.get(self.pos + word.len()).is_some_and(|&c| is_ident_char(c)) {
+            if self.starts_with(word)
+                && !self
+                    .src
+                    .get(self.pos + word.len())
+                    .is_some_and(|&c| is_ident_char(c))
+            {
                 self.pos += word.len();
                 return Ok(Lit {
                     kind: LitKind::Bool(b),
@@ -456,10 +509,14 @@ impl<'a> Parser<'a> {
                 }
             }
             Some(b) if b.is_ascii_digit() => {
-                let int_start = self.pos;
                 let mag = self.digits(10, start);
                 let mut is_float = false;
-                if self.peek() == Some(b'.') && self.src.get(self.pos + 1).is_some_and(|b| b.is_ascii_digit()) {
+                if self.peek() == Some(b'.')
+                    && self
+                        .src
+                        .get(self.pos + 1)
+                        .is_some_and(|b| b.is_ascii_digit())
+                {
                     self.pos += 1;
                     self.skip_digits();
                     is_float = true;
@@ -476,7 +533,6 @@ impl<'a> Parser<'a> {
                     }
                 }
                 if is_float {
-                    let _ = int_start;
                     LitKind::Float { end: self.pos }
                 } else {
                     LitKind::Int { neg, mag: mag? }
@@ -484,7 +540,10 @@ impl<'a> Parser<'a> {
             }
             _ => {
                 self.pos = start;
-                return Err(self.err(start, format!("expected a value, found {}", self.describe_here())));
+                return Err(self.err(
+                    start,
+                    format!("expected a value, found {}", self.describe_here()),
+                ));
             }
         };
         // Optional type suffix.
@@ -498,14 +557,20 @@ impl<'a> Parser<'a> {
             match PrimType::from_name(s) {
                 Some(t) if t != PrimType::Bool => {
                     if t.is_int() && matches!(kind, LitKind::Float { .. }) {
-                        return Err(self.err(s_start, format!("a decimal number cannot have the integer type suffix {t}")));
+                        return Err(self.err(
+                            s_start,
+                            format!("a decimal number cannot have the integer type suffix {t}"),
+                        ));
                     }
                     Some(t)
                 }
                 _ => {
                     return Err(self.err(
                         s_start,
-                        format!("invalid type suffix or character after number: '{}'", String::from_utf8_lossy(&self.src[s_start..s_end])),
+                        format!(
+                            "invalid type suffix or character after number: '{}'",
+                            String::from_utf8_lossy(&self.src[s_start..s_end])
+                        ),
                     ))
                 }
             }
@@ -558,7 +623,10 @@ impl<'a> Parser<'a> {
             }
             match (b as char).to_digit(radix) {
                 Some(d) => {
-                    match mag.checked_mul(radix as u64).and_then(|m| m.checked_add(d as u64)) {
+                    match mag
+                        .checked_mul(radix as u64)
+                        .and_then(|m| m.checked_add(d as u64))
+                    {
                         Some(m) => mag = m,
                         None => overflow = true,
                     }
@@ -574,32 +642,42 @@ impl<'a> Parser<'a> {
     }
 
     /// Turns the collected literals into a value.
-    fn finish(&self, c: Collect, start: usize, expected: Option<ValueType>) -> Result<Value, ValueError> {
-        let rank = match (c.rank, expected) {
-            (Some(r), Some(t)) if r != t.rank => {
-                return Err(self.err(
-                    start,
-                    format!("expected a value of type {t}, but this value has rank {r}"),
-                ))
-            }
-            (Some(r), _) => r,
-            (None, Some(t)) if t.rank >= c.min_rank => t.rank,
-            (None, Some(t)) => {
-                return Err(self.err(
-                    start,
-                    format!("expected a value of type {t}, but this value has rank at least {}", c.min_rank),
-                ))
-            }
-            (None, None) => {
-                return Err(self.err(
+    fn finish(
+        &self,
+        c: Collect,
+        start: usize,
+        expected: Option<ValueType>,
+    ) -> Result<Value, ValueError> {
+        let rank =
+            match (c.rank, expected) {
+                (Some(r), Some(t)) if r != t.rank => {
+                    return Err(self.err(
+                        start,
+                        format!("expected a value of type {t}, but this value has rank {r}"),
+                    ))
+                }
+                (Some(r), _) => r,
+                (None, Some(t)) if t.rank >= c.min_rank => t.rank,
+                (None, Some(t)) => {
+                    return Err(self.err(
+                        start,
+                        format!(
+                            "expected a value of type {t}, but this value has rank at least {}",
+                            c.min_rank
+                        ),
+                    ))
+                }
+                (None, None) => return Err(self.err(
                     start,
                     "cannot tell the type of an empty array; write it as empty([0]t) with a type t",
-                ))
-            }
-        };
+                )),
+            };
         let elem = match (expected, c.first_type) {
             (Some(t), Some((ft, at))) if ft != t.elem => {
-                return Err(self.err(at, format!("expected a value of type {t}, found an element of type {ft}")))
+                return Err(self.err(
+                    at,
+                    format!("expected a value of type {t}, found an element of type {ft}"),
+                ))
             }
             (Some(t), _) => t.elem,
             (None, Some((ft, _))) => ft,
@@ -638,7 +716,9 @@ trait FromLit: Sized {
 
 fn type_clash(lit: &Lit, want: PrimType) -> Option<String> {
     match lit.explicit_type() {
-        Some(t) if t != want => Some(format!("found a literal of type {t} in a value of element type {want}")),
+        Some(t) if t != want => Some(format!(
+            "found a literal of type {t} in a value of element type {want}"
+        )),
         _ => None,
     }
 }
@@ -737,7 +817,9 @@ impl FromLit for f16 {
                 .parse::<f64>()
                 .map_err(|e| format!("bad floating-point literal: {e}"))?,
             LitKind::Special(x) => x,
-            LitKind::Bool(_) => return Err("expected a value of element type f16, found a boolean".into()),
+            LitKind::Bool(_) => {
+                return Err("expected a value of element type f16, found a boolean".into())
+            }
         };
         Ok(f16::from_f64(x))
     }
@@ -818,69 +900,122 @@ fn write_prim(out: &mut String, p: PrimValue) {
         PrimValue::U64(x) => write!(out, "{x}u64"),
         PrimValue::F16(x) => {
             let y = x.to_f32();
-            write_float(out, y.is_nan(), y.is_infinite(), y < 0.0, || format!("{y:e}"), "f16");
+            write_float(out, y.is_nan(), y.is_infinite(), y < 0.0, y, "f16");
             Ok(())
         }
         PrimValue::F32(x) => {
-            write_float(out, x.is_nan(), x.is_infinite(), x < 0.0, || format!("{x:e}"), "f32");
+            write_float(out, x.is_nan(), x.is_infinite(), x < 0.0, x, "f32");
             Ok(())
         }
         PrimValue::F64(x) => {
-            write_float(out, x.is_nan(), x.is_infinite(), x < 0.0, || format!("{x:e}"), "f64");
+            write_float(out, x.is_nan(), x.is_infinite(), x < 0.0, x, "f64");
             Ok(())
         }
         PrimValue::Bool(b) => write!(out, "{b}"),
     };
 }
 
-fn write_float(out: &mut String, nan: bool, inf: bool, neg: bool, sci: impl Fn() -> String, suffix: &str) {
+/// A small stack buffer for formatting one number without allocating.
+struct StackBuf {
+    buf: [u8; 64],
+    len: usize,
+}
+
+impl std::fmt::Write for StackBuf {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        if end > self.buf.len() {
+            return Err(std::fmt::Error);
+        }
+        self.buf[self.len..end].copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+fn write_float(
+    out: &mut String,
+    nan: bool,
+    inf: bool,
+    neg: bool,
+    x: impl std::fmt::LowerExp,
+    suffix: &str,
+) {
     if nan {
-        let _ = write!(out, "{suffix}.nan");
+        out.push_str(suffix);
+        out.push_str(".nan");
         return;
     }
     if inf {
-        let _ = write!(out, "{}{suffix}.inf", if neg { "-" } else { "" });
+        if neg {
+            out.push('-');
+        }
+        out.push_str(suffix);
+        out.push_str(".inf");
         return;
     }
     // Rust's `{:e}` gives the shortest round-tripping digits: "-1.2345e7".
-    let s = sci();
-    let (sign, s) = match s.strip_prefix('-') {
-        Some(r) => ("-", r),
-        None => ("", s.as_str()),
+    let mut sb = StackBuf {
+        buf: [0; 64],
+        len: 0,
+    };
+    let _ = write!(sb, "{x:e}");
+    let s = std::str::from_utf8(&sb.buf[..sb.len]).unwrap_or("0e0");
+    let s = match s.strip_prefix('-') {
+        Some(r) => {
+            out.push('-');
+            r
+        }
+        None => s,
     };
     let (mant, exp) = s.split_once('e').unwrap_or((s, "0"));
     let exp: i64 = exp.parse().unwrap_or(0);
-    let digits: String = mant.chars().filter(|c| *c != '.').collect();
-    out.push_str(sign);
-    out.push_str(&haskell_float_layout(&digits, exp));
+    // Digits without the point, in a stack buffer.
+    let mut digits = [0u8; 64];
+    let mut nd = 0;
+    for &c in mant.as_bytes() {
+        if c != b'.' {
+            digits[nd] = c;
+            nd += 1;
+        }
+    }
+    let ds = std::str::from_utf8(&digits[..nd]).unwrap_or("0");
+    haskell_float_layout(out, ds, exp);
     out.push_str(suffix);
 }
 
-/// Lays out the value `d1.d2d3… × 10^exp` (digits `ds`, no leading zeros
-/// except a lone "0") as Haskell's `show` for floating-point numbers does:
-/// fixed notation when `0.1 <= |x| < 10^7`, else `d.ddde<n>`; always at least
-/// one digit after the point.
-fn haskell_float_layout(ds: &str, exp: i64) -> String {
+/// Appends the value `d1.d2d3… × 10^exp` (digits `ds`, no leading zeros
+/// except a lone "0") laid out as Haskell's `show` for floating-point numbers
+/// does: fixed notation when `0.1 <= |x| < 10^7`, else `d.ddde<n>`; always at
+/// least one digit after the point.
+fn haskell_float_layout(out: &mut String, ds: &str, exp: i64) {
     if ds == "0" {
-        return "0.0".to_string();
+        out.push_str("0.0");
+        return;
     }
     // Haskell's floatToDigits exponent: x = 0.ds × 10^e.
     let e = exp + 1;
     if (0..=7).contains(&e) {
         let e = e as usize;
         if e == 0 {
-            format!("0.{ds}")
+            out.push_str("0.");
+            out.push_str(ds);
         } else if ds.len() <= e {
-            format!("{ds}{}.0", "0".repeat(e - ds.len()))
+            out.push_str(ds);
+            for _ in ds.len()..e {
+                out.push('0');
+            }
+            out.push_str(".0");
         } else {
-            format!("{}.{}", &ds[..e], &ds[e..])
+            out.push_str(&ds[..e]);
+            out.push('.');
+            out.push_str(&ds[e..]);
         }
     } else {
         let (first, rest) = ds.split_at(1);
-        let rest = if rest.is_empty() { "0" } else { rest };
-        format!("{first}.{rest}e{}", e - 1)
+        out.push_str(first);
+        out.push('.');
+        out.push_str(if rest.is_empty() { "0" } else { rest });
+        let _ = write!(out, "e{}", e - 1);
     }
 }
-
-#[allow(dead_code)]
-fn _assert_buffer_used(_: Buffer) {}
