@@ -1,13 +1,63 @@
-//! Type checking with inference. See `check_program`.
+//! Type checking with inference for nabla's Futhark subset. See [`check_program`].
+//!
+//! Hindley–Milner-style inference with unification, extended (as in Futhark's
+//! type checker) with constrained type variables for overloaded literals and
+//! operators, "has field" constraints for record projection on values of not
+//! yet known type, and "has constructor" constraints for structurally typed
+//! sum types. Sizes are tracked best-effort (see `unify`).
 
-use nabla_syntax::{ast, Diagnostic, SourceMap};
+mod check;
+mod sig;
+mod unify;
+
+#[cfg(test)]
+mod tests;
+
+use nabla_syntax::{ast, Diagnostic, DiagnosticKind, SourceMap, Span};
+
+pub use sig::intrinsic_signatures;
 
 /// The prelude, in our Futhark subset: array and function utilities that are
 /// not intrinsics. Loaded as the first file of every program.
 pub const PRELUDE_SOURCE: &str = include_str!("prelude.fut");
 
 /// Type-checks `files` (in dependency order: the prelude first, the main file
-/// last) and fills the AST's `ty`, `res` and `inst` slots.
-pub fn check_program(_sources: &SourceMap, _files: &mut [ast::Program]) -> Result<(), Vec<Diagnostic>> {
-    Ok(())
+/// last) and fills the AST's `ty`, `res` and `inst` slots (see the contract in
+/// the crate docs of `nabla-elab`/the team brief).
+///
+/// Each file sees the non-`local` top-level names of all earlier files (and
+/// everything sees the prelude); within a file, a definition sees the earlier
+/// ones, and later definitions shadow earlier ones.
+///
+/// Errors: one diagnostic (kind `Type`) for the first error of each top-level
+/// definition that fails; checking continues with the next definition.
+/// The AST's annotations are complete only when the result is `Ok`.
+pub fn check_program(
+    _sources: &SourceMap,
+    files: &mut [ast::Program],
+) -> Result<(), Vec<Diagnostic>> {
+    // Run on a thread with a big stack so deeply nested (but bounded) input
+    // cannot overflow the caller's stack; a panic becomes a diagnostic.
+    let result = std::thread::scope(|s| {
+        let h = std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn_scoped(s, || check::Checker::new().check_files(files));
+        match h {
+            Ok(h) => h.join().map_err(|_| ()),
+            Err(_) => Err(()),
+        }
+    });
+    let diags = match result {
+        Ok(d) => d,
+        Err(()) => vec![Diagnostic::new(
+            DiagnosticKind::Type,
+            Span::default(),
+            "internal error in the type checker (please report)",
+        )],
+    };
+    if diags.is_empty() {
+        Ok(())
+    } else {
+        Err(diags)
+    }
 }

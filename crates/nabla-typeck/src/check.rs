@@ -1,0 +1,1900 @@
+//! The checker proper: environments, declarations, expressions and patterns.
+//!
+//! Follows the Futhark language reference: top-level definitions are checked
+//! in order and generalised; local functions are monomorphic unless they have
+//! explicit type parameters; lambdas are monomorphic; overloaded literals and
+//! operators are defaulted at the end of each top-level definition.
+
+use crate::sig::{self, is_operator, mk_array, Class, Scheme};
+use crate::unify::{collect_vars, subst, Constraint, Tcx};
+use nabla_prim::PrimType;
+use nabla_syntax::ast::*;
+use nabla_syntax::{Diagnostic, DiagnosticKind, Span};
+use std::collections::{BTreeMap, HashMap};
+use std::rc::Rc;
+
+type R<T> = Result<T, Diagnostic>;
+
+/// A resolved name: its resolution, its (instantiated) type, and the
+/// instantiation of its type parameters.
+type Resolved = (Res, Type, Vec<(Name, Type)>);
+
+fn err(span: Span, msg: impl Into<String>) -> Diagnostic {
+    Diagnostic::new(DiagnosticKind::Type, span, msg)
+}
+
+/// Maximum expression nesting the checker accepts.
+const MAX_NESTING: usize = 2000;
+
+#[derive(Clone)]
+enum GEntry {
+    Def(NodeId, Rc<Scheme>),
+    Intr(String, Rc<Scheme>),
+}
+
+#[derive(Clone)]
+enum LEntry {
+    Var(Type),
+    Size,
+    Poly(Rc<Scheme>),
+    Intr(String, Rc<Scheme>),
+}
+
+/// A type abbreviation: its parameters and its definition (with
+/// `Type::Param` / `Size::Var` for the parameters).
+struct Abbrev {
+    params: Vec<TypeParam>,
+    ty: Type,
+}
+
+enum Found {
+    Local(Type),
+    LocalPoly(Rc<Scheme>),
+    Size,
+    Global(NodeId, Rc<Scheme>),
+    Intr(String, Rc<Scheme>),
+}
+
+pub(crate) struct Checker {
+    tcx: Tcx,
+    intrinsics: HashMap<String, Rc<Scheme>>,
+    env: HashMap<Name, GEntry>,
+    exported: HashMap<Name, GEntry>,
+    types: HashMap<Name, Rc<Abbrev>>,
+    exported_types: HashMap<Name, Rc<Abbrev>>,
+    locals: Vec<(Name, LEntry)>,
+    tparams: Vec<Name>,
+    /// While checking parameter patterns: size names bound implicitly.
+    implicit_sizes: Option<Vec<Name>>,
+    /// Sizes bound by an enclosing `?[n].` in a type expression.
+    exist: Vec<Name>,
+    depth: usize,
+}
+
+fn mentions_size(t: &Type, n: &str) -> bool {
+    match t {
+        Type::Array { elem, shape, .. } => {
+            shape.iter().any(|s| matches!(s, Size::Var(v) if v == n)) || mentions_size(elem, n)
+        }
+        Type::Record(fs) => fs.iter().any(|(_, t)| mentions_size(t, n)),
+        Type::Sum(cs) => cs
+            .iter()
+            .flat_map(|(_, ts)| ts)
+            .any(|t| mentions_size(t, n)),
+        Type::Arrow { param, ret, .. } => mentions_size(param, n) || mentions_size(ret, n),
+        _ => false,
+    }
+}
+
+fn pat_name(p: &Pat) -> Option<&str> {
+    match &p.kind {
+        PatKind::Id(i) => Some(&i.name),
+        PatKind::Ascribe(p, _) => pat_name(p),
+        _ => None,
+    }
+}
+
+fn qual_string(q: &QualName) -> String {
+    let mut s = String::new();
+    for x in &q.quals {
+        s.push_str(x);
+        s.push('.');
+    }
+    s.push_str(&q.name);
+    s
+}
+
+fn i64t() -> Type {
+    Type::Prim(PrimType::I64)
+}
+
+fn boolt() -> Type {
+    Type::Prim(PrimType::Bool)
+}
+
+fn arrow(p: Type, r: Type) -> Type {
+    Type::Arrow {
+        param_name: None,
+        param: Box::new(p),
+        ret: Box::new(r),
+    }
+}
+
+fn lit_range_ok(v: i128, p: PrimType) -> bool {
+    let bits = p.bits();
+    if p.is_int() {
+        // Literals are accepted up to the unsigned maximum of the width (they
+        // wrap, e.g. `128i8` negated is `-128i8`).
+        v >= -(1i128 << (bits - 1)) && v < (1i128 << bits)
+    } else {
+        true
+    }
+}
+
+impl Checker {
+    pub fn new() -> Checker {
+        let mut intrinsics = HashMap::new();
+        let mut env = HashMap::new();
+        for (n, s) in sig::intrinsic_schemes() {
+            let s = Rc::new(s);
+            if !n.contains('.') || n.starts_with('.') {
+                env.insert(n.clone(), GEntry::Intr(n.clone(), s.clone()));
+            }
+            intrinsics.insert(n, s);
+        }
+        // `f64.+` etc. contain a dot after a module name; bare operators like
+        // `..` do not exist, so the test above is adequate.
+        Checker {
+            tcx: Tcx::default(),
+            intrinsics,
+            exported: env.clone(),
+            env,
+            types: HashMap::new(),
+            exported_types: HashMap::new(),
+            locals: Vec::new(),
+            tparams: Vec::new(),
+            implicit_sizes: None,
+            exist: Vec::new(),
+            depth: 0,
+        }
+    }
+
+    // ---------------------------------------------------------------- program
+
+    pub fn check_files(&mut self, files: &mut [Program]) -> Vec<Diagnostic> {
+        let mut diags = Vec::new();
+        for f in files.iter_mut() {
+            self.env = self.exported.clone();
+            self.types = self.exported_types.clone();
+            for d in f.decs.iter_mut() {
+                self.check_dec(d, false, &mut diags);
+            }
+        }
+        diags
+    }
+
+    fn insert_val(&mut self, name: &str, e: GEntry, local: bool) {
+        self.env.insert(name.to_string(), e.clone());
+        if !local {
+            self.exported.insert(name.to_string(), e);
+        }
+    }
+
+    fn check_dec(&mut self, d: &mut Dec, local: bool, diags: &mut Vec<Diagnostic>) {
+        match d {
+            Dec::Val(vb) => {
+                let r = self.check_valbind(vb);
+                self.locals.clear();
+                self.tparams.clear();
+                self.implicit_sizes = None;
+                self.exist.clear();
+                self.depth = 0;
+                let scheme = match r {
+                    Ok(s) => s,
+                    Err(e) => {
+                        diags.push(e);
+                        Rc::new(Scheme {
+                            tparams: vec![("'err".into(), Class::Any)],
+                            sparams: vec![],
+                            ty: Type::Param("'err".into()),
+                        })
+                    }
+                };
+                self.insert_val(&vb.name.name.clone(), GEntry::Def(vb.id, scheme), local);
+            }
+            Dec::Type(tb) => match self.check_typebind(tb) {
+                Ok(a) => {
+                    let a = Rc::new(a);
+                    self.types.insert(tb.name.name.clone(), a.clone());
+                    if !local {
+                        self.exported_types.insert(tb.name.name.clone(), a);
+                    }
+                }
+                Err(e) => diags.push(e),
+            },
+            Dec::Open(q, span) => {
+                let m = qual_string(q);
+                match sig::module_member_names(&m) {
+                    Some(names) => {
+                        for n in names {
+                            if is_operator(&n) {
+                                continue;
+                            }
+                            let canon = format!("{m}.{n}");
+                            if let Some(s) = self.intrinsics.get(&canon).cloned() {
+                                self.insert_val(&n, GEntry::Intr(canon, s), local);
+                            }
+                        }
+                    }
+                    None => diags.push(err(*span, format!("unknown module `{m}`"))),
+                }
+            }
+            Dec::Import(..) => {}
+            Dec::Local(d, _) => self.check_dec(d, true, diags),
+        }
+    }
+
+    fn check_typebind(&mut self, tb: &mut TypeBind) -> R<Abbrev> {
+        self.tparams.clear();
+        self.locals.clear();
+        for p in &tb.params {
+            match p {
+                TypeParam::Type(i, _) => self.tparams.push(i.name.clone()),
+                TypeParam::Size(i) => self.locals.push((i.name.clone(), LEntry::Size)),
+            }
+        }
+        let r = self.resolve_type(&mut tb.def);
+        self.tparams.clear();
+        self.locals.clear();
+        let ty = r?;
+        let ty = self.tcx.finalize(&ty);
+        Ok(Abbrev {
+            params: tb.params.clone(),
+            ty,
+        })
+    }
+
+    fn check_valbind(&mut self, vb: &mut ValBind) -> R<Rc<Scheme>> {
+        let mark = self.tcx.vars.len();
+        self.locals.clear();
+        self.tparams.clear();
+        for tp in &vb.type_params {
+            match tp {
+                TypeParam::Size(i) => self.locals.push((i.name.clone(), LEntry::Size)),
+                TypeParam::Type(i, _) => self.tparams.push(i.name.clone()),
+            }
+        }
+        let (ptys, ret_t) = self.check_params(&mut vb.params, &mut vb.ret)?;
+        let bt = self.infer(&mut vb.body)?;
+        let result = match ret_t {
+            Some(rt) => {
+                self.unify_at(
+                    &rt,
+                    &bt,
+                    vb.body.span,
+                    "the definition's body does not have its declared type",
+                )?;
+                rt
+            }
+            None => bt,
+        };
+        let ty = self.arrow_chain(&vb.params, ptys, result);
+        let ty = self.close_def(mark, &ty)?;
+        for p in vb.params.iter_mut() {
+            self.fin_pat(p)?;
+        }
+        self.fin_expr(&mut vb.body)?;
+        vb.ty = Some(ty.clone());
+        Ok(Rc::new(Scheme::from_type(ty, &[])))
+    }
+
+    /// Checks parameter patterns (binding implicit sizes and the parameters'
+    /// variables in `locals`) and the declared return type.
+    fn check_params(
+        &mut self,
+        params: &mut [Pat],
+        ret: &mut Option<TypeExp>,
+    ) -> R<(Vec<Type>, Option<Type>)> {
+        self.implicit_sizes = Some(Vec::new());
+        let mut binds = Vec::new();
+        let mut ptys = Vec::new();
+        let r = (|| {
+            for p in params.iter_mut() {
+                ptys.push(self.infer_pat(p, &mut binds)?);
+            }
+            Ok::<(), Diagnostic>(())
+        })();
+        let implicit = self.implicit_sizes.take().unwrap_or_default();
+        r?;
+        for n in implicit {
+            self.locals.push((n, LEntry::Size));
+        }
+        for (n, t, _) in binds {
+            self.locals.push((n, LEntry::Var(t)));
+        }
+        let ret_t = match ret {
+            Some(te) => Some(self.resolve_type(te)?),
+            None => None,
+        };
+        Ok((ptys, ret_t))
+    }
+
+    fn arrow_chain(&mut self, params: &[Pat], ptys: Vec<Type>, result: Type) -> Type {
+        let mut ty = result;
+        for (p, pt) in params.iter().zip(ptys).rev() {
+            let z = self.tcx.zonk(&ty);
+            let param_name = pat_name(p)
+                .filter(|n| mentions_size(&z, n))
+                .map(|n| n.to_string());
+            ty = Type::Arrow {
+                param_name,
+                param: Box::new(pt),
+                ret: Box::new(ty),
+            };
+        }
+        ty
+    }
+
+    /// End of a top-level definition: closes sum types, defaults overloaded
+    /// variables, generalises the remaining free variables of `ty`, and binds
+    /// every other leftover variable (to `()`). Returns the final type.
+    fn close_def(&mut self, mark: usize, ty: &Type) -> R<Type> {
+        let n = self.tcx.vars.len();
+        for v in mark..n {
+            if self.tcx.vars[v].binding.is_none() {
+                if let Constraint::Constrs(cs) = &self.tcx.vars[v].constraint {
+                    let t = Type::Sum(cs.iter().map(|(c, ts)| (c.clone(), ts.clone())).collect());
+                    self.tcx.vars[v].binding = Some(t);
+                }
+            }
+        }
+        for v in mark..n {
+            if self.tcx.vars[v].binding.is_none() {
+                match &self.tcx.vars[v].constraint {
+                    Constraint::Prims { default, .. } => {
+                        self.tcx.vars[v].binding = Some(Type::Prim(*default));
+                    }
+                    Constraint::Fields(fs) => {
+                        let f = fs.keys().next().cloned().unwrap_or_default();
+                        return Err(err(
+                            self.tcx.vars[v].span,
+                            format!("cannot infer the record type whose field `{f}` is used here; add a type annotation"),
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let z = self.tcx.zonk(ty);
+        let mut fv = Vec::new();
+        collect_vars(&z, &mut fv);
+        for (i, v) in fv.into_iter().enumerate() {
+            self.tcx.vars[v as usize].binding = Some(Type::Param(format!("'t{i}")));
+        }
+        for v in mark..n {
+            if self.tcx.vars[v].binding.is_none() {
+                self.tcx.vars[v].binding = Some(Type::unit());
+            }
+        }
+        Ok(self.final_ty(ty))
+    }
+
+    fn final_ty(&self, t: &Type) -> Type {
+        let t = self.tcx.finalize(t);
+        let mut fv = Vec::new();
+        collect_vars(&t, &mut fv);
+        if fv.is_empty() {
+            t
+        } else {
+            subst_vars_unit(&t)
+        }
+    }
+
+    // ------------------------------------------------------------ finalising
+
+    fn fin_pat(&mut self, p: &mut Pat) -> R<()> {
+        if let Some(t) = &p.ty {
+            p.ty = Some(self.final_ty(t));
+        }
+        match &mut p.kind {
+            PatKind::Tuple(ps) => ps.iter_mut().try_for_each(|p| self.fin_pat(p)),
+            PatKind::Record(fs) => fs.iter_mut().try_for_each(|(_, p)| self.fin_pat(p)),
+            PatKind::Ascribe(p, _) => self.fin_pat(p),
+            PatKind::Constr(_, ps) => ps.iter_mut().try_for_each(|p| self.fin_pat(p)),
+            PatKind::Lit(Literal::Int { value, .. }) => self.check_lit(*value, &p.ty, p.span),
+            PatKind::Id(_) | PatKind::Wildcard | PatKind::Lit(_) => Ok(()),
+        }
+    }
+
+    fn check_lit(&self, v: i128, t: &Option<Type>, span: Span) -> R<()> {
+        if let Some(Type::Prim(p)) = t {
+            if p.is_int() && !lit_range_ok(v, *p) {
+                return Err(err(
+                    span,
+                    format!("integer literal {v} does not fit in type {p}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn fin_inst(&self, inst: &mut [(Name, Type)]) {
+        for (_, t) in inst.iter_mut() {
+            *t = self.final_ty(t);
+        }
+    }
+
+    fn fin_dims(&mut self, idx: &mut [DimIndex]) -> R<()> {
+        for d in idx {
+            match d {
+                DimIndex::Fix(e) => self.fin_expr(e)?,
+                DimIndex::Slice { start, end, stride } => {
+                    for e in [start, end, stride].into_iter().flatten() {
+                        self.fin_expr(e)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn fin_expr(&mut self, e: &mut Expr) -> R<()> {
+        if let Some(t) = &e.ty {
+            e.ty = Some(self.final_ty(t));
+        }
+        match &mut e.kind {
+            ExprKind::Lit(Literal::Int { value, .. }) => self.check_lit(*value, &e.ty, e.span)?,
+            ExprKind::Lit(_) | ExprKind::ProjSection(_) => {}
+            ExprKind::Var { inst, .. } | ExprKind::OpSection { op_inst: inst, .. } => {
+                self.fin_inst(inst)
+            }
+            ExprKind::Parens(x) | ExprKind::Negate(x) | ExprKind::Not(x) | ExprKind::Attr(_, x) => {
+                self.fin_expr(x)?
+            }
+            ExprKind::LocalOpen(_, x) | ExprKind::Ascribe(x, _) | ExprKind::Coerce(x, _) => {
+                self.fin_expr(x)?
+            }
+            ExprKind::Project(x, _) => self.fin_expr(x)?,
+            ExprKind::Tuple(xs) | ExprKind::ArrayLit(xs) | ExprKind::Constr(_, xs) => {
+                xs.iter_mut().try_for_each(|x| self.fin_expr(x))?
+            }
+            ExprKind::Record(fs) => {
+                for f in fs {
+                    if let RecordField::Named(_, x) = f {
+                        self.fin_expr(x)?;
+                    }
+                }
+            }
+            ExprKind::Range {
+                start, second, end, ..
+            } => {
+                self.fin_expr(start)?;
+                if let Some(s) = second {
+                    self.fin_expr(s)?;
+                }
+                self.fin_expr(end)?;
+            }
+            ExprKind::Index(x, idx) => {
+                self.fin_expr(x)?;
+                self.fin_dims(idx)?;
+            }
+            ExprKind::Apply(f, args) => {
+                self.fin_expr(f)?;
+                args.iter_mut().try_for_each(|x| self.fin_expr(x))?;
+            }
+            ExprKind::BinOp {
+                op_inst, lhs, rhs, ..
+            } => {
+                self.fin_inst(op_inst);
+                self.fin_expr(lhs)?;
+                self.fin_expr(rhs)?;
+            }
+            ExprKind::OpSectionLeft {
+                op_inst, lhs: x, ..
+            }
+            | ExprKind::OpSectionRight {
+                op_inst, rhs: x, ..
+            } => {
+                self.fin_inst(op_inst);
+                self.fin_expr(x)?;
+            }
+            ExprKind::Lambda { params, body, .. } => {
+                params.iter_mut().try_for_each(|p| self.fin_pat(p))?;
+                self.fin_expr(body)?;
+            }
+            ExprKind::LetPat {
+                pat, value, body, ..
+            } => {
+                self.fin_pat(pat)?;
+                self.fin_expr(value)?;
+                self.fin_expr(body)?;
+            }
+            ExprKind::LetFun {
+                params,
+                value,
+                body,
+                ..
+            } => {
+                params.iter_mut().try_for_each(|p| self.fin_pat(p))?;
+                self.fin_expr(value)?;
+                self.fin_expr(body)?;
+            }
+            ExprKind::LetWith {
+                indices,
+                value,
+                body,
+                ..
+            } => {
+                self.fin_dims(indices)?;
+                self.fin_expr(value)?;
+                self.fin_expr(body)?;
+            }
+            ExprKind::If { cond, then_, else_ } => {
+                self.fin_expr(cond)?;
+                self.fin_expr(then_)?;
+                self.fin_expr(else_)?;
+            }
+            ExprKind::Match { scrutinee, cases } => {
+                self.fin_expr(scrutinee)?;
+                for c in cases {
+                    self.fin_pat(&mut c.pat)?;
+                    self.fin_expr(&mut c.body)?;
+                }
+            }
+            ExprKind::Loop {
+                pat,
+                init,
+                form,
+                body,
+                ..
+            } => {
+                self.fin_pat(pat)?;
+                if let Some(i) = init {
+                    self.fin_expr(i)?;
+                }
+                match form {
+                    LoopForm::For(_, b) | LoopForm::While(b) => self.fin_expr(b)?,
+                    LoopForm::ForIn(p, b) => {
+                        self.fin_pat(p)?;
+                        self.fin_expr(b)?;
+                    }
+                }
+                self.fin_expr(body)?;
+            }
+            ExprKind::Update {
+                src,
+                indices,
+                value,
+            } => {
+                self.fin_expr(src)?;
+                self.fin_dims(indices)?;
+                self.fin_expr(value)?;
+            }
+            ExprKind::RecordUpdate { src, value, .. } => {
+                self.fin_expr(src)?;
+                self.fin_expr(value)?;
+            }
+        }
+        Ok(())
+    }
+
+    // ------------------------------------------------------------- utilities
+
+    /// A type for an error message: unknown types print as `_`, and
+    /// overloaded numeric types as their default.
+    fn show(&self, t: &Type) -> String {
+        fn go(c: &Checker, t: &Type) -> Type {
+            match t {
+                Type::Var(v) => match c.tcx.vars.get(*v as usize).map(|i| &i.constraint) {
+                    Some(Constraint::Prims { default, .. }) => Type::Prim(*default),
+                    Some(Constraint::None | Constraint::Eq) => Type::Param("_".into()),
+                    _ => t.clone(),
+                },
+                Type::Array {
+                    elem,
+                    shape,
+                    unique,
+                } => Type::Array {
+                    elem: Box::new(go(c, elem)),
+                    shape: shape
+                        .iter()
+                        .map(|s| match s {
+                            Size::Var(n) if n.starts_with('?') => Size::Any,
+                            s => s.clone(),
+                        })
+                        .collect(),
+                    unique: *unique,
+                },
+                Type::Record(fs) => {
+                    Type::Record(fs.iter().map(|(n, t)| (n.clone(), go(c, t))).collect())
+                }
+                Type::Sum(cs) => Type::Sum(
+                    cs.iter()
+                        .map(|(n, ts)| (n.clone(), ts.iter().map(|t| go(c, t)).collect()))
+                        .collect(),
+                ),
+                Type::Arrow {
+                    param_name,
+                    param,
+                    ret,
+                } => Type::Arrow {
+                    param_name: param_name.clone(),
+                    param: Box::new(go(c, param)),
+                    ret: Box::new(go(c, ret)),
+                },
+                t => t.clone(),
+            }
+        }
+        go(self, &self.tcx.zonk(t)).to_string()
+    }
+
+    /// Unifies `expected` with `found`, reporting a mismatch at `span`.
+    fn unify_at(&mut self, expected: &Type, found: &Type, span: Span, ctx: &str) -> R<()> {
+        let (es, fs) = (self.show(expected), self.show(found));
+        self.tcx.unify(expected, found).map_err(|detail| {
+            let d = err(span, format!("{ctx}: expected `{es}`, found `{fs}`"));
+            if detail.is_empty() || detail.contains("?t") {
+                d
+            } else {
+                d.with_note(detail)
+            }
+        })
+    }
+
+    fn instantiate(&mut self, s: &Scheme, span: Span) -> (Type, Vec<(Name, Type)>) {
+        let inst: Vec<(Name, Type)> = s
+            .tparams
+            .iter()
+            .map(|(n, c)| (n.clone(), self.tcx.fresh_class(*c, span)))
+            .collect();
+        let sizes: Vec<(Name, Size)> = s
+            .sparams
+            .iter()
+            .map(|n| (n.clone(), self.tcx.fresh_size()))
+            .collect();
+        let t = subst(
+            &s.ty,
+            &|p: &str| inst.iter().find(|(n, _)| n == p).map(|(_, t)| t.clone()),
+            &|v: &str| sizes.iter().find(|(n, _)| n == v).map(|(_, s)| s.clone()),
+        );
+        (t, inst)
+    }
+
+    fn lookup(&self, name: &str) -> Option<Found> {
+        for (n, e) in self.locals.iter().rev() {
+            if n == name {
+                return Some(match e {
+                    LEntry::Var(t) => Found::Local(t.clone()),
+                    LEntry::Size => Found::Size,
+                    LEntry::Poly(s) => Found::LocalPoly(s.clone()),
+                    LEntry::Intr(c, s) => Found::Intr(c.clone(), s.clone()),
+                });
+            }
+        }
+        match self.env.get(name)? {
+            GEntry::Def(id, s) => Some(Found::Global(*id, s.clone())),
+            GEntry::Intr(c, s) => Some(Found::Intr(c.clone(), s.clone())),
+        }
+    }
+
+    /// Resolves a (non-field-access) name: `x`, `f64.sqrt`, `+`, `i32.+`.
+    fn resolve_name(&mut self, q: &QualName) -> R<Resolved> {
+        if !q.quals.is_empty() {
+            let m = q.quals.join(".");
+            if q.quals.len() == 1 && sig::MODULES.contains(&m.as_str()) {
+                let canon = format!("{m}.{}", q.name);
+                return match self.intrinsics.get(&canon).cloned() {
+                    Some(s) => {
+                        let (t, _) = self.instantiate(&s, q.span);
+                        Ok((Res::Intrinsic(canon), t, vec![]))
+                    }
+                    None => Err(err(
+                        q.span,
+                        format!("module `{m}` has no member `{}`", q.name),
+                    )),
+                };
+            }
+            return Err(err(q.span, format!("unknown name `{}`", qual_string(q))));
+        }
+        match self.lookup(&q.name) {
+            Some(Found::Local(t)) => Ok((Res::Local, t, vec![])),
+            Some(Found::Size) => Ok((Res::Size, i64t(), vec![])),
+            Some(Found::LocalPoly(s)) => {
+                let (t, inst) = self.instantiate(&s, q.span);
+                Ok((Res::Local, t, inst))
+            }
+            Some(Found::Global(id, s)) => {
+                let (t, inst) = self.instantiate(&s, q.span);
+                Ok((Res::Global(id), t, inst))
+            }
+            Some(Found::Intr(c, s)) => {
+                let (t, _) = self.instantiate(&s, q.span);
+                Ok((Res::Intrinsic(c), t, vec![]))
+            }
+            None => Err(err(q.span, format!("unknown name `{}`", q.name))),
+        }
+    }
+
+    fn push_binds(&mut self, binds: Vec<(Name, Type, Span)>) {
+        for (n, t, _) in binds {
+            self.locals.push((n, LEntry::Var(t)));
+        }
+    }
+
+    // ----------------------------------------------------------------- types
+
+    fn resolve_size(&mut self, se: &mut SizeExp) -> R<Size> {
+        match se {
+            SizeExp::Any(_) => Ok(Size::Any),
+            SizeExp::Expr(e) => {
+                if let ExprKind::Lit(Literal::Int { value, .. }) = &e.kind {
+                    let v = *value;
+                    e.ty = Some(i64t());
+                    return Ok(i64::try_from(v).map(Size::Const).unwrap_or(Size::Any));
+                }
+                if let ExprKind::Var { name, res, .. } = &mut e.kind {
+                    if name.quals.is_empty() {
+                        let n = name.name.clone();
+                        if self.exist.contains(&n) {
+                            *res = Some(Res::Size);
+                            e.ty = Some(i64t());
+                            return Ok(Size::Any);
+                        }
+                        if self.lookup(&n).is_none() {
+                            if let Some(imp) = &mut self.implicit_sizes {
+                                if !imp.contains(&n) {
+                                    imp.push(n.clone());
+                                }
+                                *res = Some(Res::Size);
+                                e.ty = Some(i64t());
+                                return Ok(Size::Var(n));
+                            }
+                            return Err(err(e.span, format!("unknown size `{n}`")));
+                        }
+                    }
+                }
+                let t = self.infer(e)?;
+                self.unify_at(&i64t(), &t, e.span, "a size must be an i64")?;
+                self.fin_expr(e)?;
+                Ok(match &e.kind {
+                    ExprKind::Var {
+                        name,
+                        res: Some(Res::Size | Res::Local),
+                        ..
+                    } if name.quals.is_empty() => Size::Var(name.name.clone()),
+                    _ => Size::Any,
+                })
+            }
+        }
+    }
+
+    fn resolve_type(&mut self, te: &mut TypeExp) -> R<Type> {
+        self.depth += 1;
+        let r = if self.depth > MAX_NESTING {
+            Err(err(te.span(), "type nested too deeply"))
+        } else {
+            self.resolve_type_inner(te)
+        };
+        self.depth -= 1;
+        r
+    }
+
+    fn resolve_type_inner(&mut self, te: &mut TypeExp) -> R<Type> {
+        match te {
+            TypeExp::Prim(p, _) => Ok(Type::Prim(*p)),
+            TypeExp::Named(q, args, span) => {
+                if !q.quals.is_empty() {
+                    let m = q.quals.join(".");
+                    if q.quals.len() == 1 && q.name == "t" && args.is_empty() {
+                        if let Some(p) = PrimType::from_name(&m) {
+                            return Ok(Type::Prim(p));
+                        }
+                    }
+                    return Err(err(*span, format!("unknown type `{}`", qual_string(q))));
+                }
+                if args.is_empty() && self.tparams.contains(&q.name) {
+                    return Ok(Type::Param(q.name.clone()));
+                }
+                if let Some(a) = self.types.get(&q.name).cloned() {
+                    if a.params.len() != args.len() {
+                        return Err(err(
+                            *span,
+                            format!(
+                                "type `{}` takes {} argument(s), but {} were given",
+                                q.name,
+                                a.params.len(),
+                                args.len()
+                            ),
+                        ));
+                    }
+                    let mut tmap: Vec<(Name, Type)> = Vec::new();
+                    let mut smap: Vec<(Name, Size)> = Vec::new();
+                    for (p, arg) in a.params.iter().zip(args.iter_mut()) {
+                        match (p, arg) {
+                            (TypeParam::Type(i, _), TypeArg::Type(t)) => {
+                                let t = self.resolve_type(t)?;
+                                tmap.push((i.name.clone(), t));
+                            }
+                            (TypeParam::Size(i), TypeArg::Size(s)) => {
+                                let s = self.resolve_size(s)?;
+                                smap.push((i.name.clone(), s));
+                            }
+                            // `t [n]` parsed as a type argument `[n]…` is impossible; a bare
+                            // name given for a size parameter:
+                            (TypeParam::Size(i), TypeArg::Type(TypeExp::Named(n, a2, _)))
+                                if a2.is_empty() && n.quals.is_empty() =>
+                            {
+                                smap.push((i.name.clone(), Size::Var(n.name.clone())));
+                            }
+                            (p, _) => {
+                                let pn = match p {
+                                    TypeParam::Type(i, _) | TypeParam::Size(i) => &i.name,
+                                };
+                                return Err(err(
+                                    *span,
+                                    format!(
+                                        "wrong kind of argument for parameter `{pn}` of type `{}`",
+                                        q.name
+                                    ),
+                                ));
+                            }
+                        }
+                    }
+                    return Ok(subst(
+                        &a.ty,
+                        &|p: &str| tmap.iter().find(|(n, _)| n == p).map(|(_, t)| t.clone()),
+                        &|v: &str| smap.iter().find(|(n, _)| n == v).map(|(_, s)| s.clone()),
+                    ));
+                }
+                if args.is_empty() {
+                    if let Some(p) = PrimType::from_name(&q.name) {
+                        return Ok(Type::Prim(p));
+                    }
+                }
+                Err(err(*span, format!("unknown type `{}`", q.name)))
+            }
+            TypeExp::Tuple(ts, _) => {
+                let mut out = Vec::new();
+                for t in ts.iter_mut() {
+                    out.push(self.resolve_type(t)?);
+                }
+                Ok(Type::tuple(out))
+            }
+            TypeExp::Record(fs, _) => {
+                let mut out: Vec<(Name, Type)> = Vec::new();
+                for (i, t) in fs.iter_mut() {
+                    if out.iter().any(|(n, _)| n == &i.name) {
+                        return Err(err(i.span, format!("field `{}` appears twice", i.name)));
+                    }
+                    let t = self.resolve_type(t)?;
+                    out.push((i.name.clone(), t));
+                }
+                out.sort_by(|a, b| a.0.cmp(&b.0));
+                Ok(Type::Record(out))
+            }
+            TypeExp::Array(s, t, _) => {
+                let s = self.resolve_size(s)?;
+                let t = self.resolve_type(t)?;
+                if matches!(t, Type::Arrow { .. }) {
+                    return Err(err(te.span(), "arrays of functions are not allowed"));
+                }
+                Ok(mk_array(t, vec![s], false))
+            }
+            TypeExp::Unique(t, _) => Ok(match self.resolve_type(t)? {
+                Type::Array { elem, shape, .. } => Type::Array {
+                    elem,
+                    shape,
+                    unique: true,
+                },
+                t => t,
+            }),
+            TypeExp::Arrow(name, p, r, _) => {
+                let pt = self.resolve_type(p)?;
+                match name {
+                    Some(n) => {
+                        self.locals.push((n.name.clone(), LEntry::Var(pt.clone())));
+                        let rt = self.resolve_type(r);
+                        self.locals.pop();
+                        let rt = rt?;
+                        let param_name = if mentions_size(&rt, &n.name) {
+                            Some(n.name.clone())
+                        } else {
+                            None
+                        };
+                        Ok(Type::Arrow {
+                            param_name,
+                            param: Box::new(pt),
+                            ret: Box::new(rt),
+                        })
+                    }
+                    None => {
+                        let rt = self.resolve_type(r)?;
+                        Ok(arrow(pt, rt))
+                    }
+                }
+            }
+            TypeExp::Sum(cs, _) => {
+                let mut out: Vec<(Name, Vec<Type>)> = Vec::new();
+                for (c, ts) in cs.iter_mut() {
+                    if out.iter().any(|(n, _)| n == &c.name) {
+                        return Err(err(
+                            c.span,
+                            format!("constructor `#{}` appears twice", c.name),
+                        ));
+                    }
+                    let mut v = Vec::new();
+                    for t in ts.iter_mut() {
+                        v.push(self.resolve_type(t)?);
+                    }
+                    out.push((c.name.clone(), v));
+                }
+                out.sort_by(|a, b| a.0.cmp(&b.0));
+                Ok(Type::Sum(out))
+            }
+            TypeExp::Exists(ns, t, _) => {
+                let k = self.exist.len();
+                self.exist.extend(ns.iter().map(|i| i.name.clone()));
+                let r = self.resolve_type(t);
+                self.exist.truncate(k);
+                r
+            }
+        }
+    }
+
+    /// Replaces every size in `t` with a fresh unknown size.
+    fn anon_sizes(&mut self, t: &Type) -> Type {
+        match self.tcx.zonk(t) {
+            Type::Array {
+                elem,
+                shape,
+                unique,
+            } => {
+                let shape = shape.iter().map(|_| self.tcx.fresh_size()).collect();
+                let e = self.anon_sizes(&elem);
+                mk_array(e, shape, unique)
+            }
+            Type::Record(fs) => Type::Record(
+                fs.iter()
+                    .map(|(n, t)| (n.clone(), self.anon_sizes(t)))
+                    .collect(),
+            ),
+            Type::Sum(cs) => Type::Sum(
+                cs.iter()
+                    .map(|(n, ts)| (n.clone(), ts.iter().map(|t| self.anon_sizes(t)).collect()))
+                    .collect(),
+            ),
+            t => t,
+        }
+    }
+
+    // -------------------------------------------------------------- patterns
+
+    fn lit_type(&mut self, l: &Literal, span: Span) -> Type {
+        match l {
+            Literal::Int {
+                suffix: Some(p), ..
+            } => Type::Prim(*p),
+            Literal::Int { suffix: None, .. } => self.tcx.fresh_class(Class::Num, span),
+            Literal::Float {
+                suffix: Some(p), ..
+            } => Type::Prim(*p),
+            Literal::Float { suffix: None, .. } => self.tcx.float_var(span),
+            Literal::Bool(_) => boolt(),
+        }
+    }
+
+    /// Builds the type of a pattern (fresh variables where unconstrained) and
+    /// collects the variables it binds.
+    fn infer_pat(&mut self, p: &mut Pat, binds: &mut Vec<(Name, Type, Span)>) -> R<Type> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            self.depth -= 1;
+            return Err(err(p.span, "pattern nested too deeply"));
+        }
+        let r = self.infer_pat_inner(p, binds);
+        self.depth -= 1;
+        let t = r?;
+        p.ty = Some(t.clone());
+        Ok(t)
+    }
+
+    fn infer_pat_inner(&mut self, p: &mut Pat, binds: &mut Vec<(Name, Type, Span)>) -> R<Type> {
+        let span = p.span;
+        match &mut p.kind {
+            PatKind::Id(i) => {
+                if binds.iter().any(|(n, _, _)| n == &i.name) {
+                    return Err(err(
+                        i.span,
+                        format!("`{}` is bound twice in the same pattern", i.name),
+                    ));
+                }
+                let t = self.tcx.fresh(i.span);
+                binds.push((i.name.clone(), t.clone(), i.span));
+                Ok(t)
+            }
+            PatKind::Wildcard => Ok(self.tcx.fresh(span)),
+            PatKind::Tuple(ps) => {
+                let mut ts = Vec::new();
+                for p in ps.iter_mut() {
+                    ts.push(self.infer_pat(p, binds)?);
+                }
+                Ok(Type::tuple(ts))
+            }
+            PatKind::Record(fs) => {
+                let mut out: Vec<(Name, Type)> = Vec::new();
+                for (i, p) in fs.iter_mut() {
+                    if out.iter().any(|(n, _)| n == &i.name) {
+                        return Err(err(
+                            i.span,
+                            format!("field `{}` appears twice in the pattern", i.name),
+                        ));
+                    }
+                    let t = self.infer_pat(p, binds)?;
+                    out.push((i.name.clone(), t));
+                }
+                out.sort_by(|a, b| a.0.cmp(&b.0));
+                Ok(Type::Record(out))
+            }
+            PatKind::Ascribe(inner, te) => {
+                let t = self.resolve_type(te)?;
+                let it = self.infer_pat(inner, binds)?;
+                self.unify_at(&t, &it, span, "pattern does not match its type annotation")?;
+                Ok(t)
+            }
+            PatKind::Lit(l) => Ok(self.lit_type(l, span)),
+            PatKind::Constr(c, ps) => {
+                let mut ts = Vec::new();
+                for p in ps.iter_mut() {
+                    ts.push(self.infer_pat(p, binds)?);
+                }
+                let mut m = BTreeMap::new();
+                m.insert(c.name.clone(), ts);
+                Ok(self.tcx.fresh_c(Constraint::Constrs(m), span))
+            }
+        }
+    }
+
+    // ----------------------------------------------------------- expressions
+
+    pub fn infer(&mut self, e: &mut Expr) -> R<Type> {
+        self.depth += 1;
+        if self.depth > MAX_NESTING {
+            self.depth -= 1;
+            return Err(err(e.span, "expression nested too deeply"));
+        }
+        let r = self.infer_inner(e);
+        self.depth -= 1;
+        let t = r?;
+        e.ty = Some(t.clone());
+        Ok(t)
+    }
+
+    /// The type of field `f` of a value of type `t`.
+    fn project_type(&mut self, t: &Type, f: &Ident) -> R<Type> {
+        match self.tcx.head(t) {
+            Type::Record(fs) => match fs.iter().find(|(n, _)| n == &f.name) {
+                Some((_, t)) => Ok(t.clone()),
+                None => Err(err(
+                    f.span,
+                    format!("type `{}` has no field `{}`", self.show(t), f.name),
+                )),
+            },
+            Type::Var(v) => {
+                let v = v as usize;
+                match self.tcx.vars[v].constraint.clone() {
+                    Constraint::Fields(mut fs) => {
+                        if let Some(t) = fs.get(&f.name) {
+                            return Ok(t.clone());
+                        }
+                        let nt = self.tcx.fresh(f.span);
+                        fs.insert(f.name.clone(), nt.clone());
+                        self.tcx.vars[v].constraint = Constraint::Fields(fs);
+                        Ok(nt)
+                    }
+                    Constraint::None | Constraint::Eq => {
+                        let nt = self.tcx.fresh(f.span);
+                        let mut fs = BTreeMap::new();
+                        fs.insert(f.name.clone(), nt.clone());
+                        self.tcx.vars[v].constraint = Constraint::Fields(fs);
+                        self.tcx.vars[v].span = f.span;
+                        Ok(nt)
+                    }
+                    _ => Err(err(
+                        f.span,
+                        format!(
+                            "a value of a primitive or sum type has no field `{}`",
+                            f.name
+                        ),
+                    )),
+                }
+            }
+            other => Err(err(
+                f.span,
+                format!(
+                    "type `{}` is not a record and has no field `{}`",
+                    self.show(&other),
+                    f.name
+                ),
+            )),
+        }
+    }
+
+    /// The type of `t` indexed by `idx` (checking the indices).
+    fn index_type(&mut self, t: &Type, idx: &mut [DimIndex], span: Span) -> R<Type> {
+        let n = idx.len();
+        let shape: Vec<Size> = (0..n).map(|_| self.tcx.fresh_size()).collect();
+        let elem = self.tcx.fresh(span);
+        let tmpl = Type::Array {
+            elem: Box::new(elem.clone()),
+            shape: shape.clone(),
+            unique: false,
+        };
+        if self.tcx.unify(&tmpl, t).is_err() {
+            return Err(err(
+                span,
+                format!(
+                    "cannot index a value of type `{}` with {n} index(es)",
+                    self.show(t)
+                ),
+            ));
+        }
+        let mut dims = Vec::new();
+        for (d, s) in idx.iter_mut().zip(shape) {
+            match d {
+                DimIndex::Fix(e) => {
+                    let it = self.infer(e)?;
+                    self.unify_at(&i64t(), &it, e.span, "array index must be i64")?;
+                }
+                DimIndex::Slice { start, end, stride } => {
+                    let full = start.is_none() && end.is_none() && stride.is_none();
+                    for e in [start, end, stride].into_iter().flatten() {
+                        let it = self.infer(e)?;
+                        self.unify_at(&i64t(), &it, e.span, "slice bound must be i64")?;
+                    }
+                    dims.push(if full { s } else { Size::Any });
+                }
+            }
+        }
+        Ok(mk_array(elem, dims, false))
+    }
+
+    /// Applies a function of type `ft` to one argument.
+    fn apply_one(&mut self, ft: Type, arg: &mut Expr, k: usize, fname: &str) -> R<Type> {
+        let at = self.infer(arg)?;
+        match self.tcx.head(&ft) {
+            Type::Arrow {
+                param_name,
+                param,
+                ret,
+            } => {
+                self.unify_at(
+                    &param,
+                    &at,
+                    arg.span,
+                    &format!("mismatched types in argument {} of {fname}", k + 1),
+                )?;
+                Ok(match param_name {
+                    Some(n) => {
+                        let s = self.size_of_arg(arg);
+                        subst(&ret, &|_| None, &|v: &str| {
+                            if v == n {
+                                Some(s.clone())
+                            } else {
+                                None
+                            }
+                        })
+                    }
+                    None => *ret,
+                })
+            }
+            Type::Var(_) => {
+                let r = self.tcx.fresh(arg.span);
+                self.unify_at(
+                    &ft,
+                    &arrow(at, r.clone()),
+                    arg.span,
+                    &format!("cannot apply {fname}"),
+                )?;
+                Ok(r)
+            }
+            other => {
+                if k > 0 {
+                    Err(err(
+                        arg.span,
+                        format!("{fname} is applied to too many arguments (it takes {k})"),
+                    ))
+                } else {
+                    Err(err(
+                        arg.span,
+                        format!(
+                            "{fname} has type `{}` and is not a function",
+                            self.show(&other)
+                        ),
+                    ))
+                }
+            }
+        }
+    }
+
+    /// The size denoted by an `i64` argument, for dependent function types.
+    fn size_of_arg(&self, e: &Expr) -> Size {
+        match &e.kind {
+            ExprKind::Parens(x) => self.size_of_arg(x),
+            ExprKind::Lit(Literal::Int { value, .. }) => {
+                i64::try_from(*value).map(Size::Const).unwrap_or(Size::Any)
+            }
+            ExprKind::Var {
+                name,
+                res: Some(Res::Size | Res::Local),
+                ..
+            } if name.quals.is_empty() => Size::Var(name.name.clone()),
+            _ => Size::Any,
+        }
+    }
+
+    fn fname_of(e: &Expr) -> String {
+        match &e.kind {
+            ExprKind::Var { name, .. } => format!("`{}`", qual_string(name)),
+            ExprKind::Parens(x) => Self::fname_of(x),
+            _ => "the function".to_string(),
+        }
+    }
+
+    fn module_scope(&mut self, q: &QualName) -> R<usize> {
+        let m = qual_string(q);
+        let names = sig::module_member_names(&m)
+            .ok_or_else(|| err(q.span, format!("unknown module `{m}`")))?;
+        let mark = self.locals.len();
+        for n in names {
+            if is_operator(&n) {
+                continue;
+            }
+            let canon = format!("{m}.{n}");
+            if let Some(s) = self.intrinsics.get(&canon).cloned() {
+                self.locals.push((n, LEntry::Intr(canon, s)));
+            }
+        }
+        Ok(mark)
+    }
+
+    fn infer_inner(&mut self, e: &mut Expr) -> R<Type> {
+        let span = e.span;
+        // Field access written as a qualified name: `r.a.b`.
+        if let ExprKind::Var { name, .. } = &e.kind {
+            if !name.quals.is_empty() {
+                let head = &name.quals[0];
+                let is_value = matches!(
+                    self.lookup(head),
+                    Some(Found::Local(_) | Found::Global(..) | Found::LocalPoly(_) | Found::Size)
+                );
+                let is_module = name.quals.len() == 1 && sig::MODULES.contains(&head.as_str());
+                let is_local = matches!(self.lookup(head), Some(Found::Local(_)));
+                if is_value && (is_local || !is_module) {
+                    let q = name.clone();
+                    let mut cur = Expr {
+                        kind: ExprKind::Var {
+                            name: QualName {
+                                quals: vec![],
+                                name: q.quals[0].clone(),
+                                span: q.span,
+                            },
+                            res: None,
+                            inst: vec![],
+                        },
+                        span,
+                        ty: None,
+                    };
+                    for f in q.quals[1..].iter().chain(std::iter::once(&q.name)) {
+                        cur = Expr {
+                            kind: ExprKind::Project(
+                                Box::new(cur),
+                                Ident {
+                                    name: f.clone(),
+                                    span: q.span,
+                                },
+                            ),
+                            span,
+                            ty: None,
+                        };
+                    }
+                    *e = cur;
+                    return self.infer_inner(e);
+                }
+            }
+        }
+        match &mut e.kind {
+            ExprKind::Lit(l) => Ok(self.lit_type(l, span)),
+            ExprKind::Var { name, res, inst } => {
+                let (r, t, i) = self.resolve_name(name)?;
+                *res = Some(r);
+                *inst = i;
+                Ok(t)
+            }
+            ExprKind::Parens(x) | ExprKind::Attr(_, x) => self.infer(x),
+            ExprKind::Tuple(xs) => {
+                let mut ts = Vec::new();
+                for x in xs.iter_mut() {
+                    ts.push(self.infer(x)?);
+                }
+                Ok(Type::tuple(ts))
+            }
+            ExprKind::Record(fs) => {
+                let mut out: Vec<(Name, Type)> = Vec::new();
+                for f in fs.iter_mut() {
+                    if let RecordField::Pun(i) = f {
+                        let v = Expr {
+                            kind: ExprKind::Var {
+                                name: QualName {
+                                    quals: vec![],
+                                    name: i.name.clone(),
+                                    span: i.span,
+                                },
+                                res: None,
+                                inst: vec![],
+                            },
+                            span: i.span,
+                            ty: None,
+                        };
+                        *f = RecordField::Named(i.clone(), v);
+                    }
+                    if let RecordField::Named(i, x) = f {
+                        if out.iter().any(|(n, _)| n == &i.name) {
+                            return Err(err(i.span, format!("field `{}` appears twice", i.name)));
+                        }
+                        let t = self.infer(x)?;
+                        out.push((i.name.clone(), t));
+                    }
+                }
+                out.sort_by(|a, b| a.0.cmp(&b.0));
+                Ok(Type::Record(out))
+            }
+            ExprKind::ArrayLit(xs) => {
+                let elem = self.tcx.fresh(span);
+                for x in xs.iter_mut() {
+                    let t = self.infer(x)?;
+                    self.unify_at(&elem, &t, x.span, "array elements have different types")?;
+                }
+                if matches!(self.tcx.head(&elem), Type::Arrow { .. }) {
+                    return Err(err(span, "arrays of functions are not allowed"));
+                }
+                Ok(mk_array(elem, vec![Size::Const(xs.len() as i64)], false))
+            }
+            ExprKind::Range {
+                start,
+                second,
+                end,
+                kind,
+            } => {
+                let t = self.infer(start)?;
+                let it = self.tcx.fresh_class(Class::Int, span);
+                self.unify_at(&it, &t, start.span, "range bounds must be integers")?;
+                if let Some(s) = second {
+                    let st = self.infer(s)?;
+                    self.unify_at(&t, &st, s.span, "range bounds have different types")?;
+                }
+                let et = self.infer(end)?;
+                self.unify_at(&t, &et, end.span, "range bounds have different types")?;
+                let size = match (&start.kind, &second, kind, &end.kind) {
+                    (
+                        ExprKind::Lit(Literal::Int { value: 0, .. }),
+                        None,
+                        RangeKind::UpToExclusive,
+                        ExprKind::Var {
+                            name,
+                            res: Some(Res::Size | Res::Local),
+                            ..
+                        },
+                    ) if name.quals.is_empty() && self.tcx.head(&t) == i64t() => {
+                        Size::Var(name.name.clone())
+                    }
+                    _ => Size::Any,
+                };
+                Ok(mk_array(t, vec![size], false))
+            }
+            ExprKind::Project(x, f) => {
+                let t = self.infer(x)?;
+                self.project_type(&t, f)
+            }
+            ExprKind::Index(x, idx) => {
+                let t = self.infer(x)?;
+                self.index_type(&t, idx, span)
+            }
+            ExprKind::Apply(f, args) => {
+                let mut ft = self.infer(f)?;
+                let fname = Self::fname_of(f);
+                for (k, a) in args.iter_mut().enumerate() {
+                    ft = self.apply_one(ft, a, k, &fname)?;
+                }
+                Ok(ft)
+            }
+            ExprKind::Negate(x) => {
+                let t = self.infer(x)?;
+                let nt = self.tcx.fresh_class(Class::Num, span);
+                self.unify_at(&nt, &t, x.span, "cannot negate a non-numeric value")?;
+                Ok(t)
+            }
+            ExprKind::Not(x) => {
+                let t = self.infer(x)?;
+                let nt = self.tcx.fresh_class(Class::IntBool, span);
+                self.unify_at(&nt, &t, x.span, "`!` needs a bool or an integer")?;
+                Ok(t)
+            }
+            ExprKind::BinOp {
+                op,
+                op_res,
+                op_inst,
+                lhs,
+                rhs,
+            } => {
+                let (r, ft, inst) = self.resolve_name(op)?;
+                *op_res = Some(r);
+                *op_inst = inst;
+                let fname = format!("`{}`", qual_string(op));
+                let ft = self.apply_one(ft, lhs, 0, &fname)?;
+                self.apply_one(ft, rhs, 1, &fname)
+            }
+            ExprKind::OpSection {
+                op,
+                op_res,
+                op_inst,
+            } => {
+                let (r, ft, inst) = self.resolve_name(op)?;
+                *op_res = Some(r);
+                *op_inst = inst;
+                Ok(ft)
+            }
+            ExprKind::OpSectionLeft {
+                op,
+                op_res,
+                op_inst,
+                lhs,
+            } => {
+                let (r, ft, inst) = self.resolve_name(op)?;
+                *op_res = Some(r);
+                *op_inst = inst;
+                let fname = format!("`{}`", qual_string(op));
+                self.apply_one(ft, lhs, 0, &fname)
+            }
+            ExprKind::OpSectionRight {
+                op,
+                op_res,
+                op_inst,
+                rhs,
+            } => {
+                let (r, ft, inst) = self.resolve_name(op)?;
+                *op_res = Some(r);
+                *op_inst = inst;
+                let (a, b, c) = (
+                    self.tcx.fresh(span),
+                    self.tcx.fresh(span),
+                    self.tcx.fresh(span),
+                );
+                let fname = qual_string(op);
+                self.unify_at(
+                    &arrow(a.clone(), arrow(b.clone(), c.clone())),
+                    &ft,
+                    op.span,
+                    &format!("`{fname}` is not a binary operator"),
+                )?;
+                let rt = self.infer(rhs)?;
+                self.unify_at(
+                    &b,
+                    &rt,
+                    rhs.span,
+                    &format!("mismatched types in argument 2 of `{fname}`"),
+                )?;
+                Ok(arrow(a, c))
+            }
+            ExprKind::ProjSection(fs) => {
+                let r = self.tcx.fresh(span);
+                let mut t = r.clone();
+                for f in fs.iter() {
+                    t = self.project_type(&t, f)?;
+                }
+                Ok(arrow(r, t))
+            }
+            ExprKind::Lambda { params, ret, body } => {
+                let mark = self.locals.len();
+                let r = (|| {
+                    let mut binds = Vec::new();
+                    let mut ptys = Vec::new();
+                    for p in params.iter_mut() {
+                        ptys.push(self.infer_pat(p, &mut binds)?);
+                    }
+                    self.push_binds(binds);
+                    let rt = match ret {
+                        Some(te) => Some(self.resolve_type(te)?),
+                        None => None,
+                    };
+                    let bt = self.infer(body)?;
+                    let res = match rt {
+                        Some(rt) => {
+                            self.unify_at(
+                                &rt,
+                                &bt,
+                                body.span,
+                                "the lambda's body does not have its declared type",
+                            )?;
+                            rt
+                        }
+                        None => bt,
+                    };
+                    Ok(self.arrow_chain(params, ptys, res))
+                })();
+                self.locals.truncate(mark);
+                r
+            }
+            ExprKind::LetPat {
+                sizes,
+                pat,
+                value,
+                body,
+            } => {
+                let vt = self.infer(value)?;
+                let mark = self.locals.len();
+                let r = (|| {
+                    for s in sizes.iter() {
+                        self.locals.push((s.name.clone(), LEntry::Size));
+                    }
+                    let mut binds = Vec::new();
+                    let pt = self.infer_pat(pat, &mut binds)?;
+                    let vt2 = if sizes.is_empty() {
+                        vt.clone()
+                    } else {
+                        self.anon_sizes(&vt)
+                    };
+                    self.unify_at(
+                        &pt,
+                        &vt2,
+                        pat.span,
+                        "the pattern's type does not match the bound value",
+                    )?;
+                    self.push_binds(binds);
+                    self.infer(body)
+                })();
+                self.locals.truncate(mark);
+                r
+            }
+            ExprKind::LetFun {
+                name,
+                type_params,
+                params,
+                ret,
+                value,
+                body,
+            } => {
+                let mark = self.locals.len();
+                let tmark = self.tparams.len();
+                let saved_imp = self.implicit_sizes.take();
+                let r = (|| {
+                    for tp in type_params.iter() {
+                        match tp {
+                            TypeParam::Size(i) => self.locals.push((i.name.clone(), LEntry::Size)),
+                            TypeParam::Type(i, _) => self.tparams.push(i.name.clone()),
+                        }
+                    }
+                    let (ptys, rt) = self.check_params(params, ret)?;
+                    let bt = self.infer(value)?;
+                    let res = match rt {
+                        Some(rt) => {
+                            self.unify_at(
+                                &rt,
+                                &bt,
+                                value.span,
+                                "the function's body does not have its declared type",
+                            )?;
+                            rt
+                        }
+                        None => bt,
+                    };
+                    Ok(self.arrow_chain(params, ptys, res))
+                })();
+                self.locals.truncate(mark);
+                self.tparams.truncate(tmark);
+                self.implicit_sizes = saved_imp;
+                let ft = r?;
+                let has_tparams = type_params.iter().any(|p| matches!(p, TypeParam::Type(..)));
+                let entry = if has_tparams
+                    || type_params.iter().any(|p| matches!(p, TypeParam::Size(..)))
+                {
+                    let z = self.tcx.zonk(&ft);
+                    let mut s = Scheme::from_type(z, &[]);
+                    // Only the declared type parameters are generalised.
+                    s.tparams.retain(|(n, _)| {
+                        type_params
+                            .iter()
+                            .any(|p| matches!(p, TypeParam::Type(i, _) if &i.name == n))
+                    });
+                    s.sparams.retain(|n| {
+                        type_params
+                            .iter()
+                            .any(|p| matches!(p, TypeParam::Size(i) if &i.name == n))
+                    });
+                    LEntry::Poly(Rc::new(s))
+                } else {
+                    LEntry::Var(ft)
+                };
+                self.locals.push((name.name.clone(), entry));
+                let r = self.infer(body);
+                self.locals.truncate(mark);
+                r
+            }
+            ExprKind::LetWith {
+                dest,
+                indices,
+                value,
+                body,
+            } => {
+                let t = match self.lookup(&dest.name) {
+                    Some(Found::Local(t)) => t,
+                    _ => {
+                        return Err(err(
+                            dest.span,
+                            format!("`{}` is not a local array variable", dest.name),
+                        ))
+                    }
+                };
+                let et = self.index_type(&t, indices, dest.span)?;
+                let vt = self.infer(value)?;
+                self.unify_at(
+                    &et,
+                    &vt,
+                    value.span,
+                    "the new value's type does not match the array's elements",
+                )?;
+                let mark = self.locals.len();
+                self.locals.push((dest.name.clone(), LEntry::Var(t)));
+                let r = self.infer(body);
+                self.locals.truncate(mark);
+                r
+            }
+            ExprKind::If { cond, then_, else_ } => {
+                let ct = self.infer(cond)?;
+                self.unify_at(
+                    &boolt(),
+                    &ct,
+                    cond.span,
+                    "the condition of `if` must be bool",
+                )?;
+                let tt = self.infer(then_)?;
+                let et = self.infer(else_)?;
+                self.unify_at(
+                    &tt,
+                    &et,
+                    else_.span,
+                    "the branches of `if` have different types",
+                )?;
+                Ok(tt)
+            }
+            ExprKind::Match { scrutinee, cases } => {
+                let st = self.infer(scrutinee)?;
+                let rt = self.tcx.fresh(span);
+                for c in cases.iter_mut() {
+                    let mark = self.locals.len();
+                    let r = (|| {
+                        let mut binds = Vec::new();
+                        let pt = self.infer_pat(&mut c.pat, &mut binds)?;
+                        self.unify_at(
+                            &st,
+                            &pt,
+                            c.pat.span,
+                            "the pattern does not match the type of the matched value",
+                        )?;
+                        self.push_binds(binds);
+                        let bt = self.infer(&mut c.body)?;
+                        self.unify_at(
+                            &rt,
+                            &bt,
+                            c.body.span,
+                            "the cases of `match` have different types",
+                        )
+                    })();
+                    self.locals.truncate(mark);
+                    r?;
+                }
+                Ok(rt)
+            }
+            ExprKind::Loop {
+                sizes,
+                pat,
+                init,
+                form,
+                body,
+                ..
+            } => {
+                let mark = self.locals.len();
+                let r = (|| {
+                    let it = match init {
+                        Some(i) => Some(self.infer(i)?),
+                        None => None,
+                    };
+                    for s in sizes.iter() {
+                        self.locals.push((s.name.clone(), LEntry::Size));
+                    }
+                    let mut binds = Vec::new();
+                    let pt = self.infer_pat(pat, &mut binds)?;
+                    match it {
+                        Some(it) => {
+                            let it2 = self.anon_sizes(&it);
+                            self.unify_at(
+                                &pt,
+                                &it2,
+                                pat.span,
+                                "the loop parameter does not match the initial value",
+                            )?;
+                        }
+                        None => {
+                            for (n, t, sp) in binds.iter() {
+                                match self.lookup(n) {
+                                    Some(Found::Local(vt)) => {
+                                        let vt = self.anon_sizes(&vt);
+                                        self.unify_at(
+                                            t,
+                                            &vt,
+                                            *sp,
+                                            "the loop parameter does not match the variable's type",
+                                        )?;
+                                    }
+                                    _ => {
+                                        return Err(err(
+                                            *sp,
+                                            format!(
+                                                "unknown name `{n}` (loop without initial value)"
+                                            ),
+                                        ))
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    self.push_binds(binds);
+                    match form {
+                        LoopForm::For(i, bound) => {
+                            let bt = self.infer(bound)?;
+                            let ct = self.tcx.fresh_class(Class::Int, bound.span);
+                            self.unify_at(
+                                &ct,
+                                &bt,
+                                bound.span,
+                                "the loop bound must be an integer",
+                            )?;
+                            self.locals.push((i.name.clone(), LEntry::Var(bt)));
+                        }
+                        LoopForm::ForIn(p, xs) => {
+                            let xt = self.infer(xs)?;
+                            let elem = self.tcx.fresh(xs.span);
+                            let s = self.tcx.fresh_size();
+                            let at = mk_array(elem.clone(), vec![s], false);
+                            self.unify_at(&at, &xt, xs.span, "`for … in` needs an array")?;
+                            let mut b2 = Vec::new();
+                            let ptt = self.infer_pat(p, &mut b2)?;
+                            self.unify_at(
+                                &ptt,
+                                &elem,
+                                p.span,
+                                "the pattern does not match the array's elements",
+                            )?;
+                            self.push_binds(b2);
+                        }
+                        LoopForm::While(c) => {
+                            let ct = self.infer(c)?;
+                            self.unify_at(
+                                &boolt(),
+                                &ct,
+                                c.span,
+                                "the loop condition must be bool",
+                            )?;
+                        }
+                    }
+                    let bt = self.infer(body)?;
+                    self.unify_at(
+                        &pt,
+                        &bt,
+                        body.span,
+                        "the loop body's type does not match the loop parameter",
+                    )?;
+                    Ok(pt)
+                })();
+                self.locals.truncate(mark);
+                r
+            }
+            ExprKind::Update {
+                src,
+                indices,
+                value,
+            } => {
+                let t = self.infer(src)?;
+                let et = self.index_type(&t, indices, span)?;
+                let vt = self.infer(value)?;
+                self.unify_at(
+                    &et,
+                    &vt,
+                    value.span,
+                    "the new value's type does not match the array's elements",
+                )?;
+                Ok(t)
+            }
+            ExprKind::RecordUpdate { src, path, value } => {
+                let t = self.infer(src)?;
+                let mut ft = t.clone();
+                for f in path.iter() {
+                    ft = self.project_type(&ft, f)?;
+                }
+                let vt = self.infer(value)?;
+                self.unify_at(
+                    &ft,
+                    &vt,
+                    value.span,
+                    "the new value's type does not match the field's type",
+                )?;
+                Ok(t)
+            }
+            ExprKind::Ascribe(x, te) => {
+                let t = self.resolve_type(te)?;
+                let xt = self.infer(x)?;
+                self.unify_at(
+                    &t,
+                    &xt,
+                    span,
+                    "the expression does not have the ascribed type",
+                )?;
+                Ok(xt)
+            }
+            ExprKind::Coerce(x, te) => {
+                let t = self.resolve_type(te)?;
+                let xt = self.infer(x)?;
+                let t2 = self.anon_sizes(&t);
+                self.unify_at(&t2, &xt, span, "a coercion may only change sizes")?;
+                Ok(t)
+            }
+            ExprKind::Constr(c, xs) => {
+                let mut ts = Vec::new();
+                for x in xs.iter_mut() {
+                    ts.push(self.infer(x)?);
+                }
+                let mut m = BTreeMap::new();
+                m.insert(c.name.clone(), ts);
+                Ok(self.tcx.fresh_c(Constraint::Constrs(m), span))
+            }
+            ExprKind::LocalOpen(q, x) => {
+                let mark = self.module_scope(q)?;
+                let r = self.infer(x);
+                self.locals.truncate(mark);
+                r
+            }
+        }
+    }
+}
+
+/// Replaces any leftover unification variables by `()` (only reachable for
+/// variables created outside the current definition; never observed).
+fn subst_vars_unit(t: &Type) -> Type {
+    match t {
+        Type::Var(_) => Type::unit(),
+        Type::Array {
+            elem,
+            shape,
+            unique,
+        } => mk_array(subst_vars_unit(elem), shape.clone(), *unique),
+        Type::Record(fs) => Type::Record(
+            fs.iter()
+                .map(|(n, t)| (n.clone(), subst_vars_unit(t)))
+                .collect(),
+        ),
+        Type::Sum(cs) => Type::Sum(
+            cs.iter()
+                .map(|(n, ts)| (n.clone(), ts.iter().map(subst_vars_unit).collect()))
+                .collect(),
+        ),
+        Type::Arrow {
+            param_name,
+            param,
+            ret,
+        } => Type::Arrow {
+            param_name: param_name.clone(),
+            param: Box::new(subst_vars_unit(param)),
+            ret: Box::new(subst_vars_unit(ret)),
+        },
+        t => t.clone(),
+    }
+}

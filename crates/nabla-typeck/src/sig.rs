@@ -1,0 +1,525 @@
+//! Built-in (intrinsic) names and their type signatures.
+//!
+//! Signatures are written in a tiny Futhark-like type notation and parsed by
+//! [`parse_sig`]: `(a -> b) -> [n]a -> *[n]b`, `(n: i64) -> [n]i64`, `(a, b)`.
+//! Lower-case names that are not primitive types are type parameters; names in
+//! `[...]` are size parameters (unless bound by a named arrow parameter).
+//! The types follow Futhark's prelude documentation.
+
+use nabla_prim::PrimType;
+use nabla_syntax::types::{Name, Size, Type};
+
+/// A class constraint on a type variable (used for overloaded operators and
+/// overloaded literals).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Class {
+    /// Any type.
+    Any,
+    /// Any numeric primitive type (default `i32`).
+    Num,
+    /// Integer types (default `i32`).
+    Int,
+    /// Integer types and `bool` (for `!`).
+    IntBool,
+    /// Any primitive type (for ordering comparisons).
+    Prim,
+    /// Any non-functional type (for `==`, `!=`).
+    Eq,
+}
+
+/// A type scheme: `tparams` (with classes) and `sparams` are instantiated
+/// freshly at each use.
+#[derive(Clone, Debug)]
+pub(crate) struct Scheme {
+    pub tparams: Vec<(Name, Class)>,
+    pub sparams: Vec<Name>,
+    pub ty: Type,
+}
+
+impl Scheme {
+    /// A scheme whose parameters are all `Type::Param`s and `Size::Var`s in
+    /// `ty` (except sizes bound by named arrow parameters), in order of appearance.
+    pub fn from_type(ty: Type, classes: &[(&str, Class)]) -> Scheme {
+        let mut tparams: Vec<(Name, Class)> = Vec::new();
+        let mut sparams: Vec<Name> = Vec::new();
+        collect_params(&ty, &mut Vec::new(), &mut tparams, &mut sparams);
+        for (n, c) in tparams.iter_mut() {
+            if let Some((_, cl)) = classes.iter().find(|(m, _)| m == n) {
+                *c = *cl;
+            }
+        }
+        Scheme {
+            tparams,
+            sparams,
+            ty,
+        }
+    }
+}
+
+fn collect_params(
+    t: &Type,
+    bound: &mut Vec<Name>,
+    tps: &mut Vec<(Name, Class)>,
+    sps: &mut Vec<Name>,
+) {
+    match t {
+        Type::Prim(_) | Type::Var(_) => {}
+        Type::Param(p) => {
+            if !tps.iter().any(|(n, _)| n == p) {
+                tps.push((p.clone(), Class::Any));
+            }
+        }
+        Type::Array { elem, shape, .. } => {
+            for s in shape {
+                if let Size::Var(v) = s {
+                    if !bound.contains(v) && !sps.contains(v) && !v.starts_with('?') {
+                        sps.push(v.clone());
+                    }
+                }
+            }
+            collect_params(elem, bound, tps, sps);
+        }
+        Type::Record(fs) => fs
+            .iter()
+            .for_each(|(_, t)| collect_params(t, bound, tps, sps)),
+        Type::Sum(cs) => cs
+            .iter()
+            .flat_map(|(_, ts)| ts)
+            .for_each(|t| collect_params(t, bound, tps, sps)),
+        Type::Arrow {
+            param_name,
+            param,
+            ret,
+        } => {
+            collect_params(param, bound, tps, sps);
+            let pushed = if let Some(n) = param_name {
+                bound.push(n.clone());
+                true
+            } else {
+                false
+            };
+            collect_params(ret, bound, tps, sps);
+            if pushed {
+                bound.pop();
+            }
+        }
+    }
+}
+
+/// Builds an array type, merging nested arrays (`elem` is never an array).
+pub(crate) fn mk_array(elem: Type, mut shape: Vec<Size>, unique: bool) -> Type {
+    if shape.is_empty() {
+        return elem;
+    }
+    match elem {
+        Type::Array {
+            elem,
+            shape: inner,
+            unique: u2,
+        } => {
+            shape.extend(inner);
+            Type::Array {
+                elem,
+                shape,
+                unique: unique || u2,
+            }
+        }
+        e => Type::Array {
+            elem: Box::new(e),
+            shape,
+            unique,
+        },
+    }
+}
+
+struct SigParser<'a> {
+    toks: Vec<&'a str>,
+    pos: usize,
+}
+
+fn tokenize(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let b = s.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c == b'-' && b.get(i + 1) == Some(&b'>') {
+            out.push(&s[i..i + 2]);
+            i += 2;
+        } else if c.is_ascii_alphanumeric() || c == b'_' || c == b'\'' {
+            let st = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_' || b[i] == b'\'') {
+                i += 1;
+            }
+            out.push(&s[st..i]);
+        } else {
+            out.push(&s[i..i + 1]);
+            i += 1;
+        }
+    }
+    out
+}
+
+impl<'a> SigParser<'a> {
+    fn peek(&self, k: usize) -> Option<&'a str> {
+        self.toks.get(self.pos + k).copied()
+    }
+    fn eat(&mut self, t: &str) -> Option<()> {
+        if self.peek(0) == Some(t) {
+            self.pos += 1;
+            Some(())
+        } else {
+            None
+        }
+    }
+    fn ident(&mut self) -> Option<&'a str> {
+        let t = self.peek(0)?;
+        if t.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '\'')
+        {
+            self.pos += 1;
+            Some(t)
+        } else {
+            None
+        }
+    }
+    fn ty(&mut self) -> Option<Type> {
+        if self.peek(0) == Some("(") && self.peek(2) == Some(":") {
+            self.pos += 1;
+            let n = self.ident()?.to_string();
+            self.eat(":")?;
+            let p = self.ty()?;
+            self.eat(")")?;
+            self.eat("->")?;
+            let r = self.ty()?;
+            return Some(Type::Arrow {
+                param_name: Some(n),
+                param: Box::new(p),
+                ret: Box::new(r),
+            });
+        }
+        let a = self.atom()?;
+        if self.eat("->").is_some() {
+            let r = self.ty()?;
+            return Some(Type::Arrow {
+                param_name: None,
+                param: Box::new(a),
+                ret: Box::new(r),
+            });
+        }
+        Some(a)
+    }
+    fn atom(&mut self) -> Option<Type> {
+        if self.eat("*").is_some() {
+            return match self.atom()? {
+                Type::Array { elem, shape, .. } => Some(Type::Array {
+                    elem,
+                    shape,
+                    unique: true,
+                }),
+                t => Some(t),
+            };
+        }
+        if self.eat("[").is_some() {
+            let s = if self.eat("]").is_some() {
+                Size::Any
+            } else {
+                let n = self.ident()?;
+                self.eat("]")?;
+                Size::Var(n.to_string())
+            };
+            let e = self.atom()?;
+            return Some(mk_array(e, vec![s], false));
+        }
+        if self.eat("(").is_some() {
+            if self.eat(")").is_some() {
+                return Some(Type::unit());
+            }
+            let mut ts = vec![self.ty()?];
+            while self.eat(",").is_some() {
+                ts.push(self.ty()?);
+            }
+            self.eat(")")?;
+            return Some(Type::tuple(ts));
+        }
+        let n = self.ident()?;
+        Some(match PrimType::from_name(n) {
+            Some(p) => Type::Prim(p),
+            None => Type::Param(n.to_string()),
+        })
+    }
+}
+
+/// Parses a signature in the notation described in the module docs.
+pub(crate) fn parse_sig(s: &str) -> Option<Type> {
+    let mut p = SigParser {
+        toks: tokenize(s),
+        pos: 0,
+    };
+    let t = p.ty()?;
+    if p.pos == p.toks.len() {
+        Some(t)
+    } else {
+        None
+    }
+}
+
+/// Array and SOAC intrinsics (bare names), with Futhark prelude types.
+const ARRAY_SIGS: &[(&str, &str)] = &[
+    ("map", "(a -> b) -> [n]a -> *[n]b"),
+    ("map1", "(a -> b) -> [n]a -> *[n]b"),
+    ("map2", "(a -> b -> c) -> [n]a -> [n]b -> *[n]c"),
+    (
+        "map3",
+        "(a -> b -> c -> d) -> [n]a -> [n]b -> [n]c -> *[n]d",
+    ),
+    (
+        "map4",
+        "(a -> b -> c -> d -> e) -> [n]a -> [n]b -> [n]c -> [n]d -> *[n]e",
+    ),
+    (
+        "map5",
+        "(a -> b -> c -> d -> e -> f) -> [n]a -> [n]b -> [n]c -> [n]d -> [n]e -> *[n]f",
+    ),
+    ("reduce", "(a -> a -> a) -> a -> [n]a -> a"),
+    ("reduce_comm", "(a -> a -> a) -> a -> [n]a -> a"),
+    ("scan", "(a -> a -> a) -> a -> [n]a -> *[n]a"),
+    (
+        "reduce_by_index",
+        "*[m]a -> (a -> a -> a) -> a -> [n]i64 -> [n]a -> *[m]a",
+    ),
+    (
+        "hist",
+        "(a -> a -> a) -> a -> (m: i64) -> [n]i64 -> [n]a -> *[m]a",
+    ),
+    ("scatter", "*[k]a -> [n]i64 -> [n]a -> *[k]a"),
+    (
+        "scatter_2d",
+        "*[k][l]a -> [n](i64, i64) -> [n]a -> *[k][l]a",
+    ),
+    (
+        "scatter_3d",
+        "*[k][l][p]a -> [n](i64, i64, i64) -> [n]a -> *[k][l][p]a",
+    ),
+    ("iota", "(n: i64) -> *[n]i64"),
+    ("replicate", "(n: i64) -> a -> *[n]a"),
+    ("zip", "[n]a -> [n]b -> *[n](a, b)"),
+    ("zip2", "[n]a -> [n]b -> *[n](a, b)"),
+    ("zip3", "[n]a -> [n]b -> [n]c -> *[n](a, b, c)"),
+    ("zip4", "[n]a -> [n]b -> [n]c -> [n]d -> *[n](a, b, c, d)"),
+    (
+        "zip5",
+        "[n]a -> [n]b -> [n]c -> [n]d -> [n]e -> *[n](a, b, c, d, e)",
+    ),
+    ("unzip", "[n](a, b) -> ([n]a, [n]b)"),
+    ("unzip2", "[n](a, b) -> ([n]a, [n]b)"),
+    ("unzip3", "[n](a, b, c) -> ([n]a, [n]b, [n]c)"),
+    ("unzip4", "[n](a, b, c, d) -> ([n]a, [n]b, [n]c, [n]d)"),
+    (
+        "unzip5",
+        "[n](a, b, c, d, e) -> ([n]a, [n]b, [n]c, [n]d, [n]e)",
+    ),
+    ("transpose", "[n][m]a -> *[m][n]a"),
+    ("flatten", "[n][m]a -> *[]a"),
+    ("flatten_3d", "[n][m][l]a -> *[]a"),
+    // Current prelude: the result sizes come from the context (usually a
+    // size coercion of the argument or an annotated result).
+    ("unflatten", "[k]a -> *[n][m]a"),
+    ("unflatten_3d", "[k]a -> *[n][m][l]a"),
+    ("concat", "[n]a -> [m]a -> *[]a"),
+    ("++", "[n]a -> [m]a -> *[]a"),
+    ("rotate", "i64 -> [n]a -> [n]a"),
+    ("reverse", "[n]a -> [n]a"),
+    ("length", "[n]a -> i64"),
+    ("copy", "a -> *a"),
+    ("jvp", "(a -> b) -> a -> a -> b"),
+    ("vjp", "(a -> b) -> a -> b -> a"),
+    ("jvp2", "(a -> b) -> a -> a -> (b, b)"),
+    ("vjp2", "(a -> b) -> a -> b -> (b, a)"),
+    ("assert", "bool -> a -> a"),
+    ("sized", "(n: i64) -> [m]a -> [n]a"),
+];
+
+/// Overloaded operators (bare names) with the class of their type parameter `t`.
+const OVERLOADED: &[(&str, &str, Class)] = &[
+    ("+", "t -> t -> t", Class::Num),
+    ("-", "t -> t -> t", Class::Num),
+    ("*", "t -> t -> t", Class::Num),
+    ("/", "t -> t -> t", Class::Num),
+    ("%", "t -> t -> t", Class::Num),
+    ("//", "t -> t -> t", Class::Num),
+    ("%%", "t -> t -> t", Class::Num),
+    ("**", "t -> t -> t", Class::Num),
+    ("==", "t -> t -> bool", Class::Eq),
+    ("!=", "t -> t -> bool", Class::Eq),
+    ("<", "t -> t -> bool", Class::Prim),
+    ("<=", "t -> t -> bool", Class::Prim),
+    (">", "t -> t -> bool", Class::Prim),
+    (">=", "t -> t -> bool", Class::Prim),
+    ("&", "t -> t -> t", Class::Int),
+    ("|", "t -> t -> t", Class::Int),
+    ("^", "t -> t -> t", Class::Int),
+    ("<<", "t -> t -> t", Class::Int),
+    (">>", "t -> t -> t", Class::Int),
+    (">>>", "t -> t -> t", Class::Int),
+    ("&&", "bool -> bool -> bool", Class::Any),
+    ("||", "bool -> bool -> bool", Class::Any),
+    ("neg", "t -> t", Class::Num),
+    ("!", "t -> t", Class::IntBool),
+];
+
+/// The numeric module names (and `bool`).
+pub(crate) const MODULES: &[&str] = &[
+    "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "f32", "f64", "bool",
+];
+
+const CONV_TARGETS: &[&str] = &[
+    "i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "f32", "f64", "bool",
+];
+
+/// Members of the module `m` as `(member name, signature)`; `T` in the
+/// signatures stands for the module's type.
+fn module_members(m: &str) -> Vec<(String, String)> {
+    let mut v: Vec<(String, String)> = Vec::new();
+    let mut add = |names: &str, sig: &str| {
+        for n in names.split_whitespace() {
+            v.push((n.to_string(), sig.replace('T', m)));
+        }
+    };
+    for c in CONV_TARGETS {
+        add(c, &format!("{c} -> T"));
+    }
+    add("== != < <= > >=", "T -> T -> bool");
+    if m == "bool" {
+        add("&& ||", "T -> T -> T");
+        add("!", "T -> T");
+        return v;
+    }
+    let p = PrimType::from_name(m).unwrap_or(PrimType::I32);
+    add("+ - * / % ** min max", "T -> T -> T");
+    add("neg abs sgn", "T -> T");
+    add("sum product maximum minimum", "[n]T -> T");
+    add("highest lowest", "T");
+    add("num_bits", "i32");
+    add("to_i64", "T -> i64");
+    add("get_bit", "i32 -> T -> i32");
+    add("set_bit", "i32 -> T -> i32 -> T");
+    if p.is_int() {
+        add("// %% rem quot & | ^ << >> >>> mul_hi", "T -> T -> T");
+        add("mad_hi", "T -> T -> T -> T");
+        add("!", "T -> T");
+        add("clz ctz popc", "T -> i32");
+    } else {
+        add(
+            "sqrt rsqrt recip cbrt exp exp2 expm1 log log2 log10 log1p sin cos tan asin acos atan sinh cosh tanh \
+             asinh acosh atanh gamma lgamma erf erfc floor ceil round trunc",
+            "T -> T",
+        );
+        add("isnan isinf", "T -> bool");
+        add("atan2 hypot pow copysign nextafter", "T -> T -> T");
+        add("fma mad lerp", "T -> T -> T -> T");
+        add("inf nan pi e epsilon", "T");
+        add("from_fraction", "i64 -> i64 -> T");
+        add("ldexp", "T -> i32 -> T");
+        add("to_f64", "T -> f64");
+        let bits = match p {
+            PrimType::F16 => "u16",
+            PrimType::F32 => "u32",
+            _ => "u64",
+        };
+        add("to_bits", &format!("T -> {bits}"));
+        add("from_bits", &format!("{bits} -> T"));
+    }
+    v
+}
+
+/// Whether `name` is an operator (not an identifier).
+pub(crate) fn is_operator(name: &str) -> bool {
+    !name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// Every intrinsic: `(canonical name, signature text)`.
+/// Bare names for array/SOAC intrinsics and overloaded operators (their
+/// signatures use `t` for the overloaded operand type), `T.name` for the
+/// numeric modules' members.
+pub fn intrinsic_signatures() -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (n, s) in ARRAY_SIGS {
+        out.push((n.to_string(), s.to_string()));
+    }
+    for (n, s, _) in OVERLOADED {
+        out.push((n.to_string(), s.to_string()));
+    }
+    for m in MODULES {
+        for (n, s) in module_members(m) {
+            out.push((format!("{m}.{n}"), s));
+        }
+    }
+    out
+}
+
+/// `(canonical name, scheme)` for every intrinsic; plus, for each module,
+/// the list of its member names.
+pub(crate) fn intrinsic_schemes() -> Vec<(String, Scheme)> {
+    let mut out = Vec::new();
+    for (n, s) in ARRAY_SIGS {
+        if let Some(t) = parse_sig(s) {
+            out.push((n.to_string(), Scheme::from_type(t, &[])));
+        }
+    }
+    for (n, s, c) in OVERLOADED {
+        if let Some(t) = parse_sig(s) {
+            out.push((n.to_string(), Scheme::from_type(t, &[("t", *c)])));
+        }
+    }
+    for m in MODULES {
+        for (n, s) in module_members(m) {
+            if let Some(t) = parse_sig(&s) {
+                out.push((format!("{m}.{n}"), Scheme::from_type(t, &[])));
+            }
+        }
+    }
+    out
+}
+
+/// Member names of a module (`None` if `m` is not a built-in module).
+pub(crate) fn module_member_names(m: &str) -> Option<Vec<String>> {
+    if MODULES.contains(&m) {
+        Some(module_members(m).into_iter().map(|(n, _)| n).collect())
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn all_signatures_parse() {
+        for (n, s) in intrinsic_signatures() {
+            assert!(
+                parse_sig(&s).is_some(),
+                "signature of {n} does not parse: {s}"
+            );
+        }
+    }
+
+    #[test]
+    fn map_scheme() {
+        let s = Scheme::from_type(parse_sig("(a -> b) -> [n]a -> *[n]b").unwrap(), &[]);
+        assert_eq!(
+            s.tparams.iter().map(|p| p.0.as_str()).collect::<Vec<_>>(),
+            vec!["a", "b"]
+        );
+        assert_eq!(s.sparams, vec!["n".to_string()]);
+        let s = Scheme::from_type(parse_sig("(n: i64) -> *[n]i64").unwrap(), &[]);
+        assert!(s.sparams.is_empty());
+        assert_eq!(s.ty.to_string(), "(n: i64) -> *[n]i64");
+    }
+}

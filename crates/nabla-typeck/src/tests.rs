@@ -1,0 +1,777 @@
+//! Tests: Futhark snippets parsed with `nabla_syntax::parser` and checked
+//! together with the prelude.
+
+use crate::{check_program, PRELUDE_SOURCE};
+use nabla_prim::PrimType;
+use nabla_syntax::ast::*;
+use nabla_syntax::diag::render_all;
+use nabla_syntax::parser::parse_file;
+use nabla_syntax::{Diagnostic, SourceMap};
+use std::path::PathBuf;
+
+struct Checked {
+    _sources: SourceMap,
+    files: Vec<Program>,
+}
+
+fn run(src: &str) -> (SourceMap, Vec<Program>, Result<(), Vec<Diagnostic>>) {
+    let mut sources = SourceMap::new();
+    let p = sources.add(PathBuf::from("prelude.fut"), PRELUDE_SOURCE.to_string());
+    let m = sources.add(PathBuf::from("main.fut"), src.to_string());
+    let mut id = 0;
+    let pre = parse_file(&sources, p, &mut id)
+        .unwrap_or_else(|e| panic!("prelude: {}", render_all(&e, &sources)));
+    let main = parse_file(&sources, m, &mut id)
+        .unwrap_or_else(|e| panic!("parse: {}", render_all(&e, &sources)));
+    let mut files = vec![pre, main];
+    let r = check_program(&sources, &mut files);
+    (sources, files, r)
+}
+
+fn ok(src: &str) -> Checked {
+    let (sources, files, r) = run(src);
+    if let Err(e) = r {
+        panic!("unexpected type error:\n{}", render_all(&e, &sources));
+    }
+    Checked {
+        _sources: sources,
+        files,
+    }
+}
+
+/// Checks that `src` fails; returns the diagnostics (with the text each span covers).
+fn fails(src: &str) -> Vec<(String, String)> {
+    let (sources, _, r) = run(src);
+    match r {
+        Ok(()) => panic!("expected a type error in:\n{src}"),
+        Err(ds) => ds
+            .iter()
+            .map(|d| {
+                let text = &sources.file(d.span.file).text;
+                let covered = text
+                    .get(d.span.start as usize..d.span.end as usize)
+                    .unwrap_or("")
+                    .to_string();
+                (format!("{}{}", d.message, d.notes.join(" ")), covered)
+            })
+            .collect(),
+    }
+}
+
+impl Checked {
+    fn main(&self) -> &Program {
+        self.files.last().unwrap()
+    }
+    fn def(&self, name: &str) -> &ValBind {
+        self.main()
+            .decs
+            .iter()
+            .rev()
+            .find_map(|d| match d {
+                Dec::Val(v) if v.name.name == name => Some(v),
+                Dec::Local(d, _) => match &**d {
+                    Dec::Val(v) if v.name.name == name => Some(v),
+                    _ => None,
+                },
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("no def {name}"))
+    }
+    fn ty(&self, name: &str) -> String {
+        self.def(name).ty.as_ref().expect("ValBind.ty").to_string()
+    }
+    fn prelude_id(&self, name: &str) -> NodeId {
+        self.files[0]
+            .decs
+            .iter()
+            .find_map(|d| match d {
+                Dec::Val(v) if v.name.name == name => Some(v.id),
+                _ => None,
+            })
+            .unwrap()
+    }
+    /// All expressions of a definition's body, in pre-order.
+    fn exprs(&self, name: &str) -> Vec<&Expr> {
+        let mut out = Vec::new();
+        collect(&self.def(name).body, &mut out);
+        out
+    }
+}
+
+fn collect<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    out.push(e);
+    let mut sub = |x: &'a Expr| collect(x, out);
+    match &e.kind {
+        ExprKind::Lit(_)
+        | ExprKind::Var { .. }
+        | ExprKind::OpSection { .. }
+        | ExprKind::ProjSection(_) => {}
+        ExprKind::Parens(x)
+        | ExprKind::Negate(x)
+        | ExprKind::Not(x)
+        | ExprKind::Attr(_, x)
+        | ExprKind::LocalOpen(_, x)
+        | ExprKind::Ascribe(x, _)
+        | ExprKind::Coerce(x, _)
+        | ExprKind::Project(x, _)
+        | ExprKind::OpSectionLeft { lhs: x, .. }
+        | ExprKind::OpSectionRight { rhs: x, .. } => sub(x),
+        ExprKind::Tuple(xs) | ExprKind::ArrayLit(xs) | ExprKind::Constr(_, xs) => {
+            xs.iter().for_each(sub)
+        }
+        ExprKind::Record(fs) => fs.iter().for_each(|f| {
+            if let RecordField::Named(_, x) = f {
+                collect(x, out)
+            }
+        }),
+        ExprKind::Range {
+            start, second, end, ..
+        } => {
+            sub(start);
+            if let Some(s) = second {
+                collect(s, out);
+            }
+            collect(end, out);
+        }
+        ExprKind::Index(x, idx)
+        | ExprKind::Update {
+            src: x,
+            indices: idx,
+            ..
+        } => {
+            sub(x);
+            for d in idx {
+                match d {
+                    DimIndex::Fix(e) => collect(e, out),
+                    DimIndex::Slice { start, end, stride } => [start, end, stride]
+                        .into_iter()
+                        .flatten()
+                        .for_each(|e| collect(e, out)),
+                }
+            }
+            if let ExprKind::Update { value, .. } = &e.kind {
+                collect(value, out);
+            }
+        }
+        ExprKind::Apply(f, args) => {
+            sub(f);
+            args.iter().for_each(|a| collect(a, out));
+        }
+        ExprKind::BinOp { lhs, rhs, .. } => {
+            sub(lhs);
+            collect(rhs, out);
+        }
+        ExprKind::Lambda { body, .. } => sub(body),
+        ExprKind::LetPat { value, body, .. }
+        | ExprKind::LetFun { value, body, .. }
+        | ExprKind::LetWith { value, body, .. } => {
+            sub(value);
+            collect(body, out);
+        }
+        ExprKind::If { cond, then_, else_ } => {
+            sub(cond);
+            collect(then_, out);
+            collect(else_, out);
+        }
+        ExprKind::Match { scrutinee, cases } => {
+            sub(scrutinee);
+            cases.iter().for_each(|c| collect(&c.body, out));
+        }
+        ExprKind::Loop {
+            init, form, body, ..
+        } => {
+            if let Some(i) = init {
+                collect(i, out);
+            }
+            match form {
+                LoopForm::For(_, b) | LoopForm::While(b) | LoopForm::ForIn(_, b) => collect(b, out),
+            }
+            collect(body, out);
+        }
+        ExprKind::RecordUpdate { src, value, .. } => {
+            sub(src);
+            collect(value, out);
+        }
+    }
+}
+
+fn no_vars(t: &Type) -> bool {
+    match t {
+        Type::Var(_) => false,
+        Type::Array { elem, .. } => no_vars(elem),
+        Type::Record(fs) => fs.iter().all(|(_, t)| no_vars(t)),
+        Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).all(no_vars),
+        Type::Arrow { param, ret, .. } => no_vars(param) && no_vars(ret),
+        _ => true,
+    }
+}
+
+/// Every expression has a fully resolved type.
+fn all_typed(c: &Checked) {
+    for f in &c.files {
+        for d in &f.decs {
+            if let Dec::Val(v) = d {
+                let mut es = Vec::new();
+                collect(&v.body, &mut es);
+                for e in es {
+                    let t = e.ty.as_ref().unwrap_or_else(|| {
+                        panic!("untyped expression in {}: {:?}", v.name.name, e.kind)
+                    });
+                    assert!(no_vars(t), "type variable left in {}: {t}", v.name.name);
+                    if let ExprKind::Var { res, .. } = &e.kind {
+                        assert!(res.is_some(), "unresolved name in {}", v.name.name);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn var_named<'a>(es: &[&'a Expr], n: &str) -> Vec<&'a Expr> {
+    es.iter()
+        .filter(|e| matches!(&e.kind, ExprKind::Var { name, .. } if name.name == n))
+        .copied()
+        .collect()
+}
+
+// ------------------------------------------------------------------ positive
+
+#[test]
+fn prelude_checks() {
+    let c = ok("def main = 0");
+    all_typed(&c);
+    let ty = |n: &str| {
+        c.files[0]
+            .decs
+            .iter()
+            .find_map(|d| match d {
+                Dec::Val(v) if v.name.name == n => v.ty.clone(),
+                _ => None,
+            })
+            .unwrap()
+            .to_string()
+    };
+    assert_eq!(ty("|>"), "(a) -> ((a) -> b) -> b");
+    assert_eq!(ty("tabulate"), "(n: i64) -> ((i64) -> a) -> *[n]a");
+    assert_eq!(ty("filter"), "((a) -> bool) -> ([n]a) -> *[]a");
+    assert_eq!(ty("head"), "([n]t) -> t");
+}
+
+#[test]
+fn literal_defaulting() {
+    let c = ok("def a = 1\ndef b = 1.5\ndef c = 2 + 3.0\ndef d : f32 = 1 + 2\ndef e = 1u8 + 2");
+    assert_eq!(c.ty("a"), "i32");
+    assert_eq!(c.ty("b"), "f64");
+    assert_eq!(c.ty("c"), "f64");
+    assert_eq!(c.ty("d"), "f32");
+    assert_eq!(c.ty("e"), "u8");
+    let es = c.exprs("d");
+    for e in es {
+        assert_eq!(e.ty.as_ref().unwrap(), &Type::Prim(PrimType::F32));
+    }
+    all_typed(&c);
+}
+
+#[test]
+fn functions_and_generalisation() {
+    let c = ok("def twice f x = f (f x)\ndef main (x: i32) = twice (\\y -> y * 2) x\ndef idf 'a (x: a) : a = x");
+    assert_eq!(c.ty("twice"), "(('t0) -> 't0) -> ('t0) -> 't0");
+    assert_eq!(c.ty("main"), "(i32) -> i32");
+    assert_eq!(c.ty("idf"), "(a) -> a");
+    let es = c.exprs("main");
+    let tw = var_named(&es, "twice");
+    match &tw[0].kind {
+        ExprKind::Var {
+            res: Some(Res::Global(_)),
+            inst,
+            ..
+        } => {
+            assert_eq!(inst, &vec![("'t0".to_string(), Type::Prim(PrimType::I32))]);
+        }
+        k => panic!("{k:?}"),
+    }
+    all_typed(&c);
+}
+
+#[test]
+fn res_of_names() {
+    let c = ok("def k = 3i64\ndef f [n] (xs: [n]f64) (y: f64) : i64 = let z = y in n + k + i64.f64 z + length xs");
+    let es = c.exprs("f");
+    let res = |n: &str| match &var_named(&es, n)[0].kind {
+        ExprKind::Var { res, .. } => res.clone().unwrap(),
+        _ => unreachable!(),
+    };
+    assert_eq!(res("n"), Res::Size);
+    assert!(matches!(res("k"), Res::Global(_)));
+    assert_eq!(res("z"), Res::Local);
+    assert_eq!(res("length"), Res::Intrinsic("length".into()));
+    assert_eq!(res("f64"), Res::Intrinsic("i64.f64".into()));
+    assert_eq!(c.ty("f"), "([n]f64) -> (f64) -> i64");
+}
+
+#[test]
+fn soacs() {
+    let c = ok(
+        "def main (xs: []f32) (ys: []f32) : f32 =\n  reduce (+) 0 (map2 (*) xs ys)\n\
+                def sc (xs: [5]i32) = scan (+) 0 xs\n\
+                def h (is: []i64) = hist (+) 0 10 is (map (const 1) is)\n\
+                def z (xs: []i32) = unzip (zip xs (iota (length xs)))\n\
+                def io = iota 5",
+    );
+    assert_eq!(c.ty("main"), "([]f32) -> ([]f32) -> f32");
+    assert_eq!(c.ty("sc"), "([5]i32) -> *[5]i32");
+    assert_eq!(c.ty("h"), "([]i64) -> *[10]i32");
+    assert_eq!(c.ty("z"), "([]i32) -> ([]i32, []i64)");
+    assert_eq!(c.ty("io"), "*[5]i64");
+    let es = c.exprs("h");
+    match &var_named(&es, "const")[0].kind {
+        ExprKind::Var {
+            res: Some(Res::Global(_)),
+            inst,
+            ..
+        } => {
+            assert_eq!(inst.len(), 2);
+            assert_eq!(inst[0], ("a".to_string(), Type::Prim(PrimType::I32)));
+            assert_eq!(inst[1], ("b".to_string(), Type::Prim(PrimType::I64)));
+        }
+        k => panic!("{k:?}"),
+    }
+    all_typed(&c);
+}
+
+#[test]
+fn records_and_tuples() {
+    let c = ok(
+        "def p = (1, 2.0, true)\ndef q = p.1\ndef r = {x = 1f32, y = 2f32}\n\
+                def s = r with x = 3\n\
+                def t = let {x, y} = r in x + y\ndef u = (.y) r\n\
+                def w (a: (i32, i32)) = let (b, c) = a in b - c\n\
+                def v = let pt = {x = 1i64} in pt.x",
+    );
+    assert_eq!(c.ty("p"), "(i32, f64, bool)");
+    assert_eq!(c.ty("q"), "f64");
+    assert_eq!(c.ty("r"), "{x: f32, y: f32}");
+    assert_eq!(c.ty("s"), "{x: f32, y: f32}");
+    assert_eq!(c.ty("t"), "f32");
+    assert_eq!(c.ty("u"), "f32");
+    assert_eq!(c.ty("v"), "i64");
+    // `pt.x` is rewritten into a projection.
+    let es = c.exprs("v");
+    assert!(es.iter().any(
+        |e| matches!(&e.kind, ExprKind::Project(b, f) if f.name == "x"
+        && matches!(&b.kind, ExprKind::Var { res: Some(Res::Local), .. }))
+    ));
+    all_typed(&c);
+}
+
+#[test]
+fn field_constraint_resolved_later() {
+    let c = ok(
+        "def f (ps: [](i32, f32)) = map (\\p -> p.1) ps\ndef g = (\\r -> r.a) {a = 1u16, b = 2}",
+    );
+    assert_eq!(c.ty("f"), "([](i32, f32)) -> *[]f32");
+    assert_eq!(c.ty("g"), "u16");
+    all_typed(&c);
+}
+
+#[test]
+fn loops() {
+    let c = ok(
+        "def fact (n: i32) = loop acc = 1 for i < n do acc * (i + 1)\n\
+                def sum (xs: []f64) = loop s = 0 for x in xs do s + x\n\
+                def w = loop (i, j) = (0, 1) while i < 10 do (i + 1, j * 2)\n\
+                def rows (m: [][]i32) = loop s = 0 for r in m do s + reduce (+) 0 r\n\
+                def upd (n: i64) = loop xs = replicate n 0 for i < n do xs with [i] = i32.i64 i",
+    );
+    assert_eq!(c.ty("fact"), "(i32) -> i32");
+    assert_eq!(c.ty("sum"), "([]f64) -> f64");
+    assert_eq!(c.ty("w"), "(i32, i32)");
+    assert_eq!(c.ty("rows"), "([][]i32) -> i32");
+    assert_eq!(c.ty("upd"), "(i64) -> *[]i32");
+    all_typed(&c);
+}
+
+#[test]
+fn sum_types_and_match() {
+    let c = ok("type shape = #circle f64 | #rect f64 f64\n\
+                def area (s: shape) = match s case #circle r -> 3.14 * r * r case #rect w h -> w * h\n\
+                def mk = #circle 2.0 : shape\n\
+                def n (x: i32) = match x case 0 -> 1 case _ -> 2\n\
+                def o = match (1, true) case (_, true) -> 1 case (a, false) -> a\n\
+                def inferred b = if b then #yes else #no");
+    assert_eq!(c.ty("area"), "(#circle f64 | #rect f64 f64) -> f64");
+    assert_eq!(c.ty("mk"), "#circle f64 | #rect f64 f64");
+    assert_eq!(c.ty("n"), "(i32) -> i32");
+    assert_eq!(c.ty("o"), "i32");
+    assert_eq!(c.ty("inferred"), "(bool) -> #no | #yes");
+    all_typed(&c);
+}
+
+#[test]
+fn type_abbreviations() {
+    let c = ok("type pair 'a = (a, a)\ntype vec [n] = [n]f64\n\
+                def sw (p: pair i32) : pair i32 = (p.1, p.0)\n\
+                def dot [n] (a: vec [n]) (b: vec [n]) : f64 = f64.sum (map2 (*) a b)");
+    assert_eq!(c.ty("sw"), "((i32, i32)) -> (i32, i32)");
+    assert_eq!(c.ty("dot"), "([n]f64) -> ([n]f64) -> f64");
+    all_typed(&c);
+}
+
+#[test]
+fn modules_and_open() {
+    let c = ok("def a = f64.sqrt 2\ndef b = f32.(sqrt 2 + pi)\nopen i64\ndef c = max 1 2\ndef d = (i32.+) 1 2");
+    assert_eq!(c.ty("a"), "f64");
+    assert_eq!(c.ty("b"), "f32");
+    assert_eq!(c.ty("c"), "i64");
+    assert_eq!(c.ty("d"), "i32");
+    let es = c.exprs("b");
+    match &var_named(&es, "sqrt")[0].kind {
+        ExprKind::Var { res, .. } => assert_eq!(res, &Some(Res::Intrinsic("f32.sqrt".into()))),
+        _ => unreachable!(),
+    }
+    assert!(es.iter().any(
+        |e| matches!(&e.kind, ExprKind::BinOp { op_res: Some(Res::Intrinsic(o)), .. } if o == "+")
+    ));
+    all_typed(&c);
+}
+
+#[test]
+fn pipes_and_sections() {
+    let c = ok("def a (xs: []i32) = xs |> map (+1) |> reduce (+) 0\n\
+                def b = map (2-) [1, 2]\ndef c = (*) 3i8 4\n\
+                def d = (id >-> (\\x -> x + 1u32)) 5");
+    assert_eq!(c.ty("a"), "([]i32) -> i32");
+    assert_eq!(c.ty("b"), "*[2]i32");
+    assert_eq!(c.ty("c"), "i8");
+    assert_eq!(c.ty("d"), "u32");
+    let c2 = &c;
+    let es = c2.exprs("a");
+    let pipe = c2.prelude_id("|>");
+    assert!(es.iter().any(
+        |e| matches!(&e.kind, ExprKind::BinOp { op_res: Some(Res::Global(id)), op_inst, .. }
+        if *id == pipe && op_inst.len() == 2)
+    ));
+    all_typed(&c);
+}
+
+#[test]
+fn arrays_indexing_ranges() {
+    let c = ok(
+        "def a (m: [3][4]f32) = m[1]\ndef b (m: [][]f32) = m[1, 2]\ndef c (xs: []u8) = xs[1:3]\n\
+                def d = 1..<10\ndef e (n: i64) = 0..<n\ndef f (xs: *[]i32) = let xs[0] = 5 in xs\n\
+                def g = [[1, 2], [3, 4]]\ndef h = [] : []f32\ndef i (xs: []i32) = xs ++ [1]\n\
+                def j (m: [][]f64) = transpose m\ndef k = assert true 1",
+    );
+    assert_eq!(c.ty("a"), "([3][4]f32) -> [4]f32");
+    assert_eq!(c.ty("b"), "([][]f32) -> f32");
+    assert_eq!(c.ty("c"), "([]u8) -> []u8");
+    assert_eq!(c.ty("d"), "[]i32");
+    assert_eq!(c.ty("e"), "(n: i64) -> [n]i64");
+    assert_eq!(c.ty("f"), "(*[]i32) -> *[]i32");
+    assert_eq!(c.ty("g"), "[2][2]i32");
+    assert_eq!(c.ty("h"), "[0]f32");
+    assert_eq!(c.ty("i"), "([]i32) -> *[]i32");
+    assert_eq!(c.ty("j"), "([][]f64) -> *[][]f64");
+    assert_eq!(c.ty("k"), "i32");
+    all_typed(&c);
+}
+
+#[test]
+fn local_functions_and_sizes() {
+    let c = ok("def a (x: f64) = let sq y = y * y in sq x\n\
+                def b = let pick 'a (p: bool) (u: a) (v: a) : a = if p then u else v in (pick true 1 2, pick false 1.0 2.0)\n\
+                def c [n] (xs: [n]i32) : [n]i32 = map (+1) xs\n\
+                def d (n: i64) : [n]f32 = replicate n 0\n\
+                def e (xs: []f64) = let [m] (ys: [m]f64) = filter (> 0) xs in m\n\
+                def f (xs: []i32) = (xs :> [3]i32)");
+    assert_eq!(c.ty("a"), "(f64) -> f64");
+    assert_eq!(c.ty("b"), "(i32, f64)");
+    assert_eq!(c.ty("c"), "([n]i32) -> [n]i32");
+    assert_eq!(c.ty("d"), "(n: i64) -> [n]f32");
+    assert_eq!(c.ty("e"), "([]f64) -> i64");
+    assert_eq!(c.ty("f"), "([]i32) -> [3]i32");
+    let es = c.exprs("b");
+    let picks = var_named(&es, "pick");
+    match (&picks[0].kind, &picks[1].kind) {
+        (
+            ExprKind::Var {
+                res: Some(Res::Local),
+                inst: i1,
+                ..
+            },
+            ExprKind::Var { inst: i2, .. },
+        ) => {
+            assert_eq!(i1, &vec![("a".to_string(), Type::Prim(PrimType::I32))]);
+            assert_eq!(i2, &vec![("a".to_string(), Type::Prim(PrimType::F64))]);
+        }
+        k => panic!("{k:?}"),
+    }
+    all_typed(&c);
+}
+
+#[test]
+fn ad_and_misc() {
+    let c = ok(
+        "def f (x: f64) = x * x\ndef g = jvp f 3.0 1.0\ndef h = vjp2 f 3.0 1.0\n\
+                def k (x: i32) = !x\ndef l = -(1.5f32)\ndef m = 3 % 2 == 1 && !false\n\
+                def n (x: u32) = x >> 2 & 1",
+    );
+    assert_eq!(c.ty("g"), "f64");
+    assert_eq!(c.ty("h"), "(f64, f64)");
+    assert_eq!(c.ty("k"), "(i32) -> i32");
+    assert_eq!(c.ty("l"), "f32");
+    assert_eq!(c.ty("m"), "bool");
+    assert_eq!(c.ty("n"), "(u32) -> u32");
+    all_typed(&c);
+}
+
+#[test]
+fn shadowing_and_local() {
+    let c = ok(
+        "def x = 1\ndef y = x + 1\ndef x = 2.0\ndef z = x\nlocal def hidden = true\ndef w = hidden",
+    );
+    assert_eq!(c.ty("y"), "i32");
+    assert_eq!(c.ty("z"), "f64");
+    assert_eq!(c.ty("w"), "bool");
+}
+
+// ------------------------------------------------------------------ negative
+
+fn first(src: &str) -> (String, String) {
+    fails(src).into_iter().next().unwrap()
+}
+
+#[test]
+fn err_unknown_name() {
+    let (m, s) = first("def main = foo + 1");
+    assert!(m.contains("unknown name `foo`"), "{m}");
+    assert_eq!(s, "foo");
+}
+
+#[test]
+fn err_mismatch() {
+    let (m, s) = first("def main (x: i32) : f64 = x");
+    assert!(m.contains("expected `f64`, found `i32`"), "{m}");
+    assert_eq!(s, "x");
+    let (m, s) = first("def main = 1 + true");
+    assert!(m.contains("argument 2 of `+`") && m.contains("bool"), "{m}");
+    assert_eq!(s, "true");
+    let (m, _) = first("def main = if 1 then 2 else 3");
+    assert!(m.contains("condition"), "{m}");
+    let (m, s) = first("def main = if true then 1 else 2.0f32 == 1");
+    assert!(m.contains("branches"), "{m}");
+    assert_eq!(s, "2.0f32 == 1");
+}
+
+#[test]
+fn err_arguments() {
+    let (m, s) = first("def f (x: i32) = x\ndef main = f 1 2");
+    assert!(m.contains("too many arguments"), "{m}");
+    assert_eq!(s, "2");
+    let (m, _) = first("def main = map (\\(x: i32) -> x) [true]");
+    assert!(m.contains("argument 2 of `map`"), "{m}");
+}
+
+#[test]
+fn err_fields() {
+    let (m, s) = first("def main = {a = 1}.b");
+    assert!(m.contains("no field `b`"), "{m}");
+    assert_eq!(s, "b");
+    let (m, _) = first("def main = (1, 2).2");
+    assert!(m.contains("no field `2`"), "{m}");
+    let (m, _) = first("def f r = r.a");
+    assert!(m.contains("cannot infer the record type"), "{m}");
+}
+
+#[test]
+fn err_several_defs_reported() {
+    let ds = fails("def a = x\ndef b = 1\ndef c = true + 1\ndef d = a");
+    assert_eq!(ds.len(), 2, "{ds:?}");
+}
+
+#[test]
+fn err_misc() {
+    let (m, _) = first("def main (x: f64) = x & 1");
+    assert!(m.contains("integral"), "{m}");
+    let (m, _) = first("def main = [1, true]");
+    assert!(m.contains("array elements"), "{m}");
+    let (m, _) = first("def f 'a (x: a) = x + x");
+    assert!(m.contains("numeric"), "{m}");
+    let (m, _) = first("def main = (\\f -> f f) 1");
+    assert!(m.contains("infinite"), "{m}");
+    let (m, _) = first("def main (xs: [3]i32) = xs[1, 2]");
+    assert!(m.contains("cannot index"), "{m}");
+    let (m, _) = first("def main (xs: []i32) = xs[1i32]");
+    assert!(m.contains("i64"), "{m}");
+    let (m, _) = first("def main = 300u8");
+    assert!(m.contains("does not fit"), "{m}");
+    let (m, _) = first("def main = (\\x -> x) == (\\x -> x)");
+    assert!(m.contains("function"), "{m}");
+    let (m, _) = first("def main = match 1 case #a -> 1 case _ -> 2");
+    assert!(m.contains("sum type") || m.contains("not"), "{m}");
+    let (m, _) = first("def main (x: nosuch) = x");
+    assert!(m.contains("unknown type `nosuch`"), "{m}");
+}
+
+#[test]
+fn deep_nesting_is_an_error_not_a_crash() {
+    // The parser recurses too; give it room.
+    std::thread::Builder::new()
+        .stack_size(1 << 30)
+        .spawn(deep_nesting)
+        .unwrap()
+        .join()
+        .unwrap();
+}
+
+fn deep_nesting() {
+    let mut src = String::from("def main = ");
+    for _ in 0..3000 {
+        src.push('(');
+    }
+    src.push('1');
+    for _ in 0..3000 {
+        src.push(')');
+    }
+    let (sources, _, r) = {
+        let mut sources = SourceMap::new();
+        let m = sources.add(PathBuf::from("main.fut"), src.clone());
+        let mut id = 0;
+        match parse_file(&sources, m, &mut id) {
+            Ok(p) => {
+                let mut files = vec![p];
+                let r = check_program(&sources, &mut files);
+                (sources, files, r)
+            }
+            Err(_) => return, // the parser limits nesting itself
+        }
+    };
+    let e = r.expect_err("too deep");
+    assert!(render_all(&e, &sources).contains("too deeply"));
+}
+
+#[test]
+fn more_positive() {
+    let c = ok("def a (x: i32) = loop x for i < 3 do x + i\n\
+                def b {x, y} : f32 = x + y\n\
+                def c = tabulate 5 (\\i -> f64.i64 i)\n\
+                def d (f: i32 -> i32) = f >-> f\n\
+                entry e (xs: []f64) : f64 = f64.sum xs\n\
+                def g = let f = \\(x: i32) -> x in f 1\n\
+                def h (xs: [][3]f32) = map (\\r -> r[0]) xs\n\
+                def k = unflatten (iota 6) : [2][3]i64\n\
+                def l (r: {a: i32, b: (f64, bool)}) = r.b.1\n\
+                def m (r: {a: i32, b: (f64, bool)}) = r with b.0 = 1\n\
+                def n = #[unroll] (1 + 1)\n\
+                def o (xs: []i32) = let xs' = copy xs in xs' with [0] = 1");
+    assert_eq!(c.ty("a"), "(i32) -> i32");
+    assert_eq!(c.ty("b"), "({x: f32, y: f32}) -> f32");
+    assert_eq!(c.ty("c"), "*[5]f64");
+    assert_eq!(c.ty("d"), "((i32) -> i32) -> (i32) -> i32");
+    assert_eq!(c.ty("e"), "([]f64) -> f64");
+    assert_eq!(c.ty("g"), "i32");
+    assert_eq!(c.ty("h"), "([][3]f32) -> *[]f32");
+    assert_eq!(c.ty("k"), "*[2][3]i64");
+    assert_eq!(c.ty("l"), "({a: i32, b: (f64, bool)}) -> bool");
+    assert_eq!(
+        c.ty("m"),
+        "({a: i32, b: (f64, bool)}) -> {a: i32, b: (f64, bool)}"
+    );
+    assert_eq!(c.ty("n"), "i32");
+    assert_eq!(c.ty("o"), "([]i32) -> []i32");
+    // `r.b.1` arrives as a qualified name and becomes two projections.
+    let es = c.exprs("l");
+    assert!(
+        matches!(&es[0].kind, ExprKind::Project(inner, f) if f.name == "1"
+        && matches!(&inner.kind, ExprKind::Project(_, g) if g.name == "b"))
+    );
+    all_typed(&c);
+}
+
+#[test]
+fn monomorphic_lambda_let() {
+    let (m, _) = first("def main = let f = \\x -> x in (f 1i32, f true)");
+    assert!(m.contains("mismatched types"), "{m}");
+}
+
+#[test]
+fn several_files() {
+    let mut sources = SourceMap::new();
+    let p = sources.add(PathBuf::from("prelude.fut"), PRELUDE_SOURCE.to_string());
+    let a = sources.add(
+        PathBuf::from("lib.fut"),
+        "def helper (x: f64) = x * 2\nlocal def secret = 1".into(),
+    );
+    let m = sources.add(
+        PathBuf::from("main.fut"),
+        "import \"lib\"\ndef main = helper 1.5".into(),
+    );
+    let mut id = 0;
+    let mut files: Vec<Program> = [p, a, m]
+        .iter()
+        .map(|f| parse_file(&sources, *f, &mut id).unwrap())
+        .collect();
+    check_program(&sources, &mut files).unwrap();
+    let hid = match &files[1].decs[0] {
+        Dec::Val(v) => v.id,
+        _ => unreachable!(),
+    };
+    match &files[2].decs[1] {
+        Dec::Val(v) => {
+            assert_eq!(v.ty.as_ref().unwrap(), &Type::Prim(PrimType::F64));
+            assert!(matches!(&v.body.kind, ExprKind::Apply(f, _)
+                if matches!(&f.kind, ExprKind::Var { res: Some(Res::Global(i)), .. } if *i == hid)));
+        }
+        _ => unreachable!(),
+    }
+    let m2 = sources.add(PathBuf::from("main2.fut"), "def main = secret".into());
+    let mut files2: Vec<Program> = [p, a, m2]
+        .iter()
+        .map(|f| parse_file(&sources, *f, &mut id).unwrap())
+        .collect();
+    assert!(check_program(&sources, &mut files2).is_err());
+}
+
+/// Checks every `.fut` file under `$NABLA_FUT_DIR` (run by hand:
+/// `NABLA_FUT_DIR=… cargo test -p nabla-typeck fut_dir -- --ignored --nocapture`).
+#[test]
+#[ignore]
+fn fut_dir() {
+    let Ok(dir) = std::env::var("NABLA_FUT_DIR") else {
+        return;
+    };
+    let mut paths = Vec::new();
+    fn walk(d: &std::path::Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(d).unwrap().flatten() {
+            let p = e.path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "fut") {
+                out.push(p);
+            }
+        }
+    }
+    walk(std::path::Path::new(&dir), &mut paths);
+    paths.sort();
+    let mut bad = 0;
+    for path in paths {
+        let mut sources = SourceMap::new();
+        let p = sources.add(PathBuf::from("prelude.fut"), PRELUDE_SOURCE.to_string());
+        let mut id = 0;
+        let pre = parse_file(&sources, p, &mut id).unwrap();
+        let files = match nabla_syntax::load_program(&mut sources, &path, &mut id) {
+            Ok(f) => f,
+            Err(e) => {
+                println!("PARSE {}: {}", path.display(), render_all(&e, &sources));
+                continue;
+            }
+        };
+        let mut all = vec![pre];
+        all.extend(files);
+        if let Err(e) = check_program(&sources, &mut all) {
+            bad += 1;
+            println!("TYPE {}:\n{}", path.display(), render_all(&e, &sources));
+        }
+    }
+    println!("{bad} files with type errors");
+}

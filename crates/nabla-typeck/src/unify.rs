@@ -1,0 +1,640 @@
+//! Unification variables, class/record/sum constraints, and unification with
+//! an occurs check (Hindley–Milner with constrained type variables, in the
+//! style of Futhark's type checker).
+//!
+//! Size variables: an unknown size is `Size::Var("?k")` (a name no program can
+//! write); size unification binds these and ignores mismatches between known
+//! sizes (size checking is best-effort; see the contract).
+
+use crate::sig::{mk_array, Class};
+use nabla_prim::PrimType;
+use nabla_syntax::types::{Name, Size, Type};
+use nabla_syntax::Span;
+use std::collections::BTreeMap;
+
+/// Bitmask over `PrimType::ALL` indices.
+pub(crate) type PrimSet = u16;
+
+pub(crate) fn prim_bit(p: PrimType) -> PrimSet {
+    1 << PrimType::ALL.iter().position(|q| *q == p).unwrap_or(0)
+}
+
+pub(crate) fn prim_set(f: impl Fn(PrimType) -> bool) -> PrimSet {
+    PrimType::ALL
+        .iter()
+        .filter(|p| f(**p))
+        .fold(0, |a, p| a | prim_bit(*p))
+}
+
+/// A constraint on an unbound unification variable.
+#[derive(Clone, Debug)]
+pub(crate) enum Constraint {
+    None,
+    /// One of a set of primitive types, with a default.
+    Prims {
+        set: PrimSet,
+        default: PrimType,
+        what: &'static str,
+    },
+    /// A non-functional type.
+    Eq,
+    /// A record with at least these fields.
+    Fields(BTreeMap<Name, Type>),
+    /// A sum type with at least these constructors.
+    Constrs(BTreeMap<Name, Vec<Type>>),
+}
+
+#[derive(Clone, Debug)]
+pub(crate) struct VarInfo {
+    pub binding: Option<Type>,
+    pub constraint: Constraint,
+    /// Where the variable (or its constraint) came from.
+    pub span: Span,
+}
+
+/// The unifier's state.
+#[derive(Default)]
+pub(crate) struct Tcx {
+    pub vars: Vec<VarInfo>,
+    pub sizes: Vec<Option<Size>>,
+}
+
+const MAX_DEPTH: usize = 400;
+
+impl Tcx {
+    pub fn fresh(&mut self, span: Span) -> Type {
+        self.fresh_c(Constraint::None, span)
+    }
+
+    pub fn fresh_c(&mut self, constraint: Constraint, span: Span) -> Type {
+        self.vars.push(VarInfo {
+            binding: None,
+            constraint,
+            span,
+        });
+        Type::Var(self.vars.len() as u32 - 1)
+    }
+
+    pub fn fresh_class(&mut self, c: Class, span: Span) -> Type {
+        let num = prim_set(|p| p.is_numeric());
+        let int = prim_set(|p| p.is_int());
+        let cons = match c {
+            Class::Any => Constraint::None,
+            Class::Num => Constraint::Prims {
+                set: num,
+                default: PrimType::I32,
+                what: "numeric",
+            },
+            Class::Int => Constraint::Prims {
+                set: int,
+                default: PrimType::I32,
+                what: "integral",
+            },
+            Class::IntBool => Constraint::Prims {
+                set: int | prim_bit(PrimType::Bool),
+                default: PrimType::I32,
+                what: "integral or bool",
+            },
+            Class::Prim => Constraint::Prims {
+                set: prim_set(|_| true),
+                default: PrimType::I32,
+                what: "primitive",
+            },
+            Class::Eq => Constraint::Eq,
+        };
+        self.fresh_c(cons, span)
+    }
+
+    pub fn float_var(&mut self, span: Span) -> Type {
+        self.fresh_c(
+            Constraint::Prims {
+                set: prim_set(|p| p.is_float()),
+                default: PrimType::F64,
+                what: "floating-point",
+            },
+            span,
+        )
+    }
+
+    pub fn fresh_size(&mut self) -> Size {
+        self.sizes.push(None);
+        Size::Var(format!("?{}", self.sizes.len() - 1))
+    }
+
+    fn size_var_index(s: &Size) -> Option<usize> {
+        match s {
+            Size::Var(v) if v.starts_with('?') => v[1..].parse().ok(),
+            _ => None,
+        }
+    }
+
+    pub fn resolve_size(&self, s: &Size) -> Size {
+        let mut s = s.clone();
+        for _ in 0..10_000 {
+            match Self::size_var_index(&s)
+                .and_then(|i| self.sizes.get(i))
+                .and_then(|b| b.clone())
+            {
+                Some(b) => s = b,
+                None => return s,
+            }
+        }
+        s
+    }
+
+    pub fn unify_size(&mut self, a: &Size, b: &Size) {
+        let a = self.resolve_size(a);
+        let b = self.resolve_size(b);
+        if a == b {
+            return;
+        }
+        if let Some(i) = Self::size_var_index(&a) {
+            self.sizes[i] = Some(b);
+        } else if let Some(i) = Self::size_var_index(&b) {
+            self.sizes[i] = Some(a);
+        }
+        // Two known, different sizes: tolerated (checked at run time).
+    }
+
+    /// Follows variable bindings at the top and normalises nested arrays.
+    pub fn head(&self, t: &Type) -> Type {
+        let mut t = t.clone();
+        for _ in 0..100_000 {
+            match &t {
+                Type::Var(v) => match self.vars.get(*v as usize).and_then(|i| i.binding.clone()) {
+                    Some(b) => t = b,
+                    None => return t,
+                },
+                Type::Array {
+                    elem,
+                    shape,
+                    unique,
+                } => {
+                    let e = self.head(elem);
+                    if let Type::Array { .. } = e {
+                        return mk_array(e, shape.clone(), *unique);
+                    }
+                    return t;
+                }
+                _ => return t,
+            }
+        }
+        t
+    }
+
+    /// Substitutes all bound variables (unbound ones stay; unknown sizes stay).
+    pub fn zonk(&self, t: &Type) -> Type {
+        self.zonk_d(t, 0)
+    }
+
+    fn zonk_d(&self, t: &Type, d: usize) -> Type {
+        if d > 10 * MAX_DEPTH {
+            return t.clone();
+        }
+        match self.head(t) {
+            Type::Array {
+                elem,
+                shape,
+                unique,
+            } => {
+                let shape = shape.iter().map(|s| self.resolve_size(s)).collect();
+                mk_array(self.zonk_d(&elem, d + 1), shape, unique)
+            }
+            Type::Record(fs) => Type::Record(
+                fs.iter()
+                    .map(|(n, t)| (n.clone(), self.zonk_d(t, d + 1)))
+                    .collect(),
+            ),
+            Type::Sum(cs) => Type::Sum(
+                cs.iter()
+                    .map(|(n, ts)| {
+                        (
+                            n.clone(),
+                            ts.iter().map(|t| self.zonk_d(t, d + 1)).collect(),
+                        )
+                    })
+                    .collect(),
+            ),
+            Type::Arrow {
+                param_name,
+                param,
+                ret,
+            } => Type::Arrow {
+                param_name,
+                param: Box::new(self.zonk_d(&param, d + 1)),
+                ret: Box::new(self.zonk_d(&ret, d + 1)),
+            },
+            t => t,
+        }
+    }
+
+    /// Like `zonk`, and unknown sizes become `Size::Any`.
+    pub fn finalize(&self, t: &Type) -> Type {
+        fn go(t: Type) -> Type {
+            match t {
+                Type::Array {
+                    elem,
+                    shape,
+                    unique,
+                } => Type::Array {
+                    elem: Box::new(go(*elem)),
+                    shape: shape
+                        .into_iter()
+                        .map(|s| match s {
+                            Size::Var(v) if v.starts_with('?') => Size::Any,
+                            s => s,
+                        })
+                        .collect(),
+                    unique,
+                },
+                Type::Record(fs) => Type::Record(fs.into_iter().map(|(n, t)| (n, go(t))).collect()),
+                Type::Sum(cs) => Type::Sum(
+                    cs.into_iter()
+                        .map(|(n, ts)| (n, ts.into_iter().map(go).collect()))
+                        .collect(),
+                ),
+                Type::Arrow {
+                    param_name,
+                    param,
+                    ret,
+                } => Type::Arrow {
+                    param_name,
+                    param: Box::new(go(*param)),
+                    ret: Box::new(go(*ret)),
+                },
+                t => t,
+            }
+        }
+        go(self.zonk(t))
+    }
+
+    fn occurs(&self, v: u32, t: &Type) -> bool {
+        let mut vs = Vec::new();
+        collect_vars(&self.zonk(t), &mut vs);
+        vs.contains(&v)
+    }
+
+    /// Unifies `a` (expected) with `b` (found). On failure, a short
+    /// description of the innermost conflict.
+    pub fn unify(&mut self, a: &Type, b: &Type) -> Result<(), String> {
+        self.unify_d(a, b, 0)
+    }
+
+    fn unify_d(&mut self, a: &Type, b: &Type, d: usize) -> Result<(), String> {
+        if d > MAX_DEPTH {
+            return Err("types are nested too deeply".into());
+        }
+        let a = self.head(a);
+        let b = self.head(b);
+        match (&a, &b) {
+            (Type::Var(x), Type::Var(y)) if x == y => Ok(()),
+            (Type::Var(x), _) => self.bind(*x, &b, d),
+            (_, Type::Var(y)) => self.bind(*y, &a, d),
+            (Type::Prim(p), Type::Prim(q)) if p == q => Ok(()),
+            (Type::Param(p), Type::Param(q)) if p == q => Ok(()),
+            (
+                Type::Array {
+                    elem: e1,
+                    shape: s1,
+                    ..
+                },
+                Type::Array {
+                    elem: e2,
+                    shape: s2,
+                    ..
+                },
+            ) => {
+                let n = s1.len().min(s2.len());
+                for i in 0..n {
+                    self.unify_size(&s1[i], &s2[i]);
+                }
+                let r1 = mk_array((**e1).clone(), s1[n..].to_vec(), false);
+                let r2 = mk_array((**e2).clone(), s2[n..].to_vec(), false);
+                if s1.len() != s2.len()
+                    && !matches!(self.head(e1), Type::Var(_))
+                    && !matches!(self.head(e2), Type::Var(_))
+                {
+                    return Err(format!(
+                        "arrays of different rank: {} and {}",
+                        self.zonk(&a),
+                        self.zonk(&b)
+                    ));
+                }
+                self.unify_d(&r1, &r2, d + 1)
+            }
+            (Type::Record(f1), Type::Record(f2)) => {
+                let n1: Vec<&Name> = f1.iter().map(|f| &f.0).collect();
+                let n2: Vec<&Name> = f2.iter().map(|f| &f.0).collect();
+                if n1 != n2 {
+                    return Err(format!(
+                        "{} and {} have different fields",
+                        self.zonk(&a),
+                        self.zonk(&b)
+                    ));
+                }
+                for ((_, t1), (_, t2)) in f1.iter().zip(f2.iter()) {
+                    self.unify_d(t1, t2, d + 1)?;
+                }
+                Ok(())
+            }
+            (Type::Sum(c1), Type::Sum(c2)) => {
+                let n1: Vec<(&Name, usize)> = c1.iter().map(|c| (&c.0, c.1.len())).collect();
+                let n2: Vec<(&Name, usize)> = c2.iter().map(|c| (&c.0, c.1.len())).collect();
+                if n1 != n2 {
+                    return Err(format!(
+                        "{} and {} have different constructors",
+                        self.zonk(&a),
+                        self.zonk(&b)
+                    ));
+                }
+                for ((_, t1), (_, t2)) in c1.iter().zip(c2.iter()) {
+                    for (x, y) in t1.iter().zip(t2.iter()) {
+                        self.unify_d(x, y, d + 1)?;
+                    }
+                }
+                Ok(())
+            }
+            (
+                Type::Arrow {
+                    param_name: n1,
+                    param: p1,
+                    ret: r1,
+                },
+                Type::Arrow {
+                    param_name: n2,
+                    param: p2,
+                    ret: r2,
+                },
+            ) => {
+                self.unify_d(p1, p2, d + 1)?;
+                // A size named by a dependent parameter is unknown outside it.
+                let r1 = forget_size(r1, n1.as_deref());
+                let r2 = forget_size(r2, n2.as_deref());
+                self.unify_d(&r1, &r2, d + 1)
+            }
+            _ => Err(format!("{} is not {}", self.zonk(&b), self.zonk(&a))),
+        }
+    }
+
+    fn set(&mut self, v: u32, t: Type) {
+        self.vars[v as usize].binding = Some(t);
+    }
+
+    /// Binds the unbound variable `v` to `t` (already `head`ed), checking
+    /// `v`'s constraint.
+    fn bind(&mut self, v: u32, t: &Type, d: usize) -> Result<(), String> {
+        if self.occurs(v, t) {
+            return Err("infinite type: a type would have to contain itself".to_string());
+        }
+        let c = self.vars[v as usize].constraint.clone();
+        match (c, t) {
+            (Constraint::None, _) => {
+                self.set(v, t.clone());
+                Ok(())
+            }
+            (c, Type::Var(w)) => {
+                // Merge constraints into w.
+                let w = *w;
+                let cw = self.vars[w as usize].constraint.clone();
+                self.set(v, t.clone());
+                let merged = match (c, cw) {
+                    (c, Constraint::None) => c,
+                    (Constraint::None, c) => c,
+                    (Constraint::Eq, c) | (c, Constraint::Eq) => c,
+                    (
+                        Constraint::Prims {
+                            set: s1,
+                            default: d1,
+                            what: w1,
+                        },
+                        Constraint::Prims {
+                            set: s2,
+                            default: d2,
+                            what: w2,
+                        },
+                    ) => {
+                        let set = s1 & s2;
+                        if set == 0 {
+                            return Err(format!("a type cannot be both {w1} and {w2}"));
+                        }
+                        let default = if set & prim_bit(d1) != 0 {
+                            d1
+                        } else if set & prim_bit(d2) != 0 {
+                            d2
+                        } else {
+                            *PrimType::ALL
+                                .iter()
+                                .find(|p| set & prim_bit(**p) != 0)
+                                .unwrap_or(&d1)
+                        };
+                        let what = if s1 & !s2 == 0 { w1 } else { w2 };
+                        Constraint::Prims { set, default, what }
+                    }
+                    (Constraint::Fields(mut f1), Constraint::Fields(f2)) => {
+                        for (n, t2) in f2 {
+                            if let Some(t1) = f1.get(&n).cloned() {
+                                self.unify_d(&t1, &t2, d + 1)?;
+                            } else {
+                                f1.insert(n, t2);
+                            }
+                        }
+                        Constraint::Fields(f1)
+                    }
+                    (Constraint::Constrs(mut c1), Constraint::Constrs(c2)) => {
+                        for (n, t2) in c2 {
+                            if let Some(t1) = c1.get(&n).cloned() {
+                                if t1.len() != t2.len() {
+                                    return Err(format!(
+                                        "constructor #{n} used with different numbers of payloads"
+                                    ));
+                                }
+                                for (x, y) in t1.iter().zip(t2.iter()) {
+                                    self.unify_d(x, y, d + 1)?;
+                                }
+                            } else {
+                                c1.insert(n, t2);
+                            }
+                        }
+                        Constraint::Constrs(c1)
+                    }
+                    (c1, c2) => {
+                        return Err(format!(
+                            "{} and {} are incompatible",
+                            describe(&c1),
+                            describe(&c2)
+                        ));
+                    }
+                };
+                self.vars[w as usize].constraint = merged;
+                Ok(())
+            }
+            (Constraint::Prims { set, what, .. }, t) => match t {
+                Type::Prim(p) if set & prim_bit(*p) != 0 => {
+                    self.set(v, t.clone());
+                    Ok(())
+                }
+                _ => Err(format!("{} is not {what}", self.zonk(t))),
+            },
+            (Constraint::Eq, t) => {
+                if let Type::Arrow { .. } = t {
+                    return Err("values of function type cannot be compared".to_string());
+                }
+                self.set(v, t.clone());
+                Ok(())
+            }
+            (Constraint::Fields(fs), t) => match t {
+                Type::Record(have) => {
+                    for (n, ft) in &fs {
+                        match have.iter().find(|(m, _)| m == n) {
+                            Some((_, ht)) => self.unify_d(ht, ft, d + 1)?,
+                            None => return Err(format!("{} has no field {n}", self.zonk(t))),
+                        }
+                    }
+                    self.set(v, t.clone());
+                    Ok(())
+                }
+                _ => Err(format!(
+                    "{} is not a record (has no field {})",
+                    self.zonk(t),
+                    fs.keys().next().map(|s| s.as_str()).unwrap_or("")
+                )),
+            },
+            (Constraint::Constrs(cs), t) => match t {
+                Type::Sum(have) => {
+                    for (n, ts) in &cs {
+                        match have.iter().find(|(m, _)| m == n) {
+                            Some((_, hts)) if hts.len() == ts.len() => {
+                                for (x, y) in hts.iter().zip(ts.iter()) {
+                                    self.unify_d(x, y, d + 1)?;
+                                }
+                            }
+                            Some(_) => {
+                                return Err(format!(
+                                    "constructor #{n} of {} has a different number of payloads",
+                                    self.zonk(t)
+                                ))
+                            }
+                            None => {
+                                return Err(format!("{} has no constructor #{n}", self.zonk(t)))
+                            }
+                        }
+                    }
+                    self.set(v, t.clone());
+                    Ok(())
+                }
+                _ => Err(format!(
+                    "{} is not a sum type (with constructor #{})",
+                    self.zonk(t),
+                    cs.keys().next().map(|s| s.as_str()).unwrap_or("")
+                )),
+            },
+        }
+    }
+}
+
+fn describe(c: &Constraint) -> String {
+    match c {
+        Constraint::None => "any type".into(),
+        Constraint::Prims { what, .. } => format!("a {what} type"),
+        Constraint::Eq => "an equality type".into(),
+        Constraint::Fields(fs) => format!(
+            "a record with field {}",
+            fs.keys().next().map(|s| s.as_str()).unwrap_or("")
+        ),
+        Constraint::Constrs(cs) => {
+            format!(
+                "a sum type with constructor #{}",
+                cs.keys().next().map(|s| s.as_str()).unwrap_or("")
+            )
+        }
+    }
+}
+
+/// Unbound variables of an already-zonked type, in order of first appearance.
+pub(crate) fn collect_vars(t: &Type, out: &mut Vec<u32>) {
+    match t {
+        Type::Var(v) => {
+            if !out.contains(v) {
+                out.push(*v)
+            }
+        }
+        Type::Prim(_) | Type::Param(_) => {}
+        Type::Array { elem, .. } => collect_vars(elem, out),
+        Type::Record(fs) => fs.iter().for_each(|(_, t)| collect_vars(t, out)),
+        Type::Sum(cs) => cs
+            .iter()
+            .flat_map(|(_, ts)| ts)
+            .for_each(|t| collect_vars(t, out)),
+        Type::Arrow { param, ret, .. } => {
+            collect_vars(param, out);
+            collect_vars(ret, out);
+        }
+    }
+}
+
+/// Substitutes type parameters and sizes (by name) in `t`, normalising arrays.
+pub(crate) fn subst(
+    t: &Type,
+    tmap: &dyn Fn(&str) -> Option<Type>,
+    smap: &dyn Fn(&str) -> Option<Size>,
+) -> Type {
+    match t {
+        Type::Param(p) => tmap(p).unwrap_or_else(|| t.clone()),
+        Type::Prim(_) | Type::Var(_) => t.clone(),
+        Type::Array {
+            elem,
+            shape,
+            unique,
+        } => {
+            let shape = shape
+                .iter()
+                .map(|s| match s {
+                    Size::Var(v) => smap(v).unwrap_or_else(|| s.clone()),
+                    s => s.clone(),
+                })
+                .collect();
+            mk_array(subst(elem, tmap, smap), shape, *unique)
+        }
+        Type::Record(fs) => Type::Record(
+            fs.iter()
+                .map(|(n, t)| (n.clone(), subst(t, tmap, smap)))
+                .collect(),
+        ),
+        Type::Sum(cs) => Type::Sum(
+            cs.iter()
+                .map(|(n, ts)| (n.clone(), ts.iter().map(|t| subst(t, tmap, smap)).collect()))
+                .collect(),
+        ),
+        Type::Arrow {
+            param_name,
+            param,
+            ret,
+        } => {
+            let p = subst(param, tmap, smap);
+            let r = match param_name {
+                // The named parameter shadows a size of the same name.
+                Some(n) => subst(ret, tmap, &|s: &str| if s == n { None } else { smap(s) }),
+                None => subst(ret, tmap, smap),
+            };
+            Type::Arrow {
+                param_name: param_name.clone(),
+                param: Box::new(p),
+                ret: Box::new(r),
+            }
+        }
+    }
+}
+
+/// Replaces the size named `n` (if any) by `Size::Any`.
+fn forget_size(t: &Type, n: Option<&str>) -> Type {
+    match n {
+        Some(n) => subst(t, &|_| None, &|s: &str| {
+            if s == n {
+                Some(Size::Any)
+            } else {
+                None
+            }
+        }),
+        None => t.clone(),
+    }
+}
