@@ -1,10 +1,139 @@
-//! Elaboration: checked AST → core IR. See `elaborate`.
+//! Elaboration: checked AST → core IR. See [`elaborate`].
+//!
+//! The translation follows the usual Futhark compiler pipeline in one pass:
+//!
+//! * **Monomorphisation**: polymorphic definitions are instantiated per
+//!   concrete type (from the type checker's `inst` annotations); each
+//!   first-order instantiation becomes one cached IR [`nabla_ir::Function`].
+//! * **Defunctionalisation by static values** (Hovgaard, Henriksen, Elsman:
+//!   "High-performance defunctionalisation in Futhark", TFP 2018): function
+//!   values are known statically (a lambda with its captured environment, a
+//!   global, a partial application, an operator section, an intrinsic), and
+//!   applying one inlines its body. SOAC arguments become IR lambdas.
+//! * **Flattening of types**: records/tuples become their components in field
+//!   order, arrays of records one array per component, sum types an `i8` tag
+//!   (constructor index in sorted order) followed by the payloads of every
+//!   constructor (blank for inactive ones); unit has no values.
+//! * **A-normal form**: every intermediate value is bound by a statement with
+//!   its IR type and the span of the source expression.
+
+mod elab;
+mod fb;
+mod intrin;
 
 use nabla_syntax::{ast, Diagnostic};
 
-/// Elaborates a checked program (files in dependency order, the main file
-/// last) into the core IR. Entry points are the main file's `entry`
-/// declarations (and a `def main` when no entry is named `main`).
-pub fn elaborate(_files: &[ast::Program]) -> Result<nabla_ir::Program, Vec<Diagnostic>> {
-    Ok(nabla_ir::Program::default())
+/// Elaborates a checked program (files in dependency order, the prelude
+/// first, the main file last) into the core IR.
+///
+/// Entry points are the main file's `entry` declarations, plus a `def main`
+/// when no entry is named `main`. Each becomes an [`nabla_ir::EntryPoint`]
+/// whose function takes the flattened parameters (`param_arity` gives how many
+/// flat values each source parameter has) and returns the flattened results
+/// (a tuple result is several results; `result_arity` per component). Size
+/// parameters of entry points are bound from the arguments' shapes.
+///
+/// Only definitions reachable from the entry points are elaborated.
+///
+/// Errors: unsupported constructs, functions where Futhark requires them to
+/// be static, missing type annotations → `Diagnostic`s of kind
+/// `Elaboration` at the offending span (one per failing entry point).
+pub fn elaborate(files: &[ast::Program]) -> Result<nabla_ir::Program, Vec<Diagnostic>> {
+    // Elaboration recurses over the AST; run it on a thread with a large
+    // stack so deeply nested (but depth-limited) programs cannot overflow.
+    std::thread::scope(|s| {
+        let h = std::thread::Builder::new()
+            .stack_size(512 << 20)
+            .spawn_scoped(s, || elaborate_inner(files));
+        match h {
+            Ok(h) => h.join().unwrap_or_else(|_| {
+                Err(vec![Diagnostic::new(
+                    nabla_syntax::DiagnosticKind::Elaboration,
+                    nabla_syntax::Span::default(),
+                    "internal error: the elaborator panicked",
+                )])
+            }),
+            Err(_) => elaborate_inner(files),
+        }
+    })
+}
+
+fn elaborate_inner(files: &[ast::Program]) -> Result<nabla_ir::Program, Vec<Diagnostic>> {
+    let mut el = elab::Elab::new(files);
+    let mut diags = vec![];
+    let mut entries = vec![];
+    let Some(main) = files.last() else {
+        return Ok(nabla_ir::Program::default());
+    };
+    let mut eps: Vec<&ast::ValBind> = vec![];
+    let mut main_def = None;
+    for d in &main.decs {
+        if let ast::Dec::Val(vb) = d {
+            if vb.entry {
+                eps.push(vb);
+            } else if vb.name.name == "main" {
+                main_def = Some(vb);
+            }
+        }
+    }
+    if let Some(m) = main_def {
+        if !eps.iter().any(|e| e.name.name == "main") {
+            eps.push(m);
+        }
+    }
+    for vb in eps {
+        match entry_point(&mut el, vb) {
+            Ok(ep) => entries.push(ep),
+            Err(d) => diags.push(d),
+        }
+    }
+    if !diags.is_empty() {
+        return Err(diags);
+    }
+    let mut functions = vec![];
+    for (i, f) in el.funs.into_iter().enumerate() {
+        match f {
+            Some(f) => functions.push(f),
+            None => {
+                return Err(vec![Diagnostic::new(
+                    nabla_syntax::DiagnosticKind::Elaboration,
+                    nabla_syntax::Span::default(),
+                    format!("internal error: function {i} was not completed"),
+                )])
+            }
+        }
+    }
+    Ok(nabla_ir::Program { functions, entries })
+}
+
+fn entry_point<'a>(
+    el: &mut elab::Elab<'a>,
+    vb: &'a ast::ValBind,
+) -> Result<nabla_ir::EntryPoint, Diagnostic> {
+    use nabla_syntax::types::Type as STy;
+    for tp in &vb.type_params {
+        if let ast::TypeParam::Type(id, _) = tp {
+            return Err(elab::err(
+                id.span,
+                format!("entry point {} cannot have type parameters", vb.name.name),
+            ));
+        }
+    }
+    let fid = nabla_ir::FunId(el.funs.len() as u32);
+    el.funs.push(None);
+    let (f, param_arity, rt) = el.build_function(vb, Default::default(), vb.name.name.clone())?;
+    let result_arity = match &rt {
+        STy::Record(_) => match rt.as_tuple() {
+            Some(ts) => ts.iter().map(|t| elab::nflat(t).unwrap_or(0)).collect(),
+            None => vec![elab::nflat(&rt).unwrap_or(0)],
+        },
+        t => vec![elab::nflat(t).unwrap_or(0)],
+    };
+    el.funs[fid.0 as usize] = Some(f);
+    Ok(nabla_ir::EntryPoint {
+        name: vb.name.name.clone(),
+        fun: fid,
+        param_arity,
+        result_arity,
+    })
 }

@@ -1,0 +1,2300 @@
+//! The core of elaboration: static values, environments, expressions,
+//! patterns, function instantiation and inlining.
+
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
+
+use nabla_ir::{self as ir, Atom, Dim, Exp, Param, PrimType, PrimValue, Var};
+use nabla_syntax::ast::{
+    self, Expr, ExprKind, Ident, Literal, NodeId, Pat, PatKind, Res, TypeParam, ValBind,
+};
+use nabla_syntax::types::{Name, Size, Type as STy};
+use nabla_syntax::{Diagnostic, DiagnosticKind, Span};
+
+use crate::fb::{self, atom_dim, boolc, i64c, join_ty, sanitize, FunBuilder};
+
+pub(crate) type R<T> = Result<T, Diagnostic>;
+
+pub(crate) fn err(span: Span, msg: impl Into<String>) -> Diagnostic {
+    Diagnostic::new(DiagnosticKind::Elaboration, span, msg)
+}
+
+/// Type substitution for the type parameters of the definition being elaborated.
+pub(crate) type Subst = Rc<HashMap<Name, STy>>;
+
+/// Maximum nesting of inlined function bodies (guards against recursion).
+const MAX_INLINE: usize = 256;
+/// Maximum expression nesting depth.
+const MAX_DEPTH: usize = 6000;
+
+/// A value during elaboration: a first-order value flattened into atoms
+/// (with its semantic type, used for its structure), a record holding at
+/// least one static (function) component, or a static function.
+#[derive(Clone)]
+pub(crate) enum SV<'a> {
+    Dyn(Vec<Atom>, STy),
+    Rec(Vec<(Name, SV<'a>)>),
+    Fun(Rc<Clo<'a>>),
+}
+
+/// A static function value (defunctionalisation by static values).
+pub(crate) enum Clo<'a> {
+    /// A lambda or a local function: its parameters, body, captured environment.
+    Lambda {
+        params: &'a [Pat],
+        body: &'a Expr,
+        env: Env<'a>,
+        subst: Subst,
+        type_params: &'a [TypeParam],
+    },
+    /// A top-level function instantiated at `subst`.
+    Global { id: NodeId, subst: Subst },
+    /// A built-in; `ty` is its (instantiated) type at the reference, `env` the
+    /// environment there (for sizes named in `ty`).
+    Intrinsic { name: String, ty: STy, env: Env<'a> },
+    /// A partial application.
+    Partial { f: Rc<Clo<'a>>, args: Vec<SV<'a>> },
+    /// `(op rhs)`: `\x -> op x rhs`.
+    RightSection { op: SV<'a>, rhs: SV<'a> },
+    /// `(.a.b)`.
+    ProjSection(&'a [Ident]),
+}
+
+/// A persistent environment (linked list; cheap to capture in closures).
+#[derive(Clone, Default)]
+pub(crate) struct Env<'a>(Option<Rc<EnvNode<'a>>>);
+
+pub(crate) struct EnvNode<'a> {
+    name: Name,
+    val: SV<'a>,
+    next: Env<'a>,
+}
+
+impl<'a> Env<'a> {
+    pub fn bind(&self, name: &str, val: SV<'a>) -> Env<'a> {
+        Env(Some(Rc::new(EnvNode {
+            name: name.to_string(),
+            val,
+            next: self.clone(),
+        })))
+    }
+    pub fn get(&self, name: &str) -> Option<&SV<'a>> {
+        let mut cur = &self.0;
+        while let Some(n) = cur {
+            if n.name == name {
+                return Some(&n.val);
+            }
+            cur = &n.next.0;
+        }
+        None
+    }
+}
+
+/// The elaboration context of an expression.
+#[derive(Clone, Default)]
+pub(crate) struct Ctx<'a> {
+    pub env: Env<'a>,
+    pub subst: Subst,
+}
+
+/// Whole-program elaboration state.
+pub(crate) struct Elab<'a> {
+    pub defs: HashMap<NodeId, &'a ValBind>,
+    pub funs: Vec<Option<ir::Function>>,
+    cache: HashMap<String, ir::FunId>,
+    in_progress: HashSet<String>,
+    inline_depth: usize,
+    depth: usize,
+}
+
+// ---------------------------------------------------------------------------
+// Semantic type helpers
+// ---------------------------------------------------------------------------
+
+/// Applies a substitution of type parameters.
+pub(crate) fn subst_ty(t: &STy, s: &HashMap<Name, STy>) -> STy {
+    if s.is_empty() {
+        return t.clone();
+    }
+    match t {
+        STy::Param(n) => match s.get(n) {
+            Some(r) => r.clone(),
+            None => t.clone(),
+        },
+        STy::Prim(_) | STy::Var(_) => t.clone(),
+        STy::Array {
+            elem,
+            shape,
+            unique,
+        } => {
+            let e = subst_ty(elem, s);
+            array_of_shape(e, shape.clone(), *unique)
+        }
+        STy::Record(fs) => STy::Record(
+            fs.iter()
+                .map(|(n, t)| (n.clone(), subst_ty(t, s)))
+                .collect(),
+        ),
+        STy::Sum(cs) => STy::Sum(
+            cs.iter()
+                .map(|(n, ts)| (n.clone(), ts.iter().map(|t| subst_ty(t, s)).collect()))
+                .collect(),
+        ),
+        STy::Arrow {
+            param_name,
+            param,
+            ret,
+        } => STy::Arrow {
+            param_name: param_name.clone(),
+            param: Box::new(subst_ty(param, s)),
+            ret: Box::new(subst_ty(ret, s)),
+        },
+    }
+}
+
+/// `shape elem`, merging when `elem` is itself an array.
+pub(crate) fn array_of_shape(elem: STy, mut shape: Vec<Size>, unique: bool) -> STy {
+    if shape.is_empty() {
+        return elem;
+    }
+    match elem {
+        STy::Array {
+            elem, shape: inner, ..
+        } => {
+            shape.extend(inner);
+            STy::Array {
+                elem,
+                shape,
+                unique,
+            }
+        }
+        e => STy::Array {
+            elem: Box::new(e),
+            shape,
+            unique,
+        },
+    }
+}
+
+/// `[size]t`.
+pub(crate) fn sty_array_of(t: &STy, size: Size) -> STy {
+    array_of_shape(t.clone(), vec![size], false)
+}
+
+/// The row type of an array type.
+pub(crate) fn sty_row(t: &STy) -> STy {
+    match t {
+        STy::Array {
+            elem,
+            shape,
+            unique,
+        } => {
+            if shape.len() > 1 {
+                STy::Array {
+                    elem: elem.clone(),
+                    shape: shape[1..].to_vec(),
+                    unique: *unique,
+                }
+            } else {
+                (**elem).clone()
+            }
+        }
+        t => t.clone(),
+    }
+}
+
+/// The flattened components of a type: (element type, shape) per IR value.
+pub(crate) fn flat(t: &STy) -> Result<Vec<(PrimType, Vec<Size>)>, String> {
+    let mut out = vec![];
+    flat_into(t, &[], &mut out, 0)?;
+    Ok(out)
+}
+
+fn flat_into(
+    t: &STy,
+    outer: &[Size],
+    out: &mut Vec<(PrimType, Vec<Size>)>,
+    depth: usize,
+) -> Result<(), String> {
+    if depth > 200 {
+        return Err("type nested too deeply".into());
+    }
+    match t {
+        STy::Prim(p) => out.push((*p, outer.to_vec())),
+        STy::Array { elem, shape, .. } => {
+            let mut o = outer.to_vec();
+            o.extend(shape.iter().cloned());
+            flat_into(elem, &o, out, depth + 1)?;
+        }
+        STy::Record(fs) => {
+            for (_, f) in fs {
+                flat_into(f, outer, out, depth + 1)?;
+            }
+        }
+        STy::Sum(cs) => {
+            out.push((PrimType::I8, outer.to_vec()));
+            for (_, ts) in cs {
+                for t in ts {
+                    flat_into(t, outer, out, depth + 1)?;
+                }
+            }
+        }
+        STy::Arrow { .. } => {
+            return Err(format!(
+                "a function type ({t}) cannot be used as a value here"
+            ))
+        }
+        STy::Param(n) => return Err(format!("type parameter {n} was not instantiated")),
+        STy::Var(_) => return Err("an unresolved type variable remains (type checker bug)".into()),
+    }
+    Ok(())
+}
+
+/// Number of flat IR values of a type.
+pub(crate) fn nflat(t: &STy) -> Result<usize, String> {
+    flat(t).map(|v| v.len())
+}
+
+/// True if the type contains no function types and no type parameters.
+pub(crate) fn first_order(t: &STy) -> bool {
+    flat(t).is_ok()
+}
+
+/// Peels `n` arrows off a function type; returns the parameter types and the result.
+pub(crate) fn peel(t: &STy, n: usize) -> (Vec<STy>, Option<STy>) {
+    let mut ps = vec![];
+    let mut cur = t;
+    for _ in 0..n {
+        match cur {
+            STy::Arrow { param, ret, .. } => {
+                ps.push((**param).clone());
+                cur = ret;
+            }
+            _ => return (ps, None),
+        }
+    }
+    (ps, Some(cur.clone()))
+}
+
+/// Size names used in a type's shapes.
+fn size_names(t: &STy, out: &mut Vec<Name>) {
+    match t {
+        STy::Array { elem, shape, .. } => {
+            for s in shape {
+                if let Size::Var(n) = s {
+                    if !out.contains(n) {
+                        out.push(n.clone());
+                    }
+                }
+            }
+            size_names(elem, out);
+        }
+        STy::Record(fs) => fs.iter().for_each(|(_, t)| size_names(t, out)),
+        STy::Sum(cs) => cs
+            .iter()
+            .for_each(|(_, ts)| ts.iter().for_each(|t| size_names(t, out))),
+        _ => {}
+    }
+}
+
+fn strip_sizes(t: &STy) -> String {
+    // Instantiations differing only in sizes share one IR function.
+    fn go(t: &STy, o: &mut String) {
+        match t {
+            STy::Array { elem, shape, .. } => {
+                for _ in shape {
+                    o.push_str("[]");
+                }
+                go(elem, o);
+            }
+            STy::Record(fs) => {
+                o.push('{');
+                for (n, t) in fs {
+                    o.push_str(n);
+                    o.push(':');
+                    go(t, o);
+                    o.push(',');
+                }
+                o.push('}');
+            }
+            STy::Sum(cs) => {
+                o.push('<');
+                for (n, ts) in cs {
+                    o.push('#');
+                    o.push_str(n);
+                    for t in ts {
+                        o.push(' ');
+                        go(t, o);
+                    }
+                    o.push('|');
+                }
+                o.push('>');
+            }
+            STy::Arrow { param, ret, .. } => {
+                o.push('(');
+                go(param, o);
+                o.push_str("->");
+                go(ret, o);
+                o.push(')');
+            }
+            t => o.push_str(&t.to_string()),
+        }
+    }
+    let mut o = String::new();
+    go(t, &mut o);
+    o
+}
+
+pub(crate) fn prim_of(t: &STy, span: Span) -> R<PrimType> {
+    match t {
+        STy::Prim(p) => Ok(*p),
+        t => Err(err(span, format!("expected a primitive type, found {t}"))),
+    }
+}
+
+/// The constant of a literal at primitive type `p`.
+pub(crate) fn lit_value(l: &Literal, p: PrimType) -> PrimValue {
+    match l {
+        Literal::Int { value, .. } => {
+            if p.is_float() {
+                fb::float_value(p, *value as f64)
+            } else {
+                fb::int_value(p, *value)
+            }
+        }
+        Literal::Float { value, text, .. } => {
+            let clean: String = text.chars().filter(|c| *c != '_').collect();
+            match p {
+                PrimType::F32 => PrimValue::F32(clean.parse::<f32>().unwrap_or(*value as f32)),
+                _ => fb::float_value(p, *value),
+            }
+        }
+        Literal::Bool(b) => {
+            if p == PrimType::Bool {
+                PrimValue::Bool(*b)
+            } else {
+                fb::int_value(p, *b as i128)
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Static values
+// ---------------------------------------------------------------------------
+
+impl<'a> SV<'a> {
+    pub fn ty(&self) -> Option<&STy> {
+        match self {
+            SV::Dyn(_, t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+pub(crate) fn atoms_of(sv: &SV<'_>, span: Span) -> R<Vec<Atom>> {
+    match sv {
+        SV::Dyn(a, _) => Ok(a.clone()),
+        _ => Err(err(span, "a function (or a record containing one) is used where Futhark requires a first-order value (in an array, a branch result, a loop parameter or an entry point)")),
+    }
+}
+
+pub(crate) fn dyn_of<'a>(sv: SV<'a>, span: Span) -> R<(Vec<Atom>, STy)> {
+    match sv {
+        SV::Dyn(a, t) => Ok((a, t)),
+        _ => Err(err(span, "a function (or a record containing one) is used where Futhark requires a first-order value (in an array, a branch result, a loop parameter or an entry point)")),
+    }
+}
+
+/// Builds a record value from fields in type order.
+pub(crate) fn mk_record<'a>(fields: Vec<(Name, SV<'a>)>) -> SV<'a> {
+    if fields.iter().all(|(_, v)| matches!(v, SV::Dyn(..))) {
+        let mut atoms = vec![];
+        let mut tys = vec![];
+        for (n, v) in fields {
+            if let SV::Dyn(a, t) = v {
+                atoms.extend(a);
+                tys.push((n, t));
+            }
+        }
+        SV::Dyn(atoms, STy::Record(tys))
+    } else {
+        SV::Rec(fields)
+    }
+}
+
+pub(crate) fn mk_tuple<'a>(vals: Vec<SV<'a>>) -> SV<'a> {
+    if vals.len() == 1 {
+        return vals.into_iter().next().unwrap();
+    }
+    mk_record(
+        vals.into_iter()
+            .enumerate()
+            .map(|(i, v)| (i.to_string(), v))
+            .collect(),
+    )
+}
+
+/// The fields of a record value, in type order.
+pub(crate) fn fields_of<'a>(sv: &SV<'a>, span: Span) -> R<Vec<(Name, SV<'a>)>> {
+    match sv {
+        SV::Rec(fs) => Ok(fs.clone()),
+        SV::Dyn(atoms, STy::Record(fs)) => {
+            let mut off = 0;
+            let mut out = vec![];
+            for (n, t) in fs {
+                let k = nflat(t).map_err(|m| err(span, m))?;
+                let part = atoms
+                    .get(off..off + k)
+                    .ok_or_else(|| err(span, "internal: record value too short"))?;
+                out.push((n.clone(), SV::Dyn(part.to_vec(), t.clone())));
+                off += k;
+            }
+            Ok(out)
+        }
+        SV::Dyn(_, t) => Err(err(
+            span,
+            format!("expected a record, found a value of type {t}"),
+        )),
+        SV::Fun(_) => Err(err(span, "expected a record, found a function")),
+    }
+}
+
+pub(crate) fn project<'a>(sv: &SV<'a>, field: &str, span: Span) -> R<SV<'a>> {
+    fields_of(sv, span)?
+        .into_iter()
+        .find(|(n, _)| n == field)
+        .map(|(_, v)| v)
+        .ok_or_else(|| err(span, format!("record has no field {field}")))
+}
+
+fn record_set<'a>(sv: &SV<'a>, path: &[Ident], val: SV<'a>, span: Span) -> R<SV<'a>> {
+    if path.is_empty() {
+        return Ok(val);
+    }
+    let mut fs = fields_of(sv, span)?;
+    let f = fs
+        .iter_mut()
+        .find(|(n, _)| *n == path[0].name)
+        .ok_or_else(|| {
+            err(
+                path[0].span,
+                format!("record has no field {}", path[0].name),
+            )
+        })?;
+    f.1 = record_set(&f.1, &path[1..], val, span)?;
+    Ok(mk_record(fs))
+}
+
+fn irrefutable(p: &Pat) -> bool {
+    match &p.kind {
+        PatKind::Id(_) | PatKind::Wildcard => true,
+        PatKind::Tuple(ps) => ps.iter().all(irrefutable),
+        PatKind::Record(fs) => fs.iter().all(|(_, p)| irrefutable(p)),
+        PatKind::Ascribe(p, _) => irrefutable(p),
+        PatKind::Lit(_) | PatKind::Constr(..) => false,
+    }
+}
+
+// ---------------------------------------------------------------------------
+// The elaborator
+// ---------------------------------------------------------------------------
+
+impl<'a> Elab<'a> {
+    pub fn new(files: &'a [ast::Program]) -> Elab<'a> {
+        let mut defs = HashMap::new();
+        fn add<'a>(d: &'a ast::Dec, defs: &mut HashMap<NodeId, &'a ValBind>) {
+            match d {
+                ast::Dec::Val(vb) => {
+                    defs.insert(vb.id, vb);
+                }
+                ast::Dec::Local(d, _) => add(d, defs),
+                _ => {}
+            }
+        }
+        for f in files {
+            for d in &f.decs {
+                add(d, &mut defs);
+            }
+        }
+        Elab {
+            defs,
+            funs: vec![],
+            cache: HashMap::new(),
+            in_progress: HashSet::new(),
+            inline_depth: 0,
+            depth: 0,
+        }
+    }
+
+    pub fn ty_of(&self, e: &Expr, ctx: &Ctx<'a>) -> R<STy> {
+        match &e.ty {
+            Some(t) => Ok(subst_ty(t, &ctx.subst)),
+            None => Err(err(
+                e.span,
+                "expression has no type annotation (was the program type-checked?)",
+            )),
+        }
+    }
+
+    fn pat_ty(&self, p: &Pat, ctx: &Ctx<'a>) -> R<STy> {
+        match &p.ty {
+            Some(t) => Ok(subst_ty(t, &ctx.subst)),
+            None => Err(err(
+                p.span,
+                "pattern has no type annotation (was the program type-checked?)",
+            )),
+        }
+    }
+
+    /// The IR dimension of a semantic size in a context.
+    pub fn size_dim(&self, s: &Size, env: &Env<'a>) -> Dim {
+        match s {
+            Size::Const(c) => Dim::Const(*c),
+            Size::Var(n) => match env.get(n) {
+                Some(SV::Dyn(a, _)) if a.len() == 1 => atom_dim(a[0]),
+                _ => Dim::Ext,
+            },
+            Size::Any => Dim::Ext,
+        }
+    }
+
+    /// The atom holding a semantic size, if it is known.
+    pub fn size_atom(&self, s: &Size, env: &Env<'a>) -> Option<Atom> {
+        match s {
+            Size::Const(c) => Some(i64c(*c)),
+            Size::Var(n) => match env.get(n) {
+                Some(SV::Dyn(a, STy::Prim(PrimType::I64))) if a.len() == 1 => Some(a[0]),
+                _ => None,
+            },
+            Size::Any => None,
+        }
+    }
+
+    /// IR types of a semantic type's components.
+    pub fn ir_types(&self, t: &STy, env: &Env<'a>, span: Span) -> R<Vec<ir::Type>> {
+        let comps = flat(t).map_err(|m| err(span, m))?;
+        Ok(comps
+            .into_iter()
+            .map(|(p, shape)| {
+                if shape.is_empty() {
+                    ir::Type::Prim(p)
+                } else {
+                    ir::Type::Array(p, shape.iter().map(|s| self.size_dim(s, env)).collect())
+                }
+            })
+            .collect())
+    }
+
+    /// Blank (zero) values of a semantic type (for inactive sum payloads).
+    pub fn blanks(
+        &mut self,
+        fb: &mut FunBuilder,
+        t: &STy,
+        env: &Env<'a>,
+        span: Span,
+    ) -> R<Vec<Atom>> {
+        let comps = flat(t).map_err(|m| err(span, m))?;
+        let mut out = vec![];
+        for (p, shape) in comps {
+            let mut v = Atom::Const(fb::zero(p));
+            let mut ty = ir::Type::Prim(p);
+            for s in shape.iter().rev() {
+                let n = self.size_atom(s, env).unwrap_or(i64c(0));
+                ty = ty.array_of(atom_dim(n));
+                v = fb.bind1("blank", ty.clone(), Exp::Replicate(n, v), span);
+            }
+            out.push(v);
+        }
+        Ok(out)
+    }
+
+    pub fn atom1(&mut self, fb: &mut FunBuilder, e: &'a Expr, ctx: &Ctx<'a>) -> R<Atom> {
+        let v = self.elab_expr(fb, e, ctx)?;
+        let a = atoms_of(&v, e.span)?;
+        if a.len() != 1 {
+            return Err(err(e.span, "expected a single primitive value"));
+        }
+        Ok(a[0])
+    }
+
+    /// An `i64` atom from an integer expression (converted if needed).
+    fn index_atom(&mut self, fb: &mut FunBuilder, e: &'a Expr, ctx: &Ctx<'a>) -> R<Atom> {
+        let a = self.atom1(fb, e, ctx)?;
+        let t = fb.atom_ty(a).elem();
+        Ok(fb.conv(t, PrimType::I64, a, e.span))
+    }
+
+    // ---- expressions ----------------------------------------------------
+
+    pub fn elab_expr(&mut self, fb: &mut FunBuilder, e: &'a Expr, ctx: &Ctx<'a>) -> R<SV<'a>> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            self.depth -= 1;
+            return Err(err(e.span, "expression nested too deeply"));
+        }
+        let r = self.elab_expr_inner(fb, e, ctx);
+        self.depth -= 1;
+        r
+    }
+
+    fn elab_expr_inner(&mut self, fb: &mut FunBuilder, e: &'a Expr, ctx: &Ctx<'a>) -> R<SV<'a>> {
+        let span = e.span;
+        match &e.kind {
+            ExprKind::Lit(l) => {
+                let t = self.ty_of(e, ctx)?;
+                let p = prim_of(&t, span)?;
+                Ok(SV::Dyn(vec![Atom::Const(lit_value(l, p))], t))
+            }
+            ExprKind::Var { name, res, inst } => {
+                let t = e.ty.as_ref().map(|t| subst_ty(t, &ctx.subst));
+                self.elab_name(fb, name, res, inst, t, ctx, span)
+            }
+            ExprKind::Parens(x)
+            | ExprKind::LocalOpen(_, x)
+            | ExprKind::Attr(_, x)
+            | ExprKind::Ascribe(x, _) => self.elab_expr(fb, x, ctx),
+            ExprKind::Tuple(es) => {
+                let mut vs = vec![];
+                for x in es {
+                    vs.push(self.elab_expr(fb, x, ctx)?);
+                }
+                Ok(mk_tuple(vs))
+            }
+            ExprKind::Record(fields) => {
+                let mut vals: Vec<(Name, SV<'a>)> = vec![];
+                for f in fields {
+                    let (n, v) = match f {
+                        ast::RecordField::Named(id, x) => {
+                            (id.name.clone(), self.elab_expr(fb, x, ctx)?)
+                        }
+                        ast::RecordField::Pun(id) => (
+                            id.name.clone(),
+                            ctx.env.get(&id.name).cloned().ok_or_else(|| {
+                                err(id.span, format!("unknown variable {}", id.name))
+                            })?,
+                        ),
+                    };
+                    vals.retain(|(m, _)| *m != n);
+                    vals.push((n, v));
+                }
+                let order: Vec<Name> = match self.ty_of(e, ctx)? {
+                    STy::Record(fs) => fs.into_iter().map(|(n, _)| n).collect(),
+                    _ => {
+                        let mut ns: Vec<Name> = vals.iter().map(|(n, _)| n.clone()).collect();
+                        ns.sort();
+                        ns
+                    }
+                };
+                let mut out = vec![];
+                for n in order {
+                    let v = vals
+                        .iter()
+                        .find(|(m, _)| *m == n)
+                        .ok_or_else(|| err(span, format!("missing field {n}")))?;
+                    out.push(v.clone());
+                }
+                Ok(mk_record(out))
+            }
+            ExprKind::ArrayLit(es) => self.array_lit(fb, es, e, ctx),
+            ExprKind::Range {
+                start,
+                second,
+                end,
+                kind,
+            } => {
+                let t = self.ty_of(e, ctx)?;
+                let s = self.atom1(fb, start, ctx)?;
+                let sec = match second {
+                    Some(x) => Some(self.atom1(fb, x, ctx)?),
+                    None => None,
+                };
+                let en = self.atom1(fb, end, ctx)?;
+                let arr = crate::intrin::range(fb, s, sec, en, *kind, span)?;
+                Ok(SV::Dyn(vec![arr], t))
+            }
+            ExprKind::Project(x, f) => {
+                let v = self.elab_expr(fb, x, ctx)?;
+                project(&v, &f.name, f.span)
+            }
+            ExprKind::Index(a, idxs) => {
+                let av = self.elab_expr(fb, a, ctx)?;
+                let t = self.ty_of(e, ctx)?;
+                self.index(fb, &av, idxs, t, ctx, span)
+            }
+            ExprKind::Apply(f, args) => {
+                let fv = self.elab_expr(fb, f, ctx)?;
+                let mut avs = vec![];
+                for a in args {
+                    avs.push(self.elab_expr(fb, a, ctx)?);
+                }
+                self.apply(fb, fv, avs, span)
+            }
+            ExprKind::Negate(x) => {
+                let v = self.elab_expr(fb, x, ctx)?;
+                let (a, t) = dyn_of(v, span)?;
+                let p = prim_of(&t, span)?;
+                if a.len() != 1 {
+                    return Err(err(span, "negation of a non-scalar"));
+                }
+                let r = fb.bind1(
+                    "neg",
+                    ir::Type::Prim(p),
+                    Exp::UnOp(ir::UnOp::Neg, a[0]),
+                    span,
+                );
+                Ok(SV::Dyn(vec![r], t))
+            }
+            ExprKind::Not(x) => {
+                let v = self.elab_expr(fb, x, ctx)?;
+                let (a, t) = dyn_of(v, span)?;
+                let p = prim_of(&t, span)?;
+                if a.len() != 1 {
+                    return Err(err(span, "! of a non-scalar"));
+                }
+                let r = fb.bind1(
+                    "not",
+                    ir::Type::Prim(p),
+                    Exp::UnOp(ir::UnOp::Not, a[0]),
+                    span,
+                );
+                Ok(SV::Dyn(vec![r], t))
+            }
+            ExprKind::BinOp {
+                op,
+                op_res,
+                op_inst,
+                lhs,
+                rhs,
+            } => {
+                if let Some(Res::Intrinsic(n)) = op_res {
+                    if n == "&&" || n == "||" {
+                        return self.short_circuit(fb, n == "&&", lhs, rhs, ctx, span);
+                    }
+                }
+                let l = self.elab_expr(fb, lhs, ctx)?;
+                let r = self.elab_expr(fb, rhs, ctx)?;
+                let ty = match (&lhs.ty, &rhs.ty, &e.ty) {
+                    (Some(a), Some(b), Some(c)) => Some(subst_ty(
+                        &STy::Arrow {
+                            param_name: None,
+                            param: Box::new(a.clone()),
+                            ret: Box::new(STy::Arrow {
+                                param_name: None,
+                                param: Box::new(b.clone()),
+                                ret: Box::new(c.clone()),
+                            }),
+                        },
+                        &ctx.subst,
+                    )),
+                    _ => None,
+                };
+                let f = self.elab_name(fb, op, op_res, op_inst, ty, ctx, op.span)?;
+                self.apply(fb, f, vec![l, r], span)
+            }
+            ExprKind::OpSection {
+                op,
+                op_res,
+                op_inst,
+            } => {
+                let t = self.ty_of(e, ctx).ok();
+                self.elab_name(fb, op, op_res, op_inst, t, ctx, span)
+            }
+            ExprKind::OpSectionLeft {
+                op,
+                op_res,
+                op_inst,
+                lhs,
+            } => {
+                let l = self.elab_expr(fb, lhs, ctx)?;
+                let ty = match (&lhs.ty, &e.ty) {
+                    (Some(a), Some(b)) => Some(subst_ty(
+                        &STy::Arrow {
+                            param_name: None,
+                            param: Box::new(a.clone()),
+                            ret: Box::new(b.clone()),
+                        },
+                        &ctx.subst,
+                    )),
+                    _ => None,
+                };
+                let f = self.elab_name(fb, op, op_res, op_inst, ty, ctx, span)?;
+                self.apply(fb, f, vec![l], span)
+            }
+            ExprKind::OpSectionRight {
+                op,
+                op_res,
+                op_inst,
+                rhs,
+            } => {
+                let r = self.elab_expr(fb, rhs, ctx)?;
+                let ty = match (&e.ty, &rhs.ty) {
+                    (Some(STy::Arrow { param, ret, .. }), Some(rt)) => Some(subst_ty(
+                        &STy::Arrow {
+                            param_name: None,
+                            param: param.clone(),
+                            ret: Box::new(STy::Arrow {
+                                param_name: None,
+                                param: Box::new(rt.clone()),
+                                ret: ret.clone(),
+                            }),
+                        },
+                        &ctx.subst,
+                    )),
+                    _ => None,
+                };
+                let f = self.elab_name(fb, op, op_res, op_inst, ty, ctx, span)?;
+                Ok(SV::Fun(Rc::new(Clo::RightSection { op: f, rhs: r })))
+            }
+            ExprKind::ProjSection(fields) => Ok(SV::Fun(Rc::new(Clo::ProjSection(fields)))),
+            ExprKind::Lambda { params, body, .. } => Ok(SV::Fun(Rc::new(Clo::Lambda {
+                params,
+                body,
+                env: ctx.env.clone(),
+                subst: ctx.subst.clone(),
+                type_params: &[],
+            }))),
+            ExprKind::LetPat {
+                sizes,
+                pat,
+                value,
+                body,
+            } => {
+                let v = self.elab_expr(fb, value, ctx)?;
+                let mut c2 = ctx.clone();
+                self.bind_pat(fb, pat, v.clone(), &mut c2)?;
+                if !sizes.is_empty() {
+                    let pt = self.pat_ty(pat, ctx)?;
+                    for (k, s) in sizes.iter().enumerate() {
+                        let a = match self.find_size(fb, &s.name, &pt, &v, span) {
+                            Some(a) => a,
+                            None => {
+                                // Fall back to the k-th dimension of the first array.
+                                let atoms = atoms_of(&v, span)?;
+                                match atoms.iter().find(|a| fb.atom_ty(**a).rank() > k) {
+                                    Some(Atom::Var(x)) => fb.size_of(*x, k, s.span),
+                                    _ => {
+                                        return Err(err(
+                                            s.span,
+                                            format!("cannot determine size {}", s.name),
+                                        ))
+                                    }
+                                }
+                            }
+                        };
+                        c2.env = c2
+                            .env
+                            .bind(&s.name, SV::Dyn(vec![a], STy::Prim(PrimType::I64)));
+                    }
+                }
+                self.elab_expr(fb, body, &c2)
+            }
+            ExprKind::LetFun {
+                name,
+                type_params,
+                params,
+                value,
+                body,
+                ..
+            } => {
+                let v = if params.is_empty() {
+                    self.elab_expr(fb, value, ctx)?
+                } else {
+                    SV::Fun(Rc::new(Clo::Lambda {
+                        params,
+                        body: value,
+                        env: ctx.env.clone(),
+                        subst: ctx.subst.clone(),
+                        type_params,
+                    }))
+                };
+                let mut c2 = ctx.clone();
+                c2.env = c2.env.bind(&name.name, v);
+                self.elab_expr(fb, body, &c2)
+            }
+            ExprKind::LetWith {
+                dest,
+                indices,
+                value,
+                body,
+            } => {
+                let arr = ctx
+                    .env
+                    .get(&dest.name)
+                    .cloned()
+                    .ok_or_else(|| err(dest.span, format!("unknown variable {}", dest.name)))?;
+                let v = self.elab_expr(fb, value, ctx)?;
+                let new = self.update(fb, &arr, indices, &v, ctx, span)?;
+                let mut c2 = ctx.clone();
+                c2.env = c2.env.bind(&dest.name, new);
+                self.elab_expr(fb, body, &c2)
+            }
+            ExprKind::Update {
+                src,
+                indices,
+                value,
+            } => {
+                let arr = self.elab_expr(fb, src, ctx)?;
+                let v = self.elab_expr(fb, value, ctx)?;
+                self.update(fb, &arr, indices, &v, ctx, span)
+            }
+            ExprKind::RecordUpdate { src, path, value } => {
+                let s = self.elab_expr(fb, src, ctx)?;
+                let v = self.elab_expr(fb, value, ctx)?;
+                record_set(&s, path, v, span)
+            }
+            ExprKind::If { cond, then_, else_ } => {
+                let c = self.atom1(fb, cond, ctx)?;
+                if let Atom::Const(PrimValue::Bool(b)) = c {
+                    // Statically known: only one branch exists (lets function-valued branches work).
+                    return self.elab_expr(fb, if b { then_ } else { else_ }, ctx);
+                }
+                let t = self.ty_of(e, ctx)?;
+                let mark = fb.mark();
+                fb.begin();
+                let tv = self.elab_expr(fb, then_, ctx)?;
+                let ta = atoms_of(&tv, then_.span)?;
+                let tb = fb.end(ta.clone());
+                fb.begin();
+                let ev = self.elab_expr(fb, else_, ctx)?;
+                let ea = atoms_of(&ev, else_.span)?;
+                let eb = fb.end(ea.clone());
+                self.mk_if(fb, c, tb, eb, &ta, &ea, t, mark, span)
+            }
+            ExprKind::Match { scrutinee, cases } => {
+                let sv = self.elab_expr(fb, scrutinee, ctx)?;
+                let t = self.ty_of(e, ctx)?;
+                if cases.is_empty() {
+                    return Err(err(span, "match without cases"));
+                }
+                self.match_cases(fb, &sv, cases, 0, &t, ctx, span)
+            }
+            ExprKind::Loop {
+                sizes,
+                pat,
+                init,
+                form,
+                body,
+                ..
+            } => self.elab_loop(fb, sizes, pat, init.as_deref(), form, body, e, ctx),
+            ExprKind::Coerce(x, _) => {
+                let v = self.elab_expr(fb, x, ctx)?;
+                let t = self.ty_of(e, ctx)?;
+                self.coerce(fb, v, t, &ctx.env, span)
+            }
+            ExprKind::Constr(c, args) => {
+                let t = self.ty_of(e, ctx)?;
+                let cs = match &t {
+                    STy::Sum(cs) => cs.clone(),
+                    t => {
+                        return Err(err(
+                            span,
+                            format!("constructor #{} used at non-sum type {t}", c.name),
+                        ))
+                    }
+                };
+                let idx = cs
+                    .iter()
+                    .position(|(n, _)| *n == c.name)
+                    .ok_or_else(|| err(c.span, format!("unknown constructor #{}", c.name)))?;
+                let mut atoms = vec![Atom::Const(PrimValue::I8(idx as i8))];
+                let mut argv = vec![];
+                for a in args {
+                    let v = self.elab_expr(fb, a, ctx)?;
+                    argv.push(atoms_of(&v, a.span)?);
+                }
+                for (i, (_, tys)) in cs.iter().enumerate() {
+                    if i == idx {
+                        if argv.len() != tys.len() {
+                            return Err(err(
+                                span,
+                                format!("constructor #{} expects {} arguments", c.name, tys.len()),
+                            ));
+                        }
+                        for (a, ty) in argv.iter().zip(tys) {
+                            if a.len() != nflat(ty).map_err(|m| err(span, m))? {
+                                return Err(err(span, "constructor payload has the wrong shape"));
+                            }
+                            atoms.extend(a.iter().cloned());
+                        }
+                    } else {
+                        for ty in tys {
+                            let b = self.blanks(fb, ty, &ctx.env, span)?;
+                            atoms.extend(b);
+                        }
+                    }
+                }
+                Ok(SV::Dyn(atoms, t))
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn mk_if(
+        &mut self,
+        fb: &mut FunBuilder,
+        c: Atom,
+        tb: ir::Body,
+        eb: ir::Body,
+        ta: &[Atom],
+        ea: &[Atom],
+        t: STy,
+        mark: u32,
+        span: Span,
+    ) -> R<SV<'a>> {
+        if ta.len() != ea.len() {
+            return Err(err(span, "branches of different shapes"));
+        }
+        let tys: Vec<ir::Type> = ta
+            .iter()
+            .zip(ea)
+            .map(|(a, b)| {
+                join_ty(
+                    &sanitize(fb.atom_ty(*a), mark),
+                    &sanitize(fb.atom_ty(*b), mark),
+                )
+            })
+            .collect();
+        let vs = fb.bind(
+            "if",
+            tys,
+            Exp::If {
+                cond: c,
+                then_: tb,
+                else_: eb,
+            },
+            span,
+        );
+        Ok(SV::Dyn(vs.into_iter().map(Atom::Var).collect(), t))
+    }
+
+    fn short_circuit(
+        &mut self,
+        fb: &mut FunBuilder,
+        and: bool,
+        lhs: &'a Expr,
+        rhs: &'a Expr,
+        ctx: &Ctx<'a>,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let l = self.atom1(fb, lhs, ctx)?;
+        fb.begin();
+        let r = self.atom1(fb, rhs, ctx)?;
+        let rb = fb.end(vec![r]);
+        let cb = ir::Body {
+            stms: vec![],
+            result: vec![boolc(!and)],
+        };
+        let (tb, eb) = if and { (rb, cb) } else { (cb, rb) };
+        let v = fb.bind1(
+            if and { "and" } else { "or" },
+            ir::Type::Prim(PrimType::Bool),
+            Exp::If {
+                cond: l,
+                then_: tb,
+                else_: eb,
+            },
+            span,
+        );
+        Ok(SV::Dyn(vec![v], STy::Prim(PrimType::Bool)))
+    }
+
+    fn array_lit(
+        &mut self,
+        fb: &mut FunBuilder,
+        es: &'a [Expr],
+        e: &'a Expr,
+        ctx: &Ctx<'a>,
+    ) -> R<SV<'a>> {
+        let span = e.span;
+        let t = self.ty_of(e, ctx)?;
+        let row = sty_row(&t);
+        if es.is_empty() {
+            let rtys = self.ir_types(&row, &ctx.env, span)?;
+            let mut out = vec![];
+            for rt in rtys {
+                let at = rt.array_of(ir::Dim::Const(0));
+                out.push(fb.bind1("arr", at, Exp::ArrayLit(vec![], rt), span));
+            }
+            return Ok(SV::Dyn(out, t));
+        }
+        let mut rows = vec![];
+        for x in es {
+            let v = self.elab_expr(fb, x, ctx)?;
+            rows.push(atoms_of(&v, x.span)?);
+        }
+        let k = rows[0].len();
+        if rows.iter().any(|r| r.len() != k) {
+            return Err(err(span, "array literal rows of different shapes"));
+        }
+        let mut out = vec![];
+        for j in 0..k {
+            let mut rt = fb.atom_ty(rows[0][j]);
+            for r in &rows[1..] {
+                rt = join_ty(&rt, &fb.atom_ty(r[j]));
+            }
+            let atoms: Vec<Atom> = rows.iter().map(|r| r[j]).collect();
+            let at = rt.array_of(ir::Dim::Const(es.len() as i64));
+            out.push(fb.bind1("arr", at, Exp::ArrayLit(atoms, rt), span));
+        }
+        Ok(SV::Dyn(out, t))
+    }
+
+    // ---- names ----------------------------------------------------------
+
+    #[allow(clippy::too_many_arguments)]
+    fn elab_name(
+        &mut self,
+        fb: &mut FunBuilder,
+        name: &ast::QualName,
+        res: &Option<Res>,
+        inst: &[(Name, STy)],
+        ty: Option<STy>,
+        ctx: &Ctx<'a>,
+        span: Span,
+    ) -> R<SV<'a>> {
+        match res {
+            Some(Res::Local) | Some(Res::Size) => {
+                let v = ctx
+                    .env
+                    .get(&name.name)
+                    .cloned()
+                    .ok_or_else(|| err(span, format!("unknown variable {}", name.name)))?;
+                if !inst.is_empty() {
+                    if let SV::Fun(c) = &v {
+                        if let Clo::Lambda {
+                            params,
+                            body,
+                            env,
+                            subst,
+                            type_params,
+                        } = &**c
+                        {
+                            let mut s: HashMap<Name, STy> = (**subst).clone();
+                            for (n, t) in inst {
+                                s.insert(n.clone(), subst_ty(t, &ctx.subst));
+                            }
+                            return Ok(SV::Fun(Rc::new(Clo::Lambda {
+                                params,
+                                body,
+                                env: env.clone(),
+                                subst: Rc::new(s),
+                                type_params,
+                            })));
+                        }
+                    }
+                }
+                Ok(v)
+            }
+            Some(Res::Global(id)) => {
+                let def = *self
+                    .defs
+                    .get(id)
+                    .ok_or_else(|| err(span, format!("unknown definition {}", name.name)))?;
+                let s: HashMap<Name, STy> = inst
+                    .iter()
+                    .map(|(n, t)| (n.clone(), subst_ty(t, &ctx.subst)))
+                    .collect();
+                let s = Rc::new(s);
+                if !def.params.is_empty() {
+                    return Ok(SV::Fun(Rc::new(Clo::Global { id: *id, subst: s })));
+                }
+                self.global_const(fb, def, s, span)
+            }
+            Some(Res::Intrinsic(n)) => {
+                if let Some((v, t)) = crate::intrin::constant(n) {
+                    return Ok(SV::Dyn(vec![Atom::Const(v)], STy::Prim(t)));
+                }
+                let ty = ty.ok_or_else(|| err(span, format!("intrinsic {n} has no type")))?;
+                Ok(SV::Fun(Rc::new(Clo::Intrinsic {
+                    name: n.clone(),
+                    ty,
+                    env: ctx.env.clone(),
+                })))
+            }
+            None => Err(err(
+                span,
+                format!(
+                    "name {} was not resolved (was the program type-checked?)",
+                    name.name
+                ),
+            )),
+        }
+    }
+
+    fn global_const(
+        &mut self,
+        fb: &mut FunBuilder,
+        def: &'a ValBind,
+        s: Subst,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let full = match &def.ty {
+            Some(t) => subst_ty(t, &s),
+            None => match &def.body.ty {
+                Some(t) => subst_ty(t, &s),
+                None => return Err(err(def.span, "definition has no type")),
+            },
+        };
+        if first_order(&full) {
+            let fid = self.get_function(def, s, span)?;
+            let ret = self.funs[fid.0 as usize]
+                .as_ref()
+                .map(|f| f.ret.clone())
+                .unwrap_or_default();
+            let vs = fb.bind(&def.name.name, ret, Exp::Apply(fid, vec![]), span);
+            return Ok(SV::Dyn(vs.into_iter().map(Atom::Var).collect(), full));
+        }
+        self.enter_inline(span)?;
+        let ctx = Ctx {
+            env: Env::default(),
+            subst: s,
+        };
+        let r = self.elab_expr(fb, &def.body, &ctx);
+        self.inline_depth -= 1;
+        r
+    }
+
+    fn enter_inline(&mut self, span: Span) -> R<()> {
+        self.inline_depth += 1;
+        if self.inline_depth > MAX_INLINE {
+            self.inline_depth -= 1;
+            return Err(err(
+                span,
+                "function inlining nested too deeply (recursive higher-order function?)",
+            ));
+        }
+        Ok(())
+    }
+
+    // ---- application ----------------------------------------------------
+
+    fn arity(&self, c: &Clo<'a>) -> usize {
+        match c {
+            Clo::Lambda { params, .. } => params.len().max(1),
+            Clo::Global { id, .. } => self
+                .defs
+                .get(id)
+                .map(|d| d.params.len())
+                .unwrap_or(1)
+                .max(1),
+            Clo::Intrinsic { name, ty, .. } => crate::intrin::arity(name, ty),
+            Clo::Partial { f, args } => self.arity(f).saturating_sub(args.len()).max(1),
+            Clo::RightSection { .. } | Clo::ProjSection(_) => 1,
+        }
+    }
+
+    /// Applies a static function to arguments (partial and over-application allowed).
+    pub fn apply(
+        &mut self,
+        fb: &mut FunBuilder,
+        f: SV<'a>,
+        args: Vec<SV<'a>>,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let mut f = f;
+        let mut args = args;
+        loop {
+            if args.is_empty() {
+                return Ok(f);
+            }
+            let clo = match f {
+                SV::Fun(c) => c,
+                _ => return Err(err(span, "applying a value that is not a function")),
+            };
+            let n = self.arity(&clo);
+            if args.len() < n {
+                return Ok(SV::Fun(Rc::new(Clo::Partial { f: clo, args })));
+            }
+            let rest = args.split_off(n);
+            f = self.call(fb, &clo, args, span)?;
+            args = rest;
+        }
+    }
+
+    fn call(
+        &mut self,
+        fb: &mut FunBuilder,
+        clo: &Clo<'a>,
+        args: Vec<SV<'a>>,
+        span: Span,
+    ) -> R<SV<'a>> {
+        match clo {
+            Clo::Lambda {
+                params,
+                body,
+                env,
+                subst,
+                type_params,
+            } => {
+                self.enter_inline(span)?;
+                let r = (|| {
+                    let mut ctx = Ctx {
+                        env: env.clone(),
+                        subst: subst.clone(),
+                    };
+                    self.bind_params(fb, params, type_params, args, &mut ctx, span)?;
+                    self.elab_expr(fb, body, &ctx)
+                })();
+                self.inline_depth -= 1;
+                r
+            }
+            Clo::Global { id, subst } => {
+                let def = *self
+                    .defs
+                    .get(id)
+                    .ok_or_else(|| err(span, "unknown definition"))?;
+                let full = match &def.ty {
+                    Some(t) => subst_ty(t, subst),
+                    None => return Err(err(def.span, "definition has no type")),
+                };
+                let (ps, ret) = peel(&full, def.params.len());
+                let fo =
+                    ps.iter().all(first_order) && ret.as_ref().map(first_order).unwrap_or(false);
+                if fo {
+                    let fid = self.get_function(def, subst.clone(), span)?;
+                    let mut flat_args = vec![];
+                    for (a, p) in args.iter().zip(&def.params) {
+                        flat_args.extend(atoms_of(a, p.span)?);
+                    }
+                    let fret = self.funs[fid.0 as usize]
+                        .as_ref()
+                        .map(|f| f.ret.clone())
+                        .unwrap_or_default();
+                    let vs = fb.bind(&def.name.name, fret, Exp::Apply(fid, flat_args), span);
+                    return Ok(SV::Dyn(
+                        vs.into_iter().map(Atom::Var).collect(),
+                        ret.unwrap_or_else(STy::unit),
+                    ));
+                }
+                self.enter_inline(span)?;
+                let r = (|| {
+                    let mut ctx = Ctx {
+                        env: Env::default(),
+                        subst: subst.clone(),
+                    };
+                    self.bind_params(fb, &def.params, &def.type_params, args, &mut ctx, span)?;
+                    self.elab_expr(fb, &def.body, &ctx)
+                })();
+                self.inline_depth -= 1;
+                r
+            }
+            Clo::Intrinsic { name, ty, env } => {
+                crate::intrin::call(self, fb, name, ty, env, args, span)
+            }
+            Clo::Partial { f, args: a0 } => {
+                let mut all = a0.clone();
+                all.extend(args);
+                self.apply(fb, SV::Fun(f.clone()), all, span)
+            }
+            Clo::RightSection { op, rhs } => {
+                let mut all = args;
+                all.push(rhs.clone());
+                self.apply(fb, op.clone(), all, span)
+            }
+            Clo::ProjSection(fields) => {
+                let mut v = args
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| err(span, "projection section without argument"))?;
+                for f in fields.iter() {
+                    v = project(&v, &f.name, f.span)?;
+                }
+                Ok(v)
+            }
+        }
+    }
+
+    /// Binds parameters to arguments, then size parameters from the arguments' shapes.
+    fn bind_params(
+        &mut self,
+        fb: &mut FunBuilder,
+        params: &'a [Pat],
+        tps: &'a [TypeParam],
+        args: Vec<SV<'a>>,
+        ctx: &mut Ctx<'a>,
+        span: Span,
+    ) -> R<()> {
+        if params.len() != args.len() {
+            return Err(err(span, "wrong number of arguments"));
+        }
+        let args2 = args.clone();
+        for (p, a) in params.iter().zip(args) {
+            self.bind_pat(fb, p, a, ctx)?;
+        }
+        for tp in tps {
+            if let TypeParam::Size(n) = tp {
+                let mut found = None;
+                for (p, a) in params.iter().zip(&args2) {
+                    if let Some(t) = &p.ty {
+                        let t = subst_ty(t, &ctx.subst);
+                        if let Some(x) = self.find_size(fb, &n.name, &t, a, n.span) {
+                            found = Some(x);
+                            break;
+                        }
+                    }
+                }
+                match found {
+                    Some(x) => {
+                        ctx.env = ctx
+                            .env
+                            .bind(&n.name, SV::Dyn(vec![x], STy::Prim(PrimType::I64)))
+                    }
+                    None => {
+                        return Err(err(
+                            n.span,
+                            format!(
+                                "size parameter {} cannot be determined from the arguments",
+                                n.name
+                            ),
+                        ))
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Finds an atom holding the size `name` in a value of type `t` (by its shape).
+    pub fn find_size(
+        &self,
+        fb: &mut FunBuilder,
+        name: &str,
+        t: &STy,
+        v: &SV<'a>,
+        span: Span,
+    ) -> Option<Atom> {
+        match v {
+            SV::Dyn(atoms, _) => {
+                let comps = flat(t).ok()?;
+                if comps.len() != atoms.len() {
+                    return None;
+                }
+                for ((_, shape), a) in comps.iter().zip(atoms) {
+                    if let Some(d) = shape
+                        .iter()
+                        .position(|s| matches!(s, Size::Var(n) if n == name))
+                    {
+                        if let Atom::Var(x) = a {
+                            if fb.atom_ty(*a).rank() > d {
+                                return Some(fb.size_of(*x, d, span));
+                            }
+                        }
+                    }
+                }
+                None
+            }
+            SV::Rec(fs) => {
+                if let STy::Record(tfs) = t {
+                    for (n, ft) in tfs {
+                        if let Some((_, fv)) = fs.iter().find(|(m, _)| m == n) {
+                            if let Some(a) = self.find_size(fb, name, ft, fv, span) {
+                                return Some(a);
+                            }
+                        }
+                    }
+                }
+                None
+            }
+            SV::Fun(_) => None,
+        }
+    }
+
+    // ---- patterns -------------------------------------------------------
+
+    pub fn bind_pat(
+        &mut self,
+        fb: &mut FunBuilder,
+        p: &'a Pat,
+        v: SV<'a>,
+        ctx: &mut Ctx<'a>,
+    ) -> R<()> {
+        match &p.kind {
+            PatKind::Id(x) => {
+                ctx.env = ctx.env.bind(&x.name, v);
+            }
+            PatKind::Wildcard | PatKind::Lit(_) => {}
+            PatKind::Tuple(ps) => {
+                if ps.len() == 1 {
+                    return self.bind_pat(fb, &ps[0], v, ctx);
+                }
+                for (i, q) in ps.iter().enumerate() {
+                    let f = project(&v, &i.to_string(), q.span)?;
+                    self.bind_pat(fb, q, f, ctx)?;
+                }
+            }
+            PatKind::Record(fs) => {
+                for (id, q) in fs {
+                    let f = project(&v, &id.name, id.span)?;
+                    self.bind_pat(fb, q, f, ctx)?;
+                }
+            }
+            PatKind::Ascribe(q, _) => {
+                self.bind_pat(fb, q, v.clone(), ctx)?;
+                if let Some(t) = &p.ty {
+                    let t = subst_ty(t, &ctx.subst);
+                    let mut names = vec![];
+                    size_names(&t, &mut names);
+                    for n in names {
+                        if ctx.env.get(&n).is_none() {
+                            if let Some(a) = self.find_size(fb, &n, &t, &v, p.span) {
+                                ctx.env =
+                                    ctx.env.bind(&n, SV::Dyn(vec![a], STy::Prim(PrimType::I64)));
+                            }
+                        }
+                    }
+                }
+            }
+            PatKind::Constr(c, ps) => {
+                let (atoms, t) = match &v {
+                    SV::Dyn(a, t) => (a.clone(), t.clone()),
+                    _ => return Err(err(p.span, "constructor pattern on a non-sum value")),
+                };
+                let cs = match t {
+                    STy::Sum(cs) => cs,
+                    t => {
+                        return Err(err(
+                            p.span,
+                            format!("constructor pattern on a value of type {t}"),
+                        ))
+                    }
+                };
+                let mut off = 1;
+                for (n, tys) in &cs {
+                    if *n == c.name {
+                        for (q, ty) in ps.iter().zip(tys) {
+                            let k = nflat(ty).map_err(|m| err(p.span, m))?;
+                            let part = atoms
+                                .get(off..off + k)
+                                .ok_or_else(|| err(p.span, "internal: sum value too short"))?;
+                            self.bind_pat(fb, q, SV::Dyn(part.to_vec(), ty.clone()), ctx)?;
+                            off += k;
+                        }
+                        return Ok(());
+                    }
+                    for ty in tys {
+                        off += nflat(ty).map_err(|m| err(p.span, m))?;
+                    }
+                }
+                return Err(err(c.span, format!("unknown constructor #{}", c.name)));
+            }
+        }
+        Ok(())
+    }
+
+    /// The run-time test that a value matches a pattern (`None`: always matches).
+    fn pat_test(&mut self, fb: &mut FunBuilder, p: &'a Pat, v: &SV<'a>) -> R<Option<Atom>> {
+        let span = p.span;
+        match &p.kind {
+            PatKind::Id(_) | PatKind::Wildcard => Ok(None),
+            PatKind::Ascribe(q, _) => self.pat_test(fb, q, v),
+            PatKind::Tuple(ps) if ps.len() == 1 => self.pat_test(fb, &ps[0], v),
+            PatKind::Tuple(ps) => {
+                let mut acc = None;
+                for (i, q) in ps.iter().enumerate() {
+                    let f = project(v, &i.to_string(), q.span)?;
+                    let t = self.pat_test(fb, q, &f)?;
+                    acc = conj(fb, acc, t, span);
+                }
+                Ok(acc)
+            }
+            PatKind::Record(fs) => {
+                let mut acc = None;
+                for (id, q) in fs {
+                    let f = project(v, &id.name, id.span)?;
+                    let t = self.pat_test(fb, q, &f)?;
+                    acc = conj(fb, acc, t, span);
+                }
+                Ok(acc)
+            }
+            PatKind::Lit(l) => {
+                let (a, t) = match v {
+                    SV::Dyn(a, t) if a.len() == 1 => (a[0], t.clone()),
+                    _ => return Err(err(span, "literal pattern on a non-scalar")),
+                };
+                let pt = prim_of(&t, span)?;
+                let c = Atom::Const(lit_value(l, pt));
+                Ok(Some(fb.cmp(ir::CmpOp::Eq, a, c, span)))
+            }
+            PatKind::Constr(c, ps) => {
+                let (atoms, t) = match v {
+                    SV::Dyn(a, t) => (a.clone(), t.clone()),
+                    _ => return Err(err(span, "constructor pattern on a non-sum value")),
+                };
+                let cs = match t {
+                    STy::Sum(cs) => cs,
+                    t => {
+                        return Err(err(
+                            span,
+                            format!("constructor pattern on a value of type {t}"),
+                        ))
+                    }
+                };
+                let mut off = 1;
+                for (i, (n, tys)) in cs.iter().enumerate() {
+                    if *n == c.name {
+                        let tag = *atoms
+                            .first()
+                            .ok_or_else(|| err(span, "internal: empty sum value"))?;
+                        let mut acc = Some(fb.cmp(
+                            ir::CmpOp::Eq,
+                            tag,
+                            Atom::Const(PrimValue::I8(i as i8)),
+                            span,
+                        ));
+                        for (q, ty) in ps.iter().zip(tys) {
+                            let k = nflat(ty).map_err(|m| err(span, m))?;
+                            let part = atoms
+                                .get(off..off + k)
+                                .ok_or_else(|| err(span, "internal: sum value too short"))?;
+                            let t = self.pat_test(fb, q, &SV::Dyn(part.to_vec(), ty.clone()))?;
+                            acc = conj(fb, acc, t, span);
+                            off += k;
+                        }
+                        return Ok(acc);
+                    }
+                    for ty in tys {
+                        off += nflat(ty).map_err(|m| err(span, m))?;
+                    }
+                }
+                Err(err(c.span, format!("unknown constructor #{}", c.name)))
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn match_cases(
+        &mut self,
+        fb: &mut FunBuilder,
+        sv: &SV<'a>,
+        cases: &'a [ast::Case],
+        i: usize,
+        t: &STy,
+        ctx: &Ctx<'a>,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let case = &cases[i];
+        let last = i + 1 == cases.len();
+        let cond = if last && irrefutable(&case.pat) {
+            None
+        } else {
+            self.pat_test(fb, &case.pat, sv)?
+        };
+        let Some(cond) = cond else {
+            let mut c2 = ctx.clone();
+            self.bind_pat(fb, &case.pat, sv.clone(), &mut c2)?;
+            return self.elab_expr(fb, &case.body, &c2);
+        };
+        let mark = fb.mark();
+        fb.begin();
+        let mut c2 = ctx.clone();
+        self.bind_pat(fb, &case.pat, sv.clone(), &mut c2)?;
+        let tv = self.elab_expr(fb, &case.body, &c2)?;
+        let ta = atoms_of(&tv, case.body.span)?;
+        let tb = fb.end(ta.clone());
+        fb.begin();
+        let ea = if last {
+            fb.effect(
+                Exp::Assert(
+                    boolc(false),
+                    "non-exhaustive match: no case matches the value".into(),
+                ),
+                span,
+            );
+            let mut out = vec![];
+            // Blanks shaped like the then-branch results.
+            for a in &ta {
+                let ty = sanitize(fb.atom_ty(*a), mark);
+                let p = ty.elem();
+                let mut v = Atom::Const(fb::zero(p));
+                let mut cur = ir::Type::Prim(p);
+                if let ir::Type::Array(_, ds) = &ty {
+                    for d in ds.iter().rev() {
+                        let n = match d {
+                            Dim::Const(c) => i64c(*c),
+                            Dim::Var(x) => Atom::Var(*x),
+                            Dim::Ext => i64c(0),
+                        };
+                        cur = cur.array_of(atom_dim(n));
+                        v = fb.bind1("blank", cur.clone(), Exp::Replicate(n, v), span);
+                    }
+                }
+                out.push(v);
+            }
+            out
+        } else {
+            let ev = self.match_cases(fb, sv, cases, i + 1, t, ctx, span)?;
+            atoms_of(&ev, cases[i + 1].span)?
+        };
+        let eb = fb.end(ea.clone());
+        self.mk_if(fb, cond, tb, eb, &ta, &ea, t.clone(), mark, case.span)
+    }
+
+    /// The value of a loop pattern's variables taken from the environment
+    /// (`loop x for …` without `= init`).
+    fn pat_value(&self, p: &'a Pat, ctx: &Ctx<'a>) -> R<SV<'a>> {
+        match &p.kind {
+            PatKind::Id(x) => ctx
+                .env
+                .get(&x.name)
+                .cloned()
+                .ok_or_else(|| err(x.span, format!("unknown variable {}", x.name))),
+            PatKind::Ascribe(q, _) => self.pat_value(q, ctx),
+            PatKind::Tuple(ps) => {
+                let mut vs = vec![];
+                for q in ps {
+                    vs.push(self.pat_value(q, ctx)?);
+                }
+                Ok(mk_tuple(vs))
+            }
+            PatKind::Record(fs) => {
+                let mut vs = vec![];
+                for (id, q) in fs {
+                    vs.push((id.name.clone(), self.pat_value(q, ctx)?));
+                }
+                vs.sort_by(|a, b| a.0.cmp(&b.0));
+                Ok(mk_record(vs))
+            }
+            _ => Err(err(
+                p.span,
+                "loop without an initial value needs a pattern of variables",
+            )),
+        }
+    }
+
+    // ---- loops ----------------------------------------------------------
+
+    #[allow(clippy::too_many_arguments)]
+    fn elab_loop(
+        &mut self,
+        fb: &mut FunBuilder,
+        sizes: &'a [Ident],
+        pat: &'a Pat,
+        init: Option<&'a Expr>,
+        form: &'a ast::LoopForm,
+        body: &'a Expr,
+        e: &'a Expr,
+        ctx: &Ctx<'a>,
+    ) -> R<SV<'a>> {
+        let span = e.span;
+        let init_sv = match init {
+            Some(x) => self.elab_expr(fb, x, ctx)?,
+            None => self.pat_value(pat, ctx)?,
+        };
+        let (init_atoms, init_ty) = dyn_of(init_sv, span)?;
+        let pty = self.pat_ty(pat, ctx).unwrap_or(init_ty);
+        let mut ptys = self.ir_types(&pty, &ctx.env, pat.span)?;
+        if ptys.len() != init_atoms.len() {
+            return Err(err(
+                span,
+                "loop initial value does not match the loop pattern",
+            ));
+        }
+        for (pt, a) in ptys.iter_mut().zip(&init_atoms) {
+            let it = fb.atom_ty(*a);
+            if pt.rank() != it.rank() {
+                *pt = match it {
+                    ir::Type::Array(p, ds) => {
+                        ir::Type::Array(p, ds.iter().map(|_| Dim::Ext).collect())
+                    }
+                    t => t,
+                };
+            }
+        }
+        let params: Vec<Param> = ptys
+            .iter()
+            .map(|t| Param {
+                var: fb.var("acc", t.clone()),
+                ty: t.clone(),
+            })
+            .collect();
+        let psv = SV::Dyn(
+            params.iter().map(|p| Atom::Var(p.var)).collect(),
+            pty.clone(),
+        );
+        let bind_loop_pat = |this: &mut Self, fb: &mut FunBuilder, c: &mut Ctx<'a>| -> R<()> {
+            this.bind_pat(fb, pat, psv.clone(), c)?;
+            for (k, s) in sizes.iter().enumerate() {
+                let a = match this.find_size(fb, &s.name, &pty, &psv, s.span) {
+                    Some(a) => a,
+                    None => match params.iter().find(|p| p.ty.rank() > k) {
+                        Some(p) => fb.size_of(p.var, k, s.span),
+                        None => {
+                            return Err(err(s.span, format!("cannot determine size {}", s.name)))
+                        }
+                    },
+                };
+                c.env = c
+                    .env
+                    .bind(&s.name, SV::Dyn(vec![a], STy::Prim(PrimType::I64)));
+            }
+            Ok(())
+        };
+        let form_ir;
+        let body_ir;
+        match form {
+            ast::LoopForm::For(i, bound) => {
+                let b = self.atom1(fb, bound, ctx)?;
+                let it = fb.atom_ty(b).elem();
+                let iv = fb.var(&i.name, ir::Type::Prim(it));
+                let mut c2 = ctx.clone();
+                c2.env = c2
+                    .env
+                    .bind(&i.name, SV::Dyn(vec![Atom::Var(iv)], STy::Prim(it)));
+                fb.begin();
+                bind_loop_pat(self, fb, &mut c2)?;
+                let r = self.elab_expr(fb, body, &c2)?;
+                let ra = atoms_of(&r, body.span)?;
+                body_ir = fb.end(ra);
+                form_ir = ir::LoopForm::For { i: iv, bound: b };
+            }
+            ast::LoopForm::ForIn(p, xs) => {
+                let xv = self.elab_expr(fb, xs, ctx)?;
+                let (xa, xt) = dyn_of(xv, xs.span)?;
+                let first = match xa.first() {
+                    Some(Atom::Var(v)) => *v,
+                    _ => return Err(err(xs.span, "for-in loop over an array without components")),
+                };
+                let n = fb.size_of(first, 0, xs.span);
+                let iv = fb.var("i", ir::Type::Prim(PrimType::I64));
+                let mut c2 = ctx.clone();
+                fb.begin();
+                let row = self.index_rows(fb, &xa, &xt, Atom::Var(iv), xs.span)?;
+                self.bind_pat(fb, p, row, &mut c2)?;
+                bind_loop_pat(self, fb, &mut c2)?;
+                let r = self.elab_expr(fb, body, &c2)?;
+                let ra = atoms_of(&r, body.span)?;
+                body_ir = fb.end(ra);
+                form_ir = ir::LoopForm::For { i: iv, bound: n };
+            }
+            ast::LoopForm::While(cond) => {
+                let mut c1 = ctx.clone();
+                fb.begin();
+                bind_loop_pat(self, fb, &mut c1)?;
+                let c = self.atom1(fb, cond, &c1)?;
+                let cond_body = fb.end(vec![c]);
+                let mut c2 = ctx.clone();
+                fb.begin();
+                bind_loop_pat(self, fb, &mut c2)?;
+                let r = self.elab_expr(fb, body, &c2)?;
+                let ra = atoms_of(&r, body.span)?;
+                body_ir = fb.end(ra);
+                form_ir = ir::LoopForm::While {
+                    cond: Box::new(cond_body),
+                };
+            }
+        }
+        if body_ir.result.len() != params.len() {
+            return Err(err(
+                body.span,
+                "loop body result does not match the loop parameters",
+            ));
+        }
+        let t = self.ty_of(e, ctx).unwrap_or(pty);
+        let vs = fb.bind(
+            "loop",
+            ptys,
+            Exp::Loop {
+                params,
+                init: init_atoms,
+                form: form_ir,
+                body: body_ir,
+            },
+            span,
+        );
+        Ok(SV::Dyn(vs.into_iter().map(Atom::Var).collect(), t))
+    }
+
+    /// Row `i` of a flattened array value.
+    pub fn index_rows(
+        &mut self,
+        fb: &mut FunBuilder,
+        xa: &[Atom],
+        xt: &STy,
+        i: Atom,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let mut out = vec![];
+        for a in xa {
+            let v = match a {
+                Atom::Var(v) => *v,
+                _ => return Err(err(span, "indexing a scalar")),
+            };
+            let rt = fb
+                .var_ty(v)
+                .row()
+                .ok_or_else(|| err(span, "indexing a scalar"))?;
+            out.push(fb.bind1("row", rt, Exp::Index(v, vec![ir::DimIndex::Fix(i)]), span));
+        }
+        Ok(SV::Dyn(out, sty_row(xt)))
+    }
+
+    // ---- indexing and updates ----------------------------------------------
+
+    fn dim_indices(
+        &mut self,
+        fb: &mut FunBuilder,
+        idxs: &'a [ast::DimIndex],
+        v0: Var,
+        ctx: &Ctx<'a>,
+        span: Span,
+    ) -> R<Vec<ir::DimIndex>> {
+        let mut out = vec![];
+        for (k, di) in idxs.iter().enumerate() {
+            match di {
+                ast::DimIndex::Fix(x) => out.push(ir::DimIndex::Fix(self.index_atom(fb, x, ctx)?)),
+                ast::DimIndex::Slice { start, end, stride } => {
+                    use ir::BinOp::*;
+                    let n = fb.size_of(v0, k, span);
+                    let i = match start {
+                        Some(x) => Some(self.index_atom(fb, x, ctx)?),
+                        None => None,
+                    };
+                    let j = match end {
+                        Some(x) => Some(self.index_atom(fb, x, ctx)?),
+                        None => None,
+                    };
+                    let s = match stride {
+                        Some(x) => self.index_atom(fb, x, ctx)?,
+                        None => i64c(1),
+                    };
+                    let (start, len) = match s {
+                        Atom::Const(PrimValue::I64(sc)) if sc > 0 => {
+                            let i = i.unwrap_or(i64c(0));
+                            let j = j.unwrap_or(n);
+                            let d = fb.binop(Sub, j, i, span);
+                            let len = if sc == 1 {
+                                d
+                            } else {
+                                let d2 = fb.binop(Add, d, i64c(sc - 1), span);
+                                fb.binop(IntDiv, d2, s, span)
+                            };
+                            (i, len)
+                        }
+                        Atom::Const(PrimValue::I64(sc)) if sc < 0 => {
+                            let i = match i {
+                                Some(i) => i,
+                                None => fb.binop(Sub, n, i64c(1), span),
+                            };
+                            let j = j.unwrap_or(i64c(-1));
+                            let d = fb.binop(Sub, i, j, span);
+                            let d2 = fb.binop(Add, d, i64c(-sc - 1), span);
+                            let len = fb.binop(IntDiv, d2, i64c(-sc), span);
+                            (i, len)
+                        }
+                        _ => {
+                            let neg = fb.cmp(ir::CmpOp::Lt, s, i64c(0), span);
+                            let nm1 = fb.binop(Sub, n, i64c(1), span);
+                            let i = match i {
+                                Some(i) => i,
+                                None => fb.select(neg, nm1, i64c(0), span),
+                            };
+                            let j = match j {
+                                Some(j) => j,
+                                None => fb.select(neg, i64c(-1), n, span),
+                            };
+                            let dn = fb.binop(Sub, i, j, span);
+                            let dp = fb.binop(Sub, j, i, span);
+                            let d = fb.select(neg, dn, dp, span);
+                            let ns = fb.bind1(
+                                "ns",
+                                ir::Type::Prim(PrimType::I64),
+                                Exp::UnOp(ir::UnOp::Neg, s),
+                                span,
+                            );
+                            let abs = fb.select(neg, ns, s, span);
+                            let d2 = fb.binop(Add, d, abs, span);
+                            let d3 = fb.binop(Sub, d2, i64c(1), span);
+                            let len = fb.binop(IntDiv, d3, abs, span);
+                            (i, len)
+                        }
+                    };
+                    out.push(ir::DimIndex::Slice {
+                        start,
+                        len,
+                        stride: s,
+                    });
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn index(
+        &mut self,
+        fb: &mut FunBuilder,
+        av: &SV<'a>,
+        idxs: &'a [ast::DimIndex],
+        t: STy,
+        ctx: &Ctx<'a>,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let atoms = atoms_of(av, span)?;
+        let Some(v0) = atoms
+            .iter()
+            .find_map(|a| if let Atom::Var(v) = a { Some(*v) } else { None })
+        else {
+            if atoms.is_empty() {
+                return Ok(SV::Dyn(vec![], t));
+            }
+            return Err(err(span, "indexing a scalar"));
+        };
+        let dis = self.dim_indices(fb, idxs, v0, ctx, span)?;
+        let mut out = vec![];
+        for a in atoms {
+            let Atom::Var(v) = a else {
+                return Err(err(span, "indexing a scalar"));
+            };
+            let (p, dims) = match fb.var_ty(v) {
+                ir::Type::Array(p, d) => (p, d),
+                _ => return Err(err(span, "indexing a scalar")),
+            };
+            if dis.len() > dims.len() {
+                return Err(err(span, "too many indices"));
+            }
+            let mut nd = vec![];
+            for (k, di) in dis.iter().enumerate() {
+                if let ir::DimIndex::Slice { len, .. } = di {
+                    nd.push(atom_dim(*len));
+                }
+                let _ = k;
+            }
+            nd.extend(dims[dis.len()..].iter().cloned());
+            let rt = if nd.is_empty() {
+                ir::Type::Prim(p)
+            } else {
+                ir::Type::Array(p, nd)
+            };
+            out.push(fb.bind1("idx", rt, Exp::Index(v, dis.clone()), span));
+        }
+        Ok(SV::Dyn(out, t))
+    }
+
+    fn update(
+        &mut self,
+        fb: &mut FunBuilder,
+        arr: &SV<'a>,
+        idxs: &'a [ast::DimIndex],
+        val: &SV<'a>,
+        ctx: &Ctx<'a>,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let (atoms, t) = dyn_of(arr.clone(), span)?;
+        let va = atoms_of(val, span)?;
+        if va.len() != atoms.len() {
+            return Err(err(
+                span,
+                "updated value does not match the array's element type",
+            ));
+        }
+        let Some(v0) = atoms
+            .iter()
+            .find_map(|a| if let Atom::Var(v) = a { Some(*v) } else { None })
+        else {
+            return Ok(SV::Dyn(atoms, t));
+        };
+        let dis = self.dim_indices(fb, idxs, v0, ctx, span)?;
+        let mut out = vec![];
+        for (a, x) in atoms.iter().zip(va) {
+            let Atom::Var(v) = a else {
+                return Err(err(span, "updating a scalar"));
+            };
+            out.push(fb.bind1("upd", fb.var_ty(*v), Exp::Update(*v, dis.clone(), x), span));
+        }
+        Ok(SV::Dyn(out, t))
+    }
+
+    /// `e :> t`: checks each known dimension at run time and reshapes.
+    pub fn coerce(
+        &mut self,
+        fb: &mut FunBuilder,
+        v: SV<'a>,
+        t: STy,
+        env: &Env<'a>,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let (atoms, _) = dyn_of(v, span)?;
+        let comps = flat(&t).map_err(|m| err(span, m))?;
+        if comps.len() != atoms.len() {
+            return Err(err(span, "coercion to a type of a different structure"));
+        }
+        let mut out = vec![];
+        for ((p, shape), a) in comps.iter().zip(atoms) {
+            let Atom::Var(v) = a else {
+                out.push(a);
+                continue;
+            };
+            if shape.is_empty() || shape.iter().all(|s| self.size_atom(s, env).is_none()) {
+                out.push(a);
+                continue;
+            }
+            let mut dims = vec![];
+            for (k, s) in shape.iter().enumerate() {
+                let actual = fb.size_of(v, k, span);
+                match self.size_atom(s, env) {
+                    Some(target) => {
+                        if target != actual {
+                            fb.effect(
+                                Exp::AssertEqSizes(
+                                    vec![actual, target],
+                                    format!(
+                                        "value does not have the size {s} required by the coercion"
+                                    ),
+                                ),
+                                span,
+                            );
+                        }
+                        dims.push(target);
+                    }
+                    None => dims.push(actual),
+                }
+            }
+            let ty = ir::Type::Array(*p, dims.iter().map(|a| atom_dim(*a)).collect());
+            out.push(fb.bind1("coerce", ty, Exp::Reshape(dims, v), span));
+        }
+        Ok(SV::Dyn(out, t))
+    }
+
+    // ---- functions ------------------------------------------------------
+
+    /// The IR function for a first-order top-level definition at an instantiation (cached).
+    fn get_function(&mut self, def: &'a ValBind, s: Subst, span: Span) -> R<ir::FunId> {
+        let mut keys: Vec<(&Name, String)> = s.iter().map(|(n, t)| (n, strip_sizes(t))).collect();
+        keys.sort();
+        let key = format!("{}:{:?}", def.id.0, keys);
+        if self.in_progress.contains(&key) {
+            return Err(err(
+                span,
+                format!(
+                    "recursive use of {} (Futhark does not allow recursion)",
+                    def.name.name
+                ),
+            ));
+        }
+        if let Some(f) = self.cache.get(&key) {
+            return Ok(*f);
+        }
+        let fid = ir::FunId(self.funs.len() as u32);
+        self.funs.push(None);
+        self.cache.insert(key.clone(), fid);
+        self.in_progress.insert(key.clone());
+        let mut name = def.name.name.clone();
+        if !s.is_empty() {
+            let mut ks: Vec<_> = s.iter().map(|(n, t)| format!("{n}={t}")).collect();
+            ks.sort();
+            name = format!("{name}<{}>", ks.join(","));
+        }
+        let saved = (self.inline_depth, self.depth);
+        self.inline_depth = 0;
+        self.depth = 0;
+        let r = self.build_function(def, s, name);
+        self.inline_depth = saved.0;
+        self.depth = saved.1;
+        self.in_progress.remove(&key);
+        let (f, _, _) = r?;
+        self.funs[fid.0 as usize] = Some(f);
+        Ok(fid)
+    }
+
+    /// Builds an IR function from a definition: flattened parameters, size
+    /// parameters bound from their shapes, the body, results with
+    /// dimensions that are constants or existential.
+    pub fn build_function(
+        &mut self,
+        def: &'a ValBind,
+        s: Subst,
+        name: String,
+    ) -> R<(ir::Function, Vec<usize>, STy)> {
+        let mut fb = FunBuilder::new();
+        let mut ctx = Ctx {
+            env: Env::default(),
+            subst: s,
+        };
+        let mut params = vec![];
+        let mut arity = vec![];
+        let mut args = vec![];
+        for p in &def.params {
+            let t = self.pat_ty(p, &ctx)?;
+            let comps =
+                flat(&t).map_err(|m| err(p.span, format!("parameter of an IR function: {m}")))?;
+            let mut atoms = vec![];
+            for (pt, shape) in comps {
+                let ty = if shape.is_empty() {
+                    ir::Type::Prim(pt)
+                } else {
+                    ir::Type::Array(
+                        pt,
+                        shape
+                            .iter()
+                            .map(|s| {
+                                if let Size::Const(c) = s {
+                                    Dim::Const(*c)
+                                } else {
+                                    Dim::Ext
+                                }
+                            })
+                            .collect(),
+                    )
+                };
+                let v = fb.var(&param_name(p), ty.clone());
+                params.push(Param { var: v, ty });
+                atoms.push(Atom::Var(v));
+            }
+            arity.push(atoms.len());
+            args.push(SV::Dyn(atoms, t));
+        }
+        self.bind_params(
+            &mut fb,
+            &def.params,
+            &def.type_params,
+            args,
+            &mut ctx,
+            def.span,
+        )?;
+        let r = self.elab_expr(&mut fb, &def.body, &ctx)?;
+        let (ra, rt) = dyn_of(r, def.body.span)?;
+        let ret: Vec<ir::Type> = ra
+            .iter()
+            .map(|a| match fb.atom_ty(*a) {
+                ir::Type::Array(p, ds) => ir::Type::Array(
+                    p,
+                    ds.into_iter()
+                        .map(|d| {
+                            if let Dim::Const(c) = d {
+                                Dim::Const(c)
+                            } else {
+                                Dim::Ext
+                            }
+                        })
+                        .collect(),
+                ),
+                t => t,
+            })
+            .collect();
+        let body = fb.end(ra);
+        let f = ir::Function {
+            name,
+            params,
+            ret,
+            body,
+            var_names: fb.names,
+            span: def.span,
+        };
+        Ok((f, arity, rt))
+    }
+}
+
+fn param_name(p: &Pat) -> String {
+    match &p.kind {
+        PatKind::Id(x) => x.name.clone(),
+        PatKind::Ascribe(q, _) => param_name(q),
+        _ => "p".into(),
+    }
+}
+
+fn conj(fb: &mut FunBuilder, a: Option<Atom>, b: Option<Atom>, span: Span) -> Option<Atom> {
+    match (a, b) {
+        (None, x) | (x, None) => x,
+        (Some(a), Some(b)) => Some(fb.binop(ir::BinOp::LogAnd, a, b, span)),
+    }
+}

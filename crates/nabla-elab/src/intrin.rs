@@ -1,0 +1,1256 @@
+//! Intrinsics: operators, numeric module functions, SOACs and array
+//! operations (see the intrinsics contract), and ranges.
+
+use nabla_ir::{
+    self as ir, Atom, BinOp, CmpOp, ConvOp, Dim, Exp, Lambda, Param, PrimType, PrimValue, TernOp,
+    UnOp, Var,
+};
+use nabla_syntax::ast::RangeKind;
+use nabla_syntax::types::{Size, Type as STy};
+use nabla_syntax::Span;
+
+use crate::elab::{
+    atoms_of, dyn_of, err, mk_tuple, peel, prim_of, sty_array_of, sty_row, Elab, Env, R, SV,
+};
+use crate::fb::{atom_dim, boolc, i64c, int_value, sanitize, FunBuilder};
+
+/// Value constants of the numeric modules (`f64.pi`, `i32.highest`, …).
+pub(crate) fn constant(name: &str) -> Option<(PrimValue, PrimType)> {
+    let (m, f) = name.split_once('.')?;
+    let t = PrimType::from_name(m)?;
+    let fl = |x: f64| Some((crate::fb::float_value(t, x), t));
+    match f {
+        "num_bits" => Some((PrimValue::I32(t.bits() as i32), PrimType::I32)),
+        "pi" if t.is_float() => fl(std::f64::consts::PI),
+        "e" if t.is_float() => fl(std::f64::consts::E),
+        "inf" if t.is_float() => fl(f64::INFINITY),
+        "nan" if t.is_float() => fl(f64::NAN),
+        "epsilon" => match t {
+            PrimType::F16 => Some((PrimValue::F16(nabla_prim::f16::EPSILON), t)),
+            PrimType::F32 => Some((PrimValue::F32(f32::EPSILON), t)),
+            PrimType::F64 => Some((PrimValue::F64(f64::EPSILON), t)),
+            _ => None,
+        },
+        "highest" | "largest" => Some((extreme(t, true), t)),
+        "lowest" | "smallest" => Some((extreme(t, false), t)),
+        _ => None,
+    }
+}
+
+fn extreme(t: PrimType, high: bool) -> PrimValue {
+    use PrimValue as V;
+    match (t, high) {
+        (PrimType::I8, true) => V::I8(i8::MAX),
+        (PrimType::I8, false) => V::I8(i8::MIN),
+        (PrimType::I16, true) => V::I16(i16::MAX),
+        (PrimType::I16, false) => V::I16(i16::MIN),
+        (PrimType::I32, true) => V::I32(i32::MAX),
+        (PrimType::I32, false) => V::I32(i32::MIN),
+        (PrimType::I64, true) => V::I64(i64::MAX),
+        (PrimType::I64, false) => V::I64(i64::MIN),
+        (PrimType::U8, true) => V::U8(u8::MAX),
+        (PrimType::U8, false) => V::U8(0),
+        (PrimType::U16, true) => V::U16(u16::MAX),
+        (PrimType::U16, false) => V::U16(0),
+        (PrimType::U32, true) => V::U32(u32::MAX),
+        (PrimType::U32, false) => V::U32(0),
+        (PrimType::U64, true) => V::U64(u64::MAX),
+        (PrimType::U64, false) => V::U64(0),
+        (PrimType::Bool, h) => V::Bool(h),
+        (t, h) => crate::fb::float_value(t, if h { f64::INFINITY } else { f64::NEG_INFINITY }),
+    }
+}
+
+/// Number of arguments an intrinsic takes before it computes.
+pub(crate) fn arity(name: &str, ty: &STy) -> usize {
+    let bare = name
+        .rsplit_once('.')
+        .filter(|(m, _)| PrimType::from_name(m).is_some())
+        .map(|(_, f)| f)
+        .unwrap_or(name);
+    let module = name.contains('.') && bare != name;
+    if !module {
+        match bare {
+            "map" | "map1" | "replicate" | "zip" | "zip2" | "concat" | "++" | "rotate"
+            | "assert" | "sized" => return 2,
+            "map2" | "reduce" | "reduce_comm" | "scan" | "scatter" | "scatter_2d"
+            | "scatter_3d" | "zip3" | "jvp" | "vjp" | "jvp2" | "vjp2" => return 3,
+            "map3" | "zip4" => return 4,
+            "map4" | "zip5" | "reduce_by_index" | "hist" => return 5,
+            "map5" => return 6,
+            "iota" | "unzip" | "unzip2" | "unzip3" | "unzip4" | "unzip5" | "transpose"
+            | "flatten" | "flatten_3d" | "reverse" | "length" | "copy" | "neg" | "!" => return 1,
+            _ => {}
+        }
+    }
+    if is_binop_name(bare) {
+        return 2;
+    }
+    let mut n = 0;
+    let mut cur = ty;
+    while let STy::Arrow { ret, .. } = cur {
+        n += 1;
+        cur = ret;
+    }
+    n.max(1)
+}
+
+fn is_binop_name(s: &str) -> bool {
+    matches!(
+        s,
+        "+" | "-"
+            | "*"
+            | "/"
+            | "%"
+            | "//"
+            | "%%"
+            | "**"
+            | "&"
+            | "|"
+            | "^"
+            | "<<"
+            | ">>"
+            | ">>>"
+            | "=="
+            | "!="
+            | "<"
+            | "<="
+            | ">"
+            | ">="
+            | "&&"
+            | "||"
+    )
+}
+
+fn arith_op(s: &str, p: PrimType) -> Option<BinOp> {
+    Some(match s {
+        "+" | "add" => BinOp::Add,
+        "-" | "sub" => BinOp::Sub,
+        "*" | "mul" => BinOp::Mul,
+        "/" | "div" => BinOp::Div,
+        "%" | "mod" => BinOp::Mod,
+        "//" => BinOp::IntDiv,
+        "%%" => BinOp::IntMod,
+        "**" | "pow" => BinOp::Pow,
+        "quot" => BinOp::Quot,
+        "rem" => BinOp::Rem,
+        "&" if p == PrimType::Bool => BinOp::LogAnd,
+        "|" if p == PrimType::Bool => BinOp::LogOr,
+        "&" | "and" => BinOp::BitAnd,
+        "|" | "or" => BinOp::BitOr,
+        "^" | "xor" => BinOp::BitXor,
+        "<<" | "shl" => BinOp::Shl,
+        ">>" | "shr" => BinOp::Shr,
+        ">>>" | "lshr" => BinOp::LShr,
+        "&&" => BinOp::LogAnd,
+        "||" => BinOp::LogOr,
+        "min" => BinOp::Min,
+        "max" => BinOp::Max,
+        "atan2" => BinOp::Atan2,
+        "hypot" => BinOp::Hypot,
+        _ => return None,
+    })
+}
+
+fn cmp_op(s: &str) -> Option<CmpOp> {
+    Some(match s {
+        "==" | "eq" => CmpOp::Eq,
+        "!=" | "neq" => CmpOp::Neq,
+        "<" | "lt" => CmpOp::Lt,
+        "<=" | "le" => CmpOp::Le,
+        ">" | "gt" => CmpOp::Gt,
+        ">=" | "ge" => CmpOp::Ge,
+        _ => return None,
+    })
+}
+
+fn un_op(s: &str) -> Option<UnOp> {
+    use UnOp::*;
+    Some(match s {
+        "neg" => Neg,
+        "!" | "not" => Not,
+        "abs" => Abs,
+        "sgn" | "signum" => Sgn,
+        "sqrt" => Sqrt,
+        "cbrt" => Cbrt,
+        "exp" => Exp,
+        "exp2" => Exp2,
+        "expm1" => Expm1,
+        "log" => Log,
+        "log2" => Log2,
+        "log10" => Log10,
+        "log1p" => Log1p,
+        "sin" => Sin,
+        "cos" => Cos,
+        "tan" => Tan,
+        "asin" => Asin,
+        "acos" => Acos,
+        "atan" => Atan,
+        "sinh" => Sinh,
+        "cosh" => Cosh,
+        "tanh" => Tanh,
+        "asinh" => Asinh,
+        "acosh" => Acosh,
+        "atanh" => Atanh,
+        "lgamma" => Lgamma,
+        "gamma" => Gamma,
+        "erf" => Erf,
+        "erfc" => Erfc,
+        "floor" => Floor,
+        "ceil" => Ceil,
+        "round" => Round,
+        "trunc" => Trunc,
+        "isnan" => IsNan,
+        "isinf" => IsInf,
+        "clz" => Clz,
+        "ctz" => Ctz,
+        "popc" => Popc,
+        _ => return None,
+    })
+}
+
+fn unop_result(op: UnOp, p: PrimType) -> PrimType {
+    match op {
+        UnOp::IsNan | UnOp::IsInf => PrimType::Bool,
+        UnOp::Clz | UnOp::Ctz | UnOp::Popc => PrimType::I32,
+        _ => p,
+    }
+}
+
+fn uint_of_bits(bits: u32) -> PrimType {
+    match bits {
+        8 => PrimType::U8,
+        16 => PrimType::U16,
+        32 => PrimType::U32,
+        _ => PrimType::U64,
+    }
+}
+
+fn scalar(sv: &SV<'_>, span: Span) -> R<Atom> {
+    let a = atoms_of(sv, span)?;
+    if a.len() != 1 {
+        return Err(err(span, "expected a primitive value"));
+    }
+    Ok(a[0])
+}
+
+fn arr_vars(sv: &SV<'_>, span: Span) -> R<Vec<Var>> {
+    atoms_of(sv, span)?
+        .into_iter()
+        .map(|a| match a {
+            Atom::Var(v) => Ok(v),
+            _ => Err(err(span, "expected an array")),
+        })
+        .collect()
+}
+
+fn sty_of(sv: &SV<'_>) -> STy {
+    sv.ty().cloned().unwrap_or_else(STy::unit)
+}
+
+/// A lambda `\x y -> x op y` on scalars of type `p`.
+fn binop_lambda(fb: &mut FunBuilder, p: PrimType, op: BinOp, span: Span) -> Lambda {
+    let x = fb.var("x", ir::Type::Prim(p));
+    let y = fb.var("y", ir::Type::Prim(p));
+    fb.begin();
+    let r = fb.bind1(
+        "r",
+        ir::Type::Prim(p),
+        Exp::BinOp(op, Atom::Var(x), Atom::Var(y)),
+        span,
+    );
+    let body = fb.end(vec![r]);
+    Lambda {
+        params: vec![
+            Param {
+                var: x,
+                ty: ir::Type::Prim(p),
+            },
+            Param {
+                var: y,
+                ty: ir::Type::Prim(p),
+            },
+        ],
+        body,
+        ret: vec![ir::Type::Prim(p)],
+    }
+}
+
+impl<'a> Elab<'a> {
+    /// Turns a static function into an IR lambda over parameters of the given
+    /// (semantic, IR) types. Returns the lambda and its result's semantic type.
+    pub(crate) fn make_lambda(
+        &mut self,
+        fb: &mut FunBuilder,
+        f: SV<'a>,
+        args: Vec<(STy, Vec<ir::Type>)>,
+        span: Span,
+    ) -> R<(Lambda, STy)> {
+        let mark = fb.mark();
+        let mut params = vec![];
+        let mut svs = vec![];
+        for (st, tys) in args {
+            let mut atoms = vec![];
+            for t in tys {
+                let v = fb.var("p", t.clone());
+                params.push(Param { var: v, ty: t });
+                atoms.push(Atom::Var(v));
+            }
+            svs.push(SV::Dyn(atoms, st));
+        }
+        fb.begin();
+        let r = self.apply(fb, f, svs, span)?;
+        let (ra, rt) = dyn_of(r, span)?;
+        let ret = ra.iter().map(|a| sanitize(fb.atom_ty(*a), mark)).collect();
+        let body = fb.end(ra);
+        Ok((Lambda { params, body, ret }, rt))
+    }
+
+    /// Semantic row type and IR row types of an array value.
+    fn row_arg(&self, fb: &FunBuilder, sv: &SV<'a>, span: Span) -> R<(STy, Vec<ir::Type>)> {
+        let vs = arr_vars(sv, span)?;
+        let mut tys = vec![];
+        for v in vs {
+            tys.push(
+                fb.var_ty(v)
+                    .row()
+                    .ok_or_else(|| err(span, "expected an array"))?,
+            );
+        }
+        Ok((sty_row(&sty_of(sv)), tys))
+    }
+
+    /// The common outer size of several array values (checked at run time).
+    fn common_width(
+        &mut self,
+        fb: &mut FunBuilder,
+        arrs: &[&SV<'a>],
+        what: &str,
+        span: Span,
+    ) -> R<Atom> {
+        let mut ws = vec![];
+        for a in arrs {
+            if let Some(v) = arr_vars(a, span)?.first() {
+                ws.push(fb.size_of(*v, 0, span));
+            }
+        }
+        let Some(w) = ws.first().copied() else {
+            return Err(err(
+                span,
+                format!("{what}: cannot determine the size of arrays without components"),
+            ));
+        };
+        let mut distinct = ws.clone();
+        distinct.dedup();
+        if distinct.len() > 1 {
+            fb.effect(
+                Exp::AssertEqSizes(ws, format!("{what}: arrays have different sizes")),
+                span,
+            );
+        }
+        Ok(w)
+    }
+
+    /// Structural equality of two flattened values (arrays compare all elements;
+    /// arrays of different shapes are unequal).
+    fn equal(&mut self, fb: &mut FunBuilder, xs: &[Atom], ys: &[Atom], span: Span) -> R<Atom> {
+        let mut acc: Option<Atom> = None;
+        for (x, y) in xs.iter().zip(ys) {
+            let c = match (x, y) {
+                (Atom::Var(xv), Atom::Var(yv)) if fb.atom_ty(*x).rank() > 0 => {
+                    let xt = fb.var_ty(*xv);
+                    let p = xt.elem();
+                    let r = xt.rank();
+                    let mut same: Option<Atom> = None;
+                    let mut xdims = vec![];
+                    for d in 0..r {
+                        let a = fb.size_of(*xv, d, span);
+                        let b = fb.size_of(*yv, d, span);
+                        let c = fb.cmp(CmpOp::Eq, a, b, span);
+                        same = Some(match same {
+                            None => c,
+                            Some(s) => fb.binop(BinOp::LogAnd, s, c, span),
+                        });
+                        xdims.push(a);
+                    }
+                    let same = same.unwrap_or(boolc(true));
+                    fb.begin();
+                    let mut total = i64c(1);
+                    for d in &xdims {
+                        total = fb.binop(BinOp::Mul, total, *d, span);
+                    }
+                    let fx = fb.bind1(
+                        "fx",
+                        ir::Type::Array(p, vec![atom_dim(total)]),
+                        Exp::Reshape(vec![total], *xv),
+                        span,
+                    );
+                    let fy = fb.bind1(
+                        "fy",
+                        ir::Type::Array(p, vec![atom_dim(total)]),
+                        Exp::Reshape(vec![total], *yv),
+                        span,
+                    );
+                    let (Atom::Var(fxv), Atom::Var(fyv)) = (fx, fy) else {
+                        unreachable!()
+                    };
+                    let a = fb.var("a", ir::Type::Prim(p));
+                    let b = fb.var("b", ir::Type::Prim(p));
+                    fb.begin();
+                    let e = fb.cmp(CmpOp::Eq, Atom::Var(a), Atom::Var(b), span);
+                    let lb = fb.end(vec![e]);
+                    let lam = Lambda {
+                        params: vec![
+                            Param {
+                                var: a,
+                                ty: ir::Type::Prim(p),
+                            },
+                            Param {
+                                var: b,
+                                ty: ir::Type::Prim(p),
+                            },
+                        ],
+                        body: lb,
+                        ret: vec![ir::Type::Prim(PrimType::Bool)],
+                    };
+                    let eqs = fb.bind1(
+                        "eqs",
+                        ir::Type::Array(PrimType::Bool, vec![atom_dim(total)]),
+                        Exp::Soac(ir::Soac::Map {
+                            w: total,
+                            lam,
+                            arrs: vec![fxv, fyv],
+                        }),
+                        span,
+                    );
+                    let Atom::Var(eqv) = eqs else { unreachable!() };
+                    let and = binop_lambda(fb, PrimType::Bool, BinOp::LogAnd, span);
+                    let all = fb.bind1(
+                        "all",
+                        ir::Type::Prim(PrimType::Bool),
+                        Exp::Soac(ir::Soac::Reduce {
+                            w: total,
+                            lam: and,
+                            neutral: vec![boolc(true)],
+                            arrs: vec![eqv],
+                            commutative: true,
+                        }),
+                        span,
+                    );
+                    let tb = fb.end(vec![all]);
+                    let eb = ir::Body {
+                        stms: vec![],
+                        result: vec![boolc(false)],
+                    };
+                    fb.bind1(
+                        "eq",
+                        ir::Type::Prim(PrimType::Bool),
+                        Exp::If {
+                            cond: same,
+                            then_: tb,
+                            else_: eb,
+                        },
+                        span,
+                    )
+                }
+                _ => fb.cmp(CmpOp::Eq, *x, *y, span),
+            };
+            acc = Some(match acc {
+                None => c,
+                Some(a) => fb.binop(BinOp::LogAnd, a, c, span),
+            });
+        }
+        Ok(acc.unwrap_or(boolc(true)))
+    }
+}
+
+/// Applies an intrinsic to exactly `arity` arguments.
+pub(crate) fn call<'a>(
+    el: &mut Elab<'a>,
+    fb: &mut FunBuilder,
+    name: &str,
+    ty: &STy,
+    env: &Env<'a>,
+    args: Vec<SV<'a>>,
+    span: Span,
+) -> R<SV<'a>> {
+    let n = args.len();
+    let ret_ty = peel(ty, n).1.unwrap_or_else(STy::unit);
+    let (module, f) = match name.split_once('.') {
+        Some((m, f)) if PrimType::from_name(m).is_some() => (PrimType::from_name(m), f),
+        _ => (None, name),
+    };
+    // ---- scalar operators and module functions ----
+    if let Some(op) = cmp_op(f) {
+        if n == 2 {
+            let (xa, xt) = dyn_of(args[0].clone(), span)?;
+            let ya = atoms_of(&args[1], span)?;
+            let scalar = matches!(xt, STy::Prim(_));
+            if scalar && xa.len() == 1 {
+                let r = fb.cmp(op, xa[0], ya[0], span);
+                return Ok(SV::Dyn(vec![r], STy::Prim(PrimType::Bool)));
+            }
+            if op == CmpOp::Eq || op == CmpOp::Neq {
+                if xa.len() != ya.len() {
+                    return Err(err(span, "comparing values of different types"));
+                }
+                let e = el.equal(fb, &xa, &ya, span)?;
+                let r = if op == CmpOp::Neq {
+                    fb.bind1(
+                        "neq",
+                        ir::Type::Prim(PrimType::Bool),
+                        Exp::UnOp(UnOp::Not, e),
+                        span,
+                    )
+                } else {
+                    e
+                };
+                return Ok(SV::Dyn(vec![r], STy::Prim(PrimType::Bool)));
+            }
+            return Err(err(span, format!("operator {f} on non-primitive values")));
+        }
+    }
+    if n == 2 && (module.is_some() || is_binop_name(f)) {
+        let x = scalar(&args[0], span)?;
+        let y = scalar(&args[1], span)?;
+        let p = prim_of(&sty_of(&args[0]), span)?;
+        if let Some(op) = arith_op(f, p) {
+            if f == "^" && p == PrimType::Bool {
+                let r = fb.cmp(CmpOp::Neq, x, y, span);
+                return Ok(SV::Dyn(vec![r], STy::Prim(p)));
+            }
+            let r = fb.bind1("b", ir::Type::Prim(p), Exp::BinOp(op, x, y), span);
+            return Ok(SV::Dyn(vec![r], STy::Prim(p)));
+        }
+        if let (Some(t), "get_bit") = (module, f) {
+            // get_bit (bit: i32) (x: t): i32
+            let bp = fb.atom_ty(x).elem();
+            let b = fb.conv(bp, t, x, span);
+            let sh = fb.bind1("sh", ir::Type::Prim(t), Exp::BinOp(BinOp::LShr, y, b), span);
+            let one = Atom::Const(int_value(t, 1));
+            let bit = fb.bind1(
+                "bit",
+                ir::Type::Prim(t),
+                Exp::BinOp(BinOp::BitAnd, sh, one),
+                span,
+            );
+            let r = fb.conv(t, PrimType::I32, bit, span);
+            return Ok(SV::Dyn(vec![r], STy::Prim(PrimType::I32)));
+        }
+    }
+    if let Some(t) = module {
+        if n == 1 {
+            let x = scalar(&args[0], span)?;
+            let p = fb.atom_ty(x).elem();
+            if let Some(from) = PrimType::from_name(f) {
+                let _ = from;
+                let r = fb.bind1(
+                    "cv",
+                    ir::Type::Prim(t),
+                    Exp::Conv(ConvOp::Convert(p, t), x),
+                    span,
+                );
+                return Ok(SV::Dyn(vec![r], STy::Prim(t)));
+            }
+            match f {
+                "to_i64" => {
+                    let r = fb.bind1(
+                        "cv",
+                        ir::Type::Prim(PrimType::I64),
+                        Exp::Conv(ConvOp::Convert(p, PrimType::I64), x),
+                        span,
+                    );
+                    return Ok(SV::Dyn(vec![r], STy::Prim(PrimType::I64)));
+                }
+                "to_bits" => {
+                    let u = uint_of_bits(t.bits());
+                    let r = fb.bind1(
+                        "bits",
+                        ir::Type::Prim(u),
+                        Exp::Conv(ConvOp::BitCast(t, u), x),
+                        span,
+                    );
+                    return Ok(SV::Dyn(vec![r], STy::Prim(u)));
+                }
+                "from_bits" => {
+                    let u = uint_of_bits(t.bits());
+                    let r = fb.bind1(
+                        "fbits",
+                        ir::Type::Prim(t),
+                        Exp::Conv(ConvOp::BitCast(u, t), x),
+                        span,
+                    );
+                    return Ok(SV::Dyn(vec![r], STy::Prim(t)));
+                }
+                _ => {}
+            }
+            if let Some(op) = un_op(f) {
+                let rt = unop_result(op, p);
+                let r = fb.bind1("u", ir::Type::Prim(rt), Exp::UnOp(op, x), span);
+                return Ok(SV::Dyn(vec![r], STy::Prim(rt)));
+            }
+        }
+        if n == 3 {
+            if let Some(op) = match f {
+                "fma" => Some(TernOp::Fma),
+                "mad" => Some(TernOp::Mad),
+                "lerp" => Some(TernOp::Lerp),
+                _ => None,
+            } {
+                let a = scalar(&args[0], span)?;
+                let b = scalar(&args[1], span)?;
+                let c = scalar(&args[2], span)?;
+                let r = fb.bind1("t", ir::Type::Prim(t), Exp::TernOp(op, a, b, c), span);
+                return Ok(SV::Dyn(vec![r], STy::Prim(t)));
+            }
+            if f == "set_bit" {
+                // set_bit (bit: i32) (x: t) (b: i32): t
+                let bit = scalar(&args[0], span)?;
+                let x = scalar(&args[1], span)?;
+                let b = scalar(&args[2], span)?;
+                let bp = fb.atom_ty(bit).elem();
+                let bit_t = fb.conv(bp, t, bit, span);
+                let one = Atom::Const(int_value(t, 1));
+                let mask = fb.binop(BinOp::Shl, one, bit_t, span);
+                let nmask = fb.bind1("nm", ir::Type::Prim(t), Exp::UnOp(UnOp::Not, mask), span);
+                let cleared = fb.binop(BinOp::BitAnd, x, nmask, span);
+                let bb = fb.atom_ty(b).elem();
+                let b_t = fb.conv(bb, t, b, span);
+                let b1 = fb.binop(BinOp::BitAnd, b_t, one, span);
+                let sh = fb.binop(BinOp::Shl, b1, bit_t, span);
+                let r = fb.binop(BinOp::BitOr, cleared, sh, span);
+                return Ok(SV::Dyn(vec![r], STy::Prim(t)));
+            }
+        }
+        if n == 1 && matches!(f, "sum" | "product" | "maximum" | "minimum") {
+            let vs = arr_vars(&args[0], span)?;
+            let v = *vs.first().ok_or_else(|| err(span, "expected an array"))?;
+            let (op, ne) = match f {
+                "sum" => (BinOp::Add, int_value(t, 0)),
+                "product" => (BinOp::Mul, int_value(t, 1)),
+                "maximum" => (BinOp::Max, extreme(t, false)),
+                _ => (BinOp::Min, extreme(t, true)),
+            };
+            let ne = if t.is_float() && f == "sum" {
+                crate::fb::float_value(t, 0.0)
+            } else {
+                ne
+            };
+            let w = fb.size_of(v, 0, span);
+            let lam = binop_lambda(fb, t, op, span);
+            let r = fb.bind1(
+                f,
+                ir::Type::Prim(t),
+                Exp::Soac(ir::Soac::Reduce {
+                    w,
+                    lam,
+                    neutral: vec![Atom::Const(ne)],
+                    arrs: vec![v],
+                    commutative: true,
+                }),
+                span,
+            );
+            return Ok(SV::Dyn(vec![r], STy::Prim(t)));
+        }
+        return Err(err(
+            span,
+            format!("intrinsic {name} is not supported with {n} arguments"),
+        ));
+    }
+    if n == 1 && (f == "neg" || f == "!") {
+        let x = scalar(&args[0], span)?;
+        let p = fb.atom_ty(x).elem();
+        let op = if f == "neg" { UnOp::Neg } else { UnOp::Not };
+        let r = fb.bind1("u", ir::Type::Prim(p), Exp::UnOp(op, x), span);
+        return Ok(SV::Dyn(vec![r], STy::Prim(p)));
+    }
+
+    // ---- arrays and SOACs ----
+    let mut args = args;
+    match f {
+        "map" | "map1" | "map2" | "map3" | "map4" | "map5" => {
+            let fun = args.remove(0);
+            let refs: Vec<&SV<'a>> = args.iter().collect();
+            let w = el.common_width(fb, &refs, f, span)?;
+            let mut largs = vec![];
+            let mut arrs = vec![];
+            for a in &args {
+                largs.push(el.row_arg(fb, a, span)?);
+                arrs.extend(arr_vars(a, span)?);
+            }
+            let (lam, rt) = el.make_lambda(fb, fun, largs, span)?;
+            let tys: Vec<ir::Type> = lam.ret.iter().map(|t| t.array_of(atom_dim(w))).collect();
+            let vs = fb.bind("map", tys, Exp::Soac(ir::Soac::Map { w, lam, arrs }), span);
+            let st = if crate::elab::first_order(&ret_ty) {
+                ret_ty
+            } else {
+                sty_array_of(&rt, Size::Any)
+            };
+            Ok(SV::Dyn(vs.into_iter().map(Atom::Var).collect(), st))
+        }
+        "reduce" | "reduce_comm" | "scan" => {
+            let fun = args.remove(0);
+            let ne = atoms_of(&args[0], span)?;
+            let arr = &args[1];
+            let arrs = arr_vars(arr, span)?;
+            let w = el.common_width(fb, &[arr], f, span)?;
+            let (rst, rtys) = el.row_arg(fb, arr, span)?;
+            let (lam, _) = el.make_lambda(
+                fb,
+                fun,
+                vec![(rst.clone(), rtys.clone()), (rst.clone(), rtys.clone())],
+                span,
+            )?;
+            if ne.len() != arrs.len() {
+                return Err(err(
+                    span,
+                    format!("{f}: neutral element does not match the array's element type"),
+                ));
+            }
+            if f == "scan" {
+                let tys: Vec<ir::Type> = rtys.iter().map(|t| t.array_of(atom_dim(w))).collect();
+                let vs = fb.bind(
+                    "scan",
+                    tys,
+                    Exp::Soac(ir::Soac::Scan {
+                        w,
+                        lam,
+                        neutral: ne,
+                        arrs,
+                    }),
+                    span,
+                );
+                Ok(SV::Dyn(
+                    vs.into_iter().map(Atom::Var).collect(),
+                    sty_of(arr),
+                ))
+            } else {
+                let vs = fb.bind(
+                    "red",
+                    rtys,
+                    Exp::Soac(ir::Soac::Reduce {
+                        w,
+                        lam,
+                        neutral: ne,
+                        arrs,
+                        commutative: f == "reduce_comm",
+                    }),
+                    span,
+                );
+                Ok(SV::Dyn(vs.into_iter().map(Atom::Var).collect(), rst))
+            }
+        }
+        "reduce_by_index" | "hist" => {
+            // reduce_by_index dest op ne is vs ; hist op ne k is vs
+            let (dest_sv, fun, ne_sv, is_sv, vs_sv) = if f == "hist" {
+                let fun = args.remove(0);
+                let ne = args.remove(0);
+                let k = scalar(&args.remove(0), span)?;
+                let ne_atoms = atoms_of(&ne, span)?;
+                let mut d = vec![];
+                for a in &ne_atoms {
+                    let t = fb.atom_ty(*a).array_of(atom_dim(k));
+                    d.push(fb.bind1("hdest", t, Exp::Replicate(k, *a), span));
+                }
+                let dt = sty_array_of(&sty_of(&ne), Size::Any);
+                (SV::Dyn(d, dt), fun, ne, args.remove(0), args.remove(0))
+            } else {
+                let dest = args.remove(0);
+                let fun = args.remove(0);
+                let ne = args.remove(0);
+                (dest, fun, ne, args.remove(0), args.remove(0))
+            };
+            let dest = arr_vars(&dest_sv, span)?;
+            let ne = atoms_of(&ne_sv, span)?;
+            let is = arr_vars(&is_sv, span)?;
+            let values = arr_vars(&vs_sv, span)?;
+            let w = el.common_width(fb, &[&is_sv, &vs_sv], f, span)?;
+            let (rst, rtys) = el.row_arg(fb, &vs_sv, span)?;
+            let (lam, _) = el.make_lambda(
+                fb,
+                fun,
+                vec![(rst.clone(), rtys.clone()), (rst, rtys)],
+                span,
+            )?;
+            let tys: Vec<ir::Type> = dest.iter().map(|v| fb.var_ty(*v)).collect();
+            let indices = *is.first().ok_or_else(|| err(span, "missing index array"))?;
+            if dest.len() != values.len() || ne.len() != values.len() {
+                return Err(err(
+                    span,
+                    format!("{f}: destination, neutral element and values do not match"),
+                ));
+            }
+            let vs = fb.bind(
+                f,
+                tys,
+                Exp::Soac(ir::Soac::Hist {
+                    w,
+                    dest,
+                    lam,
+                    neutral: ne,
+                    indices,
+                    values,
+                }),
+                span,
+            );
+            Ok(SV::Dyn(
+                vs.into_iter().map(Atom::Var).collect(),
+                sty_of(&dest_sv),
+            ))
+        }
+        "scatter" | "scatter_2d" | "scatter_3d" => {
+            let dest = arr_vars(&args[0], span)?;
+            let indices = arr_vars(&args[1], span)?;
+            let values = arr_vars(&args[2], span)?;
+            let w = el.common_width(fb, &[&args[1], &args[2]], f, span)?;
+            let tys: Vec<ir::Type> = dest.iter().map(|v| fb.var_ty(*v)).collect();
+            if dest.len() != values.len() {
+                return Err(err(span, "scatter: destination and values do not match"));
+            }
+            let vs = fb.bind(
+                "scatter",
+                tys,
+                Exp::Soac(ir::Soac::Scatter {
+                    w,
+                    dest,
+                    indices,
+                    values,
+                }),
+                span,
+            );
+            Ok(SV::Dyn(
+                vs.into_iter().map(Atom::Var).collect(),
+                sty_of(&args[0]),
+            ))
+        }
+        "iota" => {
+            let k = scalar(&args[0], span)?;
+            let p = fb.atom_ty(k).elem();
+            let k64 = fb.conv(p, PrimType::I64, k, span);
+            let r = fb.bind1(
+                "iota",
+                ir::Type::Array(p, vec![atom_dim(k64)]),
+                Exp::Iota {
+                    n: k64,
+                    start: Atom::Const(int_value(p, 0)),
+                    step: Atom::Const(int_value(p, 1)),
+                    ty: p,
+                },
+                span,
+            );
+            Ok(SV::Dyn(
+                vec![r],
+                STy::Array {
+                    elem: Box::new(STy::Prim(p)),
+                    shape: vec![Size::Any],
+                    unique: true,
+                },
+            ))
+        }
+        "replicate" => {
+            let k = scalar(&args[0], span)?;
+            let (xa, xt) = dyn_of(args[1].clone(), span)?;
+            let mut out = vec![];
+            for a in xa {
+                let t = fb.atom_ty(a).array_of(atom_dim(k));
+                out.push(fb.bind1("rep", t, Exp::Replicate(k, a), span));
+            }
+            Ok(SV::Dyn(out, sty_array_of(&xt, Size::Any)))
+        }
+        "zip" | "zip2" | "zip3" | "zip4" | "zip5" => {
+            let refs: Vec<&SV<'a>> = args.iter().collect();
+            el.common_width(fb, &refs, f, span)?;
+            let mut atoms = vec![];
+            let mut rows = vec![];
+            for a in &args {
+                atoms.extend(atoms_of(a, span)?);
+                rows.push(sty_row(&sty_of(a)));
+            }
+            let st = if crate::elab::first_order(&ret_ty) {
+                ret_ty
+            } else {
+                sty_array_of(&STy::tuple(rows), Size::Any)
+            };
+            Ok(SV::Dyn(atoms, st))
+        }
+        "unzip" | "unzip2" | "unzip3" | "unzip4" | "unzip5" => {
+            let (atoms, t) = dyn_of(args[0].clone(), span)?;
+            let st = if crate::elab::first_order(&ret_ty) {
+                ret_ty
+            } else {
+                match sty_row(&t) {
+                    STy::Record(fs) => STy::Record(
+                        fs.into_iter()
+                            .map(|(n, ft)| (n, sty_array_of(&ft, Size::Any)))
+                            .collect(),
+                    ),
+                    r => r,
+                }
+            };
+            Ok(SV::Dyn(atoms, st))
+        }
+        "transpose" => {
+            let (atoms, _) = dyn_of(args[0].clone(), span)?;
+            let mut out = vec![];
+            for a in atoms {
+                let Atom::Var(v) = a else {
+                    return Err(err(span, "transpose of a scalar"));
+                };
+                let (p, ds) = match fb.var_ty(v) {
+                    ir::Type::Array(p, ds) if ds.len() >= 2 => (p, ds),
+                    _ => return Err(err(span, "transpose needs a rank-2 array")),
+                };
+                let mut perm: Vec<usize> = (0..ds.len()).collect();
+                perm.swap(0, 1);
+                let nd: Vec<Dim> = perm.iter().map(|k| ds[*k]).collect();
+                out.push(fb.bind1("tr", ir::Type::Array(p, nd), Exp::Rearrange(perm, v), span));
+            }
+            Ok(SV::Dyn(out, ret_ty))
+        }
+        "flatten" | "flatten_3d" => {
+            let k = if f == "flatten" { 2 } else { 3 };
+            let (atoms, _) = dyn_of(args[0].clone(), span)?;
+            let mut out = vec![];
+            for a in atoms {
+                let Atom::Var(v) = a else {
+                    return Err(err(span, "flatten of a scalar"));
+                };
+                let t = fb.var_ty(v);
+                if t.rank() < k {
+                    return Err(err(
+                        span,
+                        format!("{f} needs an array of rank at least {k}"),
+                    ));
+                }
+                let mut total = fb.size_of(v, 0, span);
+                for d in 1..k {
+                    let s = fb.size_of(v, d, span);
+                    total = fb.binop(BinOp::Mul, total, s, span);
+                }
+                let mut shape = vec![total];
+                for d in k..t.rank() {
+                    shape.push(fb.size_of(v, d, span));
+                }
+                let ty = ir::Type::Array(t.elem(), shape.iter().map(|a| atom_dim(*a)).collect());
+                out.push(fb.bind1("flat", ty, Exp::Reshape(shape, v), span));
+            }
+            Ok(SV::Dyn(out, ret_ty))
+        }
+        "unflatten" | "unflatten_3d" => {
+            let k = if f == "unflatten" { 2 } else { 3 };
+            let arr = args.pop().ok_or_else(|| err(span, "missing argument"))?;
+            let mut dims = vec![];
+            if args.len() == k {
+                for a in &args {
+                    dims.push(scalar(a, span)?);
+                }
+            } else if let STy::Array { shape, .. } = &ret_ty {
+                for s in shape.iter().take(k) {
+                    dims.push(el.size_atom(s, env).ok_or_else(|| {
+                        err(
+                            span,
+                            format!(
+                                "{f}: the result sizes are not known here (result type {ret_ty}); ascribe the result type, e.g. `unflatten xs : [n][m]t`"
+                            ),
+                        )
+                    })?);
+                }
+            }
+            if dims.len() != k {
+                return Err(err(span, format!("{f}: cannot determine the result sizes")));
+            }
+            let (atoms, _) = dyn_of(arr, span)?;
+            let mut out = vec![];
+            for a in atoms {
+                let Atom::Var(v) = a else {
+                    return Err(err(span, "unflatten of a scalar"));
+                };
+                let t = fb.var_ty(v);
+                let mut shape = dims.clone();
+                for d in 1..t.rank() {
+                    shape.push(fb.size_of(v, d, span));
+                }
+                let ty = ir::Type::Array(t.elem(), shape.iter().map(|a| atom_dim(*a)).collect());
+                out.push(fb.bind1("unflat", ty, Exp::Reshape(shape, v), span));
+            }
+            Ok(SV::Dyn(out, ret_ty))
+        }
+        "concat" | "++" => {
+            let xs = arr_vars(&args[0], span)?;
+            let ys = arr_vars(&args[1], span)?;
+            let mut out = vec![];
+            for (x, y) in xs.iter().zip(&ys) {
+                let tx = fb.var_ty(*x);
+                let ty = fb.var_ty(*y);
+                let outer = match (tx.clone(), ty) {
+                    (ir::Type::Array(_, a), ir::Type::Array(_, b)) => {
+                        match (a.first(), b.first()) {
+                            (Some(Dim::Const(m)), Some(Dim::Const(n))) => Dim::Const(m + n),
+                            _ => Dim::Ext,
+                        }
+                    }
+                    _ => return Err(err(span, "concatenation of scalars")),
+                };
+                let rt = tx
+                    .row()
+                    .ok_or_else(|| err(span, "concatenation of scalars"))?;
+                out.push(fb.bind1("cat", rt.array_of(outer), Exp::Concat(vec![*x, *y]), span));
+            }
+            Ok(SV::Dyn(
+                out,
+                sty_array_of(&sty_row(&sty_of(&args[0])), Size::Any),
+            ))
+        }
+        "rotate" => {
+            let r = scalar(&args[0], span)?;
+            let rp = fb.atom_ty(r).elem();
+            let r = fb.conv(rp, PrimType::I64, r, span);
+            let xs = arr_vars(&args[1], span)?;
+            let mut out = vec![];
+            for x in xs {
+                out.push(fb.bind1("rot", fb.var_ty(x), Exp::Rotate(r, x), span));
+            }
+            Ok(SV::Dyn(out, sty_of(&args[1])))
+        }
+        "reverse" => {
+            let xs = arr_vars(&args[0], span)?;
+            let mut out = vec![];
+            for x in xs {
+                out.push(fb.bind1("rev", fb.var_ty(x), Exp::Reverse(x), span));
+            }
+            Ok(SV::Dyn(out, sty_of(&args[0])))
+        }
+        "length" => {
+            let w = el.common_width(fb, &[&args[0]], f, span)?;
+            Ok(SV::Dyn(vec![w], STy::Prim(PrimType::I64)))
+        }
+        "copy" => {
+            let (atoms, t) = dyn_of(args[0].clone(), span)?;
+            let mut out = vec![];
+            for a in atoms {
+                out.push(match a {
+                    Atom::Var(v) if fb.var_ty(v).rank() > 0 => {
+                        fb.bind1("copy", fb.var_ty(v), Exp::Copy(v), span)
+                    }
+                    a => a,
+                });
+            }
+            Ok(SV::Dyn(out, t))
+        }
+        "assert" => {
+            let c = scalar(&args[0], span)?;
+            fb.effect(Exp::Assert(c, "assertion failed".into()), span);
+            Ok(args.pop().unwrap_or(SV::Dyn(vec![], STy::unit())))
+        }
+        "sized" => {
+            let k = scalar(&args[0], span)?;
+            let (atoms, t) = dyn_of(args[1].clone(), span)?;
+            let mut out = vec![];
+            for a in atoms {
+                let Atom::Var(v) = a else {
+                    return Err(err(span, "sized of a scalar"));
+                };
+                let vt = fb.var_ty(v);
+                let actual = fb.size_of(v, 0, span);
+                fb.effect(
+                    Exp::AssertEqSizes(
+                        vec![actual, k],
+                        "array does not have the size given to `sized`".into(),
+                    ),
+                    span,
+                );
+                let mut shape = vec![k];
+                for d in 1..vt.rank() {
+                    shape.push(fb.size_of(v, d, span));
+                }
+                let ty = ir::Type::Array(vt.elem(), shape.iter().map(|a| atom_dim(*a)).collect());
+                out.push(fb.bind1("sized", ty, Exp::Reshape(shape, v), span));
+            }
+            let st = match t {
+                STy::Array {
+                    elem,
+                    mut shape,
+                    unique,
+                } => {
+                    if let Some(s) = shape.first_mut() {
+                        *s = Size::Any;
+                    }
+                    STy::Array {
+                        elem,
+                        shape,
+                        unique,
+                    }
+                }
+                t => t,
+            };
+            Ok(SV::Dyn(out, st))
+        }
+        "jvp" | "jvp2" | "vjp" | "vjp2" => {
+            let fun = args.remove(0);
+            let (xa, xt) = dyn_of(args[0].clone(), span)?;
+            let da = atoms_of(&args[1], span)?;
+            if da.len() != xa.len() && f.starts_with('j') {
+                return Err(err(
+                    span,
+                    format!("{f}: tangent does not match the argument"),
+                ));
+            }
+            let xtys: Vec<ir::Type> = xa.iter().map(|a| fb.atom_ty(*a)).collect();
+            let (lam, rt) = el.make_lambda(fb, fun, vec![(xt.clone(), xtys.clone())], span)?;
+            let k = lam.ret.len();
+            if f.starts_with('j') {
+                let mut tys = lam.ret.clone();
+                tys.extend(lam.ret.clone());
+                let vs: Vec<Atom> = fb
+                    .bind(
+                        f,
+                        tys,
+                        Exp::Jvp {
+                            lam,
+                            primals: xa,
+                            tangents: da,
+                        },
+                        span,
+                    )
+                    .into_iter()
+                    .map(Atom::Var)
+                    .collect();
+                let prim = SV::Dyn(vs[..k].to_vec(), rt.clone());
+                let tan = SV::Dyn(vs[k..].to_vec(), rt);
+                Ok(if f == "jvp" {
+                    tan
+                } else {
+                    mk_tuple(vec![prim, tan])
+                })
+            } else {
+                if da.len() != k {
+                    return Err(err(
+                        span,
+                        "vjp: adjoint does not match the function's result",
+                    ));
+                }
+                let mut tys = lam.ret.clone();
+                tys.extend(xtys);
+                let vs: Vec<Atom> = fb
+                    .bind(
+                        f,
+                        tys,
+                        Exp::Vjp {
+                            lam,
+                            primals: xa,
+                            adjoints: da,
+                        },
+                        span,
+                    )
+                    .into_iter()
+                    .map(Atom::Var)
+                    .collect();
+                let prim = SV::Dyn(vs[..k].to_vec(), rt);
+                let adj = SV::Dyn(vs[k..].to_vec(), xt);
+                Ok(if f == "vjp" {
+                    adj
+                } else {
+                    mk_tuple(vec![prim, adj])
+                })
+            }
+        }
+        _ => Err(err(span, format!("intrinsic {name} is not supported"))),
+    }
+}
+
+/// A range `start..<end`, `start..second...end`, `start..>end`: checks
+/// validity at run time (as Futhark: a zero step, a step in the wrong
+/// direction, or an end on the wrong side of the start is an error) and
+/// produces an `Iota`.
+pub(crate) fn range(
+    fb: &mut FunBuilder,
+    start: Atom,
+    second: Option<Atom>,
+    end: Atom,
+    kind: RangeKind,
+    span: Span,
+) -> R<Atom> {
+    use BinOp::*;
+    let t = fb.atom_ty(start).elem();
+    if !t.is_int() {
+        return Err(err(span, "ranges need integer bounds"));
+    }
+    let c = |v: i128| Atom::Const(int_value(t, v));
+    let signed = t.is_signed_int();
+    // Direction: static for ..< and ..>, given by the step for ...
+    let step = match second {
+        Some(s) => fb.binop(Sub, s, start, span),
+        None => match kind {
+            RangeKind::DownToExclusive => c(-1),
+            _ => c(1),
+        },
+    };
+    let down: Atom = match (kind, second) {
+        (RangeKind::DownToExclusive, _) => boolc(true),
+        (_, None) => boolc(false),
+        (RangeKind::UpToExclusive, Some(_)) => boolc(false),
+        (RangeKind::ToInclusive, Some(s)) => {
+            if signed {
+                fb.cmp(CmpOp::Lt, step, c(0), span)
+            } else {
+                fb.cmp(CmpOp::Lt, s, start, span)
+            }
+        }
+    };
+    // |step| and the distance in the direction of travel.
+    let nstep = fb.bind1("nstep", ir::Type::Prim(t), Exp::UnOp(UnOp::Neg, step), span);
+    let abs_step = fb.select(down, nstep, step, span);
+    let d_down = fb.binop(Sub, start, end, span);
+    let d_up = fb.binop(Sub, end, start, span);
+    let dist = fb.select(down, d_down, d_up, span);
+    // Validity: step != 0, the step goes in the direction of the range, and
+    // the end is not behind the start.
+    let step_nz = fb.cmp(CmpOp::Neq, step, c(0), span);
+    let bounds_ok_down = fb.cmp(CmpOp::Le, end, start, span);
+    let bounds_ok_up = fb.cmp(CmpOp::Le, start, end, span);
+    let bounds_ok = fb.select(down, bounds_ok_down, bounds_ok_up, span);
+    let mut ok = fb.binop(LogAnd, step_nz, bounds_ok, span);
+    if signed && second.is_some() {
+        let step_neg = fb.cmp(CmpOp::Lt, step, c(0), span);
+        let dir_ok = fb.cmp(CmpOp::Eq, step_neg, down, span);
+        ok = fb.binop(LogAnd, ok, dir_ok, span);
+    }
+    let what = match kind {
+        RangeKind::UpToExclusive => "..<",
+        RangeKind::ToInclusive => "...",
+        RangeKind::DownToExclusive => "..>",
+    };
+    fb.effect(
+        Exp::Assert(
+            ok,
+            format!(
+                "range {what} is invalid (empty step, or end before start in the step's direction)"
+            ),
+        ),
+        span,
+    );
+    // Number of elements: ceil(dist / |step|), plus the end itself for inclusive ranges.
+    let dist = if kind == RangeKind::ToInclusive {
+        fb.binop(Add, dist, c(1), span)
+    } else {
+        dist
+    };
+    let d64 = fb.conv(t, PrimType::I64, dist, span);
+    let s64 = fb.conv(t, PrimType::I64, abs_step, span);
+    let s64 = fb.binop(Max, s64, i64c(1), span);
+    let num = fb.binop(Add, d64, s64, span);
+    let num = fb.binop(Sub, num, i64c(1), span);
+    let n = fb.binop(Quot, num, s64, span);
+    let r = fb.bind1(
+        "range",
+        ir::Type::Array(t, vec![atom_dim(n)]),
+        Exp::Iota {
+            n,
+            start,
+            step,
+            ty: t,
+        },
+        span,
+    );
+    Ok(r)
+}
