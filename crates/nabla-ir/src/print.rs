@@ -1,8 +1,818 @@
 //! Text printer for the core IR (`nabla dump-ir`).
+//!
+//! The output is stable (it depends only on the program) and meant for
+//! people and golden tests, not to be parsed back. Shape:
+//!
+//! ```text
+//! fun scale (x_0: f64, xs_1: [n_2]f64): ([n_2]f64) = {
+//!   let ys_3: [n_2]f64 = map(n_2, \(a_4: f64): (f64) -> {
+//!     let b_5: f64 = a_4 * x_0
+//!     in (b_5)
+//!   }, xs_1)
+//!   in (ys_3)
+//! }
+//!
+//! entry main = scale (params [1, 1], results [1])
+//! ```
+//!
+//! Variables print as `name_index` (the index is the `Var` number, so names
+//! are unique even where the source reused a name). Constants print as
+//! Futhark literals with their type suffix (`2i32`, `2.5f64`, `true`,
+//! `f64.nan`).
 
-use crate::Program;
+use crate::{
+    Atom, Body, Dim, DimIndex, Exp, FunId, Function, Lambda, LoopForm, Param, Program, Soac, Type,
+};
+use nabla_prim::{BinOp, CmpOp, ConvOp, PrimValue, TernOp, UnOp};
+use std::fmt::Write as _;
 
-/// Prints a program in a stable, readable text form.
+/// Prints a program in a stable, readable text form: every function, then
+/// one `entry` line per entry point.
 pub fn print_program(prog: &Program) -> String {
-    format!("{prog:#?}")
+    let mut out = String::new();
+    for (i, f) in prog.functions.iter().enumerate() {
+        if i > 0 {
+            out.push('\n');
+        }
+        Printer {
+            prog,
+            fun: f,
+            out: &mut out,
+        }
+        .function();
+    }
+    if !prog.entries.is_empty() {
+        out.push('\n');
+    }
+    for e in &prog.entries {
+        let _ = writeln!(
+            out,
+            "entry {} = {} (params {:?}, results {:?})",
+            e.name,
+            fun_name(prog, e.fun),
+            e.param_arity,
+            e.result_arity
+        );
+    }
+    out
+}
+
+/// Prints one primitive constant as a Futhark literal with its type suffix.
+pub fn print_prim_value(v: &PrimValue) -> String {
+    fn float(x: f64, t: &str) -> String {
+        if x.is_nan() {
+            format!("{t}.nan")
+        } else if x.is_infinite() {
+            if x > 0.0 {
+                format!("{t}.inf")
+            } else {
+                format!("-{t}.inf")
+            }
+        } else {
+            format!("{x:?}{t}")
+        }
+    }
+    match *v {
+        PrimValue::I8(x) => format!("{x}i8"),
+        PrimValue::I16(x) => format!("{x}i16"),
+        PrimValue::I32(x) => format!("{x}i32"),
+        PrimValue::I64(x) => format!("{x}i64"),
+        PrimValue::U8(x) => format!("{x}u8"),
+        PrimValue::U16(x) => format!("{x}u16"),
+        PrimValue::U32(x) => format!("{x}u32"),
+        PrimValue::U64(x) => format!("{x}u64"),
+        PrimValue::F16(x) => float(f64::from(x.to_f32()), "f16"),
+        PrimValue::F32(x) => {
+            // Print the shortest f32 digits, not the widened f64's.
+            if x.is_finite() {
+                format!("{x:?}f32")
+            } else {
+                float(f64::from(x), "f32")
+            }
+        }
+        PrimValue::F64(x) => float(x, "f64"),
+        PrimValue::Bool(b) => b.to_string(),
+    }
+}
+
+fn fun_name(prog: &Program, id: FunId) -> String {
+    match prog.functions.get(id.0 as usize) {
+        Some(f) => f.name.clone(),
+        None => format!("<bad function #{}>", id.0),
+    }
+}
+
+/// The operator symbol of an infix binary operator, or `None` for those
+/// printed as function calls.
+fn binop_symbol(op: BinOp) -> Option<&'static str> {
+    Some(match op {
+        BinOp::Add => "+",
+        BinOp::Sub => "-",
+        BinOp::Mul => "*",
+        BinOp::Div => "/",
+        BinOp::Mod => "%",
+        BinOp::IntDiv => "//",
+        BinOp::IntMod => "%%",
+        BinOp::Pow => "**",
+        BinOp::BitAnd => "&",
+        BinOp::BitOr => "|",
+        BinOp::BitXor => "^",
+        BinOp::Shl => "<<",
+        BinOp::Shr => ">>",
+        BinOp::LShr => ">>>",
+        BinOp::LogAnd => "&&",
+        BinOp::LogOr => "||",
+        BinOp::Quot | BinOp::Rem | BinOp::Min | BinOp::Max | BinOp::Atan2 | BinOp::Hypot => {
+            return None
+        }
+    })
+}
+
+fn binop_name(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Quot => "quot",
+        BinOp::Rem => "rem",
+        BinOp::Min => "min",
+        BinOp::Max => "max",
+        BinOp::Atan2 => "atan2",
+        BinOp::Hypot => "hypot",
+        _ => "binop",
+    }
+}
+
+fn cmpop_symbol(op: CmpOp) -> &'static str {
+    match op {
+        CmpOp::Eq => "==",
+        CmpOp::Neq => "!=",
+        CmpOp::Lt => "<",
+        CmpOp::Le => "<=",
+        CmpOp::Gt => ">",
+        CmpOp::Ge => ">=",
+    }
+}
+
+fn unop_name(op: UnOp) -> String {
+    match op {
+        UnOp::Neg => "neg".into(),
+        UnOp::Not => "!".into(),
+        UnOp::IsNan => "isnan".into(),
+        UnOp::IsInf => "isinf".into(),
+        // The remaining names are the Debug names lower-cased (`Sqrt` → `sqrt`).
+        other => format!("{other:?}").to_lowercase(),
+    }
+}
+
+fn ternop_name(op: TernOp) -> &'static str {
+    match op {
+        TernOp::Fma => "fma",
+        TernOp::Mad => "mad",
+        TernOp::Lerp => "lerp",
+    }
+}
+
+struct Printer<'a> {
+    prog: &'a Program,
+    fun: &'a Function,
+    out: &'a mut String,
+}
+
+impl Printer<'_> {
+    fn var(&self, v: crate::Var) -> String {
+        match self.fun.var_names.get(v.0 as usize) {
+            // A name that already ends in `_index` is printed as is.
+            Some(n)
+                if n.strip_suffix(&v.0.to_string())
+                    .is_some_and(|p| p.ends_with('_')) =>
+            {
+                n.clone()
+            }
+            Some(n) if !n.is_empty() => format!("{n}_{}", v.0),
+            Some(_) => format!("v_{}", v.0),
+            None => format!("?v_{}", v.0),
+        }
+    }
+
+    fn atom(&self, a: &Atom) -> String {
+        match a {
+            Atom::Var(v) => self.var(*v),
+            Atom::Const(c) => print_prim_value(c),
+        }
+    }
+
+    fn atoms(&self, xs: &[Atom]) -> String {
+        xs.iter()
+            .map(|a| self.atom(a))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn vars(&self, xs: &[crate::Var]) -> String {
+        xs.iter()
+            .map(|v| self.var(*v))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn ty(&self, t: &Type) -> String {
+        match t {
+            Type::Prim(p) => p.name().to_string(),
+            Type::Array(p, dims) => {
+                let mut s = String::new();
+                for d in dims {
+                    match d {
+                        Dim::Const(n) => {
+                            let _ = write!(s, "[{n}]");
+                        }
+                        Dim::Var(v) => {
+                            let _ = write!(s, "[{}]", self.var(*v));
+                        }
+                        Dim::Ext => s.push_str("[?]"),
+                    }
+                }
+                s.push_str(p.name());
+                s
+            }
+        }
+    }
+
+    fn types(&self, ts: &[Type]) -> String {
+        format!(
+            "({})",
+            ts.iter().map(|t| self.ty(t)).collect::<Vec<_>>().join(", ")
+        )
+    }
+
+    fn param(&self, p: &Param) -> String {
+        format!("{}: {}", self.var(p.var), self.ty(&p.ty))
+    }
+
+    fn params(&self, ps: &[Param]) -> String {
+        ps.iter()
+            .map(|p| self.param(p))
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn indent(&mut self, depth: usize) {
+        for _ in 0..depth {
+            self.out.push_str("  ");
+        }
+    }
+
+    fn function(&mut self) {
+        let f = self.fun;
+        let head = format!(
+            "fun {} ({}): {} = ",
+            f.name,
+            self.params(&f.params),
+            self.types(&f.ret)
+        );
+        self.out.push_str(&head);
+        self.body(&f.body, 0);
+        self.out.push('\n');
+    }
+
+    /// Prints `{ stms… in (result) }`; the opening brace continues the
+    /// current line, the closing one is indented at `depth`.
+    fn body(&mut self, b: &Body, depth: usize) {
+        self.out.push_str("{\n");
+        for stm in &b.stms {
+            self.indent(depth + 1);
+            let pat = match stm.pat.len() {
+                0 => "()".to_string(),
+                1 => self.param(&stm.pat[0]),
+                _ => format!("({})", self.params(&stm.pat)),
+            };
+            let _ = write!(self.out, "let {pat} = ");
+            self.exp(&stm.exp, depth + 1);
+            self.out.push('\n');
+        }
+        self.indent(depth + 1);
+        let res = format!("in ({})\n", self.atoms(&b.result));
+        self.out.push_str(&res);
+        self.indent(depth);
+        self.out.push('}');
+    }
+
+    fn lambda(&mut self, lam: &Lambda, depth: usize) {
+        let head = format!(
+            "\\({}): {} -> ",
+            self.params(&lam.params),
+            self.types(&lam.ret)
+        );
+        self.out.push_str(&head);
+        self.body(&lam.body, depth);
+    }
+
+    fn dim_indices(&self, idx: &[DimIndex]) -> String {
+        idx.iter()
+            .map(|i| match i {
+                DimIndex::Fix(a) => self.atom(a),
+                DimIndex::Slice { start, len, stride } => {
+                    format!(
+                        "{}:+{}*{}",
+                        self.atom(start),
+                        self.atom(len),
+                        self.atom(stride)
+                    )
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+
+    fn push(&mut self, s: String) {
+        self.out.push_str(&s);
+    }
+
+    fn exp(&mut self, e: &Exp, depth: usize) {
+        match e {
+            Exp::Atoms(xs) => {
+                let s = if xs.len() == 1 {
+                    self.atom(&xs[0])
+                } else {
+                    format!("({})", self.atoms(xs))
+                };
+                self.push(s);
+            }
+            Exp::BinOp(op, a, b) => {
+                let s = match binop_symbol(*op) {
+                    Some(sym) => format!("{} {sym} {}", self.atom(a), self.atom(b)),
+                    None => format!("{}({}, {})", binop_name(*op), self.atom(a), self.atom(b)),
+                };
+                self.push(s);
+            }
+            Exp::CmpOp(op, a, b) => {
+                let s = format!("{} {} {}", self.atom(a), cmpop_symbol(*op), self.atom(b));
+                self.push(s);
+            }
+            Exp::UnOp(op, a) => {
+                let s = format!("{}({})", unop_name(*op), self.atom(a));
+                self.push(s);
+            }
+            Exp::TernOp(op, a, b, c) => {
+                let s = format!(
+                    "{}({}, {}, {})",
+                    ternop_name(*op),
+                    self.atom(a),
+                    self.atom(b),
+                    self.atom(c)
+                );
+                self.push(s);
+            }
+            Exp::Conv(ConvOp::Convert(from, to), a) => {
+                let s = format!("{}.{}({})", to.name(), from.name(), self.atom(a));
+                self.push(s);
+            }
+            Exp::Conv(ConvOp::BitCast(from, to), a) => {
+                let s = format!("bitcast<{}->{}>({})", from.name(), to.name(), self.atom(a));
+                self.push(s);
+            }
+            Exp::Apply(f, args) => {
+                let s = format!("{}({})", fun_name(self.prog, *f), self.atoms(args));
+                self.push(s);
+            }
+            Exp::If { cond, then_, else_ } => {
+                let s = format!("if {} then ", self.atom(cond));
+                self.push(s);
+                self.body(then_, depth);
+                self.out.push_str(" else ");
+                self.body(else_, depth);
+            }
+            Exp::Loop {
+                params,
+                init,
+                form,
+                body,
+            } => {
+                let ps = params
+                    .iter()
+                    .enumerate()
+                    .map(|(i, p)| {
+                        let init = init
+                            .get(i)
+                            .map(|a| self.atom(a))
+                            .unwrap_or_else(|| "?".into());
+                        format!("{} = {init}", self.param(p))
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                self.push(format!("loop ({ps}) "));
+                match form {
+                    LoopForm::For { i, bound } => {
+                        let s = format!("for {} < {} do ", self.var(*i), self.atom(bound));
+                        self.push(s);
+                    }
+                    LoopForm::While { cond } => {
+                        self.out.push_str("while ");
+                        self.body(cond, depth);
+                        self.out.push_str(" do ");
+                    }
+                }
+                self.body(body, depth);
+            }
+            Exp::Index(arr, idx) => {
+                let s = format!("{}[{}]", self.var(*arr), self.dim_indices(idx));
+                self.push(s);
+            }
+            Exp::Update(arr, idx, v) => {
+                let s = format!(
+                    "{} with [{}] = {}",
+                    self.var(*arr),
+                    self.dim_indices(idx),
+                    self.atom(v)
+                );
+                self.push(s);
+            }
+            Exp::ArrayLit(xs, row) => {
+                let s = format!("[{}]: []{}", self.atoms(xs), self.ty(row));
+                self.push(s);
+            }
+            Exp::Iota { n, start, step, ty } => {
+                let s = format!(
+                    "iota<{}>({}, {}, {})",
+                    ty.name(),
+                    self.atom(n),
+                    self.atom(start),
+                    self.atom(step)
+                );
+                self.push(s);
+            }
+            Exp::Replicate(n, v) => {
+                let s = format!("replicate({}, {})", self.atom(n), self.atom(v));
+                self.push(s);
+            }
+            Exp::Copy(v) => {
+                let s = format!("copy({})", self.var(*v));
+                self.push(s);
+            }
+            Exp::Size(v, d) => {
+                let s = format!("size({}, {d})", self.var(*v));
+                self.push(s);
+            }
+            Exp::Reshape(shape, v) => {
+                let s = format!("reshape([{}], {})", self.atoms(shape), self.var(*v));
+                self.push(s);
+            }
+            Exp::Rearrange(perm, v) => {
+                let s = format!("rearrange({perm:?}, {})", self.var(*v));
+                self.push(s);
+            }
+            Exp::Concat(vs) => {
+                let s = format!("concat({})", self.vars(vs));
+                self.push(s);
+            }
+            Exp::Rotate(r, v) => {
+                let s = format!("rotate({}, {})", self.atom(r), self.var(*v));
+                self.push(s);
+            }
+            Exp::Reverse(v) => {
+                let s = format!("reverse({})", self.var(*v));
+                self.push(s);
+            }
+            Exp::AssertEqSizes(xs, msg) => {
+                let s = format!("assert_eq_sizes({}, {msg:?})", self.atoms(xs));
+                self.push(s);
+            }
+            Exp::Assert(c, msg) => {
+                let s = format!("assert({}, {msg:?})", self.atom(c));
+                self.push(s);
+            }
+            Exp::Soac(soac) => self.soac(soac, depth),
+            Exp::Jvp {
+                lam,
+                primals,
+                tangents,
+            } => {
+                self.out.push_str("jvp(");
+                self.lambda(lam, depth);
+                let s = format!(", ({}), ({}))", self.atoms(primals), self.atoms(tangents));
+                self.push(s);
+            }
+            Exp::Vjp {
+                lam,
+                primals,
+                adjoints,
+            } => {
+                self.out.push_str("vjp(");
+                self.lambda(lam, depth);
+                let s = format!(", ({}), ({}))", self.atoms(primals), self.atoms(adjoints));
+                self.push(s);
+            }
+        }
+    }
+
+    fn soac(&mut self, s: &Soac, depth: usize) {
+        match s {
+            Soac::Map { w, lam, arrs } => {
+                self.push(format!("map({}, ", self.atom(w)));
+                self.lambda(lam, depth);
+                self.push(format!(", {})", self.vars(arrs)));
+            }
+            Soac::Reduce {
+                w,
+                lam,
+                neutral,
+                arrs,
+                commutative,
+            } => {
+                let name = if *commutative {
+                    "reduce_comm"
+                } else {
+                    "reduce"
+                };
+                self.push(format!("{name}({}, ", self.atom(w)));
+                self.lambda(lam, depth);
+                self.push(format!(", ({}), {})", self.atoms(neutral), self.vars(arrs)));
+            }
+            Soac::Scan {
+                w,
+                lam,
+                neutral,
+                arrs,
+            } => {
+                self.push(format!("scan({}, ", self.atom(w)));
+                self.lambda(lam, depth);
+                self.push(format!(", ({}), {})", self.atoms(neutral), self.vars(arrs)));
+            }
+            Soac::Hist {
+                w,
+                dest,
+                lam,
+                neutral,
+                indices,
+                values,
+            } => {
+                self.push(format!("hist({}, ({}), ", self.atom(w), self.vars(dest)));
+                self.lambda(lam, depth);
+                self.push(format!(
+                    ", ({}), {}, {})",
+                    self.atoms(neutral),
+                    self.var(*indices),
+                    self.vars(values)
+                ));
+            }
+            Soac::Scatter {
+                w,
+                dest,
+                indices,
+                values,
+            } => {
+                self.push(format!(
+                    "scatter({}, ({}), ({}), ({}))",
+                    self.atom(w),
+                    self.vars(dest),
+                    self.vars(indices),
+                    self.vars(values)
+                ));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{EntryPoint, Stm, Var};
+    use nabla_prim::PrimType;
+    use nabla_syntax::Span;
+
+    fn p(v: u32, ty: Type) -> Param {
+        Param { var: Var(v), ty }
+    }
+    fn v(i: u32) -> Atom {
+        Atom::Var(Var(i))
+    }
+    fn stm(pat: Vec<Param>, exp: Exp) -> Stm {
+        Stm {
+            pat,
+            exp,
+            span: Span::default(),
+        }
+    }
+
+    /// `scale x xs = map (\a -> a * x) xs`, plus a loop and an if.
+    fn sample() -> Program {
+        let f64t = Type::Prim(PrimType::F64);
+        let arr = Type::Array(PrimType::F64, vec![Dim::Var(Var(2))]);
+        let lam = Lambda {
+            params: vec![p(4, f64t.clone())],
+            body: Body {
+                stms: vec![stm(
+                    vec![p(5, f64t.clone())],
+                    Exp::BinOp(BinOp::Mul, v(4), v(0)),
+                )],
+                result: vec![v(5)],
+            },
+            ret: vec![f64t.clone()],
+        };
+        let body = Body {
+            stms: vec![
+                stm(
+                    vec![p(3, arr.clone())],
+                    Exp::Soac(Soac::Map {
+                        w: v(2),
+                        lam,
+                        arrs: vec![Var(1)],
+                    }),
+                ),
+                stm(
+                    vec![p(6, f64t.clone())],
+                    Exp::Loop {
+                        params: vec![p(7, f64t.clone())],
+                        init: vec![Atom::Const(PrimValue::F64(0.0))],
+                        form: LoopForm::For {
+                            i: Var(8),
+                            bound: v(2),
+                        },
+                        body: Body {
+                            stms: vec![stm(
+                                vec![p(9, f64t.clone())],
+                                Exp::BinOp(BinOp::Add, v(7), Atom::Const(PrimValue::F64(1.5))),
+                            )],
+                            result: vec![v(9)],
+                        },
+                    },
+                ),
+                stm(
+                    vec![p(10, Type::Prim(PrimType::Bool))],
+                    Exp::CmpOp(CmpOp::Lt, v(6), Atom::Const(PrimValue::F64(f64::NAN))),
+                ),
+                stm(
+                    vec![p(11, f64t.clone())],
+                    Exp::If {
+                        cond: v(10),
+                        then_: Body {
+                            stms: vec![],
+                            result: vec![v(6)],
+                        },
+                        else_: Body {
+                            stms: vec![],
+                            result: vec![v(0)],
+                        },
+                    },
+                ),
+            ],
+            result: vec![v(3), v(11)],
+        };
+        let names = [
+            "x", "xs", "n", "ys", "a", "b", "s", "acc", "i", "acc2", "c", "r",
+        ];
+        Program {
+            functions: vec![Function {
+                name: "scale".into(),
+                params: vec![
+                    p(2, Type::Prim(PrimType::I64)),
+                    p(0, f64t.clone()),
+                    p(1, arr.clone()),
+                ],
+                ret: vec![arr, f64t],
+                body,
+                var_names: names.iter().map(|s| s.to_string()).collect(),
+                span: Span::default(),
+            }],
+            entries: vec![EntryPoint {
+                name: "main".into(),
+                fun: FunId(0),
+                param_arity: vec![1, 1, 1],
+                result_arity: vec![1, 1],
+            }],
+        }
+    }
+
+    #[test]
+    fn prints_sample_program() {
+        let text = print_program(&sample());
+        let expected = "\
+fun scale (n_2: i64, x_0: f64, xs_1: [n_2]f64): ([n_2]f64, f64) = {
+  let ys_3: [n_2]f64 = map(n_2, \\(a_4: f64): (f64) -> {
+    let b_5: f64 = a_4 * x_0
+    in (b_5)
+  }, xs_1)
+  let s_6: f64 = loop (acc_7: f64 = 0.0f64) for i_8 < n_2 do {
+    let acc2_9: f64 = acc_7 + 1.5f64
+    in (acc2_9)
+  }
+  let c_10: bool = s_6 < f64.nan
+  let r_11: f64 = if c_10 then {
+    in (s_6)
+  } else {
+    in (x_0)
+  }
+  in (ys_3, r_11)
+}
+
+entry main = scale (params [1, 1, 1], results [1, 1])
+";
+        assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn prints_is_deterministic() {
+        assert_eq!(print_program(&sample()), print_program(&sample()));
+    }
+
+    #[test]
+    fn prints_constants_with_suffixes() {
+        assert_eq!(print_prim_value(&PrimValue::I32(-3)), "-3i32");
+        assert_eq!(print_prim_value(&PrimValue::U8(255)), "255u8");
+        assert_eq!(print_prim_value(&PrimValue::F32(0.1)), "0.1f32");
+        assert_eq!(print_prim_value(&PrimValue::F64(2.0)), "2.0f64");
+        assert_eq!(
+            print_prim_value(&PrimValue::F64(f64::NEG_INFINITY)),
+            "-f64.inf"
+        );
+        assert_eq!(print_prim_value(&PrimValue::Bool(true)), "true");
+    }
+
+    #[test]
+    fn prints_misc_expressions() {
+        let i64t = Type::Prim(PrimType::I64);
+        let arr2 = Type::Array(PrimType::I32, vec![Dim::Const(3), Dim::Ext]);
+        let f = Function {
+            name: "g".into(),
+            params: vec![p(0, arr2.clone()), p(1, i64t.clone())],
+            ret: vec![],
+            body: Body {
+                stms: vec![
+                    stm(
+                        vec![p(2, Type::Array(PrimType::I32, vec![Dim::Var(Var(1))]))],
+                        Exp::Index(
+                            Var(0),
+                            vec![
+                                DimIndex::Fix(Atom::Const(PrimValue::I64(1))),
+                                DimIndex::Slice {
+                                    start: Atom::Const(PrimValue::I64(0)),
+                                    len: v(1),
+                                    stride: Atom::Const(PrimValue::I64(1)),
+                                },
+                            ],
+                        ),
+                    ),
+                    stm(
+                        vec![],
+                        Exp::AssertEqSizes(
+                            vec![v(1), Atom::Const(PrimValue::I64(3))],
+                            "zip".into(),
+                        ),
+                    ),
+                    stm(
+                        vec![p(3, Type::Prim(PrimType::I32))],
+                        Exp::Conv(ConvOp::Convert(PrimType::I64, PrimType::I32), v(1)),
+                    ),
+                    stm(vec![p(4, i64t.clone())], Exp::BinOp(BinOp::Max, v(1), v(1))),
+                    stm(vec![p(5, i64t)], Exp::Apply(FunId(0), vec![v(0), v(1)])),
+                ],
+                result: vec![],
+            },
+            var_names: vec!["a".into(), "n".into(), "row".into(), "".into()],
+            span: Span::default(),
+        };
+        let prog = Program {
+            functions: vec![f],
+            entries: vec![],
+        };
+        let text = print_program(&prog);
+        assert!(
+            text.contains("fun g (a_0: [3][?]i32, n_1: i64): () = {"),
+            "{text}"
+        );
+        assert!(
+            text.contains("let row_2: [n_1]i32 = a_0[1i64, 0i64:+n_1*1i64]"),
+            "{text}"
+        );
+        assert!(
+            text.contains("let () = assert_eq_sizes(n_1, 3i64, \"zip\")"),
+            "{text}"
+        );
+        assert!(text.contains("let v_3: i32 = i32.i64(n_1)"), "{text}");
+        assert!(text.contains("let ?v_4: i64 = max(n_1, n_1)"), "{text}");
+        assert!(text.contains("= g(a_0, n_1)"), "{text}");
+    }
+
+    #[test]
+    fn names_already_suffixed_are_not_doubled() {
+        let f = Function {
+            name: "h".into(),
+            params: vec![
+                p(0, Type::Prim(PrimType::I32)),
+                p(1, Type::Prim(PrimType::I32)),
+            ],
+            ret: vec![Type::Prim(PrimType::I32)],
+            body: Body {
+                stms: vec![],
+                result: vec![v(0)],
+            },
+            var_names: vec!["x_0".into(), "y_7".into()],
+            span: Span::default(),
+        };
+        let text = print_program(&Program {
+            functions: vec![f],
+            entries: vec![],
+        });
+        assert!(
+            text.starts_with("fun h (x_0: i32, y_7_1: i32): (i32) = {"),
+            "{text}"
+        );
+    }
 }

@@ -1,1 +1,174 @@
-fn main() {}
+//! The `nabla` command line: `run`, `check`, `dump-ir`, `test`.
+
+use clap::{Parser, Subcommand};
+use std::io::{Read, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// A compiler and interpreter for a subset of Futhark.
+#[derive(Parser, Debug)]
+#[command(name = "nabla", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run an entry point: arguments from stdin (text or binary values),
+    /// results on stdout in the textual value format, one per line.
+    Run {
+        /// The program's main file.
+        file: PathBuf,
+        /// The entry point to run.
+        #[arg(short = 'e', long = "entry", default_value = "main")]
+        entry: String,
+        /// Print the results in Futhark's binary value format.
+        #[arg(short = 'b', long = "binary-output")]
+        binary_output: bool,
+    },
+    /// Type-check a program (prints nothing when it is fine).
+    Check {
+        /// The program's main file.
+        file: PathBuf,
+    },
+    /// Print the core IR of a program.
+    DumpIr {
+        /// The program's main file.
+        file: PathBuf,
+    },
+    /// Run the test blocks of `.fut` files (directories are searched recursively).
+    Test {
+        /// Files and directories.
+        #[arg(required = true)]
+        paths: Vec<PathBuf>,
+        /// How many files to test at once (default: the number of cores).
+        #[arg(short = 'j', long = "jobs")]
+        jobs: Option<usize>,
+        /// Time limit per file in seconds (0: none).
+        #[arg(long = "timeout", default_value_t = 600)]
+        timeout: u64,
+    },
+}
+
+/// Internal errors (bugs) are reported in one line, never with a backtrace.
+fn install_panic_hook() {
+    std::panic::set_hook(Box::new(|info| {
+        let msg = if let Some(s) = info.payload().downcast_ref::<&str>() {
+            s.to_string()
+        } else if let Some(s) = info.payload().downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "unknown panic".to_string()
+        };
+        // Inside `nabla test`, panics are caught and reported per dataset.
+        if std::env::var_os("NABLA_QUIET_PANICS").is_none() {
+            let loc = info
+                .location()
+                .map(|l| format!(" ({}:{})", l.file(), l.line()))
+                .unwrap_or_default();
+            eprintln!("internal compiler error: {msg}{loc}");
+        }
+    }));
+}
+
+fn run(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Run {
+            file,
+            entry,
+            binary_output,
+        } => {
+            let compiled = match nabla::compile(&file) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("{e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let mut input = Vec::new();
+            if let Err(e) = std::io::stdin().read_to_end(&mut input) {
+                eprintln!("error: cannot read standard input: {e}");
+                return ExitCode::FAILURE;
+            }
+            match compiled.run_on_input(&entry, &input) {
+                Ok(results) => {
+                    let mut out = Vec::new();
+                    for v in &results {
+                        if binary_output {
+                            nabla_values::write_value_binary(v, &mut out);
+                        } else {
+                            out.extend_from_slice(nabla_values::write_value_text(v).as_bytes());
+                            out.push(b'\n');
+                        }
+                    }
+                    let mut stdout = std::io::stdout().lock();
+                    if stdout.write_all(&out).and_then(|_| stdout.flush()).is_err() {
+                        return ExitCode::FAILURE;
+                    }
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Check { file } => match nabla::check(&file) {
+            Ok(_) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::DumpIr { file } => match nabla::compile(&file) {
+            Ok(c) => {
+                print!("{}", c.dump_ir());
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                ExitCode::FAILURE
+            }
+        },
+        Command::Test {
+            paths,
+            jobs,
+            timeout,
+        } => {
+            std::env::set_var("NABLA_QUIET_PANICS", "1");
+            let jobs = jobs.unwrap_or_else(|| {
+                std::thread::available_parallelism()
+                    .map(|n| n.get())
+                    .unwrap_or(1)
+            });
+            let opts = nabla::testrunner::TestOptions {
+                jobs: jobs.max(1),
+                timeout: (timeout > 0).then(|| std::time::Duration::from_secs(timeout)),
+            };
+            let report = nabla::testrunner::run_tests(&paths, opts);
+            for f in &report.failures {
+                println!("{f}");
+            }
+            println!("{} passed, {} failed", report.passed, report.failed);
+            if report.failed == 0 {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    install_panic_hook();
+    let cli = Cli::parse();
+    // Deeply nested programs need a deep stack in the front end and the interpreter.
+    let worker = std::thread::Builder::new()
+        .stack_size(nabla::testrunner::runner::STACK_SIZE)
+        .spawn(move || run(cli));
+    match worker.map(|h| h.join()) {
+        Ok(Ok(code)) => code,
+        _ => ExitCode::FAILURE,
+    }
+}

@@ -1,0 +1,303 @@
+//! The driver: source file → checked AST → core IR, shared by every
+//! subcommand, plus running an entry point on values.
+//!
+//! Pipeline (see the workspace README): a fresh [`SourceMap`]; the prelude
+//! (`nabla_typeck::PRELUDE_SOURCE`) as the first file, path `<prelude>`;
+//! the user's file and its imports (`nabla_syntax::load_program`); type
+//! checking over `[prelude, files…]`; elaboration; and, in debug builds or
+//! with `NABLA_VALIDATE=1`, the IR validator.
+
+use nabla_ir::Program;
+use nabla_syntax::{ast, Diagnostic, DiagnosticKind, SourceMap, Span};
+use nabla_values::{Value, ValueType};
+use std::path::Path;
+
+use crate::frontend;
+
+/// A compiled program: its sources (for locating run-time errors) and its IR.
+#[derive(Clone, Debug)]
+pub struct Compiled {
+    /// Every source file: the prelude first, then the user's files.
+    pub sources: SourceMap,
+    /// The elaborated (and, where enabled, validated) core IR.
+    pub program: Program,
+}
+
+/// Why compilation failed: diagnostics (rendered against the program's
+/// sources) or an internal error (IR validation).
+#[derive(Clone, Debug)]
+pub struct CompileError {
+    /// The diagnostics, in the order they were reported.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Every diagnostic rendered (`kind: message`, `path:line:col`, the
+    /// source line with the span marked).
+    pub rendered: String,
+    /// One line: the first diagnostic's `kind: message (at path:line:col)`.
+    pub summary: String,
+}
+
+impl CompileError {
+    fn from_diagnostics(diags: Vec<Diagnostic>, sources: &SourceMap) -> CompileError {
+        let rendered = nabla_syntax::diag::render_all(&diags, sources);
+        let summary = match diags.first() {
+            Some(d) if (d.span.file.0 as usize) < sources.files.len() => {
+                format!(
+                    "{}: {} (at {})",
+                    kind_name(d.kind),
+                    one_line(&d.message),
+                    sources.describe(d.span)
+                )
+            }
+            Some(d) => format!("{}: {}", kind_name(d.kind), one_line(&d.message)),
+            None => "compilation failed without a diagnostic".to_string(),
+        };
+        CompileError {
+            diagnostics: diags,
+            rendered,
+            summary,
+        }
+    }
+
+    fn internal(message: String) -> CompileError {
+        let summary = one_line(&message);
+        CompileError {
+            diagnostics: Vec::new(),
+            rendered: message,
+            summary,
+        }
+    }
+}
+
+impl std::fmt::Display for CompileError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.rendered.trim_end())
+    }
+}
+
+fn kind_name(k: DiagnosticKind) -> &'static str {
+    match k {
+        DiagnosticKind::Lexical => "lexical error",
+        DiagnosticKind::Syntax => "syntax error",
+        DiagnosticKind::Import => "import error",
+        DiagnosticKind::Type => "type error",
+        DiagnosticKind::Elaboration => "error",
+        DiagnosticKind::Runtime => "run-time error",
+    }
+}
+
+/// Joins a multi-line message into one line.
+pub fn one_line(s: &str) -> String {
+    s.lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect::<Vec<_>>()
+        .join(" | ")
+}
+
+/// A type-checked program (the result of [`check`]).
+#[derive(Debug)]
+pub struct Checked {
+    /// Every source file: the prelude first, then the user's files.
+    pub sources: SourceMap,
+    /// `[prelude, imports…, main file]`, annotated by the type checker.
+    pub files: Vec<ast::Program>,
+}
+
+/// Parses and type-checks the program whose main file is `path` (with the
+/// prelude and every import). Errors are rendered diagnostics.
+pub fn check(path: &Path) -> Result<Checked, CompileError> {
+    let mut sources = SourceMap::new();
+    let mut next_id = 0u32;
+    let mut files = Vec::new();
+    match frontend::parse_prelude(&mut sources, &mut next_id) {
+        Ok(p) => files.push(p),
+        Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
+    }
+    match frontend::load(&mut sources, path, &mut next_id) {
+        Ok(ps) => files.extend(ps),
+        Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
+    }
+    if let Err(d) = nabla_typeck::check_program(&sources, &mut files) {
+        return Err(CompileError::from_diagnostics(d, &sources));
+    }
+    Ok(Checked { sources, files })
+}
+
+/// Whether to run the IR validator, and whether size-only problems count:
+/// `NABLA_VALIDATE=1` → everything; `NABLA_VALIDATE=0` → nothing; unset →
+/// debug builds check everything but sizes, release builds nothing.
+fn validation_mode() -> Option<bool> {
+    match std::env::var("NABLA_VALIDATE").ok().as_deref() {
+        Some("0") | Some("") => None,
+        Some(_) => Some(true),
+        None if cfg!(debug_assertions) => Some(false),
+        None => None,
+    }
+}
+
+/// Compiles the program whose main file is `path` to the core IR (see the
+/// module docs for the passes).
+pub fn compile(path: &Path) -> Result<Compiled, CompileError> {
+    let Checked { sources, files } = check(path)?;
+    let program = match nabla_elab::elaborate(&files) {
+        Ok(p) => p,
+        Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
+    };
+    if let Some(sizes) = validation_mode() {
+        if let Err(errs) = nabla_ir::validate_program(&program) {
+            let errs: Vec<_> = errs
+                .into_iter()
+                .filter(|e| sizes || !e.size_error)
+                .collect();
+            if !errs.is_empty() {
+                let mut msg =
+                    String::from("internal compiler error: the elaborated IR is invalid:\n");
+                for e in &errs {
+                    msg.push_str(&format!("  {e}"));
+                    if let Some(sp) = e.span {
+                        msg.push_str(&format!(" (at {})", sources.describe(sp)));
+                    }
+                    msg.push('\n');
+                }
+                return Err(CompileError::internal(msg));
+            }
+        }
+    }
+    Ok(Compiled { sources, program })
+}
+
+/// The value-format types of an entry point's flat parameters and results.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EntryTypes {
+    /// One per flat IR parameter (the order values are read from input).
+    pub params: Vec<ValueType>,
+    /// One per flat IR result (the order values are printed).
+    pub results: Vec<ValueType>,
+}
+
+/// A failed run: the message and where in the source, rendered.
+#[derive(Clone, Debug)]
+pub struct RunError {
+    /// What went wrong (without the location).
+    pub message: String,
+    /// The source location, when the error comes from a program statement.
+    pub span: Option<Span>,
+    /// The error rendered with its location and the marked source line.
+    pub rendered: String,
+    /// One line: `path:line:col: message`.
+    pub summary: String,
+}
+
+impl std::fmt::Display for RunError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.rendered.trim_end())
+    }
+}
+
+impl Compiled {
+    /// The core IR in text form (`nabla dump-ir`).
+    pub fn dump_ir(&self) -> String {
+        nabla_ir::print_program(&self.program)
+    }
+
+    /// Names of the entry points.
+    pub fn entry_names(&self) -> Vec<&str> {
+        self.program
+            .entries
+            .iter()
+            .map(|e| e.name.as_str())
+            .collect()
+    }
+
+    /// The parameter and result types of entry point `name` (element type
+    /// and rank of each flat IR parameter/result).
+    pub fn entry_types(&self, name: &str) -> Result<EntryTypes, String> {
+        let Some(e) = self.program.entry(name) else {
+            let names = self.entry_names();
+            return Err(if names.is_empty() {
+                format!("no entry point named {name} (the program has no entry points)")
+            } else {
+                format!(
+                    "no entry point named {name} (entry points: {})",
+                    names.join(", ")
+                )
+            });
+        };
+        let Some(f) = self.program.functions.get(e.fun.0 as usize) else {
+            return Err(format!("entry point {name} refers to a missing function"));
+        };
+        let vt = |t: &nabla_ir::Type| ValueType::new(t.elem(), t.rank());
+        Ok(EntryTypes {
+            params: f.params.iter().map(|p| vt(&p.ty)).collect(),
+            results: f.ret.iter().map(vt).collect(),
+        })
+    }
+
+    /// Runs entry point `name` on flat argument values.
+    pub fn run(&self, name: &str, args: Vec<Value>) -> Result<Vec<Value>, RunError> {
+        let types = self
+            .entry_types(name)
+            .map_err(|m| self.run_error(m, None))?;
+        if args.len() != types.params.len() {
+            return Err(self.run_error(
+                format!(
+                    "entry point {name} takes {} values, got {}",
+                    types.params.len(),
+                    args.len()
+                ),
+                None,
+            ));
+        }
+        for (i, (a, t)) in args.iter().zip(&types.params).enumerate() {
+            if a.value_type() != *t {
+                return Err(self.run_error(
+                    format!(
+                        "argument {} of entry point {name} must have type {t}, got {}",
+                        i + 1,
+                        a.value_type()
+                    ),
+                    None,
+                ));
+            }
+        }
+        nabla_interp::run_entry(&self.program, name, args)
+            .map_err(|e| self.run_error(e.message, e.span))
+    }
+
+    /// Reads the arguments of entry point `name` from bytes in either value
+    /// format (type-directed by the entry's parameter types) and runs it.
+    pub fn run_on_input(&self, name: &str, input: &[u8]) -> Result<Vec<Value>, RunError> {
+        let types = self
+            .entry_types(name)
+            .map_err(|m| self.run_error(m, None))?;
+        let args = nabla_values::read_values(input, Some(&types.params))
+            .map_err(|e| self.run_error(format!("cannot read input: {e}"), None))?;
+        self.run(name, args)
+    }
+
+    /// Builds a [`RunError`], rendering it against the sources.
+    pub fn run_error(&self, message: String, span: Option<Span>) -> RunError {
+        match span {
+            Some(sp) => {
+                let rendered = Diagnostic::new(DiagnosticKind::Runtime, sp, message.clone())
+                    .render(&self.sources);
+                let summary = format!("{}: {}", self.sources.describe(sp), one_line(&message));
+                RunError {
+                    message,
+                    span,
+                    rendered,
+                    summary,
+                }
+            }
+            None => {
+                let rendered = format!("error: {message}");
+                RunError {
+                    summary: one_line(&message),
+                    message,
+                    span,
+                    rendered,
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,438 @@
+//! Running the test blocks of `.fut` files (`nabla test`), in the manner of
+//! `futhark test -i`: every dataset of every test block is run with the
+//! interpreter on each of its entry points and compared with the expected
+//! output (`nabla_values::compare_value_lists`: exact integers and booleans,
+//! Futhark's relative float tolerance, NaN equal to NaN).
+
+use super::random::{generate, parse_random_spec, Rng};
+use super::spec::{parse_test_spec, Dataset, Expected, InputSpec, TestBlock};
+use crate::driver::{self, one_line, CompileError, Compiled, RunError};
+use nabla_values::{Value, ValueType};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// The outcome of testing one file (or one bad path).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FileReport {
+    /// Datasets (and compile-only/compile-error blocks) that passed.
+    pub passed: usize,
+    /// Those that failed (one line each in `failures`).
+    pub failed: usize,
+    /// One `FAIL path:entry #k (input): reason` line per failed dataset.
+    pub failures: Vec<String>,
+}
+
+impl FileReport {
+    fn pass(&mut self) {
+        self.passed += 1;
+    }
+    fn fail(&mut self, line: String) {
+        self.failed += 1;
+        self.failures.push(line);
+    }
+    fn absorb(&mut self, other: FileReport) {
+        self.passed += other.passed;
+        self.failed += other.failed;
+        self.failures.extend(other.failures);
+    }
+}
+
+/// Every `.fut` file named by `paths` or under a directory among them,
+/// recursively, each group sorted. A path that does not exist is an error.
+pub fn find_fut_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+    let mut out = Vec::new();
+    for p in paths {
+        let meta = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        if meta.is_dir() {
+            let mut found = Vec::new();
+            walk(p, &mut found, 0).map_err(|e| format!("{}: {e}", p.display()))?;
+            found.sort();
+            out.extend(found);
+        } else {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) -> std::io::Result<()> {
+    if depth > 64 {
+        return Ok(());
+    }
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let path = entry.path();
+        let ft = entry.file_type()?;
+        if ft.is_dir() {
+            walk(&path, out, depth + 1)?;
+        } else if path.extension().is_some_and(|e| e == "fut") {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Options of [`run_tests`].
+#[derive(Clone, Copy, Debug)]
+pub struct TestOptions {
+    /// How many files are tested at once.
+    pub jobs: usize,
+    /// Wall-clock limit per file; a file that takes longer counts as one
+    /// failure (its thread is abandoned). `None`: no limit.
+    pub timeout: Option<std::time::Duration>,
+}
+
+impl Default for TestOptions {
+    fn default() -> Self {
+        TestOptions {
+            jobs: 1,
+            timeout: None,
+        }
+    }
+}
+
+/// Tests every file under `paths` (`opts.jobs` files at a time, each on its
+/// own thread with a large stack) and returns the combined report,
+/// failures in file order.
+pub fn run_tests(paths: &[PathBuf], opts: TestOptions) -> FileReport {
+    let files = match find_fut_files(paths) {
+        Ok(f) => f,
+        Err(e) => {
+            let mut r = FileReport::default();
+            r.fail(format!("FAIL {e}"));
+            return r;
+        }
+    };
+    let next = AtomicUsize::new(0);
+    let results: Mutex<Vec<Option<FileReport>>> = Mutex::new(vec![None; files.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..opts.jobs.clamp(1, files.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::SeqCst);
+                let Some(f) = files.get(i) else { break };
+                let r = test_file_isolated(f, opts.timeout);
+                results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
+            });
+        }
+    });
+    let mut total = FileReport::default();
+    for r in results
+        .into_inner()
+        .unwrap_or_else(|e| e.into_inner())
+        .into_iter()
+        .flatten()
+    {
+        total.absorb(r);
+    }
+    total
+}
+
+/// Stack size for the threads that compile and interpret test programs.
+pub const STACK_SIZE: usize = 512 << 20;
+
+/// Tests one file on a fresh thread with a large stack, within the time limit.
+fn test_file_isolated(path: &Path, timeout: Option<std::time::Duration>) -> FileReport {
+    let p = path.to_path_buf();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let spawned = std::thread::Builder::new()
+        .stack_size(STACK_SIZE)
+        .spawn(move || {
+            let _ = tx.send(test_file(&p));
+        });
+    let mut died = FileReport::default();
+    if spawned.is_err() {
+        died.fail(format!(
+            "FAIL {}: internal error: cannot start a test thread",
+            path.display()
+        ));
+        return died;
+    }
+    let got = match timeout {
+        Some(t) => rx
+            .recv_timeout(t)
+            .map_err(|e| matches!(e, std::sync::mpsc::RecvTimeoutError::Timeout)),
+        None => rx.recv().map_err(|_| false),
+    };
+    match got {
+        Ok(r) => r,
+        Err(true) => {
+            let secs = timeout.map(|t| t.as_secs_f64()).unwrap_or(0.0);
+            died.fail(format!("FAIL {}: timed out after {secs} s", path.display()));
+            died
+        }
+        Err(false) => {
+            died.fail(format!(
+                "FAIL {}: internal error (the test thread died)",
+                path.display()
+            ));
+            died
+        }
+    }
+}
+
+/// The message of a caught panic.
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic".to_string()
+    }
+}
+
+/// Runs `f`, turning a panic into an error message.
+fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(f))
+        .map_err(|p| format!("internal error (panic): {}", one_line(&panic_message(&*p))))
+}
+
+/// Tests one file: parses its test blocks and runs them.
+pub fn test_file(path: &Path) -> FileReport {
+    let mut report = FileReport::default();
+    let shown = path.display().to_string();
+    let source = match std::fs::read_to_string(path) {
+        Ok(s) => s,
+        Err(e) => {
+            report.fail(format!("FAIL {shown}: cannot read file: {e}"));
+            return report;
+        }
+    };
+    let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let spec = match parse_test_spec(&source, &dir) {
+        Ok(s) => s,
+        Err(e) => {
+            report.fail(format!("FAIL {shown}: bad test block: {e}"));
+            return report;
+        }
+    };
+    if spec.blocks.is_empty() || spec.disabled() {
+        return report;
+    }
+    let mut cx = FileCx {
+        path,
+        shown: &shown,
+        compiled: None,
+        checked: None,
+    };
+    let mut k = 0usize;
+    for block in &spec.blocks {
+        cx.block(block, &mut k, &mut report);
+    }
+    report
+}
+
+struct FileCx<'a> {
+    path: &'a Path,
+    shown: &'a str,
+    /// Memoised full compilation (`compile`).
+    compiled: Option<Result<Compiled, String>>,
+    /// Memoised type check result (`check`), as an error summary.
+    checked: Option<Result<(), String>>,
+}
+
+impl FileCx<'_> {
+    fn compiled(&mut self) -> Result<&Compiled, String> {
+        if self.compiled.is_none() {
+            let path = self.path;
+            let r = match guarded(|| driver::compile(path)) {
+                Ok(Ok(c)) => Ok(c),
+                Ok(Err(e)) => Err(format!("compilation failed: {}", e.summary)),
+                Err(p) => Err(format!("compilation failed: {p}")),
+            };
+            self.compiled = Some(r);
+        }
+        match self.compiled.as_ref().expect("set above") {
+            Ok(c) => Ok(c),
+            Err(e) => Err(e.clone()),
+        }
+    }
+
+    fn block(&mut self, block: &TestBlock, k: &mut usize, report: &mut FileReport) {
+        let shown = self.shown.to_string();
+        if let Some(re) = &block.compile_error {
+            let regex = match regex::Regex::new(re) {
+                Ok(r) => r,
+                Err(e) => {
+                    report.fail(format!(
+                        "FAIL {shown} (compile error expected): bad regex /{re}/: {}",
+                        one_line(&e.to_string())
+                    ));
+                    return;
+                }
+            };
+            let path = self.path;
+            match guarded(|| driver::compile(path)) {
+                Ok(Ok(_)) => report.fail(format!(
+                    "FAIL {shown} (compile error expected): expected compilation to fail with an error matching /{re}/, but it succeeded"
+                )),
+                Ok(Err(e)) => {
+                    if compile_error_matches(&regex, &e) {
+                        report.pass();
+                    } else {
+                        report.fail(format!(
+                            "FAIL {shown} (compile error expected): the error does not match /{re}/: {}",
+                            e.summary
+                        ));
+                    }
+                }
+                Err(p) => report.fail(format!("FAIL {shown} (compile error expected): {p}")),
+            }
+        }
+        if block.compile_only() {
+            if self.checked.is_none() {
+                let path = self.path;
+                self.checked = Some(match guarded(|| driver::check(path)) {
+                    Ok(Ok(_)) => Ok(()),
+                    Ok(Err(e)) => Err(e.summary),
+                    Err(p) => Err(p),
+                });
+            }
+            match self.checked.as_ref().expect("set above") {
+                Ok(()) => report.pass(),
+                Err(e) => report.fail(format!(
+                    "FAIL {shown} #{k} (no datasets: type check only): {e}"
+                )),
+            }
+            *k += 1;
+            return;
+        }
+        for ds in &block.datasets {
+            let idx = *k;
+            *k += 1;
+            if ds.skipped() {
+                continue;
+            }
+            for entry in &ds.entries {
+                let head = format!("FAIL {shown}:{entry} #{idx} ({})", ds.describe());
+                let path = self.path;
+                match self.compiled() {
+                    Err(e) => report.fail(format!("{head}: {e}")),
+                    Ok(c) => {
+                        let r = guarded(|| run_dataset(c, path, entry, ds, idx)).and_then(|r| r);
+                        match r {
+                            Ok(()) => report.pass(),
+                            Err(reason) => report.fail(format!("{head}: {reason}")),
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Whether a compile error matches the expected-error regex: searched in
+/// the rendered diagnostics and in each plain message.
+fn compile_error_matches(re: &regex::Regex, e: &CompileError) -> bool {
+    re.is_match(&e.rendered) || e.diagnostics.iter().any(|d| re.is_match(&d.message))
+}
+
+/// Reads a value list (text braces or a file), type-directed by `types`.
+fn read_values_spec(
+    text: Option<&str>,
+    file: Option<&Path>,
+    types: &[ValueType],
+) -> Result<Vec<Value>, String> {
+    let typed = match (text, file) {
+        (Some(t), _) => nabla_values::read_values(t.as_bytes(), Some(types)),
+        (None, Some(f)) => nabla_values::read_values_file(f, Some(types)),
+        (None, None) => return Ok(Vec::new()),
+    };
+    typed.map_err(|e| one_line(&e.to_string()))
+}
+
+/// Runs one dataset on one entry point; `Err` carries the failure reason.
+fn run_dataset(
+    c: &Compiled,
+    path: &Path,
+    entry: &str,
+    ds: &Dataset,
+    idx: usize,
+) -> Result<(), String> {
+    let types = c.entry_types(entry)?;
+    let args =
+        match &ds.input {
+            InputSpec::Values(t) => read_values_spec(Some(t), None, &types.params)
+                .map_err(|e| format!("bad input: {e}"))?,
+            InputSpec::File(f) => read_values_spec(None, Some(f), &types.params)
+                .map_err(|e| format!("bad input: {e}"))?,
+            InputSpec::Random(t) => {
+                let items = parse_random_spec(t).map_err(|e| format!("bad random input: {e}"))?;
+                let seed = format!(
+                    "{}#{idx}:{t}",
+                    path.file_name()
+                        .map(|s| s.to_string_lossy())
+                        .unwrap_or_default()
+                );
+                let vals = generate(&items, &mut Rng::from_seed_bytes(seed.as_bytes()))
+                    .map_err(|e| format!("bad random input: {e}"))?;
+                let got: Vec<ValueType> = vals.iter().map(Value::value_type).collect();
+                if got != types.params {
+                    return Err(format!(
+                        "random input has types {}, but entry point {entry} takes {}",
+                        show_types(&got),
+                        show_types(&types.params)
+                    ));
+                }
+                vals
+            }
+        };
+    let result: Result<Vec<Value>, RunError> = c.run(entry, args);
+    match (&ds.expected, result) {
+        (Expected::Error(re), Ok(_)) => Err(format!(
+            "expected an error matching /{re}/, but the run succeeded"
+        )),
+        (Expected::Error(re), Err(e)) => {
+            let regex = regex::Regex::new(re)
+                .map_err(|err| format!("bad regex /{re}/: {}", one_line(&err.to_string())))?;
+            if regex.is_match(&e.message) || regex.is_match(&e.rendered) {
+                Ok(())
+            } else {
+                Err(format!("the error does not match /{re}/: {}", e.summary))
+            }
+        }
+        (_, Err(e)) => Err(format!("run-time error: {}", e.summary)),
+        (Expected::Success, Ok(_)) => Ok(()),
+        (Expected::Values(t), Ok(actual)) => {
+            compare(read_expected(Some(t), None, &types.results), &actual)
+        }
+        (Expected::File(f), Ok(actual)) => {
+            compare(read_expected(None, Some(f), &types.results), &actual)
+        }
+    }
+}
+
+/// Reads expected values, typed by the entry's result types when they fit,
+/// untyped otherwise (so a wrong count or type shows up as a mismatch).
+fn read_expected(
+    text: Option<&str>,
+    file: Option<&Path>,
+    types: &[ValueType],
+) -> Result<Vec<Value>, String> {
+    match read_values_spec(text, file, types) {
+        Ok(v) => Ok(v),
+        Err(typed_err) => {
+            let untyped = match (text, file) {
+                (Some(t), _) => nabla_values::read_values(t.as_bytes(), None),
+                (None, Some(f)) => nabla_values::read_values_file(f, None),
+                (None, None) => Ok(Vec::new()),
+            };
+            untyped.map_err(|_| format!("bad expected output: {typed_err}"))
+        }
+    }
+}
+
+fn compare(expected: Result<Vec<Value>, String>, actual: &[Value]) -> Result<(), String> {
+    let expected = expected?;
+    nabla_values::compare_value_lists(&expected, actual)
+        .map_err(|m| format!("wrong result: {}", one_line(&m.to_string())))
+}
+
+fn show_types(ts: &[ValueType]) -> String {
+    ts.iter()
+        .map(|t| t.to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
