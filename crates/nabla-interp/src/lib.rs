@@ -1,18 +1,115 @@
-//! The reference interpreter of the core IR. See `run_entry`.
+//! The reference interpreter of the core IR. See [`run_entry`].
+//!
+//! Values are nabla-values' flat typed arrays: SOACs bind their lambdas'
+//! parameters to rows (scalars for rank 1, O(1) views sharing the buffer
+//! otherwise) and collect results into typed buffers; `Update`,
+//! `reduce_by_index` and `scatter` write in place when the consumed array is
+//! unshared (copy-on-write otherwise). Every variable is a slot in a per-call
+//! frame indexed by its number. Scalar operators are applied in one place,
+//! [`scalar::apply_prim`], where dynamic AD will hook in (seed 000 §3).
+//!
+//! Run-time errors follow Futhark's dynamic semantics: out-of-bounds
+//! `Index`/`Update`/slices, size mismatches, integer division by zero, failed
+//! assertions and negative `iota`/`replicate` sizes are [`RuntimeError`]s
+//! naming the statement's source span; out-of-bounds indices of
+//! `reduce_by_index`/`scatter` are ignored. Call depth is limited to
+//! [`MAX_CALL_DEPTH`]; the native stack grows on demand, so deep IR nesting does
+//! not overflow it.
 
-use nabla_syntax::Span;
-use nabla_values::Value;
+mod array;
+mod eval;
+pub mod scalar;
 
-/// A run-time error: what went wrong and where in the source.
-#[derive(Clone, Debug)]
+pub use eval::MAX_CALL_DEPTH;
+
+use nabla_ir::{Program, Type};
+use nabla_syntax::{SourceMap, Span};
+use nabla_values::{Value, ValueType};
+
+/// A run-time error: what went wrong and where in the source (the span of
+/// the IR statement that failed, or of the function for errors on entry).
+#[derive(Clone, Debug, PartialEq)]
 pub struct RuntimeError {
     pub message: String,
     pub span: Option<Span>,
 }
 
+impl RuntimeError {
+    /// An error without a location.
+    pub fn new(message: impl Into<String>) -> RuntimeError {
+        RuntimeError {
+            message: message.into(),
+            span: None,
+        }
+    }
+
+    /// `path:line:col: message` (just the message when there is no span).
+    pub fn render(&self, sources: &SourceMap) -> String {
+        match self.span {
+            Some(sp) => format!("{}: {}", sources.describe(sp), self.message),
+            None => self.message.clone(),
+        }
+    }
+}
+
+impl std::fmt::Display for RuntimeError {
+    /// The message alone (use [`RuntimeError::render`] for the location).
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for RuntimeError {}
+
+fn type_name(t: &Type) -> String {
+    ValueType::new(t.elem(), t.rank()).to_string()
+}
+
 /// Runs the entry point `entry` on flat argument values (one per IR parameter
 /// of the entry function) and returns its flat results.
-pub fn run_entry(prog: &nabla_ir::Program, entry: &str, _args: Vec<Value>) -> Result<Vec<Value>, RuntimeError> {
-    let _ = prog;
-    Err(RuntimeError { message: format!("entry point {entry} not implemented"), span: None })
+///
+/// Checks the argument count, element types and ranks against the entry
+/// function's parameters and binds the size variables in the parameters'
+/// types to the arguments' dimensions (sizes that are constants, explicit
+/// size parameters or repeated must agree). Errors: unknown entry point,
+/// argument mismatches, and every run-time error of the program.
+pub fn run_entry(
+    prog: &Program,
+    entry: &str,
+    args: Vec<Value>,
+) -> Result<Vec<Value>, RuntimeError> {
+    let Some(ep) = prog.entry(entry) else {
+        return Err(RuntimeError::new(format!("no entry point named {entry}")));
+    };
+    let Some(fun) = prog.functions.get(ep.fun.0 as usize) else {
+        return Err(RuntimeError::new(format!(
+            "entry point {entry} names a missing function"
+        )));
+    };
+    let span = Some(fun.span);
+    if args.len() != fun.params.len() {
+        return Err(RuntimeError {
+            message: format!(
+                "entry point {entry} takes {} argument value(s), but {} were given",
+                fun.params.len(),
+                args.len()
+            ),
+            span,
+        });
+    }
+    for (i, (p, a)) in fun.params.iter().zip(&args).enumerate() {
+        if a.elem_type() != p.ty.elem() || a.rank() != p.ty.rank() {
+            return Err(RuntimeError {
+                message: format!(
+                    "entry point {entry}: argument {} has type {}, but type {} was expected",
+                    i + 1,
+                    a.value_type(),
+                    type_name(&p.ty)
+                ),
+                span,
+            });
+        }
+    }
+    let mut interp = eval::Interp::new(prog);
+    interp.call(ep.fun, args, true).map_err(|e| *e)
 }
