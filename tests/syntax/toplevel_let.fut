@@ -2,7 +2,7 @@
 -- and functions.
 -- ==
 -- input { 4 } output { 21 }
--- input { -1 } output { 1 }
+-- input { -1 } output { -4 }
 
 let base = 5
 

@@ -6,7 +6,8 @@ use std::rc::Rc;
 
 use nabla_ir::{self as ir, Atom, Dim, Exp, Param, PrimType, PrimValue, Var};
 use nabla_syntax::ast::{
-    self, Expr, ExprKind, Ident, Literal, NodeId, Pat, PatKind, Res, TypeParam, ValBind,
+    self, Expr, ExprKind, Ident, Literal, NodeId, Pat, PatKind, Res, SizeExp, TypeExp, TypeParam,
+    ValBind,
 };
 use nabla_syntax::types::{Name, Size, Type as STy};
 use nabla_syntax::{Diagnostic, DiagnosticKind, Span};
@@ -47,11 +48,28 @@ pub(crate) enum Clo<'a> {
         subst: Subst,
         type_params: &'a [TypeParam],
     },
-    /// A top-level function instantiated at `subst`.
-    Global { id: NodeId, subst: Subst },
+    /// A top-level function instantiated at `subst`; `ty` is its type at the
+    /// reference (instantiated by the type checker) and `env` the environment
+    /// there, used to bind size parameters that the arguments do not
+    /// determine (`split`'s `[n]` from the result type at the call).
+    Global {
+        id: NodeId,
+        subst: Subst,
+        ty: Option<STy>,
+        env: Env<'a>,
+        /// Size parameters given by size expressions in coerced arguments
+        /// (see [`Elab::size_hints`]).
+        hints: Vec<(Name, Atom)>,
+    },
     /// A built-in; `ty` is its (instantiated) type at the reference, `env` the
     /// environment there (for sizes named in `ty`).
-    Intrinsic { name: String, ty: STy, env: Env<'a> },
+    /// `hints`: sizes given by a coerced argument (`unflatten (xs :> [n*m]t)`).
+    Intrinsic {
+        name: String,
+        ty: STy,
+        env: Env<'a>,
+        hints: Vec<Atom>,
+    },
     /// A partial application.
     Partial { f: Rc<Clo<'a>>, args: Vec<SV<'a>> },
     /// `(op rhs)`: `\x -> op x rhs`.
@@ -728,6 +746,7 @@ impl<'a> Elab<'a> {
                 for a in args {
                     avs.push(self.elab_expr(fb, a, ctx)?);
                 }
+                let fv = self.size_hints(fb, fv, args, ctx)?;
                 self.apply(fb, fv, avs, span)
             }
             ExprKind::Negate(x) => {
@@ -1160,6 +1179,15 @@ impl<'a> Elab<'a> {
                     .get(&name.name)
                     .cloned()
                     .ok_or_else(|| err(span, format!("unknown variable {}", name.name)))?;
+                if is_unknown_size(&v) {
+                    return Err(err(
+                        span,
+                        format!(
+                            "size parameter {} cannot be determined from the arguments or from the type at the call (coerce an argument or ascribe the result, e.g. `split (xs :> [k + (n - k)]t)`)",
+                            name.name
+                        ),
+                    ));
+                }
                 if !inst.is_empty() {
                     if let SV::Fun(c) = &v {
                         if let Clo::Lambda {
@@ -1197,7 +1225,13 @@ impl<'a> Elab<'a> {
                     .collect();
                 let s = Rc::new(s);
                 if !def.params.is_empty() {
-                    return Ok(SV::Fun(Rc::new(Clo::Global { id: *id, subst: s })));
+                    return Ok(SV::Fun(Rc::new(Clo::Global {
+                        id: *id,
+                        subst: s,
+                        ty,
+                        env: ctx.env.clone(),
+                        hints: vec![],
+                    })));
                 }
                 self.global_const(fb, def, s, span)
             }
@@ -1210,6 +1244,7 @@ impl<'a> Elab<'a> {
                     name: n.clone(),
                     ty,
                     env: ctx.env.clone(),
+                    hints: vec![],
                 })))
             }
             None => Err(err(
@@ -1237,7 +1272,7 @@ impl<'a> Elab<'a> {
             },
         };
         if first_order(&full) {
-            let fid = self.get_function(def, s, span)?;
+            let fid = self.get_function(def, s, vec![], span)?;
             let ret = self.funs[fid.0 as usize]
                 .as_ref()
                 .map(|f| f.ret.clone())
@@ -1333,13 +1368,21 @@ impl<'a> Elab<'a> {
                         env: env.clone(),
                         subst: subst.clone(),
                     };
-                    self.bind_params(fb, params, type_params, args, &mut ctx, span)?;
+                    let sizes = self.size_args(fb, params, type_params, &args, subst, None, span);
+                    self.bind_params(fb, params, args, &mut ctx)?;
+                    bind_sizes(&mut ctx, sizes);
                     self.elab_expr(fb, body, &ctx)
                 })();
                 self.inline_depth -= 1;
                 r
             }
-            Clo::Global { id, subst } => {
+            Clo::Global {
+                id,
+                subst,
+                ty,
+                env,
+                hints,
+            } => {
                 let def = *self
                     .defs
                     .get(id)
@@ -1351,16 +1394,59 @@ impl<'a> Elab<'a> {
                 let (ps, ret) = peel(&full, def.params.len());
                 let fo =
                     ps.iter().all(first_order) && ret.as_ref().map(first_order).unwrap_or(false);
+                let use_site = ty.as_ref().map(|u| (&full, u, env));
+                let mut sizes = self.size_args(
+                    fb,
+                    &def.params,
+                    &def.type_params,
+                    &args,
+                    subst,
+                    use_site,
+                    span,
+                );
+                for (n, a) in sizes.iter_mut() {
+                    if a.is_none() {
+                        *a = hints.iter().find(|(m, _)| m == n).map(|(_, x)| *x);
+                    }
+                }
+                // An unknown size used in the body is reported at this call.
+                let unknown: Vec<Name> = sizes
+                    .iter()
+                    .filter(|(_, a)| a.is_none())
+                    .map(|(n, _)| n.clone())
+                    .collect();
+                let relabel = |d: Diagnostic| -> Diagnostic {
+                    let inside = d.span.file == def.span.file
+                        && d.span.start >= def.span.start
+                        && d.span.end <= def.span.end;
+                    match unknown
+                        .iter()
+                        .find(|n| d.message.starts_with(&format!("size parameter {n} cannot")))
+                    {
+                        Some(n) if inside => err(
+                            span,
+                            format!(
+                                "size parameter {n} of {} cannot be determined from the arguments or from the type at the call (coerce an argument or ascribe the result, e.g. `split (xs :> [k + (n - k)]t)`)",
+                                def.name.name
+                            ),
+                        )
+                        .with_label(d.span, format!("{n} is used here")),
+                        _ => d,
+                    }
+                };
                 if fo {
-                    let fid = self.get_function(def, subst.clone(), span)?;
-                    let mut flat_args = vec![];
+                    let known: Vec<bool> = sizes.iter().map(|(_, a)| a.is_some()).collect();
+                    let fid = self
+                        .get_function(def, subst.clone(), known, span)
+                        .map_err(relabel)?;
+                    let mut flat_args: Vec<Atom> = sizes.iter().filter_map(|(_, a)| *a).collect();
                     for (a, p) in args.iter().zip(&def.params) {
                         flat_args.extend(atoms_of(a, p.span)?);
                     }
-                    let fret = self.funs[fid.0 as usize]
-                        .as_ref()
-                        .map(|f| f.ret.clone())
-                        .unwrap_or_default();
+                    let fret = match self.funs[fid.0 as usize].as_ref() {
+                        Some(f) => call_result_types(f, &flat_args),
+                        None => vec![],
+                    };
                     let vs = fb.bind(&def.name.name, fret, Exp::Apply(fid, flat_args), span);
                     return Ok(SV::Dyn(
                         vs.into_iter().map(Atom::Var).collect(),
@@ -1373,15 +1459,19 @@ impl<'a> Elab<'a> {
                         env: Env::default(),
                         subst: subst.clone(),
                     };
-                    self.bind_params(fb, &def.params, &def.type_params, args, &mut ctx, span)?;
+                    self.bind_params(fb, &def.params, args, &mut ctx)?;
+                    bind_sizes(&mut ctx, sizes);
                     self.elab_expr(fb, &def.body, &ctx)
                 })();
                 self.inline_depth -= 1;
-                r
+                r.map_err(relabel)
             }
-            Clo::Intrinsic { name, ty, env } => {
-                crate::intrin::call(self, fb, name, ty, env, args, span)
-            }
+            Clo::Intrinsic {
+                name,
+                ty,
+                env,
+                hints,
+            } => crate::intrin::call(self, fb, name, ty, env, hints, args, span),
             Clo::Partial { f, args: a0 } => {
                 let mut all = a0.clone();
                 all.extend(args);
@@ -1405,54 +1495,174 @@ impl<'a> Elab<'a> {
         }
     }
 
-    /// Binds parameters to arguments, then size parameters from the arguments' shapes.
+    /// Size parameters given by size expressions in the types of coerced (or
+    /// ascribed) arguments, matched syntactically against the parameter
+    /// types: `split (xs :> [k + (n - k)]t)` against `split`'s `[n + m]t`
+    /// gives `n = k`, `m = n - k`; `unflatten (xs :> [a * b]t)` gives the
+    /// result sizes `a`, `b`. The type checker does not track such size
+    /// expressions (it records `Size::Any`), so this recovers what Futhark's
+    /// size unification would infer in these common idioms.
+    fn size_hints(
+        &mut self,
+        fb: &mut FunBuilder,
+        fv: SV<'a>,
+        args: &'a [Expr],
+        ctx: &Ctx<'a>,
+    ) -> R<SV<'a>> {
+        let SV::Fun(clo) = &fv else { return Ok(fv) };
+        match &**clo {
+            Clo::Global {
+                id,
+                subst,
+                ty,
+                env,
+                hints,
+            } if hints.is_empty() => {
+                let Some(def) = self.defs.get(id).copied() else {
+                    return Ok(fv);
+                };
+                let names: Vec<&str> = def
+                    .type_params
+                    .iter()
+                    .filter_map(|tp| match tp {
+                        TypeParam::Size(n) => Some(n.name.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                if names.is_empty() {
+                    return Ok(fv);
+                }
+                let mut pairs = vec![];
+                for (p, a) in def.params.iter().zip(args) {
+                    if let (Some(pt), Some(at)) = (pat_type_exp(p), arg_type_exp(a)) {
+                        match_type_exps(pt, at, &names, &mut pairs, 0);
+                    }
+                }
+                let mut out: Vec<(Name, Atom)> = vec![];
+                for (n, e) in pairs {
+                    if out.iter().any(|(m, _)| *m == n) {
+                        continue;
+                    }
+                    let a = self.index_atom(fb, e, ctx)?;
+                    out.push((n, a));
+                }
+                if out.is_empty() {
+                    return Ok(fv);
+                }
+                Ok(SV::Fun(Rc::new(Clo::Global {
+                    id: *id,
+                    subst: subst.clone(),
+                    ty: ty.clone(),
+                    env: env.clone(),
+                    hints: out,
+                })))
+            }
+            Clo::Intrinsic {
+                name,
+                ty,
+                env,
+                hints,
+            } if hints.is_empty() && (name == "unflatten" || name == "unflatten_3d") => {
+                let k = if name == "unflatten" { 2 } else { 3 };
+                let Some(te) = args.first().and_then(arg_type_exp) else {
+                    return Ok(fv);
+                };
+                let TypeExp::Array(SizeExp::Expr(e), _, _) = strip_unique(te) else {
+                    return Ok(fv);
+                };
+                let mut factors = vec![];
+                product_factors(e, &mut factors, 0);
+                if factors.len() != k {
+                    return Ok(fv);
+                }
+                let mut out = vec![];
+                for f in factors {
+                    out.push(self.index_atom(fb, f, ctx)?);
+                }
+                Ok(SV::Fun(Rc::new(Clo::Intrinsic {
+                    name: name.clone(),
+                    ty: ty.clone(),
+                    env: env.clone(),
+                    hints: out,
+                })))
+            }
+            _ => Ok(fv),
+        }
+    }
+
+    /// Binds parameters to arguments (size parameters are bound separately,
+    /// see [`Elab::size_args`] and [`bind_sizes`]).
     fn bind_params(
         &mut self,
         fb: &mut FunBuilder,
         params: &'a [Pat],
-        tps: &'a [TypeParam],
         args: Vec<SV<'a>>,
         ctx: &mut Ctx<'a>,
-        span: Span,
     ) -> R<()> {
         if params.len() != args.len() {
+            let span = params.first().map(|p| p.span).unwrap_or_default();
             return Err(err(span, "wrong number of arguments"));
         }
-        let args2 = args.clone();
         for (p, a) in params.iter().zip(args) {
             self.bind_pat(fb, p, a, ctx)?;
         }
-        for tp in tps {
-            if let TypeParam::Size(n) = tp {
-                let mut found = None;
-                for (p, a) in params.iter().zip(&args2) {
-                    if let Some(t) = &p.ty {
-                        let t = subst_ty(t, &ctx.subst);
-                        if let Some(x) = self.find_size(fb, &n.name, &t, a, n.span) {
-                            found = Some(x);
-                            break;
-                        }
-                    }
-                }
-                match found {
-                    Some(x) => {
-                        ctx.env = ctx
-                            .env
-                            .bind(&n.name, SV::Dyn(vec![x], STy::Prim(PrimType::I64)))
-                    }
-                    None => {
-                        return Err(err(
-                            n.span,
-                            format!(
-                                "size parameter {} cannot be determined from the arguments",
-                                n.name
-                            ),
-                        ))
+        Ok(())
+    }
+
+    /// The values of a function's size parameters at a call, in order: from
+    /// the arguments' shapes where a parameter's type has the size as a
+    /// dimension, else from the function's instantiated type at the use site
+    /// (`use_site`: the declared type after substitution, the use-site type,
+    /// and the environment there), else `None` (unknown).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn size_args(
+        &self,
+        fb: &mut FunBuilder,
+        params: &'a [Pat],
+        tps: &'a [TypeParam],
+        args: &[SV<'a>],
+        subst: &Subst,
+        use_site: Option<(&STy, &STy, &Env<'a>)>,
+        span: Span,
+    ) -> Vec<(Name, Option<Atom>)> {
+        let names: Vec<&str> = tps
+            .iter()
+            .filter_map(|tp| match tp {
+                TypeParam::Size(n) => Some(n.name.as_str()),
+                _ => None,
+            })
+            .collect();
+        if names.is_empty() {
+            return vec![];
+        }
+        let mut from_use: Option<HashMap<Name, Size>> = None;
+        let mut out = vec![];
+        for n in &names {
+            let mut found = None;
+            for (p, a) in params.iter().zip(args) {
+                if let Some(t) = &p.ty {
+                    let t = subst_ty(t, subst);
+                    if let Some(x) = self.find_size(fb, n, &t, a, span) {
+                        found = Some(x);
+                        break;
                     }
                 }
             }
+            if found.is_none() {
+                if let Some((decl, use_ty, env)) = use_site {
+                    let m = from_use.get_or_insert_with(|| {
+                        let mut m = HashMap::new();
+                        match_sizes(decl, use_ty, &names, &mut m, 0);
+                        m
+                    });
+                    if let Some(s) = m.get(*n) {
+                        found = self.size_atom(s, env);
+                    }
+                }
+            }
+            out.push((n.to_string(), found));
         }
-        Ok(())
+        out
     }
 
     /// Finds an atom holding the size `name` in a value of type `t` (by its shape).
@@ -2158,10 +2368,18 @@ impl<'a> Elab<'a> {
     // ---- functions ------------------------------------------------------
 
     /// The IR function for a first-order top-level definition at an instantiation (cached).
-    fn get_function(&mut self, def: &'a ValBind, s: Subst, span: Span) -> R<ir::FunId> {
+    /// `known`: which of the definition's size parameters the caller passes
+    /// (as leading `i64` parameters of the IR function).
+    fn get_function(
+        &mut self,
+        def: &'a ValBind,
+        s: Subst,
+        known: Vec<bool>,
+        span: Span,
+    ) -> R<ir::FunId> {
         let mut keys: Vec<(&Name, String)> = s.iter().map(|(n, t)| (n, strip_sizes(t))).collect();
         keys.sort();
-        let key = format!("{}:{:?}", def.id.0, keys);
+        let key = format!("{}:{:?}:{:?}", def.id.0, keys, known);
         if self.in_progress.contains(&key) {
             return Err(err(
                 span,
@@ -2184,10 +2402,22 @@ impl<'a> Elab<'a> {
             ks.sort();
             name = format!("{name}<{}>", ks.join(","));
         }
+        let unknown: Vec<String> = def
+            .type_params
+            .iter()
+            .filter_map(|tp| match tp {
+                TypeParam::Size(n) => Some(n.name.as_str()),
+                _ => None,
+            })
+            .zip(known.iter().copied().chain(std::iter::repeat(false)))
+            .filter(|(_, k)| !k)
+            .map(|(n, _)| format!("[{n}=?]"))
+            .collect();
+        name.push_str(&unknown.concat());
         let saved = (self.inline_depth, self.depth);
         self.inline_depth = 0;
         self.depth = 0;
-        let r = self.build_function(def, s, name);
+        let r = self.build_function(def, s, name, Some(known));
         self.inline_depth = saved.0;
         self.depth = saved.1;
         self.in_progress.remove(&key);
@@ -2196,14 +2426,22 @@ impl<'a> Elab<'a> {
         Ok(fid)
     }
 
-    /// Builds an IR function from a definition: flattened parameters, size
-    /// parameters bound from their shapes, the body, results with
-    /// dimensions that are constants or existential.
+    /// Builds an IR function from a definition.
+    ///
+    /// Parameters: with `known = Some(k)` (an ordinary function), first one
+    /// `i64` parameter per size parameter marked known in `k` (the caller
+    /// passes it; unknown ones are unbound in the body), then the flattened
+    /// value parameters. With `None` (an entry point) only the value
+    /// parameters, and size parameters are bound from their shapes.
+    /// Parameter and result dimensions are constants, size variables that
+    /// are parameters of the function (so callers and the interpreter can
+    /// check and propagate them), or existential.
     pub fn build_function(
         &mut self,
         def: &'a ValBind,
         s: Subst,
         name: String,
+        known: Option<Vec<bool>>,
     ) -> R<(ir::Function, Vec<usize>, STy)> {
         let mut fb = FunBuilder::new();
         let mut ctx = Ctx {
@@ -2213,44 +2451,67 @@ impl<'a> Elab<'a> {
         let mut params = vec![];
         let mut arity = vec![];
         let mut args = vec![];
+        let mut sizes = vec![];
+        if let Some(known) = &known {
+            let mut k = 0;
+            for tp in &def.type_params {
+                if let TypeParam::Size(n) = tp {
+                    if known.get(k).copied().unwrap_or(false) {
+                        let ty = ir::Type::Prim(PrimType::I64);
+                        let v = fb.var(&n.name, ty.clone());
+                        params.push(Param { var: v, ty });
+                        sizes.push((n.name.clone(), Some(Atom::Var(v))));
+                    } else {
+                        sizes.push((n.name.clone(), None));
+                    }
+                    k += 1;
+                }
+            }
+            bind_sizes(&mut ctx, sizes.clone());
+        }
+        // Value parameters: provisional types with the size parameters known so far.
+        let mut comps_of = vec![];
         for p in &def.params {
             let t = self.pat_ty(p, &ctx)?;
             let comps =
                 flat(&t).map_err(|m| err(p.span, format!("parameter of an IR function: {m}")))?;
             let mut atoms = vec![];
-            for (pt, shape) in comps {
-                let ty = if shape.is_empty() {
-                    ir::Type::Prim(pt)
-                } else {
-                    ir::Type::Array(
-                        pt,
-                        shape
-                            .iter()
-                            .map(|s| {
-                                if let Size::Const(c) = s {
-                                    Dim::Const(*c)
-                                } else {
-                                    Dim::Ext
-                                }
-                            })
-                            .collect(),
-                    )
-                };
+            for (pt, shape) in &comps {
+                let ty = self.param_type(*pt, shape, &ctx.env, &params);
                 let v = fb.var(&param_name(p), ty.clone());
                 params.push(Param { var: v, ty });
                 atoms.push(Atom::Var(v));
             }
+            comps_of.push(comps);
             arity.push(atoms.len());
             args.push(SV::Dyn(atoms, t));
         }
-        self.bind_params(
-            &mut fb,
-            &def.params,
-            &def.type_params,
-            args,
-            &mut ctx,
-            def.span,
-        )?;
+        if known.is_none() {
+            sizes = self.size_args(
+                &mut fb,
+                &def.params,
+                &def.type_params,
+                &args,
+                &ctx.subst,
+                None,
+                def.span,
+            );
+        }
+        self.bind_params(&mut fb, &def.params, args, &mut ctx)?;
+        if known.is_none() {
+            bind_sizes(&mut ctx, sizes);
+        }
+        // Final parameter types: sizes may also name value parameters (`(n: i64) (xs: [n]t)`).
+        let nsize = params.len() - arity.iter().sum::<usize>();
+        let mut i = nsize;
+        for comps in &comps_of {
+            for (pt, shape) in comps {
+                let ty = self.param_type(*pt, shape, &ctx.env, &params);
+                fb.types[params[i].var.0 as usize] = ty.clone();
+                params[i].ty = ty;
+                i += 1;
+            }
+        }
         let r = self.elab_expr(&mut fb, &def.body, &ctx)?;
         let (ra, rt) = dyn_of(r, def.body.span)?;
         let ret: Vec<ir::Type> = ra
@@ -2258,15 +2519,7 @@ impl<'a> Elab<'a> {
             .map(|a| match fb.atom_ty(*a) {
                 ir::Type::Array(p, ds) => ir::Type::Array(
                     p,
-                    ds.into_iter()
-                        .map(|d| {
-                            if let Dim::Const(c) = d {
-                                Dim::Const(c)
-                            } else {
-                                Dim::Ext
-                            }
-                        })
-                        .collect(),
+                    ds.into_iter().map(|d| keep_param_dim(d, &params)).collect(),
                 ),
                 t => t,
             })
@@ -2282,6 +2535,37 @@ impl<'a> Elab<'a> {
         };
         Ok((f, arity, rt))
     }
+
+    /// The IR type of a parameter component: dimensions that are constants
+    /// or parameters of the function, others existential.
+    fn param_type(&self, p: PrimType, shape: &[Size], env: &Env<'a>, params: &[Param]) -> ir::Type {
+        if shape.is_empty() {
+            return ir::Type::Prim(p);
+        }
+        ir::Type::Array(
+            p,
+            shape
+                .iter()
+                .map(|s| keep_param_dim(self.size_dim(s, env), params))
+                .collect(),
+        )
+    }
+}
+
+/// A dimension as seen from outside a function: constants and the
+/// function's own `i64` parameters are kept, anything else is existential.
+fn keep_param_dim(d: Dim, params: &[Param]) -> Dim {
+    match d {
+        Dim::Const(c) => Dim::Const(c),
+        Dim::Var(v)
+            if params
+                .iter()
+                .any(|p| p.var == v && p.ty == ir::Type::Prim(PrimType::I64)) =>
+        {
+            Dim::Var(v)
+        }
+        _ => Dim::Ext,
+    }
 }
 
 fn param_name(p: &Pat) -> String {
@@ -2296,5 +2580,233 @@ fn conj(fb: &mut FunBuilder, a: Option<Atom>, b: Option<Atom>, span: Span) -> Op
     match (a, b) {
         (None, x) | (x, None) => x,
         (Some(a), Some(b)) => Some(fb.binop(ir::BinOp::LogAnd, a, b, span)),
+    }
+}
+
+/// Binds size parameters (unknown ones to the [`unknown_size`] marker).
+fn bind_sizes(ctx: &mut Ctx<'_>, sizes: Vec<(Name, Option<Atom>)>) {
+    for (n, a) in sizes {
+        let v = match a {
+            Some(a) => SV::Dyn(vec![a], STy::Prim(PrimType::I64)),
+            None => unknown_size(),
+        };
+        ctx.env = ctx.env.bind(&n, v);
+    }
+}
+
+/// The caller-side types of a call's results: dimensions that name one of
+/// the callee's parameters become the argument passed for it.
+fn call_result_types(f: &ir::Function, args: &[Atom]) -> Vec<ir::Type> {
+    f.ret
+        .iter()
+        .map(|t| match t {
+            ir::Type::Array(p, ds) => ir::Type::Array(
+                *p,
+                ds.iter()
+                    .map(|d| match d {
+                        Dim::Var(v) => f
+                            .params
+                            .iter()
+                            .position(|q| q.var == *v)
+                            .and_then(|i| args.get(i))
+                            .map(|a| atom_dim(*a))
+                            .unwrap_or(Dim::Ext),
+                        d => *d,
+                    })
+                    .collect(),
+            ),
+            t => t.clone(),
+        })
+        .collect()
+}
+
+/// The value bound to a size parameter that neither the arguments nor the
+/// use site determine: types mentioning it get `Dim::Ext`; using it as a
+/// value is an error (see `elab_name`).
+fn unknown_size<'a>() -> SV<'a> {
+    SV::Dyn(vec![], STy::Prim(PrimType::I64))
+}
+
+fn is_unknown_size(v: &SV<'_>) -> bool {
+    matches!(v, SV::Dyn(a, STy::Prim(PrimType::I64)) if a.is_empty())
+}
+
+/// Matches a definition's declared type against its instantiated type at a
+/// use site: for each size parameter in `names` that appears as a dimension
+/// of `decl`, the size at the same place in `use_ty` (first match wins).
+fn match_sizes(
+    decl: &STy,
+    use_ty: &STy,
+    names: &[&str],
+    out: &mut HashMap<Name, Size>,
+    depth: usize,
+) {
+    if depth > 200 {
+        return;
+    }
+    match (decl, use_ty) {
+        (
+            STy::Array {
+                elem: e1,
+                shape: s1,
+                ..
+            },
+            STy::Array {
+                elem: e2,
+                shape: s2,
+                ..
+            },
+        ) => {
+            for (a, b) in s1.iter().zip(s2) {
+                if let Size::Var(n) = a {
+                    if names.contains(&n.as_str()) && !out.contains_key(n) && *b != Size::Any {
+                        out.insert(n.clone(), b.clone());
+                    }
+                }
+            }
+            if s1.len() == s2.len() {
+                match_sizes(e1, e2, names, out, depth + 1);
+            }
+        }
+        (STy::Record(f1), STy::Record(f2)) => {
+            for ((n1, t1), (n2, t2)) in f1.iter().zip(f2) {
+                if n1 == n2 {
+                    match_sizes(t1, t2, names, out, depth + 1);
+                }
+            }
+        }
+        (STy::Sum(c1), STy::Sum(c2)) => {
+            for ((n1, t1), (n2, t2)) in c1.iter().zip(c2) {
+                if n1 == n2 {
+                    for (a, b) in t1.iter().zip(t2) {
+                        match_sizes(a, b, names, out, depth + 1);
+                    }
+                }
+            }
+        }
+        (
+            STy::Arrow {
+                param: p1, ret: r1, ..
+            },
+            STy::Arrow {
+                param: p2, ret: r2, ..
+            },
+        ) => {
+            match_sizes(p1, p2, names, out, depth + 1);
+            match_sizes(r1, r2, names, out, depth + 1);
+        }
+        _ => {}
+    }
+}
+
+/// The type expression of a parameter pattern (`(xs: [n + m]t)`).
+fn pat_type_exp(p: &Pat) -> Option<&TypeExp> {
+    match &p.kind {
+        PatKind::Ascribe(_, te) => Some(te),
+        PatKind::Tuple(ps) if ps.len() == 1 => pat_type_exp(&ps[0]),
+        _ => None,
+    }
+}
+
+/// The type expression of a coerced or ascribed argument (`(xs :> [a * b]t)`).
+fn arg_type_exp(e: &Expr) -> Option<&TypeExp> {
+    match &e.kind {
+        ExprKind::Parens(x) => arg_type_exp(x),
+        ExprKind::Coerce(_, te) | ExprKind::Ascribe(_, te) => Some(te),
+        _ => None,
+    }
+}
+
+fn strip_unique(te: &TypeExp) -> &TypeExp {
+    match te {
+        TypeExp::Unique(t, _) => strip_unique(t),
+        t => t,
+    }
+}
+
+fn strip_parens(e: &Expr) -> &Expr {
+    match &e.kind {
+        ExprKind::Parens(x) => strip_parens(x),
+        _ => e,
+    }
+}
+
+/// Matches a declared parameter type expression against an argument's:
+/// where the declared size is a size parameter, the argument's size
+/// expression at the same place gives it; `+`, `-`, `*` size expressions
+/// are matched operand by operand.
+fn match_type_exps<'a>(
+    decl: &'a TypeExp,
+    actual: &'a TypeExp,
+    names: &[&str],
+    out: &mut Vec<(Name, &'a Expr)>,
+    depth: usize,
+) {
+    if depth > 100 {
+        return;
+    }
+    match (strip_unique(decl), strip_unique(actual)) {
+        (TypeExp::Array(sd, d, _), TypeExp::Array(sa, a, _)) => {
+            if let (SizeExp::Expr(de), SizeExp::Expr(ae)) = (sd, sa) {
+                match_size_exps(de, ae, names, out, depth + 1);
+            }
+            match_type_exps(d, a, names, out, depth + 1);
+        }
+        (TypeExp::Tuple(ds, _), TypeExp::Tuple(as_, _)) if ds.len() == as_.len() => {
+            for (d, a) in ds.iter().zip(as_) {
+                match_type_exps(d, a, names, out, depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn match_size_exps<'a>(
+    de: &'a Expr,
+    ae: &'a Expr,
+    names: &[&str],
+    out: &mut Vec<(Name, &'a Expr)>,
+    depth: usize,
+) {
+    if depth > 100 {
+        return;
+    }
+    let (de, ae) = (strip_parens(de), strip_parens(ae));
+    match (&de.kind, &ae.kind) {
+        (ExprKind::Var { name, .. }, _)
+            if name.quals.is_empty() && names.contains(&name.name.as_str()) =>
+        {
+            out.push((name.name.clone(), ae));
+        }
+        (
+            ExprKind::BinOp {
+                op: o1,
+                lhs: l1,
+                rhs: r1,
+                ..
+            },
+            ExprKind::BinOp {
+                op: o2,
+                lhs: l2,
+                rhs: r2,
+                ..
+            },
+        ) if o1.name == o2.name && matches!(o1.name.as_str(), "+" | "-" | "*") => {
+            match_size_exps(l1, l2, names, out, depth + 1);
+            match_size_exps(r1, r2, names, out, depth + 1);
+        }
+        _ => {}
+    }
+}
+
+/// The factors of a left-nested product `a * b * c`.
+fn product_factors<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>, depth: usize) {
+    let e = strip_parens(e);
+    match &e.kind {
+        ExprKind::BinOp { op, lhs, rhs, .. } if op.name == "*" && depth < 8 => {
+            product_factors(lhs, out, depth + 1);
+            out.push(strip_parens(rhs));
+        }
+        _ => out.push(e),
     }
 }

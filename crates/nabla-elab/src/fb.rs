@@ -9,6 +9,9 @@ pub(crate) struct FunBuilder {
     pub names: Vec<String>,
     pub types: Vec<Type>,
     stack: Vec<Vec<Stm>>,
+    /// `size(v, d)` results bound in the function's top-level body (in scope
+    /// everywhere after their statement), reused by [`FunBuilder::size_of`].
+    sizes: std::collections::HashMap<(Var, usize), Var>,
 }
 
 impl FunBuilder {
@@ -17,6 +20,7 @@ impl FunBuilder {
             names: vec![],
             types: vec![],
             stack: vec![vec![]],
+            sizes: Default::default(),
         }
     }
 
@@ -94,7 +98,20 @@ impl FunBuilder {
 
     // ---- scalar helpers -------------------------------------------------
 
+    /// `a op b`; integer `x + 0`, `x - 0`, `x * 1` are simplified to `x`
+    /// (keeps sizes such as the length of `xs[0:n]` recognisably `n`).
     pub fn binop(&mut self, op: nabla_ir::BinOp, a: Atom, b: Atom, span: Span) -> Atom {
+        use nabla_ir::BinOp::{Add, Mul, Sub};
+        if let Atom::Const(c) = b {
+            let p = c.prim_type();
+            if p.is_int() && self.atom_ty(a) == Type::Prim(p) {
+                let z = c == int_value(p, 0);
+                let o = c == int_value(p, 1);
+                if (z && matches!(op, Add | Sub)) || (o && op == Mul) {
+                    return a;
+                }
+            }
+        }
         let t = self.atom_ty(a);
         self.bind1("b", Type::Prim(t.elem()), Exp::BinOp(op, a, b), span)
     }
@@ -122,7 +139,17 @@ impl FunBuilder {
             Type::Array(_, dims) => match dims.get(d) {
                 Some(Dim::Const(c)) => Atom::Const(PrimValue::I64(*c)),
                 Some(Dim::Var(x)) => Atom::Var(*x),
-                _ => self.bind1("n", Type::Prim(PrimType::I64), Exp::Size(v, d), span),
+                _ => {
+                    if let Some(x) = self.sizes.get(&(v, d)) {
+                        return Atom::Var(*x);
+                    }
+                    let top = self.stack.len() == 1;
+                    let n = self.bind1("n", Type::Prim(PrimType::I64), Exp::Size(v, d), span);
+                    if let (true, Atom::Var(x)) = (top, n) {
+                        self.sizes.insert((v, d), x);
+                    }
+                    n
+                }
             },
             Type::Prim(_) => self.bind1("n", Type::Prim(PrimType::I64), Exp::Size(v, d), span),
         }

@@ -464,13 +464,218 @@ impl<'a> Elab<'a> {
     }
 }
 
+/// Converts a scalar of any primitive type to `t` (value conversion).
+fn conv_from(fb: &mut FunBuilder, t: PrimType, x: Atom, span: Span) -> Atom {
+    let p = fb.atom_ty(x).elem();
+    fb.conv(p, t, x, span)
+}
+
+/// Reinterprets a float's bits as the unsigned integer of the same width
+/// (identity on integers). Returns the atom and its type.
+fn as_bits(fb: &mut FunBuilder, t: PrimType, x: Atom, span: Span) -> (Atom, PrimType) {
+    if !t.is_float() {
+        return (x, t);
+    }
+    let u = uint_of_bits(t.bits());
+    let r = fb.bind1(
+        "bits",
+        ir::Type::Prim(u),
+        Exp::Conv(ConvOp::BitCast(t, u), x),
+        span,
+    );
+    (r, u)
+}
+
+/// The inverse of [`as_bits`].
+fn from_bits(fb: &mut FunBuilder, t: PrimType, u: PrimType, x: Atom, span: Span) -> Atom {
+    if t == u {
+        return x;
+    }
+    fb.bind1(
+        "fbits",
+        ir::Type::Prim(t),
+        Exp::Conv(ConvOp::BitCast(u, t), x),
+        span,
+    )
+}
+
+/// `T.get_bit bit x`: bit `bit` of `x`'s representation, as an `i32` 0 or 1.
+fn get_bit(fb: &mut FunBuilder, t: PrimType, bit: Atom, x: Atom, span: Span) -> Atom {
+    let (x, u) = as_bits(fb, t, x, span);
+    let b = conv_from(fb, u, bit, span);
+    let sh = fb.bind1("sh", ir::Type::Prim(u), Exp::BinOp(BinOp::LShr, x, b), span);
+    let one = Atom::Const(int_value(u, 1));
+    let r = fb.binop(BinOp::BitAnd, sh, one, span);
+    fb.conv(u, PrimType::I32, r, span)
+}
+
+/// `T.set_bit bit x b`: `x` with bit `bit` set to the lowest bit of `b`.
+fn set_bit(fb: &mut FunBuilder, t: PrimType, bit: Atom, x: Atom, b: Atom, span: Span) -> Atom {
+    let (x, u) = as_bits(fb, t, x, span);
+    let bit_u = conv_from(fb, u, bit, span);
+    let one = Atom::Const(int_value(u, 1));
+    let mask = fb.binop(BinOp::Shl, one, bit_u, span);
+    let nmask = fb.bind1("nm", ir::Type::Prim(u), Exp::UnOp(UnOp::Not, mask), span);
+    let cleared = fb.binop(BinOp::BitAnd, x, nmask, span);
+    let b_u = conv_from(fb, u, b, span);
+    let b1 = fb.binop(BinOp::BitAnd, b_u, one, span);
+    let sh = fb.binop(BinOp::Shl, b1, bit_u, span);
+    let r = fb.binop(BinOp::BitOr, cleared, sh, span);
+    from_bits(fb, t, u, r, span)
+}
+
+/// The sign bit of a float type's bit pattern, and its complement.
+fn sign_masks(t: PrimType) -> (PrimType, Atom, Atom) {
+    let bits = t.bits();
+    let u = uint_of_bits(bits);
+    let sign: i128 = 1 << (bits - 1);
+    let all: i128 = (1 << bits) - 1;
+    (
+        u,
+        Atom::Const(int_value(u, sign)),
+        Atom::Const(int_value(u, all ^ sign)),
+    )
+}
+
+/// `copysign x y`: the magnitude of `x` with the sign bit of `y` (on the bits,
+/// so NaNs and zeros keep their payload / get the sign, as C's `copysign`).
+fn copysign(fb: &mut FunBuilder, t: PrimType, x: Atom, y: Atom, span: Span) -> Atom {
+    let (u, sign, mag) = sign_masks(t);
+    let (bx, _) = as_bits(fb, t, x, span);
+    let (by, _) = as_bits(fb, t, y, span);
+    let m = fb.binop(BinOp::BitAnd, bx, mag, span);
+    let sg = fb.binop(BinOp::BitAnd, by, sign, span);
+    let r = fb.binop(BinOp::BitOr, m, sg, span);
+    from_bits(fb, t, u, r, span)
+}
+
+/// `nextafter x y` as C's: the next representable value after `x` towards
+/// `y`; `y` if they are equal; NaN if either is NaN; from zero, the smallest
+/// subnormal with the sign of `y`. Computed on the bit pattern (the
+/// magnitude grows by one unit in the last place when moving away from zero).
+fn nextafter(fb: &mut FunBuilder, t: PrimType, x: Atom, y: Atom, span: Span) -> Atom {
+    let (u, sign, _) = sign_masks(t);
+    let zero = Atom::Const(crate::fb::float_value(t, 0.0));
+    let one_u = Atom::Const(int_value(u, 1));
+    let bool_t = ir::Type::Prim(PrimType::Bool);
+    let nx = fb.bind1("nan", bool_t.clone(), Exp::UnOp(UnOp::IsNan, x), span);
+    let ny = fb.bind1("nan", bool_t, Exp::UnOp(UnOp::IsNan, y), span);
+    let anynan = fb.binop(BinOp::LogOr, nx, ny, span);
+    let nan = fb.binop(BinOp::Add, x, y, span);
+    let eq = fb.cmp(CmpOp::Eq, x, y, span);
+    let is0 = fb.cmp(CmpOp::Eq, x, zero, span);
+    let (bx, _) = as_bits(fb, t, x, span);
+    let (by, _) = as_bits(fb, t, y, span);
+    let ys = fb.binop(BinOp::BitAnd, by, sign, span);
+    let tiny_b = fb.binop(BinOp::BitOr, ys, one_u, span);
+    let tiny = from_bits(fb, t, u, tiny_b, span);
+    let pos = fb.cmp(CmpOp::Gt, x, zero, span);
+    let lt = fb.cmp(CmpOp::Lt, x, y, span);
+    let up = fb.cmp(CmpOp::Eq, lt, pos, span);
+    let inc = fb.binop(BinOp::Add, bx, one_u, span);
+    let dec = fb.binop(BinOp::Sub, bx, one_u, span);
+    let step = fb.select(up, inc, dec, span);
+    let r = from_bits(fb, t, u, step, span);
+    let r = fb.select(is0, tiny, r, span);
+    let r = fb.select(eq, y, r, span);
+    fb.select(anynan, nan, r, span)
+}
+
+/// `ldexp x e` = x * 2^e, as three multiplications by exact powers of two
+/// (each within the type's exponent range, so none overflows on its own;
+/// `e` is clamped to three times the largest exponent, beyond which the
+/// result is 0 or infinite anyway).
+fn ldexp(fb: &mut FunBuilder, t: PrimType, x: Atom, e: Atom, span: Span) -> Atom {
+    use BinOp::*;
+    let maxe: i128 = match t {
+        PrimType::F16 => 15,
+        PrimType::F32 => 127,
+        _ => 1023,
+    };
+    let et = fb.atom_ty(e).elem();
+    let e = fb.conv(et, PrimType::I32, e, span);
+    let c = |v: i128| Atom::Const(int_value(PrimType::I32, v));
+    let e = fb.binop(Max, e, c(-3 * maxe), span);
+    let e = fb.binop(Min, e, c(3 * maxe), span);
+    let a = fb.binop(Quot, e, c(3), span);
+    let rest = fb.binop(Sub, e, a, span);
+    let b = fb.binop(Quot, rest, c(2), span);
+    let d = fb.binop(Sub, rest, b, span);
+    let two = Atom::Const(crate::fb::float_value(t, 2.0));
+    let mut r = x;
+    for k in [a, b, d] {
+        let kf = fb.conv(PrimType::I32, t, k, span);
+        let p = fb.binop(Pow, two, kf, span);
+        r = fb.binop(Mul, r, p, span);
+    }
+    r
+}
+
+/// `mul_hi x y`: the upper half of the double-width product (signed or
+/// unsigned as the type). Types narrower than 64 bits multiply in 64 bits;
+/// 64-bit types combine 32-bit partial products (and correct for the signs).
+fn mul_hi(fb: &mut FunBuilder, t: PrimType, x: Atom, y: Atom, span: Span) -> Atom {
+    use BinOp::*;
+    let bits = t.bits() as i128;
+    if bits < 64 {
+        let w = if t.is_signed_int() {
+            PrimType::I64
+        } else {
+            PrimType::U64
+        };
+        let a = fb.conv(t, w, x, span);
+        let b = fb.conv(t, w, y, span);
+        let p = fb.binop(Mul, a, b, span);
+        let h = fb.binop(Shr, p, Atom::Const(int_value(w, bits)), span);
+        return fb.conv(w, t, h, span);
+    }
+    let u = PrimType::U64;
+    let a = fb.conv(t, u, x, span);
+    let b = fb.conv(t, u, y, span);
+    let c = |v: i128| Atom::Const(int_value(u, v));
+    let mask = c(0xffff_ffff);
+    let s32 = c(32);
+    let alo = fb.binop(BitAnd, a, mask, span);
+    let ahi = fb.binop(LShr, a, s32, span);
+    let blo = fb.binop(BitAnd, b, mask, span);
+    let bhi = fb.binop(LShr, b, s32, span);
+    let p0 = fb.binop(Mul, alo, blo, span);
+    let p1 = fb.binop(Mul, alo, bhi, span);
+    let p2 = fb.binop(Mul, ahi, blo, span);
+    let p3 = fb.binop(Mul, ahi, bhi, span);
+    let p0h = fb.binop(LShr, p0, s32, span);
+    let p1l = fb.binop(BitAnd, p1, mask, span);
+    let p2l = fb.binop(BitAnd, p2, mask, span);
+    let mid = fb.binop(Add, p0h, p1l, span);
+    let mid = fb.binop(Add, mid, p2l, span);
+    let p1h = fb.binop(LShr, p1, s32, span);
+    let p2h = fb.binop(LShr, p2, s32, span);
+    let midh = fb.binop(LShr, mid, s32, span);
+    let hi = fb.binop(Add, p3, p1h, span);
+    let hi = fb.binop(Add, hi, p2h, span);
+    let mut hi = fb.binop(Add, hi, midh, span);
+    if t.is_signed_int() {
+        // signed hi = unsigned hi - (x < 0 ? y : 0) - (y < 0 ? x : 0) (mod 2^64)
+        let zero_t = Atom::Const(int_value(t, 0));
+        let xneg = fb.cmp(CmpOp::Lt, x, zero_t, span);
+        let yneg = fb.cmp(CmpOp::Lt, y, zero_t, span);
+        let cy = fb.select(xneg, b, c(0), span);
+        let cx = fb.select(yneg, a, c(0), span);
+        hi = fb.binop(Sub, hi, cy, span);
+        hi = fb.binop(Sub, hi, cx, span);
+    }
+    fb.conv(u, t, hi, span)
+}
+
 /// Applies an intrinsic to exactly `arity` arguments.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn call<'a>(
     el: &mut Elab<'a>,
     fb: &mut FunBuilder,
     name: &str,
     ty: &STy,
     env: &Env<'a>,
+    hints: &[Atom],
     args: Vec<SV<'a>>,
     span: Span,
 ) -> R<SV<'a>> {
@@ -522,20 +727,26 @@ pub(crate) fn call<'a>(
             let r = fb.bind1("b", ir::Type::Prim(p), Exp::BinOp(op, x, y), span);
             return Ok(SV::Dyn(vec![r], STy::Prim(p)));
         }
-        if let (Some(t), "get_bit") = (module, f) {
-            // get_bit (bit: i32) (x: t): i32
-            let bp = fb.atom_ty(x).elem();
-            let b = fb.conv(bp, t, x, span);
-            let sh = fb.bind1("sh", ir::Type::Prim(t), Exp::BinOp(BinOp::LShr, y, b), span);
-            let one = Atom::Const(int_value(t, 1));
-            let bit = fb.bind1(
-                "bit",
-                ir::Type::Prim(t),
-                Exp::BinOp(BinOp::BitAnd, sh, one),
-                span,
-            );
-            let r = fb.conv(t, PrimType::I32, bit, span);
-            return Ok(SV::Dyn(vec![r], STy::Prim(PrimType::I32)));
+        if let Some(t) = module {
+            let r = match f {
+                // get_bit (bit: i32) (x: t): i32
+                "get_bit" => Some((get_bit(fb, t, x, y, span), PrimType::I32)),
+                "copysign" if t.is_float() => Some((copysign(fb, t, x, y, span), t)),
+                "nextafter" if t.is_float() => Some((nextafter(fb, t, x, y, span), t)),
+                // ldexp (x: t) (e: i32): t
+                "ldexp" if t.is_float() => Some((ldexp(fb, t, x, y, span), t)),
+                // from_fraction (a: i64) (b: i64): t = t.i64 a / t.i64 b
+                "from_fraction" => {
+                    let a = conv_from(fb, t, x, span);
+                    let b = conv_from(fb, t, y, span);
+                    Some((fb.binop(BinOp::Div, a, b, span), t))
+                }
+                "mul_hi" if t.is_int() => Some((mul_hi(fb, t, x, y, span), t)),
+                _ => None,
+            };
+            if let Some((r, rt)) = r {
+                return Ok(SV::Dyn(vec![r], STy::Prim(rt)));
+            }
         }
     }
     if let Some(t) = module {
@@ -582,6 +793,21 @@ pub(crate) fn call<'a>(
                     );
                     return Ok(SV::Dyn(vec![r], STy::Prim(t)));
                 }
+                "to_f64" => {
+                    let r = fb.conv(p, PrimType::F64, x, span);
+                    return Ok(SV::Dyn(vec![r], STy::Prim(PrimType::F64)));
+                }
+                // recip x = 1/x; rsqrt x = 1/sqrt x (as Futhark's prelude).
+                "recip" | "rsqrt" if t.is_float() => {
+                    let v = if f == "rsqrt" {
+                        fb.bind1("sqrt", ir::Type::Prim(t), Exp::UnOp(UnOp::Sqrt, x), span)
+                    } else {
+                        x
+                    };
+                    let one = Atom::Const(crate::fb::float_value(t, 1.0));
+                    let r = fb.binop(BinOp::Div, one, v, span);
+                    return Ok(SV::Dyn(vec![r], STy::Prim(t)));
+                }
                 _ => {}
             }
             if let Some(op) = un_op(f) {
@@ -608,17 +834,16 @@ pub(crate) fn call<'a>(
                 let bit = scalar(&args[0], span)?;
                 let x = scalar(&args[1], span)?;
                 let b = scalar(&args[2], span)?;
-                let bp = fb.atom_ty(bit).elem();
-                let bit_t = fb.conv(bp, t, bit, span);
-                let one = Atom::Const(int_value(t, 1));
-                let mask = fb.binop(BinOp::Shl, one, bit_t, span);
-                let nmask = fb.bind1("nm", ir::Type::Prim(t), Exp::UnOp(UnOp::Not, mask), span);
-                let cleared = fb.binop(BinOp::BitAnd, x, nmask, span);
-                let bb = fb.atom_ty(b).elem();
-                let b_t = fb.conv(bb, t, b, span);
-                let b1 = fb.binop(BinOp::BitAnd, b_t, one, span);
-                let sh = fb.binop(BinOp::Shl, b1, bit_t, span);
-                let r = fb.binop(BinOp::BitOr, cleared, sh, span);
+                let r = set_bit(fb, t, bit, x, b, span);
+                return Ok(SV::Dyn(vec![r], STy::Prim(t)));
+            }
+            if f == "mad_hi" && t.is_int() {
+                // mad_hi a b c = mul_hi a b + c
+                let a = scalar(&args[0], span)?;
+                let b = scalar(&args[1], span)?;
+                let c = scalar(&args[2], span)?;
+                let h = mul_hi(fb, t, a, b, span);
+                let r = fb.binop(BinOp::Add, h, c, span);
                 return Ok(SV::Dyn(vec![r], STy::Prim(t)));
             }
         }
@@ -945,12 +1170,12 @@ pub(crate) fn call<'a>(
                     dims.push(scalar(a, span)?);
                 }
             } else if let STy::Array { shape, .. } = &ret_ty {
-                for s in shape.iter().take(k) {
-                    dims.push(el.size_atom(s, env).ok_or_else(|| {
+                for (i, s) in shape.iter().take(k).enumerate() {
+                    dims.push(el.size_atom(s, env).or(hints.get(i).copied()).ok_or_else(|| {
                         err(
                             span,
                             format!(
-                                "{f}: the result sizes are not known here (result type {ret_ty}); ascribe the result type, e.g. `unflatten xs : [n][m]t`"
+                                "{f}: the result sizes are not known here (result type {ret_ty}); coerce the argument or ascribe the result type, e.g. `unflatten (xs :> [n * m]t)`"
                             ),
                         )
                     })?);

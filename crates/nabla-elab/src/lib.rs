@@ -33,6 +33,16 @@ use nabla_syntax::{ast, Diagnostic};
 /// (a tuple result is several results; `result_arity` per component). Size
 /// parameters of entry points are bound from the arguments' shapes.
 ///
+/// Other first-order functions take their size parameters (`def f [n] …`)
+/// as leading `i64` IR parameters, and their parameter and result types name
+/// them (`fun f (n: i64, xs: [n]f64): ([n]f64)`), so the interpreter checks
+/// argument sizes at calls and callers know result sizes. A caller passes a
+/// size from an argument's shape, else from the function's instantiated type
+/// at the reference (e.g. `split`'s `[n]` from the result type), else from a
+/// size expression in a coerced argument (`split (xs :> [k + (n - k)]t)`,
+/// `unflatten (xs :> [a * b]t)`); a size given by none of these is left out
+/// (and is an error only if the body uses it as a value).
+///
 /// Only definitions reachable from the entry points are elaborated.
 ///
 /// Errors: unsupported constructs, functions where Futhark requires them to
@@ -121,7 +131,8 @@ fn entry_point<'a>(
     }
     let fid = nabla_ir::FunId(el.funs.len() as u32);
     el.funs.push(None);
-    let (f, param_arity, rt) = el.build_function(vb, Default::default(), vb.name.name.clone())?;
+    let (f, param_arity, rt) =
+        el.build_function(vb, Default::default(), vb.name.name.clone(), None)?;
     let result_arity = match &rt {
         STy::Record(_) => match rt.as_tuple() {
             Some(ts) => ts.iter().map(|t| elab::nflat(t).unwrap_or(0)).collect(),

@@ -686,3 +686,248 @@ fn missing_annotations_are_diagnostics() {
     let e = nabla_elab::elaborate(&[prog]).unwrap_err();
     assert_eq!(e[0].kind, nabla_syntax::DiagnosticKind::Elaboration);
 }
+
+#[track_caller]
+fn check_entry(src: &str, entry: &str, args: &str, expect: &str) {
+    match run(src, entry, args) {
+        Ok(s) => assert_eq!(s, expect, "program:\n{src}"),
+        Err(e) => panic!("program:\n{src}\nfailed: {e}"),
+    }
+}
+
+#[test]
+fn split_sizes_from_use_site_and_coercion() {
+    // `n` from the result type at the call (the ascribed entry result).
+    let src = "entry sp [l] (k: i64) (xs: [l]i32) : ([k]i32, [l - k]i32) = split (xs :> [k + (l - k)]i32)";
+    check_entry(src, "sp", "1i64 [1, 2, 3]", "[1i32] [2i32, 3i32]");
+    check_entry(src, "sp", "0i64 [4, 5]", "empty([0]i32) [4i32, 5i32]");
+    // A constant size in the result type.
+    check(
+        "def main (xs: []i32) : ([2]i32, []i32) = split xs",
+        "[7, 8, 9]",
+        "[7i32, 8i32] [9i32]",
+    );
+    // Only the coercion's size expression says where to split.
+    check(
+        "def main [n] (xs: [n]i32) = let (a, b) = split (xs :> [1 + (n - 1)]i32) in (b, a)",
+        "[1, 2, 3]",
+        "[2i32, 3i32] [1i32]",
+    );
+}
+
+#[test]
+fn undeterminable_size_parameter_is_reported_at_the_call() {
+    let e = compile("def main [n] (xs: [n]i32) = let (a, b) = split xs in (b, a)").unwrap_err();
+    assert!(
+        e.contains("size parameter n of split cannot be determined"),
+        "{e}"
+    );
+    assert!(
+        e.contains("main.fut:1:"),
+        "error should point at the call: {e}"
+    );
+    // A size parameter that is never used as a value may stay unknown.
+    check(
+        "def f [n] [m] (xs: [n + m]i32) : [m]i32 = xs[1:]\ndef main (xs: []i32) : []i32 = f xs",
+        "[1, 2, 3]",
+        "[2i32, 3i32]",
+    );
+}
+
+#[test]
+fn unflatten_and_flatten_3d() {
+    check(
+        "def main (a: i64) (b: i64) (xs: []i32) = unflatten (xs :> [a * b]i32)",
+        "2i64 3i64 [1, 2, 3, 4, 5, 6]",
+        "[[1i32, 2i32, 3i32], [4i32, 5i32, 6i32]]",
+    );
+    check(
+        "def main (a: i64) (b: i64) (c: i64) (xs: []i32) = unflatten_3d (xs :> [a * b * c]i32)",
+        "1i64 2i64 2i64 [1, 2, 3, 4]",
+        "[[[1i32, 2i32], [3i32, 4i32]]]",
+    );
+    check(
+        "def main (xs: [8]i32) : [2][2][2]i32 = unflatten_3d xs",
+        "[1, 2, 3, 4, 5, 6, 7, 8]",
+        "[[[1i32, 2i32], [3i32, 4i32]], [[5i32, 6i32], [7i32, 8i32]]]",
+    );
+    check(
+        "def main [n][m][k] (xs: [n][m][k]i32) : [n][m][k]i32 = unflatten_3d (flatten_3d xs)",
+        "[[[1, 2]], [[3, 4]], [[5, 6]]]",
+        "[[[1i32, 2i32]], [[3i32, 4i32]], [[5i32, 6i32]]]",
+    );
+    check(
+        "def main (xs: [][][]i32) = flatten_3d xs",
+        "[[[1, 2], [3, 4]], [[5, 6], [7, 8]]]",
+        "[1i32, 2i32, 3i32, 4i32, 5i32, 6i32, 7i32, 8i32]",
+    );
+    // The product must match at run time.
+    assert!(run(
+        "def main (a: i64) (b: i64) (xs: []i32) = unflatten (xs :> [a * b]i32)",
+        "main",
+        "2i64 2i64 [1, 2, 3]"
+    )
+    .is_err());
+}
+
+#[test]
+fn scatter_3d_and_reduce_comm() {
+    check(
+        "def main (v: i32) = scatter_3d (replicate 2 (replicate 2 (replicate 2 0i32))) [(0, 0, 1), (1, 1, 0), (5, 0, 0)] [v, v + 1, v + 2]",
+        "7",
+        "[[[0i32, 7i32], [0i32, 0i32]], [[0i32, 0i32], [8i32, 0i32]]]",
+    );
+    check(
+        "def main (xs: []i32) = (reduce_comm (+) 0 xs, reduce_comm i32.max i32.lowest xs)",
+        "[3, 9, -2]",
+        "10i32 9i32",
+    );
+}
+
+#[test]
+fn f16_arithmetic() {
+    check(
+        "def main (x: f16) (y: f16) = (x + y, x * y, x / y, x - y, f16.sqrt x, f16.max x y, f16.i32 3, f16.to_bits y)",
+        "1.5f16 0.25f16",
+        "1.75f16 0.375f16 6.0f16 1.25f16 1.2246094f16 1.5f16 3.0f16 13312u16",
+    );
+}
+
+#[test]
+fn unsigned_ranges() {
+    check(
+        "def main (a: u8) (b: u8) = (a..<b, a...b, b..>a, a..a+2...b)",
+        "250u8 255u8",
+        "[250u8, 251u8, 252u8, 253u8, 254u8] [250u8, 251u8, 252u8, 253u8, 254u8, 255u8] [255u8, 254u8, 253u8, 252u8, 251u8] [250u8, 252u8, 254u8]",
+    );
+    check(
+        "def main (a: u32) (b: u32) = a...b",
+        "4294967293u32 4294967295u32",
+        "[4294967293u32, 4294967294u32, 4294967295u32]",
+    );
+}
+
+#[test]
+fn float_module_extras() {
+    check(
+        "def main (x: f64) = (f64.recip x, f64.rsqrt x, f64.copysign x (-1.0), f64.ldexp x 3, f64.ldexp x (-1080), f64.ldexp 1.0 2000, f64.from_fraction 3 4, f32.to_f64 0.5f32)",
+        "4.0",
+        "0.25f64 0.5f64 -4.0f64 32.0f64 0.0f64 f64.inf 0.75f64 0.5f64",
+    );
+    check(
+        "def main (x: f64) (y: f64) = (f64.nextafter x y, f32.nextafter (f32.f64 x) (f32.f64 y), f16.nextafter (f16.f64 x) (f16.f64 y))",
+        "1.0 2.0",
+        "1.0000000000000002f64 1.0000001f32 1.0009766f16",
+    );
+    check(
+        "def main (x: f64) (y: f64) = (f64.nextafter x y, f64.nextafter y y, f64.isnan (f64.nextafter f64.nan y))",
+        "0.0 -1.0",
+        "-5.0e-324f64 -1.0f64 true",
+    );
+    check(
+        "def main (x: f64) = (1.0 + f64.epsilon > 1.0, 1.0 + f64.epsilon / 4.0 == 1.0, f64.nextafter 1.0 2.0 - 1.0 == f64.epsilon)",
+        "4.0",
+        "true true true",
+    );
+    check(
+        "def main (x: f32) = (f32.get_bit 31 x, f32.set_bit 31 x 0, f64.num_bits, f16.num_bits)",
+        "-1.5f32",
+        "1i32 1.5f32 64i32 16i32",
+    );
+}
+
+#[test]
+fn integer_module_extras() {
+    let src = "def main (x: i64) (y: i64) = (i64.mul_hi x y, u64.mul_hi (u64.i64 x) (u64.i64 y), i32.mul_hi (i32.i64 x) (i32.i64 y), u8.mul_hi (u8.i64 x) (u8.i64 y), i64.mad_hi x y 1)";
+    check(src, "-3i64 5i64", "-1i64 4u64 -1i32 4u8 0i64");
+    check(
+        src,
+        "9223372036854775807i64 9223372036854775807i64",
+        "4611686018427387903i64 4611686018427387903u64 0i32 254u8 4611686018427387904i64",
+    );
+    check(
+        src,
+        "-9223372036854775807i64 3i64",
+        "-2i64 1u64 0i32 0u8 -1i64",
+    );
+    check(
+        "def main (x: i32) = (i32.rem x 3, i32.quot x 3, i32.get_bit 1 x, i16.set_bit 15 0 1, u8.get_bit 7 200u8, i64.u64 5u64, i32.sgn x, u16.num_bits)",
+        "-7",
+        "-1i32 -2i32 0i32 -32768i16 1i32 5i64 -1i32 16i32",
+    );
+}
+
+/// Every named member of every numeric module (as listed in the type
+/// checker's signature table) elaborates, validates and runs.
+#[test]
+fn every_module_member_elaborates() {
+    fn lit(t: &str) -> Option<String> {
+        Some(match t {
+            "bool" => "true".into(),
+            "f16" | "f32" | "f64" => format!("1.5{t}"),
+            "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" => format!("3{t}"),
+            _ => {
+                let e = t.strip_prefix("[n]")?;
+                let x = lit(e)?;
+                format!("[{x}, {x}]")
+            }
+        })
+    }
+    let mut src = String::new();
+    let mut entries = vec![];
+    for (i, (name, sig)) in nabla_typeck::intrinsic_signatures().into_iter().enumerate() {
+        let Some((m, f)) = name.split_once('.') else {
+            continue;
+        };
+        if !f.starts_with(|c: char| c.is_ascii_alphabetic()) {
+            continue;
+        }
+        let parts: Vec<&str> = sig.split("->").map(str::trim).collect();
+        let mut call = format!("{m}.{f}");
+        for p in &parts[..parts.len() - 1] {
+            let Some(a) = lit(p) else {
+                panic!("unexpected parameter type {p} in {name}: {sig}")
+            };
+            call.push_str(&format!(" ({a})"));
+        }
+        let e = format!("e{i}");
+        src.push_str(&format!("entry {e} (_: i32) = {call}\n"));
+        entries.push((e, name));
+    }
+    assert!(entries.len() > 300, "{}", entries.len());
+    let prog = compile(&src).unwrap_or_else(|e| panic!("{e}"));
+    if let Err(e) = nabla_ir::validate_program(&prog) {
+        panic!("validation: {e:?}");
+    }
+    for (e, name) in entries {
+        let r =
+            nabla_interp::run_entry(&prog, &e, vec![Value::Prim(nabla_prim::PrimValue::I32(0))]);
+        assert!(r.is_ok(), "{name}: {:?}", r.err().map(|e| e.message));
+    }
+}
+
+#[test]
+fn size_parameters_are_ir_parameters() {
+    let src = "def f [n] (xs: [n]f64) : [n]f64 = map (+1) xs\n\
+               def h [n][m] (a: [n][m]f64) (b: [m]f64) : [n]f64 = map (\\r -> reduce (+) 0 (map2 (*) r b)) a\n\
+               def main (xs: []f64) (a: [][]f64) = h a (f xs)";
+    let prog = compile(src).unwrap();
+    nabla_ir::validate_program(&prog).unwrap();
+    let ir = nabla_ir::print_program(&prog);
+    assert!(
+        ir.contains("fun f (n_0: i64, xs_1: [n_0]f64): ([n_0]f64)"),
+        "{ir}"
+    );
+    assert!(
+        ir.contains("fun h (n_0: i64, m_1: i64, a_2: [n_0][m_1]f64, b_3: [m_1]f64): ([n_0]f64)"),
+        "{ir}"
+    );
+    check(
+        src,
+        "[1.0, 2.0] [[1.0, 1.0], [2.0, 0.0]]",
+        "[5.0f64, 4.0f64]",
+    );
+    // Sizes that disagree at a call are a run-time error.
+    let e = run(src, "main", "[1.0, 2.0] [[1.0, 1.0, 1.0]]").unwrap_err();
+    assert!(e.contains("size"), "{e}");
+}

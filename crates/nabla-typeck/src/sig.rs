@@ -409,7 +409,8 @@ fn module_members(m: &str) -> Vec<(String, String)> {
     if p.is_int() {
         add("// %% rem quot & | ^ << >> >>> mul_hi", "T -> T -> T");
         add("mad_hi", "T -> T -> T -> T");
-        add("!", "T -> T");
+        // `not` is the older name of the bitwise complement in `integral`.
+        add("! not", "T -> T");
         add("clz ctz popc", "T -> i32");
     } else {
         add(
