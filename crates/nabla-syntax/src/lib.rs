@@ -11,3 +11,9 @@ pub mod types;
 
 pub use diag::{Diagnostic, DiagnosticKind};
 pub use span::{FileId, SourceMap, Span};
+pub mod lexer;
+pub mod load;
+pub mod parser;
+
+pub use load::load_program;
+pub use parser::{parse_expr_text, parse_file, parse_pat_text, parse_program_text, parse_type_text};
