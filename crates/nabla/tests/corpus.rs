@@ -52,11 +52,13 @@ fn corpus_has_no_internal_errors() {
     }
 }
 
-/// The whole corpus passes. Ignored until every stage is complete; run with
-/// `cargo test -p nabla --test corpus -- --ignored`.
+/// Every dataset of the corpus passes.
 #[test]
-#[ignore = "the corpus does not pass completely yet"]
 fn corpus_passes() {
+    if !corpus().is_dir() {
+        return;
+    }
     let (out, _, failed) = run_corpus();
+    println!("{}", out.lines().last().unwrap_or(""));
     assert_eq!(failed, 0, "{out}");
 }
