@@ -42,7 +42,8 @@ impl Diagnostic {
         self
     }
 
-    fn kind_name(&self) -> &'static str {
+    /// The stage's name as printed before the message: `"type error"`, …
+    pub fn kind_name(&self) -> &'static str {
         match self.kind {
             DiagnosticKind::Lexical => "lexical error",
             DiagnosticKind::Syntax => "syntax error",

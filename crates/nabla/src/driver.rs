@@ -43,12 +43,12 @@ impl CompileError {
             Some(d) if (d.span.file.0 as usize) < sources.files.len() => {
                 format!(
                     "{}: {} (at {})",
-                    kind_name(d.kind),
+                    d.kind_name(),
                     one_line(&d.message),
                     sources.describe(d.span)
                 )
             }
-            Some(d) => format!("{}: {}", kind_name(d.kind), one_line(&d.message)),
+            Some(d) => format!("{}: {}", d.kind_name(), one_line(&d.message)),
             None => "compilation failed without a diagnostic".to_string(),
         };
         CompileError {
@@ -71,17 +71,6 @@ impl CompileError {
 impl std::fmt::Display for CompileError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.rendered.trim_end())
-    }
-}
-
-fn kind_name(k: DiagnosticKind) -> &'static str {
-    match k {
-        DiagnosticKind::Lexical => "lexical error",
-        DiagnosticKind::Syntax => "syntax error",
-        DiagnosticKind::Import => "import error",
-        DiagnosticKind::Type => "type error",
-        DiagnosticKind::Elaboration => "error",
-        DiagnosticKind::Runtime => "run-time error",
     }
 }
 
