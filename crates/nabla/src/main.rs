@@ -1,4 +1,4 @@
-//! The `nabla` command line: `run`, `check`, `dump-ir`, `test`.
+//! The `nabla` command line: `run`, `check`, `dump-ir`, `test`, `gradbench`, `adbench`.
 
 use clap::{Parser, Subcommand};
 use std::io::{Read, Write};
@@ -48,6 +48,17 @@ enum Command {
         /// Time limit per file in seconds (0: none).
         #[arg(long = "timeout", default_value_t = 600)]
         timeout: u64,
+    },
+    /// Act as a GradBench tool: protocol messages on stdin, one JSON
+    /// response per line on stdout (programs in `gradbench/`).
+    Gradbench,
+    /// Run objective and gradient of an ADBench input file (gmm, lstm, ba,
+    /// hand) and print the results as JSON.
+    Adbench {
+        /// The problem: gmm, lstm, ba or hand.
+        problem: String,
+        /// The ADBench text file.
+        file: PathBuf,
     },
 }
 
@@ -156,6 +167,32 @@ fn run(cli: Cli) -> ExitCode {
             } else {
                 ExitCode::FAILURE
             }
+        }
+        Command::Gradbench => gradbench(),
+        Command::Adbench { problem, file } => adbench(&problem, &file),
+    }
+}
+
+fn gradbench() -> ExitCode {
+    let stdin = std::io::stdin();
+    match nabla::gradbench::serve(stdin.lock(), std::io::stdout().lock()) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("nabla gradbench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn adbench(problem: &str, file: &std::path::Path) -> ExitCode {
+    match nabla::gradbench::adbench::run(problem, file) {
+        Ok(j) => {
+            println!("{j}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
         }
     }
 }

@@ -1,0 +1,25 @@
+//! `nabla gradbench` and `nabla adbench`: the twelve GradBench problems as
+//! nabla programs (the `gradbench/*.fut` files at the repository root),
+//! answered through GradBench's tool protocol.
+//!
+//! * [`programs`] finds, embeds and compiles the eval programs;
+//! * [`json`] converts between JSON and program values, and implements
+//!   GradBench's output comparison rule ([`json::compare`]);
+//! * [`evals`] maps each eval's JSON input to an entry point's arguments and
+//!   its results back to the reference output layout;
+//! * [`protocol`] is the line-based session ([`protocol::Session`],
+//!   [`protocol::serve`]);
+//! * [`adbench`] reads ADBench's text input files into the same JSON inputs.
+//!
+//! The protocol and the layouts follow GradBench (`gradbench/gradbench`,
+//! see `shared/data/README.md` §3).
+
+pub mod adbench;
+pub mod evals;
+pub mod json;
+pub mod programs;
+pub mod protocol;
+
+pub use evals::{prepare, Call, EVALS};
+pub use programs::Programs;
+pub use protocol::{serve, Evaluation, Session};
