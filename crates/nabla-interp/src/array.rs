@@ -486,12 +486,12 @@ pub(crate) fn permute_rows(a: &ArrayValue, src_row: impl Fn(usize) -> usize) -> 
     }
 }
 
-/// Permutes dimensions: result dimension k is input dimension `perm[k]`.
-pub(crate) fn rearrange(a: &ArrayValue, perm: &[usize]) -> ArrayValue {
-    let shape = a.shape();
+/// The result shape of permuting dimensions and, in row-major order of the
+/// result, the flat input position of each result element.
+pub(crate) fn rearrange_positions(shape: &[i64], perm: &[usize]) -> (Vec<i64>, Vec<usize>) {
     let st = strides(shape);
     let out_shape: Vec<i64> = perm.iter().map(|&p| shape[p]).collect();
-    let total = a.num_elems();
+    let total = shape_elems(shape).unwrap_or(0);
     let mut pos = Vec::with_capacity(total);
     if total > 0 {
         let r = perm.len();
@@ -508,6 +508,12 @@ pub(crate) fn rearrange(a: &ArrayValue, perm: &[usize]) -> ArrayValue {
             }
         }
     }
+    (out_shape, pos)
+}
+
+/// Permutes dimensions: result dimension k is input dimension `perm[k]`.
+pub(crate) fn rearrange(a: &ArrayValue, perm: &[usize]) -> ArrayValue {
+    let (out_shape, pos) = rearrange_positions(a.shape(), perm);
     ArrayValue {
         shape: out_shape.into(),
         offset: 0,

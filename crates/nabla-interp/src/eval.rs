@@ -21,15 +21,15 @@ use std::rc::Rc;
 pub(crate) type Res<T> = Result<T, Box<RuntimeError>>;
 
 /// The value of a slot that holds nothing (unbound or consumed).
-const DEAD: Value = Value::Prim(PrimValue::Bool(false));
+pub(crate) const DEAD: Value = Value::Prim(PrimValue::Bool(false));
 
 /// Maximum depth of nested function calls before a run-time error.
 pub const MAX_CALL_DEPTH: usize = 10_000;
 
 /// Stack space kept free before growing the stack (see `stacker`).
-const RED_ZONE: usize = 128 * 1024;
+pub(crate) const RED_ZONE: usize = 128 * 1024;
 /// Size of each new stack segment.
-const STACK_SEGMENT: usize = 4 * 1024 * 1024;
+pub(crate) const STACK_SEGMENT: usize = 4 * 1024 * 1024;
 
 #[cold]
 pub(crate) fn err<T>(msg: impl Into<String>) -> Res<T> {
@@ -39,20 +39,22 @@ pub(crate) fn err<T>(msg: impl Into<String>) -> Res<T> {
 /// One size to bind or check when a function is entered: dimension `dim` of
 /// parameter `param` must equal `size`.
 #[derive(Clone, Copy, Debug)]
-enum SizeBind {
+pub(crate) enum SizeBind {
     Var { param: usize, dim: usize, var: Var },
     Const { param: usize, dim: usize, size: i64 },
 }
 
 pub(crate) struct Interp<'p> {
-    prog: &'p Program,
+    pub(crate) prog: &'p Program,
     /// Number of slots in each function's frame.
-    frame_size: Vec<usize>,
+    pub(crate) frame_size: Vec<usize>,
     /// Sizes bound or checked on entry to each function.
-    size_binds: Vec<Vec<SizeBind>>,
-    depth: usize,
+    pub(crate) size_binds: Vec<Vec<SizeBind>>,
+    pub(crate) depth: usize,
     /// The function being executed (for variable names in messages).
-    cur: usize,
+    pub(crate) cur: usize,
+    /// Active `jvp`/`vjp` calls (see [`crate::ad`]); untouched by programs without AD.
+    pub(crate) ad: crate::ad::AdState,
 }
 
 impl<'p> Interp<'p> {
@@ -94,10 +96,11 @@ impl<'p> Interp<'p> {
             size_binds,
             depth: 0,
             cur: 0,
+            ad: crate::ad::AdState::default(),
         }
     }
 
-    fn var_name(&self, v: Var) -> String {
+    pub(crate) fn var_name(&self, v: Var) -> String {
         self.prog
             .functions
             .get(self.cur)
@@ -109,7 +112,7 @@ impl<'p> Interp<'p> {
     // ----- slot access ---------------------------------------------------
 
     #[inline]
-    fn slot<'s>(&self, s: &'s [Value], v: Var) -> Res<&'s Value> {
+    pub(crate) fn slot<'s>(&self, s: &'s [Value], v: Var) -> Res<&'s Value> {
         match s.get(v.0 as usize) {
             Some(x) => Ok(x),
             None => err(format!("internal error: variable {} out of frame", v.0)),
@@ -117,7 +120,7 @@ impl<'p> Interp<'p> {
     }
 
     #[inline(always)]
-    fn set(&self, s: &mut [Value], v: Var, x: Value) -> Res<()> {
+    pub(crate) fn set(&self, s: &mut [Value], v: Var, x: Value) -> Res<()> {
         match s.get_mut(v.0 as usize) {
             Some(slot) => {
                 *slot = x;
@@ -128,7 +131,7 @@ impl<'p> Interp<'p> {
     }
 
     #[inline(always)]
-    fn prim(&self, s: &[Value], a: &Atom) -> Res<PrimValue> {
+    pub(crate) fn prim(&self, s: &[Value], a: &Atom) -> Res<PrimValue> {
         match a {
             Atom::Const(c) => Ok(*c),
             Atom::Var(v) => match s.get(v.0 as usize) {
@@ -148,14 +151,14 @@ impl<'p> Interp<'p> {
     }
 
     #[inline]
-    fn value(&self, s: &[Value], a: &Atom) -> Res<Value> {
+    pub(crate) fn value(&self, s: &[Value], a: &Atom) -> Res<Value> {
         match a {
             Atom::Const(c) => Ok(Value::Prim(*c)),
             Atom::Var(v) => Ok(self.slot(s, *v)?.clone()),
         }
     }
 
-    fn array<'s>(&self, s: &'s [Value], v: Var) -> Res<&'s ArrayValue> {
+    pub(crate) fn array<'s>(&self, s: &'s [Value], v: Var) -> Res<&'s ArrayValue> {
         match self.slot(s, v)? {
             Value::Array(a) => Ok(a),
             Value::Prim(_) => err(format!(
@@ -166,7 +169,7 @@ impl<'p> Interp<'p> {
     }
 
     /// Takes a consumed array out of its slot (leaving it dead).
-    fn take_array(&self, s: &mut [Value], v: Var) -> Res<ArrayValue> {
+    pub(crate) fn take_array(&self, s: &mut [Value], v: Var) -> Res<ArrayValue> {
         self.array(s, v)?;
         match std::mem::replace(&mut s[v.0 as usize], DEAD) {
             Value::Array(a) => Ok(a),
@@ -174,7 +177,7 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn bool(&self, s: &[Value], a: &Atom) -> Res<bool> {
+    pub(crate) fn bool(&self, s: &[Value], a: &Atom) -> Res<bool> {
         match self.prim(s, a)? {
             PrimValue::Bool(b) => Ok(b),
             p => err(format!(
@@ -185,7 +188,7 @@ impl<'p> Interp<'p> {
     }
 
     /// An integer atom as an `i64` (any integer type).
-    fn int(&self, s: &[Value], a: &Atom) -> Res<i64> {
+    pub(crate) fn int(&self, s: &[Value], a: &Atom) -> Res<i64> {
         let p = self.prim(s, a)?;
         match int_of(p) {
             Some(x) => Ok(x.clamp(i64::MIN as i128, i64::MAX as i128) as i64),
@@ -197,7 +200,7 @@ impl<'p> Interp<'p> {
     }
 
     /// A size (non-negative integer atom).
-    fn size(&self, s: &[Value], a: &Atom, what: &str) -> Res<usize> {
+    pub(crate) fn size(&self, s: &[Value], a: &Atom, what: &str) -> Res<usize> {
         let n = self.int(s, a)?;
         if n < 0 {
             return err(format!("{what}: negative size {n}"));
@@ -206,7 +209,7 @@ impl<'p> Interp<'p> {
     }
 
     #[inline(always)]
-    fn bind1(&self, s: &mut [Value], pat: &[Param], x: Value) -> Res<()> {
+    pub(crate) fn bind1(&self, s: &mut [Value], pat: &[Param], x: Value) -> Res<()> {
         match pat {
             [p] => self.set(s, p.var, x),
             _ => err(format!(
@@ -216,7 +219,7 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn bind_all(&self, s: &mut [Value], pat: &[Param], xs: Vec<Value>) -> Res<()> {
+    pub(crate) fn bind_all(&self, s: &mut [Value], pat: &[Param], xs: Vec<Value>) -> Res<()> {
         if pat.len() != xs.len() {
             return err(format!(
                 "internal error: expression returns {} values, pattern binds {}",
@@ -231,7 +234,7 @@ impl<'p> Interp<'p> {
     }
 
     /// Value of a type's dimension if it can be known here (0 otherwise).
-    fn dim(&self, s: &[Value], d: &Dim) -> i64 {
+    pub(crate) fn dim(&self, s: &[Value], d: &Dim) -> i64 {
         match d {
             Dim::Const(c) => *c,
             Dim::Var(v) => match s.get(v.0 as usize) {
@@ -243,7 +246,7 @@ impl<'p> Interp<'p> {
     }
 
     /// The shape of a type (dimension values from the frame; see [`Interp::dim`]).
-    fn type_shape(&self, s: &[Value], t: &Type) -> Vec<i64> {
+    pub(crate) fn type_shape(&self, s: &[Value], t: &Type) -> Vec<i64> {
         match t {
             Type::Prim(_) => vec![],
             Type::Array(_, ds) => ds.iter().map(|d| self.dim(s, d).max(0)).collect(),
@@ -306,7 +309,7 @@ impl<'p> Interp<'p> {
     /// Binds the size variables of the parameters' types of function `fi` (or
     /// checks them when already bound: explicit size parameters, repeated sizes,
     /// constant sizes).
-    fn bind_sizes(&self, fi: usize, s: &mut [Value], entry: bool) -> Res<()> {
+    pub(crate) fn bind_sizes(&self, fi: usize, s: &mut [Value], entry: bool) -> Res<()> {
         let fun = &self.prog.functions[fi];
         for sb in &self.size_binds[fi] {
             let (param, dim) = match *sb {
@@ -413,7 +416,7 @@ impl<'p> Interp<'p> {
     }
 
     #[inline(always)]
-    fn exec_stm(&mut self, s: &mut [Value], stm: &Stm) -> Res<()> {
+    pub(crate) fn exec_stm(&mut self, s: &mut [Value], stm: &Stm) -> Res<()> {
         // Fast path: arithmetic and comparisons on the common scalar types,
         // computed and stored without intermediate `Result`s. Everything else
         // (and every case this does not cover) goes through `exec_exp`.
@@ -728,7 +731,7 @@ impl<'p> Interp<'p> {
                 }
                 r
             }
-            Exp::Jvp { .. } | Exp::Vjp { .. } => err("jvp/vjp: not implemented yet"),
+            Exp::Jvp { .. } | Exp::Vjp { .. } => self.exec_ad_stm(s, stm),
         }
     }
 
@@ -809,7 +812,7 @@ impl<'p> Interp<'p> {
 
     // ----- indexing --------------------------------------------------------
 
-    fn resolve_indices(&self, s: &[Value], idx: &[DimIndex]) -> Res<Vec<Ix>> {
+    pub(crate) fn resolve_indices(&self, s: &[Value], idx: &[DimIndex]) -> Res<Vec<Ix>> {
         idx.iter()
             .map(|d| match d {
                 DimIndex::Fix(a) => Ok(Ix::Fix(self.int(s, a)?)),

@@ -6,7 +6,13 @@
 //! `reduce_by_index` and `scatter` write in place when the consumed array is
 //! unshared (copy-on-write otherwise). Every variable is a slot in a per-call
 //! frame indexed by its number. Scalar operators are applied in one place,
-//! [`scalar::apply_prim`], where dynamic AD will hook in (seed 000 §3).
+//! [`scalar::apply_prim`].
+//!
+//! `jvp`/`vjp` (IR `Exp::Jvp`/`Exp::Vjp`) are dynamic AD in the manner of
+//! seed 000 §3: the `ad` module evaluates the differentiated function on dual
+//! values (forward mode) or on values recorded on a tape that is swept once
+//! backwards (reverse mode), tagged by nesting level so that calls nest and
+//! mix to any depth. Programs without AD never enter that module.
 //!
 //! Run-time errors follow Futhark's dynamic semantics: out-of-bounds
 //! `Index`/`Update`/slices, size mismatches, integer division by zero, failed
@@ -16,7 +22,9 @@
 //! [`MAX_CALL_DEPTH`]; the native stack grows on demand, so deep IR nesting does
 //! not overflow it.
 
+#[macro_use]
 mod array;
+mod ad;
 mod eval;
 pub mod scalar;
 

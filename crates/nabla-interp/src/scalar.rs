@@ -2,9 +2,9 @@
 //! a primitive operator to operand values.
 //!
 //! Everything scalar that the evaluator computes goes through [`apply_prim`]
-//! (or the per-kind shorthands below), so that dynamic AD can later be added
-//! here: forward mode by pairing each primal with a tangent, reverse mode by
-//! recording a tape node per application (seed 000 §3). The semantics itself
+//! (or the per-kind shorthands below); in AD mode the `ad` module applies the
+//! same functions to the primals and adds tangents or tape entries (seed 000
+//! §3). The semantics itself
 //! (wrapping integers, Futhark's rounding of `//` and `%`, conversions) is
 //! nabla-prim's.
 

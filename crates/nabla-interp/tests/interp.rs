@@ -1356,25 +1356,86 @@ fn scatter_1d_and_2d() {
 }
 
 #[test]
-fn jvp_is_not_implemented_yet() {
+fn jvp_and_vjp_of_hand_built_ir() {
+    // jvp2 (\x -> x * x) 3 1 = (9, 6) and vjp (\x -> x * x) 3 1 = 6; an
+    // error inside the differentiated lambda keeps its span.
     let mut vs = Vars::new();
-    let (x, y, r) = (vs.v("x"), vs.v("y"), vs.v("r"));
+    let (x, y, r, d, x2, y2, a, b) = (
+        vs.v("x"),
+        vs.v("y"),
+        vs.v("r"),
+        vs.v("d"),
+        vs.v("x2"),
+        vs.v("y2"),
+        vs.v("a"),
+        vs.v("b"),
+    );
+    let sq = |x: Var, y: Var| {
+        lam(
+            vec![param(x, t(F64))],
+            body(
+                vec![st(&[(y, t(F64))], Exp::BinOp(BinOp::Mul, av(x), av(x)), 60)],
+                vec![av(y)],
+            ),
+            vec![t(F64)],
+        )
+    };
+    let stms = vec![
+        st(
+            &[(r, t(F64)), (d, t(F64))],
+            Exp::Jvp {
+                lam: sq(x, y),
+                primals: vec![f64c(3.0)],
+                tangents: vec![f64c(1.0)],
+            },
+            61,
+        ),
+        st(
+            &[(a, t(F64)), (b, t(F64))],
+            Exp::Vjp {
+                lam: sq(x2, y2),
+                primals: vec![f64c(3.0)],
+                adjoints: vec![f64c(1.0)],
+            },
+            62,
+        ),
+    ];
+    let p = prog(vec![fun(
+        "main",
+        vec![],
+        vec![t(F64), t(F64), t(F64), t(F64)],
+        body(stms, vec![av(r), av(d), av(a), av(b)]),
+        vs,
+    )]);
+    assert_eq!(
+        run_entry(&p, "main", vec![]).unwrap(),
+        vec![pf64(9.0), pf64(6.0), pf64(9.0), pf64(6.0)]
+    );
+    let mut vs = Vars::new();
+    let (x, y, r, d) = (vs.v("x"), vs.v("y"), vs.v("r"), vs.v("d"));
     let stms = vec![st(
-        &[(r, t(F64)), (y, t(F64))],
+        &[(r, t(I64)), (d, t(I64))],
         Exp::Jvp {
             lam: lam(
-                vec![param(x, t(F64))],
-                body(vec![], vec![av(x)]),
-                vec![t(F64)],
+                vec![param(x, t(I64))],
+                body(
+                    vec![st(
+                        &[(y, t(I64))],
+                        Exp::BinOp(BinOp::Div, av(x), i64c(0)),
+                        63,
+                    )],
+                    vec![av(y)],
+                ),
+                vec![t(I64)],
             ),
-            primals: vec![f64c(1.0)],
-            tangents: vec![f64c(1.0)],
+            primals: vec![i64c(1)],
+            tangents: vec![i64c(1)],
         },
-        61,
+        64,
     )];
     let e = err1(vs, vec![], stms, vec![av(r)], vec![]);
-    assert_eq!(e.message, "jvp/vjp: not implemented yet");
-    assert_eq!(e.span, Some(sp(61)));
+    assert!(e.message.contains("division by zero"), "{}", e.message);
+    assert_eq!(e.span, Some(sp(63)));
 }
 
 #[test]

@@ -65,3 +65,19 @@ def partition2 [n] 'a (p1: a -> bool) (p2: a -> bool) (as: [n]a): ([]a, []a, []a
   (filter p1 as,
    filter (\x -> !(p1 x) && p2 x) as,
    filter (\x -> !(p1 x) && !(p2 x)) as)
+
+-- ---------------------------------------------------------------------
+-- Vector forms of jvp/vjp (maintained by the AD work in nabla-interp).
+-- `jmp f x dxs` is `jvp f x` applied to each tangent of `dxs`; `mjp f x
+-- ybars` is `vjp f x` applied to each output adjoint of `ybars`; the `2`
+-- variants also return the primal result `f x`, once.  Written with `map`
+-- (the interpreter runs one jvp/vjp per seed).
+
+def jmp 'a 'b [k] (f: a -> b) (x: a) (dxs: [k]a): [k]b =
+  map (\dx -> jvp f x dx) dxs
+def jmp2 'a 'b [k] (f: a -> b) (x: a) (dxs: [k]a): (b, [k]b) =
+  (f x, map (\dx -> jvp f x dx) dxs)
+def mjp 'a 'b [k] (f: a -> b) (x: a) (ybars: [k]b): [k]a =
+  map (\ybar -> vjp f x ybar) ybars
+def mjp2 'a 'b [k] (f: a -> b) (x: a) (ybars: [k]b): (b, [k]a) =
+  (f x, map (\ybar -> vjp f x ybar) ybars)

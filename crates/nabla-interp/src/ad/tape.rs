@@ -1,0 +1,520 @@
+//! The reverse-mode tape and its sweep.
+//!
+//! A `vjp` records, in creation order, one [`Entry`] per scalar operation and
+//! one per array operation (an index, an update, a scatter, a replicate, a
+//! concatenation, a SOAC's collected result, …) whose result depends on its
+//! parameters. Entry `i` produces node `i`; operands name earlier nodes, so
+//! creation order is a topological order. [`sweep`] visits every entry once,
+//! from the last to the first, and adds the entry's transposed contribution
+//! of its (complete) output adjoint into its operands' adjoints — time and
+//! memory linear in the recorded operations. This replaces seed 000 §3.2's
+//! recursive `deriveTape`, which re-derives shared sub-expressions once per
+//! use (exponential on DAGs; its §4.2 "caveat #2" and §5.1).
+//!
+//! Array adjoints are flat buffers accumulated in place (`lin::move_into`);
+//! an in-place update passes its output adjoint on to the updated array
+//! without copying. When adjoints are themselves AD values (a `vjp` nested in
+//! another `jvp`/`vjp`), contributions into parts of an array adjoint are
+//! collected and summed by one linear operation when the node is swept, so
+//! the nested case stays linear too.
+
+use super::lin::{self, Lin, Reg};
+use super::rules::{self, AdOp, Deriv};
+use super::value::V;
+use super::AdState;
+use nabla_prim::{BinOp, PrimType, PrimValue};
+use nabla_values::{shape_elems, ArrayValue, Value};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// "No node": the operand is a constant for this tape.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// One recorded operation.
+pub(crate) enum Entry {
+    /// A parameter of the `vjp`.
+    Input { shape: Rc<[i64]>, elem: PrimType },
+    /// A unary or binary scalar operation on plain scalar primals (`n`
+    /// operands).
+    Scalar {
+        op: AdOp,
+        n: u8,
+        args: [PrimValue; 2],
+        nodes: [u32; 2],
+    },
+    /// A scalar operation whose primals are AD values of lower levels.
+    General {
+        op: AdOp,
+        args: Box<[V]>,
+        nodes: [u32; 3],
+    },
+    /// A linear array operation (see `lin.rs`); output of shape `shape`.
+    Lin {
+        op: Rc<Lin>,
+        nodes: Box<[u32]>,
+        shape: Rc<[i64]>,
+        elem: PrimType,
+    },
+    /// The contiguous part `start..start + |shape|` of node `src` (a row or an
+    /// element read by a SOAC or an index): a cheap special case of `Lin::Move`.
+    Slice {
+        src: u32,
+        start: usize,
+        shape: Rc<[i64]>,
+        elem: PrimType,
+    },
+}
+
+/// Entries in fixed-size chunks: appending never moves recorded entries
+/// (no reallocation copies of a large tape), and the sweep frees chunks as
+/// it consumes them.
+#[derive(Default)]
+pub(crate) struct Entries {
+    chunks: Vec<Vec<Entry>>,
+    len: usize,
+}
+
+const CHUNK: usize = 1 << 14;
+
+impl Entries {
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    #[inline]
+    fn push(&mut self, e: Entry) {
+        match self.chunks.last_mut() {
+            Some(c) if c.len() < CHUNK => c.push(e),
+            _ => {
+                let mut c = Vec::with_capacity(CHUNK);
+                c.push(e);
+                self.chunks.push(c);
+            }
+        }
+        self.len += 1;
+    }
+    fn pop(&mut self) -> Option<Entry> {
+        let c = self.chunks.last_mut()?;
+        let e = c.pop();
+        if c.is_empty() {
+            self.chunks.pop();
+        }
+        if e.is_some() {
+            self.len -= 1;
+        }
+        e
+    }
+    #[inline]
+    fn get(&self, i: usize) -> &Entry {
+        &self.chunks[i / CHUNK][i % CHUNK]
+    }
+}
+
+/// The tape of one `vjp`.
+#[derive(Default)]
+pub(crate) struct Tape {
+    pub entries: Entries,
+}
+
+impl Tape {
+    /// Records an entry; returns its node.
+    #[inline]
+    pub fn push(&mut self, e: Entry) -> Result<u32, String> {
+        let n = self.entries.len();
+        if n >= NONE as usize {
+            return Err("vjp: too many recorded operations".into());
+        }
+        self.entries.push(e);
+        Ok(n as u32)
+    }
+}
+
+/// The adjoints during a sweep.
+struct Adj {
+    dense: Vec<Option<V>>,
+    /// Contributions `(positions, flat values)` into parts of array adjoints
+    /// that are AD values (nested AD only).
+    parts: HashMap<u32, Vec<(Reg, V)>>,
+}
+
+fn node_info(entries: &Entries, node: u32) -> (Rc<[i64]>, Option<PrimType>) {
+    match entries.get(node as usize) {
+        Entry::Input { shape, elem }
+        | Entry::Lin { shape, elem, .. }
+        | Entry::Slice { shape, elem, .. } => (shape.clone(), Some(*elem)),
+        Entry::Scalar { .. } | Entry::General { .. } => (Rc::from([]), None),
+    }
+}
+
+impl Adj {
+    /// `adj[node] += c` (same shape).
+    fn full(&mut self, st: &mut AdState, node: u32, c: V) -> Result<(), String> {
+        let slot = &mut self.dense[node as usize];
+        *slot = Some(match slot.take() {
+            None => c,
+            Some(a) => add(st, a, c)?,
+        });
+        Ok(())
+    }
+
+    /// `adj[node].flat[dst[k]] += v.flat[src[k]]`.
+    fn at(
+        &mut self,
+        st: &mut AdState,
+        entries: &Entries,
+        node: u32,
+        dst: &Reg,
+        src: &Reg,
+        v: &V,
+    ) -> Result<(), String> {
+        let (shape, elem) = node_info(entries, node);
+        let elem = elem.unwrap_or_else(|| v.elem());
+        let n = shape_elems(&shape).unwrap_or(0);
+        // The whole target from a contiguous part: a view (O(1)).
+        if let (Reg::Contig { start: 0, len }, Reg::Contig { start, .. }) = (dst, src) {
+            if *len == n {
+                let op = Rc::new(Lin::Move {
+                    from: src.clone(),
+                    to: Reg::whole(n),
+                    shape: shape.clone(),
+                    elem,
+                });
+                let _ = start;
+                let c = st.lin(&op, vec![v.clone()])?;
+                return self.full(st, node, c);
+            }
+        }
+        if let V::Plain(pv) = v {
+            let slot = &mut self.dense[node as usize];
+            if slot.is_none() {
+                *slot = Some(V::Plain(if shape.is_empty() {
+                    Value::Prim(PrimValue::zero(elem))
+                } else {
+                    Value::Array(ArrayValue::zeros(elem, &shape))
+                }));
+            }
+            if let Some(V::Plain(a)) = slot {
+                if !lin::move_into(a, dst, pv, src, true) {
+                    return Err("internal error: adjoint contribution of the wrong shape".into());
+                }
+                return Ok(());
+            }
+        }
+        let m = dst.len();
+        let op = Rc::new(Lin::Move {
+            from: src.clone(),
+            to: Reg::whole(m),
+            shape: Rc::from([m as i64]),
+            elem,
+        });
+        let c = st.lin(&op, vec![v.clone()])?;
+        self.parts.entry(node).or_default().push((dst.clone(), c));
+        Ok(())
+    }
+
+    /// Takes the complete adjoint of `node` (None: zero).
+    fn take(
+        &mut self,
+        st: &mut AdState,
+        shape: &Rc<[i64]>,
+        elem: Option<PrimType>,
+        node: u32,
+    ) -> Result<Option<V>, String> {
+        let d = self.dense[node as usize].take();
+        if self.parts.is_empty() {
+            return Ok(d);
+        }
+        let Some(ps) = self.parts.remove(&node) else {
+            return Ok(d);
+        };
+        let elem = elem
+            .or_else(|| ps.first().map(|p| p.1.elem()))
+            .unwrap_or(PrimType::F64);
+        let n = shape_elems(shape).unwrap_or(0);
+        let mut parts = Vec::with_capacity(ps.len() + 1);
+        let mut ins = Vec::with_capacity(ps.len() + 1);
+        if let Some(d) = d {
+            parts.push((Reg::whole(n), shape.clone()));
+            ins.push(d);
+        }
+        for (r, v) in ps {
+            parts.push((r, v.shape().into()));
+            ins.push(v);
+        }
+        let op = Rc::new(Lin::Embed {
+            shape: shape.clone(),
+            elem,
+            parts: parts.into(),
+        });
+        st.lin(&op, ins).map(Some)
+    }
+}
+
+/// `a + c` for adjoints of one shape.
+fn add(st: &mut AdState, a: V, c: V) -> Result<V, String> {
+    match (a, c) {
+        (V::Plain(a), V::Plain(c)) => lin::add_plain(a, &c).map(V::Plain),
+        (a, c) if a.shape().is_empty() => st.prim(AdOp::Bin(BinOp::Add), &[a, c]),
+        (a, c) => {
+            let shape: Rc<[i64]> = a.shape().into();
+            let n = shape_elems(&shape).unwrap_or(0);
+            let op = Rc::new(Lin::Embed {
+                shape: shape.clone(),
+                elem: a.elem(),
+                parts: Rc::from([(Reg::whole(n), shape.clone()), (Reg::whole(n), shape)]),
+            });
+            st.lin(&op, vec![a, c])
+        }
+    }
+}
+
+/// `a` with the positions `reg` zeroed (in place when plain and unshared).
+fn zero_at(st: &mut AdState, a: V, reg: &Reg) -> Result<V, String> {
+    match a {
+        V::Plain(mut x) => {
+            lin::zero_region(&mut x, reg);
+            Ok(V::Plain(x))
+        }
+        a => st.lin(&Rc::new(Lin::Zero { reg: reg.clone() }), vec![a]),
+    }
+}
+
+/// Sweeps `tape` backwards from the output adjoints `seeds` (node, adjoint)
+/// and returns the adjoints of its first `n_inputs` nodes (the `vjp`'s
+/// parameters; `None`: zero).
+pub(crate) fn sweep(
+    st: &mut AdState,
+    mut tape: Tape,
+    n_inputs: usize,
+    seeds: Vec<(u32, V)>,
+) -> Result<Vec<Option<V>>, String> {
+    let mut adj = Adj {
+        dense: Vec::new(),
+        parts: HashMap::new(),
+    };
+    adj.dense.resize_with(tape.entries.len(), || None);
+    for (n, y) in seeds {
+        adj.full(st, n, y)?;
+    }
+    let entries = &mut tape.entries;
+    while entries.len() > n_inputs {
+        let i = (entries.len() - 1) as u32;
+        let (shape, elem) = node_info(entries, i);
+        let Some(a) = adj.take(st, &shape, elem, i)? else {
+            entries.pop();
+            continue;
+        };
+        let Some(e) = entries.pop() else { break };
+        match e {
+            Entry::Input { .. } => {
+                return Err("internal error: vjp input recorded after other operations".into())
+            }
+            Entry::Scalar { op, n, args, nodes } => {
+                let nodes3 = [nodes[0], nodes[1], NONE];
+                if let V::Plain(Value::Prim(ap)) = a {
+                    scalar_back(&mut adj, op, &args[..n as usize], &nodes3, ap)?;
+                } else {
+                    let xs: Vec<V> = args[..n as usize].iter().map(|p| V::prim(*p)).collect();
+                    prim_back(st, &mut adj, op, &xs, &nodes3, a)?;
+                }
+            }
+            Entry::General { op, args, nodes } => prim_back(st, &mut adj, op, &args, &nodes, a)?,
+            Entry::Slice {
+                src, start, shape, ..
+            } => {
+                let len = shape_elems(&shape).unwrap_or(0);
+                adj.at(
+                    st,
+                    entries,
+                    src,
+                    &Reg::Contig { start, len },
+                    &Reg::whole(len),
+                    &a,
+                )?;
+            }
+            Entry::Lin { op, nodes, .. } => lin_back(st, &mut adj, entries, &op, &nodes, a)?,
+        }
+    }
+    let mut out = Vec::with_capacity(n_inputs);
+    for i in 0..entries.len() {
+        let (shape, elem) = node_info(entries, i as u32);
+        out.push(adj.take(st, &shape, elem, i as u32)?);
+    }
+    Ok(out)
+}
+
+/// [`prim_back`] on plain scalars (the first-order fast path).
+fn scalar_back(
+    adj: &mut Adj,
+    op: AdOp,
+    xs: &[PrimValue],
+    nodes: &[u32; 3],
+    a: PrimValue,
+) -> Result<(), String> {
+    let put = |adj: &mut Adj, node: u32, c: PrimValue| -> Result<(), String> {
+        let slot = &mut adj.dense[node as usize];
+        *slot = Some(V::prim(match slot.take() {
+            None => c,
+            Some(V::Plain(Value::Prim(s))) => rules::apply_plain(AdOp::Bin(BinOp::Add), &[s, c])?,
+            Some(other) => {
+                *slot = Some(other);
+                return Err("internal error: scalar adjoint of an array node".into());
+            }
+        }));
+        Ok(())
+    };
+    // The commonest linear cases without the general rule machinery.
+    match op {
+        AdOp::Bin(BinOp::Add) => {
+            for &n in &nodes[..2] {
+                if n != NONE {
+                    put(adj, n, a)?;
+                }
+            }
+            return Ok(());
+        }
+        AdOp::Bin(BinOp::Mul) => {
+            for (k, &n) in nodes[..2].iter().enumerate() {
+                if n != NONE {
+                    let c = crate::scalar::binop(BinOp::Mul, xs[1 - k], a)?;
+                    put(adj, n, c)?;
+                }
+            }
+            return Ok(());
+        }
+        _ => {}
+    }
+    match rules::deriv(&mut rules::Plain, op, xs)? {
+        Deriv::Const => Ok(()),
+        Deriv::Conv { back, .. } => {
+            if nodes[0] != NONE {
+                let c = rules::apply_plain(AdOp::Conv(back), &[a])?;
+                put(adj, nodes[0], c)?;
+            }
+            Ok(())
+        }
+        Deriv::Partials(ds) => {
+            for (k, d) in ds.into_iter().enumerate().take(xs.len()) {
+                if nodes[k] == NONE {
+                    continue;
+                }
+                let Some(d) = d else { continue };
+                let c = rules::apply_plain(AdOp::Bin(BinOp::Mul), &[d, a])?;
+                put(adj, nodes[k], c)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The reverse rule of a scalar operation: ∂ᵢ·ā into each operand's adjoint.
+fn prim_back(
+    st: &mut AdState,
+    adj: &mut Adj,
+    op: AdOp,
+    xs: &[V],
+    nodes: &[u32; 3],
+    a: V,
+) -> Result<(), String> {
+    match rules::deriv(st, op, xs)? {
+        Deriv::Const => Ok(()),
+        Deriv::Conv { back, .. } => {
+            if nodes[0] != NONE {
+                let c = st.prim(AdOp::Conv(back), &[a])?;
+                adj.full(st, nodes[0], c)?;
+            }
+            Ok(())
+        }
+        Deriv::Partials(ds) => {
+            for (k, d) in ds.into_iter().enumerate().take(xs.len()) {
+                if nodes[k] == NONE {
+                    continue;
+                }
+                let Some(d) = d else { continue };
+                let c = st.prim(AdOp::Bin(BinOp::Mul), &[d, a.clone()])?;
+                adj.full(st, nodes[k], c)?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// The transposed contribution of a linear array operation.
+fn lin_back(
+    st: &mut AdState,
+    adj: &mut Adj,
+    entries: &Entries,
+    op: &Lin,
+    nodes: &[u32],
+    a: V,
+) -> Result<(), String> {
+    match op {
+        Lin::Move { from, to, .. } => {
+            if nodes[0] != NONE {
+                adj.at(st, entries, nodes[0], from, to, &a)?;
+            }
+        }
+        Lin::Stack { n, row, .. } => {
+            let rs = shape_elems(row).unwrap_or(0);
+            for (j, &nd) in nodes.iter().enumerate().take(*n) {
+                if nd != NONE {
+                    let src = Reg::Contig {
+                        start: j * rs,
+                        len: rs,
+                    };
+                    adj.at(st, entries, nd, &Reg::whole(rs), &src, &a)?;
+                }
+            }
+        }
+        Lin::Embed { parts, .. } => {
+            for ((reg, shape), &nd) in parts.iter().zip(nodes) {
+                if nd != NONE {
+                    let len = shape_elems(shape).unwrap_or(0);
+                    adj.at(st, entries, nd, &Reg::whole(len), reg, &a)?;
+                }
+            }
+        }
+        Lin::Update { dst, src, .. } => {
+            if nodes[1] != NONE {
+                adj.at(st, entries, nodes[1], src, dst, &a)?;
+            }
+            if nodes[0] != NONE {
+                let z = zero_at(st, a, dst)?;
+                adj.full(st, nodes[0], z)?;
+            }
+        }
+        Lin::Zero { reg } => {
+            if nodes[0] != NONE {
+                let z = zero_at(st, a, reg)?;
+                adj.full(st, nodes[0], z)?;
+            }
+        }
+        Lin::Replicate { n } => {
+            if nodes[0] != NONE {
+                let row: Rc<[i64]> = a.shape().get(1..).unwrap_or(&[]).into();
+                let c = st.lin(&Rc::new(Lin::SumRows { n: *n, row }), vec![a])?;
+                adj.full(st, nodes[0], c)?;
+            }
+        }
+        Lin::SumRows { n, .. } => {
+            if nodes[0] != NONE {
+                let c = st.lin(&Rc::new(Lin::Replicate { n: *n }), vec![a])?;
+                adj.full(st, nodes[0], c)?;
+            }
+        }
+        Lin::Reshape {
+            shape, in_shape, ..
+        } => {
+            if nodes[0] != NONE {
+                let back = Rc::new(Lin::Reshape {
+                    shape: in_shape.clone(),
+                    in_shape: shape.clone(),
+                    copy: false,
+                });
+                let c = st.lin(&back, vec![a])?;
+                adj.full(st, nodes[0], c)?;
+            }
+        }
+    }
+    Ok(())
+}
