@@ -82,9 +82,9 @@ entry special (x: f64) =
   , jvp (\y -> vjp f64.lgamma y 1) x 1 )
 
 -- Tuples, records, arrays and sum types as parameters and results: the
--- tangent/adjoint has the type of the value.  (A sum type's tag is an
--- integer that only comparisons read, so its adjoint is 0: the adjoint
--- carries the constructor with tag 0, here #some, and its payload.)
+-- tangent/adjoint has the type of the value.  (A sum type's tag is not
+-- differentiated: the adjoint carries the primal argument's constructor,
+-- here #some, and its payload; see sums.fut.)
 -- ==
 -- entry: structured
 -- input { [1.0, 2.0, 3.0] } output { [2.0, 4.0, 6.0] 18.0 [6.0, 3.0, 2.0] 6.0 }

@@ -568,7 +568,8 @@ impl<'a> Elab<'a> {
     /// The IR dimension of a semantic size in a context.
     pub fn size_dim(&self, s: &Size, env: &Env<'a>) -> Dim {
         match s {
-            Size::Const(c) => Dim::Const(*c),
+            Size::Const(c) if *c >= 0 => Dim::Const(*c),
+            Size::Const(_) => Dim::Ext,
             Size::Var(n) => match env.get(n) {
                 Some(SV::Dyn(a, _)) if a.len() == 1 => atom_dim(a[0]),
                 _ => Dim::Ext,

@@ -182,7 +182,9 @@ impl FunBuilder {
 pub(crate) fn atom_dim(a: Atom) -> Dim {
     match a {
         Atom::Var(v) => Dim::Var(v),
-        Atom::Const(PrimValue::I64(c)) => Dim::Const(c),
+        // A negative constant (`replicate (-2) x`) is not a size: the
+        // operation fails at run time, and the type stays existential.
+        Atom::Const(PrimValue::I64(c)) if c >= 0 => Dim::Const(c),
         Atom::Const(_) => Dim::Ext,
     }
 }

@@ -1216,6 +1216,26 @@ pub(crate) fn call<'a>(
                     }
                     _ => return Err(err(span, "concatenation of scalars")),
                 };
+                // Rows whose sizes are statically known and differ: a size
+                // error at compile time, as in Futhark (otherwise the
+                // interpreter checks the rows at run time).
+                if let (ir::Type::Array(_, a), ir::Type::Array(_, b)) = (&tx, &fb.var_ty(*y)) {
+                    let clash = a.len() != b.len()
+                        || a[1..].iter().zip(&b[1..]).any(
+                            |(p, q)| matches!((p, q), (Dim::Const(m), Dim::Const(n)) if m != n),
+                        );
+                    if clash {
+                        return Err(err(
+                            span,
+                            format!(
+                                "cannot concatenate arrays whose rows have different shapes \
+                                 (the operands have types {} and {})",
+                                show_ir_type(&tx),
+                                show_ir_type(&fb.var_ty(*y))
+                            ),
+                        ));
+                    }
+                }
                 let rt = tx
                     .row()
                     .ok_or_else(|| err(span, "concatenation of scalars"))?;
@@ -1320,6 +1340,23 @@ pub(crate) fn call<'a>(
                     format!("{f}: tangent does not match the argument"),
                 ));
             }
+            // Tangents/adjoints of sum types carry the primal's constructor:
+            // an input tangent's tags are those of the primal argument.
+            let da: Vec<Atom> = if f.starts_with('j') {
+                let mask = tag_mask(&xt);
+                da.iter()
+                    .enumerate()
+                    .map(|(i, a)| {
+                        if mask.get(i).copied().unwrap_or(false) {
+                            xa[i]
+                        } else {
+                            *a
+                        }
+                    })
+                    .collect()
+            } else {
+                da
+            };
             let xtys: Vec<ir::Type> = xa.iter().map(|a| fb.atom_ty(*a)).collect();
             let (lam, rt) = el.make_lambda(fb, fun, vec![(xt.clone(), xtys.clone())], span)?;
             let k = lam.ret.len();
@@ -1340,8 +1377,20 @@ pub(crate) fn call<'a>(
                     .into_iter()
                     .map(Atom::Var)
                     .collect();
+                // A sum type's tag is not differentiated: the result tangent
+                // carries the primal result's constructor.
+                let mask = tag_mask(&rt);
+                let tan_atoms: Vec<Atom> = (0..k)
+                    .map(|i| {
+                        if mask.get(i).copied().unwrap_or(false) {
+                            vs[i]
+                        } else {
+                            vs[k + i]
+                        }
+                    })
+                    .collect();
                 let prim = SV::Dyn(vs[..k].to_vec(), rt.clone());
-                let tan = SV::Dyn(vs[k..].to_vec(), rt);
+                let tan = SV::Dyn(tan_atoms, rt);
                 Ok(if f == "jvp" {
                     tan
                 } else {
@@ -1362,7 +1411,7 @@ pub(crate) fn call<'a>(
                         tys,
                         Exp::Vjp {
                             lam,
-                            primals: xa,
+                            primals: xa.clone(),
                             adjoints: da,
                         },
                         span,
@@ -1370,8 +1419,22 @@ pub(crate) fn call<'a>(
                     .into_iter()
                     .map(Atom::Var)
                     .collect();
+                // The adjoint of a sum-typed parameter carries the primal
+                // argument's constructor (tags are not differentiated).
+                let mask = tag_mask(&xt);
+                let adj_atoms: Vec<Atom> = vs[k..]
+                    .iter()
+                    .enumerate()
+                    .map(|(i, a)| {
+                        if mask.get(i).copied().unwrap_or(false) {
+                            xa[i]
+                        } else {
+                            *a
+                        }
+                    })
+                    .collect();
                 let prim = SV::Dyn(vs[..k].to_vec(), rt);
-                let adj = SV::Dyn(vs[k..].to_vec(), xt);
+                let adj = SV::Dyn(adj_atoms, xt);
                 Ok(if f == "vjp" {
                     adj
                 } else {
@@ -1478,4 +1541,54 @@ pub(crate) fn range(
         span,
     );
     Ok(r)
+}
+
+/// For each flat IR component of `t` (in the order of `elab::flat`), whether
+/// it is a sum type's constructor tag (an `i8`, or an array of them for an
+/// array of sums). Tags are not differentiated: tangents and adjoints take
+/// them from the corresponding primal value.
+pub(crate) fn tag_mask(t: &STy) -> Vec<bool> {
+    fn go(t: &STy, out: &mut Vec<bool>, depth: usize) {
+        if depth > 200 {
+            return;
+        }
+        match t {
+            STy::Prim(_) => out.push(false),
+            STy::Array { elem, .. } => go(elem, out, depth + 1),
+            STy::Record(fs) => {
+                for (_, f) in fs {
+                    go(f, out, depth + 1);
+                }
+            }
+            STy::Sum(cs) => {
+                out.push(true);
+                for (_, ts) in cs {
+                    for t in ts {
+                        go(t, out, depth + 1);
+                    }
+                }
+            }
+            STy::Arrow { .. } | STy::Param(_) | STy::Var(_) => {}
+        }
+    }
+    let mut out = vec![];
+    go(t, &mut out, 0);
+    out
+}
+
+/// An IR type for messages: `[2][3]i32`, `[]f64` (unknown sizes empty).
+fn show_ir_type(t: &ir::Type) -> String {
+    match t {
+        ir::Type::Array(p, dims) => {
+            let mut s = String::new();
+            for d in dims {
+                match d {
+                    Dim::Const(n) => s.push_str(&format!("[{n}]")),
+                    _ => s.push_str("[]"),
+                }
+            }
+            format!("{s}{p}")
+        }
+        t => format!("{}", t.elem()),
+    }
 }

@@ -171,10 +171,17 @@ pub enum Literal {
     /// An integer literal. `suffix` is the explicit type suffix, if any
     /// (`1i8`). Without one the literal is overloaded over all numeric types
     /// (default `i32`). The value is kept wide; range is checked once the type is known.
-    Int { value: i128, suffix: Option<PrimType> },
+    Int {
+        value: i128,
+        suffix: Option<PrimType>,
+    },
     /// A decimal literal (`1.5`, `1e3`, `2f32`): overloaded over float types,
     /// default `f64`. `text` is the source text without suffix (for exact parsing at f16/f32).
-    Float { value: f64, text: String, suffix: Option<PrimType> },
+    Float {
+        value: f64,
+        text: String,
+        suffix: Option<PrimType>,
+    },
     Bool(bool),
 }
 
@@ -220,7 +227,11 @@ pub enum DimIndex {
     /// `a[i]`
     Fix(Expr),
     /// `a[i:j:s]` with each part optional (`a[:]`, `a[::2]`).
-    Slice { start: Option<Expr>, end: Option<Expr>, stride: Option<Expr> },
+    Slice {
+        start: Option<Expr>,
+        end: Option<Expr>,
+        stride: Option<Expr>,
+    },
 }
 
 /// The three forms of `loop`.
@@ -286,7 +297,11 @@ pub enum ExprKind {
     /// A name. `res` and `inst` are filled by the type checker: `inst` gives,
     /// for a reference to a polymorphic global or intrinsic, the type chosen
     /// for each of its type parameters (by name), in the caller's terms.
-    Var { name: QualName, res: Option<Res>, inst: Vec<(Name, Type)> },
+    Var {
+        name: QualName,
+        res: Option<Res>,
+        inst: Vec<(Name, Type)>,
+    },
     /// `(e)` kept for spans/sections; semantically `e`.
     Parens(Box<Expr>),
     /// `(a, b, …)`; `()` is unit.
@@ -295,7 +310,12 @@ pub enum ExprKind {
     /// `[a, b, c]`
     ArrayLit(Vec<Expr>),
     /// `start..<end`, `start...end`, `start..step...end` (step is the second element), `start..>end`.
-    Range { start: Box<Expr>, second: Option<Box<Expr>>, end: Box<Expr>, kind: RangeKind },
+    Range {
+        start: Box<Expr>,
+        second: Option<Box<Expr>>,
+        end: Box<Expr>,
+        kind: RangeKind,
+    },
     /// `e.field` / `e.0`
     Project(Box<Expr>, Ident),
     /// `a[i, j:k]`
@@ -308,32 +328,95 @@ pub enum ExprKind {
     Not(Box<Expr>),
     /// Binary operator application, including backtick infix (`x \`f\` y`)
     /// and pipes: `op` is the operator name (`+`, `|>`, `f`).
-    BinOp { op: QualName, op_res: Option<Res>, op_inst: Vec<(Name, Type)>, lhs: Box<Expr>, rhs: Box<Expr> },
+    BinOp {
+        op: QualName,
+        op_res: Option<Res>,
+        op_inst: Vec<(Name, Type)>,
+        lhs: Box<Expr>,
+        rhs: Box<Expr>,
+    },
     /// `(+)`: the operator as a function.
-    OpSection { op: QualName, op_res: Option<Res>, op_inst: Vec<(Name, Type)> },
+    OpSection {
+        op: QualName,
+        op_res: Option<Res>,
+        op_inst: Vec<(Name, Type)>,
+    },
     /// `(2-)`: `\y -> 2 - y`.
-    OpSectionLeft { op: QualName, op_res: Option<Res>, op_inst: Vec<(Name, Type)>, lhs: Box<Expr> },
+    OpSectionLeft {
+        op: QualName,
+        op_res: Option<Res>,
+        op_inst: Vec<(Name, Type)>,
+        lhs: Box<Expr>,
+    },
     /// `(*2)`: `\x -> x * 2`.
-    OpSectionRight { op: QualName, op_res: Option<Res>, op_inst: Vec<(Name, Type)>, rhs: Box<Expr> },
+    OpSectionRight {
+        op: QualName,
+        op_res: Option<Res>,
+        op_inst: Vec<(Name, Type)>,
+        rhs: Box<Expr>,
+    },
     /// `(.a.b)`, `(.0)`: `\r -> r.a.b`.
     ProjSection(Vec<Ident>),
     /// `\p1 p2 : t -> e`
-    Lambda { params: Vec<Pat>, ret: Option<TypeExp>, body: Box<Expr> },
+    Lambda {
+        params: Vec<Pat>,
+        ret: Option<TypeExp>,
+        body: Box<Expr>,
+    },
     /// `let [n] p = e in body` (size names bound from the value's shape).
-    LetPat { sizes: Vec<Ident>, pat: Pat, value: Box<Expr>, body: Box<Expr> },
+    LetPat {
+        sizes: Vec<Ident>,
+        pat: Pat,
+        value: Box<Expr>,
+        body: Box<Expr>,
+    },
     /// `let f 'a [n] (x: t) : r = e in body` (a local function).
-    LetFun { name: Ident, type_params: Vec<TypeParam>, params: Vec<Pat>, ret: Option<TypeExp>, value: Box<Expr>, body: Box<Expr> },
+    LetFun {
+        name: Ident,
+        type_params: Vec<TypeParam>,
+        params: Vec<Pat>,
+        ret: Option<TypeExp>,
+        value: Box<Expr>,
+        body: Box<Expr>,
+    },
     /// `let a[i, j] = v in body` (in-place update of the variable `a`).
-    LetWith { dest: Ident, indices: Vec<DimIndex>, value: Box<Expr>, body: Box<Expr> },
-    If { cond: Box<Expr>, then_: Box<Expr>, else_: Box<Expr> },
-    Match { scrutinee: Box<Expr>, cases: Vec<Case> },
+    LetWith {
+        dest: Ident,
+        indices: Vec<DimIndex>,
+        value: Box<Expr>,
+        body: Box<Expr>,
+    },
+    If {
+        cond: Box<Expr>,
+        then_: Box<Expr>,
+        else_: Box<Expr>,
+    },
+    Match {
+        scrutinee: Box<Expr>,
+        cases: Vec<Case>,
+    },
     /// `loop pat = init for/while … do body`; `init` is `None` when omitted
     /// (the pattern's variables are then taken from the enclosing scope).
-    Loop { sizes: Vec<Ident>, pat: Pat, init: Option<Box<Expr>>, form: LoopForm, body: Box<Expr>, attrs: Vec<Attr> },
+    Loop {
+        sizes: Vec<Ident>,
+        pat: Pat,
+        init: Option<Box<Expr>>,
+        form: LoopForm,
+        body: Box<Expr>,
+        attrs: Vec<Attr>,
+    },
     /// `src with [i, j] = v`
-    Update { src: Box<Expr>, indices: Vec<DimIndex>, value: Box<Expr> },
+    Update {
+        src: Box<Expr>,
+        indices: Vec<DimIndex>,
+        value: Box<Expr>,
+    },
     /// `src with a.b = v`
-    RecordUpdate { src: Box<Expr>, path: Vec<Ident>, value: Box<Expr> },
+    RecordUpdate {
+        src: Box<Expr>,
+        path: Vec<Ident>,
+        value: Box<Expr>,
+    },
     /// `e : t`
     Ascribe(Box<Expr>, TypeExp),
     /// `e :> t`

@@ -31,7 +31,13 @@ pub struct Diagnostic {
 
 impl Diagnostic {
     pub fn new(kind: DiagnosticKind, span: Span, message: impl Into<String>) -> Diagnostic {
-        Diagnostic { kind, message: message.into(), span, labels: vec![], notes: vec![] }
+        Diagnostic {
+            kind,
+            message: message.into(),
+            span,
+            labels: vec![],
+            notes: vec![],
+        }
     }
     pub fn with_label(mut self, span: Span, msg: impl Into<String>) -> Diagnostic {
         self.labels.push((span, msg.into()));
@@ -93,7 +99,12 @@ impl Diagnostic {
             .with_notes(self.notes.clone());
         let mut out = NoColor::new(Vec::<u8>::new());
         if term::emit(&mut out, &Config::default(), &files, &d).is_err() {
-            return format!("{}: {}: {}", sources.describe(self.span), self.kind_name(), self.message);
+            return format!(
+                "{}: {}: {}",
+                sources.describe(self.span),
+                self.kind_name(),
+                self.message
+            );
         }
         String::from_utf8_lossy(&out.into_inner()).into_owned()
     }
@@ -101,5 +112,9 @@ impl Diagnostic {
 
 /// Renders many diagnostics, one after another.
 pub fn render_all(diags: &[Diagnostic], sources: &SourceMap) -> String {
-    diags.iter().map(|d| d.render(sources)).collect::<Vec<_>>().join("\n")
+    diags
+        .iter()
+        .map(|d| d.render(sources))
+        .collect::<Vec<_>>()
+        .join("\n")
 }

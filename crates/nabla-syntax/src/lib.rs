@@ -16,4 +16,6 @@ pub mod load;
 pub mod parser;
 
 pub use load::load_program;
-pub use parser::{parse_expr_text, parse_file, parse_pat_text, parse_program_text, parse_type_text};
+pub use parser::{
+    parse_expr_text, parse_file, parse_pat_text, parse_program_text, parse_type_text,
+};

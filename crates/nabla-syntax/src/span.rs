@@ -23,7 +23,11 @@ impl Span {
         if self.file != other.file {
             return self;
         }
-        Span { file: self.file, start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            file: self.file,
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
 }
 
@@ -56,7 +60,11 @@ impl SourceMap {
                 line_starts.push(i as u32 + 1);
             }
         }
-        self.files.push(SourceFile { path, text, line_starts });
+        self.files.push(SourceFile {
+            path,
+            text,
+            line_starts,
+        });
         FileId(self.files.len() as u32 - 1)
     }
 
@@ -76,7 +84,12 @@ impl SourceMap {
         };
         let start = f.line_starts[line] as usize;
         let end = (offset as usize).min(f.text.len());
-        let col = f.text.get(start..end).map(|s| s.chars().count()).unwrap_or(0) + 1;
+        let col = f
+            .text
+            .get(start..end)
+            .map(|s| s.chars().count())
+            .unwrap_or(0)
+            + 1;
         (line + 1, col)
     }
 

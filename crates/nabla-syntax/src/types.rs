@@ -26,7 +26,11 @@ pub enum Size {
 pub enum Type {
     Prim(PrimType),
     /// `[d0]…[dk]elem`. `elem` is never itself an `Array`. `unique` is the `*` marker.
-    Array { elem: Box<Type>, shape: Vec<Size>, unique: bool },
+    Array {
+        elem: Box<Type>,
+        shape: Vec<Size>,
+        unique: bool,
+    },
     /// Record; fields sorted by name. A tuple `(a, b)` is the record
     /// `{0: a, 1: b}` (see [`Type::tuple`]); the unit type `()` is the empty record.
     Record(Vec<(Name, Type)>),
@@ -34,7 +38,11 @@ pub enum Type {
     Sum(Vec<(Name, Vec<Type>)>),
     /// Function type `(name: param) -> ret`; `param_name` is set when the result
     /// type refers to the parameter (dependent sizes).
-    Arrow { param_name: Option<Name>, param: Box<Type>, ret: Box<Type> },
+    Arrow {
+        param_name: Option<Name>,
+        param: Box<Type>,
+        ret: Box<Type>,
+    },
     /// A rigid type parameter of the enclosing polymorphic definition (`'a`).
     Param(Name),
     /// A unification variable; only exists while the type checker runs and
@@ -49,7 +57,12 @@ impl Type {
         if ts.len() == 1 {
             return ts.into_iter().next().unwrap();
         }
-        Type::Record(ts.into_iter().enumerate().map(|(i, t)| (i.to_string(), t)).collect())
+        Type::Record(
+            ts.into_iter()
+                .enumerate()
+                .map(|(i, t)| (i.to_string(), t))
+                .collect(),
+        )
     }
     pub fn unit() -> Type {
         Type::Record(vec![])
@@ -87,7 +100,11 @@ impl fmt::Display for Type {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Type::Prim(p) => write!(f, "{p}"),
-            Type::Array { elem, shape, unique } => {
+            Type::Array {
+                elem,
+                shape,
+                unique,
+            } => {
                 if *unique {
                     write!(f, "*")?;
                 }
@@ -129,7 +146,11 @@ impl fmt::Display for Type {
                 }
                 Ok(())
             }
-            Type::Arrow { param_name, param, ret } => match param_name {
+            Type::Arrow {
+                param_name,
+                param,
+                ret,
+            } => match param_name {
                 Some(n) => write!(f, "({n}: {param}) -> {ret}"),
                 None => write!(f, "({param}) -> {ret}"),
             },

@@ -653,3 +653,52 @@ def iterate_until (f: f64 -> f64) (x0: f64) =
         d => panic!("{d:?}"),
     }
 }
+
+#[test]
+fn long_else_if_chains_parse_iteratively() {
+    // `else if` is a chain step, not nesting: 300 and 4000 arms parse.
+    for n in [300usize, 4000] {
+        let mut src = String::from("def f (x: i32) : i32 =\n  if x == 0 then 0\n");
+        for i in 1..n {
+            src.push_str(&format!("  else if x == {i} then {i}\n"));
+        }
+        src.push_str("  else -1\n");
+        let p = prog(&src);
+        let Dec::Val(vb) = &p.decs[0] else {
+            panic!("not a value binding")
+        };
+        // Right-nested: each `if`'s else branch is the next `if`, and each
+        // node's span runs from its own `if` to the end of the chain.
+        let mut e = &vb.body;
+        let mut arms = 0;
+        while let ExprKind::If { then_, else_, .. } = &e.kind {
+            assert_eq!(&src[e.span.start as usize..e.span.start as usize + 2], "if");
+            assert_eq!(e.span.end as usize, src.trim_end().len());
+            assert!(matches!(then_.kind, ExprKind::Lit(_)));
+            arms += 1;
+            e = else_;
+        }
+        assert_eq!(arms, n);
+        assert!(
+            matches!(e.kind, ExprKind::Lit(_)),
+            "final else: {:?}",
+            e.kind
+        );
+    }
+    // Beyond the chain limit: a clean error, not a crash.
+    let src = format!("def x = {}1", "if c then 1 else ".repeat(100_000));
+    assert!(perr(&src).0.contains("too long"));
+    // Nesting inside a condition or a `then` branch still counts as nesting.
+    let src = format!(
+        "def x = {}1{}",
+        "if c then (".repeat(300),
+        ") else 0".repeat(300)
+    );
+    assert!(perr(&src).0.contains("nesting too deep"));
+    // A chain whose last `if` lacks its `else`: the error names that `if`.
+    let mut id = 0;
+    let ds = parse_program_text("def x = if a then 1 else if b then 2", FileId(0), &mut id)
+        .expect_err("missing else");
+    assert!(ds[0].message.contains("every `if` needs an `else`"));
+    assert_eq!(ds[0].labels[0].0.start, 25);
+}

@@ -24,7 +24,7 @@ fn err(span: Span, msg: impl Into<String>) -> Diagnostic {
 }
 
 /// Maximum expression nesting the checker accepts.
-const MAX_NESTING: usize = 2000;
+const MAX_NESTING: usize = 10000;
 
 #[derive(Clone)]
 enum GEntry {
@@ -632,6 +632,14 @@ impl Checker {
     fn unify_at(&mut self, expected: &Type, found: &Type, span: Span, ctx: &str) -> R<()> {
         let (es, fs) = (self.show(expected), self.show(found));
         self.tcx.unify(expected, found).map_err(|detail| {
+            // A type still containing inference variables (`?t12`) says
+            // little; the detail (e.g. "… has no constructor #c") says more.
+            if (es.contains("?t") || fs.contains("?t"))
+                && !detail.is_empty()
+                && !detail.contains("?t")
+            {
+                return err(span, format!("{ctx}: {detail}"));
+            }
             let d = err(span, format!("{ctx}: expected `{es}`, found `{fs}`"));
             if detail.is_empty() || detail.contains("?t") {
                 d
@@ -1402,6 +1410,26 @@ impl Checker {
             ExprKind::Apply(f, args) => {
                 let mut ft = self.infer(f)?;
                 let fname = Self::fname_of(f);
+                // Applying a non-function: point at the applied expression.
+                let head = self.tcx.head(&ft);
+                if !args.is_empty() && !matches!(head, Type::Arrow { .. } | Type::Var(_)) {
+                    let what = match &f.kind {
+                        ExprKind::Var { .. } | ExprKind::Parens(_) => fname.clone(),
+                        _ => "this expression".to_string(),
+                    };
+                    return Err(err(
+                        f.span,
+                        format!(
+                            "{what} has type `{}` and is not a function, but it is applied to {}",
+                            self.show(&head),
+                            if args.len() == 1 {
+                                "an argument".to_string()
+                            } else {
+                                format!("{} arguments", args.len())
+                            }
+                        ),
+                    ));
+                }
                 for (k, a) in args.iter_mut().enumerate() {
                     ft = self.apply_one(ft, a, k, &fname)?;
                 }

@@ -325,9 +325,21 @@ impl<'a> Parser<'a> {
     fn err_here(&self, expected: &str) -> Diagnostic {
         Diagnostic::new(
             DiagnosticKind::Syntax,
-            self.span(),
+            self.err_span(),
             format!("expected {expected}, found {}", self.peek().describe()),
         )
+    }
+
+    /// Where to report a problem with the current token: the token itself,
+    /// or, at the end of the file, just after the last token (not on the
+    /// empty line after it).
+    fn err_span(&self) -> Span {
+        if matches!(self.peek(), Tok::Eof) && self.pos > 0 {
+            let prev = self.toks[self.pos - 1].span;
+            Span::new(prev.file, prev.end, prev.end)
+        } else {
+            self.span()
+        }
     }
 
     fn expect(&mut self, t: &Tok, expected: &str) -> PResult<Span> {
@@ -1248,21 +1260,10 @@ impl<'a> Parser<'a> {
                 }
             }
             Tok::If => {
-                self.bump();
-                let cond = self.expr()?;
-                self.expect(&Tok::Then, "`then` after the condition of `if`")?;
-                let then_ = self.expr()?;
-                self.expect(&Tok::Else, "`else` (every `if` needs an `else` branch)")?;
-                let else_ = self.expr()?;
-                let span = start.to(else_.span);
-                Ok(mk(
-                    ExprKind::If {
-                        cond: Box::new(cond),
-                        then_: Box::new(then_),
-                        else_: Box::new(else_),
-                    },
-                    span,
-                ))
+                let saved_chain = self.chain;
+                let r = self.if_chain();
+                self.chain = saved_chain;
+                r
             }
             Tok::Let => self.let_expr(),
             Tok::Loop => self.loop_expr(vec![]),
@@ -1729,6 +1730,44 @@ impl<'a> Parser<'a> {
         Ok(LetHead::Pat { sizes, pat, value })
     }
 
+    /// `if … then … else …`. Chains of `else if` are parsed iteratively: an
+    /// `else if` does not count as nesting (only as a chain step, bounded by
+    /// [`MAX_CHAIN`]), so generated code with long chains parses.
+    fn if_chain(&mut self) -> PResult<Expr> {
+        let mut arms: Vec<(Span, Expr, Expr)> = Vec::new();
+        let else_ = loop {
+            let arm_start = self.bump().span;
+            let cond = self.expr()?;
+            self.expect(&Tok::Then, "`then` after the condition of `if`")?;
+            let then_ = self.expr()?;
+            if !self.at(&Tok::Else) {
+                return Err(self
+                    .err_here("`else` (every `if` needs an `else` branch)")
+                    .with_label(arm_start, "this `if` has no `else`"));
+            }
+            self.bump();
+            arms.push((arm_start, cond, then_));
+            if self.at(&Tok::If) {
+                self.chain_step()?;
+                continue;
+            }
+            break self.expr()?;
+        };
+        let mut e = else_;
+        while let Some((arm_start, cond, then_)) = arms.pop() {
+            let span = arm_start.to(e.span);
+            e = mk(
+                ExprKind::If {
+                    cond: Box::new(cond),
+                    then_: Box::new(then_),
+                    else_: Box::new(e),
+                },
+                span,
+            );
+        }
+        Ok(e)
+    }
+
     /// `let … in …`, iteratively over chains of `let`s.
     fn let_expr(&mut self) -> PResult<Expr> {
         let saved_chain = self.chain;
@@ -1762,7 +1801,11 @@ impl<'a> Parser<'a> {
                         ),
                     ))
                 }
-                _ => return Err(self.err_here("`in` after the `let` binding")),
+                _ => {
+                    return Err(self
+                        .err_here("`in` after the `let` binding")
+                        .with_label(start, "the `let` that needs an `in`"))
+                }
             }
         };
         let mut e = body;
