@@ -5,7 +5,13 @@
 //! (`nabla_typeck::PRELUDE_SOURCE`) as the first file, path `<prelude>`;
 //! the user's file and its imports (`nabla_syntax::load_program`); type
 //! checking over `[prelude, files…]`; elaboration; and, in debug builds or
-//! with `NABLA_VALIDATE=1`, the IR validator.
+//! with `NABLA_VALIDATE=1`, the IR validator; then the optimiser
+//! (`nabla_opt::optimise`: inlining, copy propagation, constant folding,
+//! dead-code and dead-function elimination) followed by the validator again.
+//!
+//! Environment: `NABLA_OPT=0` skips the optimiser (the interpreter then runs
+//! the elaborated IR as is); `NABLA_VALIDATE` chooses the validation (see
+//! `validation_mode`).
 
 use nabla_ir::Program;
 use nabla_syntax::{ast, Diagnostic, DiagnosticKind, SourceMap, Span};
@@ -124,33 +130,49 @@ fn validation_mode() -> Option<bool> {
     }
 }
 
+/// Whether to run the optimiser: yes unless `NABLA_OPT=0`.
+fn optimiser_enabled() -> bool {
+    !matches!(std::env::var("NABLA_OPT").ok().as_deref(), Some("0"))
+}
+
+/// Runs the validator when enabled (see [`validation_mode`]); `stage` names
+/// the IR in the error message (`elaborated`, `optimised`).
+fn validate(program: &Program, sources: &SourceMap, stage: &str) -> Result<(), CompileError> {
+    let Some(sizes) = validation_mode() else {
+        return Ok(());
+    };
+    if let Err(errs) = nabla_ir::validate_program(program) {
+        let errs: Vec<_> = errs
+            .into_iter()
+            .filter(|e| sizes || !e.size_error)
+            .collect();
+        if !errs.is_empty() {
+            let mut msg = format!("internal compiler error: the {stage} IR is invalid:\n");
+            for e in &errs {
+                msg.push_str(&format!("  {e}"));
+                if let Some(sp) = e.span {
+                    msg.push_str(&format!(" (at {})", sources.describe(sp)));
+                }
+                msg.push('\n');
+            }
+            return Err(CompileError::internal(msg));
+        }
+    }
+    Ok(())
+}
+
 /// Compiles the program whose main file is `path` to the core IR (see the
 /// module docs for the passes).
 pub fn compile(path: &Path) -> Result<Compiled, CompileError> {
     let Checked { sources, files } = check(path)?;
-    let program = match nabla_elab::elaborate(&files) {
+    let mut program = match nabla_elab::elaborate(&files) {
         Ok(p) => p,
         Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
     };
-    if let Some(sizes) = validation_mode() {
-        if let Err(errs) = nabla_ir::validate_program(&program) {
-            let errs: Vec<_> = errs
-                .into_iter()
-                .filter(|e| sizes || !e.size_error)
-                .collect();
-            if !errs.is_empty() {
-                let mut msg =
-                    String::from("internal compiler error: the elaborated IR is invalid:\n");
-                for e in &errs {
-                    msg.push_str(&format!("  {e}"));
-                    if let Some(sp) = e.span {
-                        msg.push_str(&format!(" (at {})", sources.describe(sp)));
-                    }
-                    msg.push('\n');
-                }
-                return Err(CompileError::internal(msg));
-            }
-        }
+    validate(&program, &sources, "elaborated")?;
+    if optimiser_enabled() {
+        nabla_opt::optimise(&mut program);
+        validate(&program, &sources, "optimised")?;
     }
     Ok(Compiled { sources, program })
 }

@@ -1,0 +1,141 @@
+//! The IR optimiser: inlining, copy propagation, constant folding,
+//! dead-code elimination and removal of unused functions.
+//!
+//! In the spirit of Futhark's compiler (aggressive inlining followed by
+//! simplification), and a prerequisite for the AD passes of seeds 003/004,
+//! which want first-order code without calls inside SOAC lambdas. Every pass
+//! keeps the core IR's invariants (see `nabla_ir`): A-normal form, each
+//! variable bound once per function, new variables appended to the
+//! function's `var_names` (the interpreter's frame slots), every statement
+//! with the span of the source it came from, and the program valid for
+//! `nabla_ir::validate_program` when its input was. Entry points keep their
+//! functions and signatures.
+//!
+//! Semantics are the interpreter's, run-time errors included: nothing that
+//! can fail at run time (an index, an integer division, an assertion, a size
+//! check, an in-place update…) is removed or folded away, and the size
+//! checks a call makes on entry to its callee are kept as explicit
+//! `assert_eq_sizes` statements when the call is inlined.
+//!
+//! Entry point: [`optimise`].
+
+mod inline;
+mod simplify;
+mod walk;
+
+pub use inline::InlinePolicy;
+pub use simplify::{dce, fold, forward, removable, simplify_function};
+pub use walk::count_stms;
+
+use nabla_ir::{FunId, Program};
+
+/// Optimises a program in place with the default [`InlinePolicy`]: up to
+/// [`MAX_ROUNDS`] rounds, each inlining eligible calls into every function
+/// (callees first), simplifying every function, and removing functions no
+/// entry point reaches; stops early at a fixpoint.
+pub fn optimise(prog: &mut Program) {
+    optimise_with(prog, &InlinePolicy::default());
+}
+
+/// The most rounds [`optimise`] runs.
+pub const MAX_ROUNDS: usize = 6;
+
+/// [`optimise`] with a given inlining policy.
+pub fn optimise_with(prog: &mut Program, policy: &InlinePolicy) {
+    for _ in 0..MAX_ROUNDS {
+        let mut changed = false;
+        let info = inline::CallInfo::new(prog);
+        for f in inline::bottom_up_order(prog) {
+            changed |= inline::inline_into(prog, f, &info, policy);
+            changed |= simplify_function(&mut prog.functions[f]);
+        }
+        changed |= remove_dead_functions(prog);
+        if !changed {
+            break;
+        }
+    }
+}
+
+/// Inlining alone: one round over every function (callees first), without
+/// simplification. Returns whether a call was inlined.
+pub fn inline_calls(prog: &mut Program, policy: &InlinePolicy) -> bool {
+    let info = inline::CallInfo::new(prog);
+    let mut changed = false;
+    for f in inline::bottom_up_order(prog) {
+        changed |= inline::inline_into(prog, f, &info, policy);
+    }
+    changed
+}
+
+/// Removes the functions no entry point reaches through calls, renumbering
+/// the others (calls and entry points are updated). A program without entry
+/// points is left alone. Returns whether a function was removed.
+pub fn remove_dead_functions(prog: &mut Program) -> bool {
+    let n = prog.functions.len();
+    if prog.entries.is_empty() {
+        return false;
+    }
+    let mut reached = vec![false; n];
+    let mut stack: Vec<usize> = prog
+        .entries
+        .iter()
+        .map(|e| e.fun.0 as usize)
+        .filter(|&f| f < n)
+        .collect();
+    while let Some(f) = stack.pop() {
+        if std::mem::replace(&mut reached[f], true) {
+            continue;
+        }
+        for g in walk::callees(&prog.functions[f].body) {
+            let g = g.0 as usize;
+            if g < n && !reached[g] {
+                stack.push(g);
+            }
+        }
+    }
+    if reached.iter().all(|&r| r) {
+        return false;
+    }
+    let mut new_id = vec![None; n];
+    let mut k = 0u32;
+    for (i, r) in reached.iter().enumerate() {
+        if *r {
+            new_id[i] = Some(FunId(k));
+            k += 1;
+        }
+    }
+    let old = std::mem::take(&mut prog.functions);
+    for (i, mut f) in old.into_iter().enumerate() {
+        if reached[i] {
+            let mut r = Renumber(&new_id);
+            walk::walk_body_deep(&mut f.body, &mut r);
+            prog.functions.push(f);
+        }
+    }
+    for e in &mut prog.entries {
+        if let Some(Some(id)) = new_id.get(e.fun.0 as usize) {
+            e.fun = *id;
+        }
+    }
+    true
+}
+
+/// Rewrites called function numbers.
+struct Renumber<'a>(&'a [Option<FunId>]);
+
+impl walk::Visitor for Renumber<'_> {
+    fn atom(&mut self, _a: &mut nabla_ir::Atom) {}
+    fn var(&mut self, _v: &mut nabla_ir::Var) {}
+    fn bind(&mut self, _v: &mut nabla_ir::Var) {}
+    fn dim(&mut self, _d: &mut nabla_ir::Dim) {}
+    fn fun(&mut self, f: &mut FunId) {
+        if let Some(Some(id)) = self.0.get(f.0 as usize) {
+            *f = *id;
+        }
+    }
+    fn body(&mut self, b: &mut nabla_ir::Body) {
+        stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
+            walk::walk_body_deep(b, self)
+        })
+    }
+}

@@ -1,0 +1,394 @@
+//! Per-function simplification: copy propagation, constant folding, a few
+//! local rewrites, and dead-code elimination.
+//!
+//! Forward pass, in statement order:
+//! * every operand, array position and size in a type is rewritten through
+//!   the substitution built so far;
+//! * scalar operations on constants are folded with `nabla-prim`'s
+//!   evaluators — an operation that fails (integer division by zero) is left
+//!   alone, so it still fails at run time with its span;
+//! * `if` on a constant becomes the chosen branch's statements;
+//! * `assert true` and `assert_eq_sizes` of equal atoms are dropped;
+//! * a repeated `size(a, d)` in scope reuses the first one, and an
+//!   `assert_eq_sizes` of the same atoms as one in scope is dropped;
+//! * `let p = x` (an `Atoms` statement) is removed and `p` replaced by `x`
+//!   everywhere when that keeps the IR valid and the interpreter's behaviour:
+//!   constants only for scalars; for arrays, neither side may be consumed by
+//!   an in-place operation (the interpreter takes consumed arrays out of
+//!   their slots), and `x`'s type must be at least as precise as `p`'s (each
+//!   dimension `?` or equal), so every use still type-checks.
+//!
+//! Backward pass: a statement whose results are all unused is removed when
+//! its expression is pure and total — it cannot fail, loop forever, or
+//! write in place (see [`removable`]). Asserts, size checks, indexing,
+//! division, reshapes, concatenation, updates, SOACs and calls are kept.
+
+use crate::inline::dim_of_atom;
+use crate::walk::{self, Visitor};
+use nabla_ir::{Atom, BinOp, Body, Dim, Exp, Function, LoopForm, PrimValue, Stm, Type, Var};
+use std::collections::{HashMap, HashSet};
+
+/// Simplifies one function (forward pass then dead-code elimination, up to
+/// a few times). Returns whether anything changed.
+pub fn simplify_function(f: &mut Function) -> bool {
+    let mut changed = false;
+    for _ in 0..4 {
+        let mut c = forward(f);
+        c |= dce(f);
+        changed |= c;
+        if !c {
+            break;
+        }
+    }
+    changed
+}
+
+/// The forward pass alone (see the module docs).
+pub fn forward(f: &mut Function) -> bool {
+    let n = f.var_names.len();
+    let mut cx = Forward {
+        sub: vec![None; n],
+        types: walk::var_types(f),
+        consumed: walk::consumed_vars(f),
+        sizes: HashMap::new(),
+        asserted: HashSet::new(),
+        changed: false,
+    };
+    cx.body(&mut f.body);
+    cx.changed
+}
+
+struct Forward {
+    sub: Vec<Option<Atom>>,
+    types: Vec<Option<Type>>,
+    consumed: Vec<bool>,
+    /// `size(a, d)` statements in scope.
+    sizes: HashMap<(Var, usize), Var>,
+    /// Size equalities asserted in scope (`assert_eq_sizes` atoms, sorted).
+    asserted: HashSet<Vec<SizeKey>>,
+    changed: bool,
+}
+
+/// An `i64` atom as a hashable key.
+type SizeKey = (u8, i64);
+
+fn size_key(a: &Atom) -> Option<SizeKey> {
+    match a {
+        Atom::Var(v) => Some((0, i64::from(v.0))),
+        Atom::Const(PrimValue::I64(c)) => Some((1, *c)),
+        Atom::Const(_) => None,
+    }
+}
+
+/// Scoped facts to forget when a body ends.
+enum Fact {
+    Size((Var, usize)),
+    Asserted(Vec<SizeKey>),
+}
+
+impl Forward {
+    fn lookup(&self, v: Var) -> Option<Atom> {
+        self.sub.get(v.0 as usize).copied().flatten()
+    }
+
+    fn consumed(&self, v: Var) -> bool {
+        self.consumed.get(v.0 as usize).copied().unwrap_or(false)
+    }
+
+    fn subst_dim(&self, d: Dim) -> Dim {
+        match d {
+            Dim::Var(v) => self.lookup(v).map_or(d, dim_of_atom),
+            d => d,
+        }
+    }
+
+    fn type_of(&self, v: Var) -> Option<Type> {
+        match self.types.get(v.0 as usize)? {
+            Some(Type::Prim(p)) => Some(Type::Prim(*p)),
+            Some(Type::Array(p, ds)) => Some(Type::Array(
+                *p,
+                ds.iter().map(|d| self.subst_dim(*d)).collect(),
+            )),
+            None => None,
+        }
+    }
+
+    /// Whether `let p = x` may be removed, replacing `p` by `x`.
+    fn can_propagate(&self, p: &nabla_ir::Param, x: &Atom) -> bool {
+        match x {
+            Atom::Const(c) => p.ty == Type::Prim(c.prim_type()),
+            Atom::Var(y) => match (&p.ty, self.type_of(*y)) {
+                (Type::Prim(a), Some(Type::Prim(b))) => *a == b,
+                (Type::Array(pe, pd), Some(Type::Array(ye, yd))) => {
+                    !self.consumed(p.var)
+                        && !self.consumed(*y)
+                        && *pe == ye
+                        && pd.len() == yd.len()
+                        && pd
+                            .iter()
+                            .zip(&yd)
+                            .all(|(want, have)| *have == Dim::Ext || have == want)
+                }
+                _ => false,
+            },
+        }
+    }
+
+    fn stm(&mut self, mut s: Stm, out: &mut Vec<Stm>, keys: &mut Vec<Fact>) {
+        walk::walk_exp(&mut s.exp, self);
+        for p in &mut s.pat {
+            self.ty(&mut p.ty);
+        }
+        if let Some(c) = fold(&s.exp) {
+            s.exp = Exp::Atoms(vec![c]);
+            self.changed = true;
+        }
+        match &mut s.exp {
+            Exp::If {
+                cond: Atom::Const(PrimValue::Bool(c)),
+                then_,
+                else_,
+            } => {
+                let b = std::mem::take(if *c { then_ } else { else_ });
+                out.extend(b.stms);
+                s.exp = Exp::Atoms(b.result);
+                self.changed = true;
+            }
+            Exp::Assert(Atom::Const(PrimValue::Bool(true)), _) => {
+                self.changed = true;
+                return;
+            }
+            Exp::AssertEqSizes(xs, _) => {
+                if xs.windows(2).all(|w| w[0] == w[1]) {
+                    self.changed = true;
+                    return;
+                }
+                if let Some(mut k) = xs.iter().map(size_key).collect::<Option<Vec<_>>>() {
+                    k.sort_unstable();
+                    k.dedup();
+                    if self.asserted.contains(&k) {
+                        self.changed = true;
+                        return;
+                    }
+                    self.asserted.insert(k.clone());
+                    keys.push(Fact::Asserted(k));
+                }
+            }
+            Exp::Size(v, d) => {
+                if let Some(&prev) = self.sizes.get(&(*v, *d)) {
+                    s.exp = Exp::Atoms(vec![Atom::Var(prev)]);
+                    self.changed = true;
+                } else if let [p] = &s.pat[..] {
+                    self.sizes.insert((*v, *d), p.var);
+                    keys.push(Fact::Size((*v, *d)));
+                }
+            }
+            _ => {}
+        }
+        if let Exp::Atoms(xs) = &s.exp {
+            if xs.len() == s.pat.len() {
+                let mut keep_p = Vec::new();
+                let mut keep_x = Vec::new();
+                for (p, x) in s.pat.iter().zip(xs) {
+                    if self.can_propagate(p, x) {
+                        let i = p.var.0 as usize;
+                        if i >= self.sub.len() {
+                            self.sub.resize(i + 1, None);
+                        }
+                        self.sub[i] = Some(*x);
+                        self.changed = true;
+                    } else {
+                        keep_p.push(p.clone());
+                        keep_x.push(*x);
+                    }
+                }
+                if keep_p.is_empty() {
+                    return;
+                }
+                s.pat = keep_p;
+                s.exp = Exp::Atoms(keep_x);
+            }
+        }
+        out.push(s);
+    }
+}
+
+impl Visitor for Forward {
+    fn atom(&mut self, a: &mut Atom) {
+        if let Atom::Var(v) = a {
+            if let Some(x) = self.lookup(*v) {
+                *a = x;
+            }
+        }
+    }
+    fn var(&mut self, v: &mut Var) {
+        if let Some(Atom::Var(x)) = self.lookup(*v) {
+            *v = x;
+        }
+    }
+    fn bind(&mut self, _v: &mut Var) {}
+    fn dim(&mut self, d: &mut Dim) {
+        *d = self.subst_dim(*d);
+    }
+    fn body(&mut self, b: &mut Body) {
+        stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
+            let mut keys = Vec::new();
+            let old = std::mem::take(&mut b.stms);
+            let mut out = Vec::with_capacity(old.len());
+            for s in old {
+                self.stm(s, &mut out, &mut keys);
+            }
+            for a in &mut b.result {
+                self.atom(a);
+            }
+            b.stms = out;
+            for k in keys {
+                match k {
+                    Fact::Size(k) => {
+                        self.sizes.remove(&k);
+                    }
+                    Fact::Asserted(k) => {
+                        self.asserted.remove(&k);
+                    }
+                }
+            }
+        })
+    }
+}
+
+/// The constant a scalar operation on constants evaluates to, if it
+/// evaluates without error.
+pub fn fold(e: &Exp) -> Option<Atom> {
+    use Atom::Const as C;
+    let v = match e {
+        Exp::BinOp(op, C(a), C(b)) => nabla_prim::eval_binop(*op, *a, *b).ok()?,
+        Exp::CmpOp(op, C(a), C(b)) => PrimValue::Bool(nabla_prim::eval_cmpop(*op, *a, *b).ok()?),
+        Exp::UnOp(op, C(a)) => nabla_prim::eval_unop(*op, *a).ok()?,
+        Exp::TernOp(op, C(a), C(b), C(c)) => nabla_prim::eval_ternop(*op, *a, *b, *c).ok()?,
+        Exp::Conv(op, C(a)) => nabla_prim::eval_conv(*op, *a).ok()?,
+        _ => return None,
+    };
+    Some(Atom::Const(v))
+}
+
+/// Dead-code elimination (the backward pass). Returns whether a statement
+/// was removed.
+pub fn dce(f: &mut Function) -> bool {
+    let mut cx = Dce {
+        live: vec![false; f.var_names.len()],
+        types: walk::var_types(f),
+        changed: false,
+    };
+    cx.body(&mut f.body);
+    cx.changed
+}
+
+struct Dce {
+    live: Vec<bool>,
+    types: Vec<Option<Type>>,
+    changed: bool,
+}
+
+impl Dce {
+    fn mark(&mut self, v: Var) {
+        let i = v.0 as usize;
+        if i >= self.live.len() {
+            self.live.resize(i + 1, false);
+        }
+        self.live[i] = true;
+    }
+    fn is_live(&self, v: Var) -> bool {
+        self.live.get(v.0 as usize).copied().unwrap_or(false)
+    }
+}
+
+impl Visitor for Dce {
+    fn atom(&mut self, a: &mut Atom) {
+        if let Atom::Var(v) = a {
+            self.mark(*v);
+        }
+    }
+    fn var(&mut self, v: &mut Var) {
+        self.mark(*v);
+    }
+    fn bind(&mut self, _v: &mut Var) {}
+    fn dim(&mut self, d: &mut Dim) {
+        if let Dim::Var(v) = d {
+            self.mark(*v);
+        }
+    }
+    fn body(&mut self, b: &mut Body) {
+        stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
+            for a in &b.result {
+                if let Atom::Var(v) = a {
+                    self.mark(*v);
+                }
+            }
+            let old = std::mem::take(&mut b.stms);
+            let mut kept = Vec::with_capacity(old.len());
+            for mut s in old.into_iter().rev() {
+                if s.pat.iter().all(|p| !self.is_live(p.var)) && removable(&s.exp, &self.types) {
+                    self.changed = true;
+                    continue;
+                }
+                walk::walk_exp(&mut s.exp, self);
+                for p in &mut s.pat {
+                    self.ty(&mut p.ty);
+                }
+                kept.push(s);
+            }
+            kept.reverse();
+            b.stms = kept;
+        })
+    }
+}
+
+/// Whether an expression is pure and total: it has no effect, cannot fail
+/// at run time, and terminates — so it may be removed when its results are
+/// unused. `types` gives the function's variable types (integer division
+/// by a variable may fail; float division may not).
+pub fn removable(e: &Exp, types: &[Option<Type>]) -> bool {
+    let int_operand = |a: &Atom| match a {
+        Atom::Const(c) => Some(c.prim_type().is_int()),
+        Atom::Var(v) => match types.get(v.0 as usize) {
+            Some(Some(Type::Prim(p))) => Some(p.is_int()),
+            _ => None,
+        },
+    };
+    let all = |b: &Body| b.stms.iter().all(|s| removable(&s.exp, types));
+    match e {
+        Exp::Atoms(_)
+        | Exp::CmpOp(..)
+        | Exp::UnOp(..)
+        | Exp::TernOp(..)
+        | Exp::Conv(..)
+        | Exp::Copy(_)
+        | Exp::Size(..)
+        | Exp::Rearrange(..)
+        | Exp::Reverse(_)
+        | Exp::Rotate(..) => true,
+        Exp::BinOp(op, a, _) => match op {
+            BinOp::Div | BinOp::Mod | BinOp::IntDiv | BinOp::IntMod | BinOp::Quot | BinOp::Rem => {
+                int_operand(a) == Some(false)
+            }
+            _ => true,
+        },
+        Exp::ArrayLit(_, row) => matches!(row, Type::Prim(_)),
+        Exp::Iota {
+            n: Atom::Const(PrimValue::I64(k)),
+            ..
+        }
+        | Exp::Replicate(Atom::Const(PrimValue::I64(k)), _) => *k >= 0,
+        Exp::If { then_, else_, .. } => {
+            stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
+                all(then_) && all(else_)
+            })
+        }
+        Exp::Loop {
+            form: LoopForm::For { .. },
+            body,
+            ..
+        } => stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || all(body)),
+        _ => false,
+    }
+}
