@@ -152,6 +152,10 @@ impl<'p> Interp<'p> {
             Atom::Const(_) => true,
         };
         match &stm.exp {
+            // An `if` runs its branch in AD mode, where each statement is
+            // checked on its own: the same work as the plain evaluator for
+            // plain branches, without looking up the free variables.
+            Exp::If { .. } => false,
             Exp::BinOp(_, a, b) | Exp::CmpOp(_, a, b) => ok(a) && ok(b),
             Exp::UnOp(_, a) | Exp::Conv(_, a) => ok(a),
             Exp::TernOp(_, a, b, c) => ok(a) && ok(b) && ok(c),
@@ -172,8 +176,17 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn ad_body(&mut self, s: &mut [Value], ad: &mut AdSlots, body: &Body) -> Res<()> {
+    pub(crate) fn ad_body(&mut self, s: &mut [Value], ad: &mut AdSlots, body: &Body) -> Res<()> {
         for stm in &body.stms {
+            if let Some(r) = self.ad_fast_scalar(s, ad, stm) {
+                if let Err(mut e) = r {
+                    if e.span.is_none() {
+                        e.span = Some(stm.span);
+                    }
+                    return Err(e);
+                }
+                continue;
+            }
             if self.ad_is_plain(ad, stm) {
                 self.exec_stm(s, stm)?;
                 for p in &stm.pat {
@@ -931,6 +944,10 @@ impl<'p> Interp<'p> {
                 if lam.params.len() != inputs.len() || lam.body.result.len() != lam.ret.len() {
                     return err("internal error: map lambda of the wrong arity");
                 }
+                if let Some(r) = self.ad_bulk_map(s, ad, lam, w, &inputs) {
+                    let xs = r?;
+                    return self.ad_bind(s, ad, pat, xs);
+                }
                 let mut outs: Vec<Vec<V>> = lam.ret.iter().map(|_| Vec::with_capacity(w)).collect();
                 for j in 0..w {
                     for (p, (x, row)) in lam.params.iter().zip(&inputs) {
@@ -966,6 +983,11 @@ impl<'p> Interp<'p> {
                     .iter()
                     .map(|a| self.ad_get(s, ad, a))
                     .collect::<Res<Vec<_>>>()?;
+                if let ([ne], [(x, _)]) = (acc.as_slice(), inputs.as_slice()) {
+                    if let Some(r) = self.ad_bulk_reduce(lam, ne, x) {
+                        return self.ad_bind1(s, ad, pat, r?);
+                    }
+                }
                 for j in 0..w {
                     acc = self.ad_apply_op(s, ad, lam, acc, &inputs, j)?;
                 }

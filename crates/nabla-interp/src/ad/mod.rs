@@ -24,7 +24,9 @@
 //!   whose free variables are all plain still run on the plain path
 //!   (`eval.rs`).
 
+pub(crate) mod bulk;
 pub(crate) mod eval;
+pub(crate) mod fast;
 pub(crate) mod lin;
 pub(crate) mod rules;
 pub(crate) mod tape;
@@ -205,7 +207,13 @@ impl AdState {
 
     /// [`AdState::prim`] when every operand is a plain scalar or an inline
     /// scalar of level `l` (`ps` are the operands' plain primals).
-    fn prim_inline(&mut self, op: AdOp, args: &[V], ps: &[PrimValue], l: u32) -> Result<V, String> {
+    pub(crate) fn prim_inline(
+        &mut self,
+        op: AdOp,
+        args: &[V],
+        ps: &[PrimValue],
+        l: u32,
+    ) -> Result<V, String> {
         let p = rules::apply_plain(op, ps)?;
         if rules::is_constant(op, ps[0].prim_type()) {
             return Ok(V::prim(p));

@@ -42,6 +42,22 @@ pub(crate) enum Entry {
         args: [PrimValue; 2],
         nodes: [u32; 2],
     },
+    /// A first-order `f32`/`f64` scalar operation with its partial
+    /// derivatives evaluated when it was recorded (`fast.rs`): the sweep adds
+    /// `d[k]·ā` into node `nodes[k]` (`NONE`: a constant operand). Partials
+    /// are stored as `f64` (exact for `f32`; the products are computed in
+    /// the element type, `f32` when `f32`).
+    Partials {
+        f32: bool,
+        d: [f64; 2],
+        nodes: [u32; 2],
+    },
+    /// A `reduce` with a recognised operator over a rank-1 array, as one
+    /// operation (`bulk.rs`).
+    Reduce(Box<super::bulk::Red>),
+    /// One output of a `map` of float scalar operations over rank-1 arrays,
+    /// with the per-element partials (`bulk.rs`).
+    Map(Box<super::bulk::MapOut>),
     /// A scalar operation whose primals are AD values of lower levels.
     General {
         op: AdOp,
@@ -142,7 +158,11 @@ fn node_info(entries: &Entries, node: u32) -> (Rc<[i64]>, Option<PrimType>) {
         Entry::Input { shape, elem }
         | Entry::Lin { shape, elem, .. }
         | Entry::Slice { shape, elem, .. } => (shape.clone(), Some(*elem)),
-        Entry::Scalar { .. } | Entry::General { .. } => (Rc::from([]), None),
+        Entry::Map(m) => (Rc::from([m.rec.n as i64]), Some(m.rec.elem)),
+        Entry::Scalar { .. }
+        | Entry::General { .. }
+        | Entry::Partials { .. }
+        | Entry::Reduce(_) => (Rc::from([]), None),
     }
 }
 
@@ -155,6 +175,24 @@ impl Adj {
             Some(a) => add(st, a, c)?,
         });
         Ok(())
+    }
+
+    /// `adj[node] += c` for a bulk rule's contribution `c` (`bulk.rs`) that
+    /// the element-by-element path adds through [`Adj::at`] into an adjoint
+    /// created as zeros: when there is no adjoint yet, `0 + c` (so `-0.0`
+    /// becomes `+0.0`, bit for bit as that path).
+    fn full_sliced(&mut self, st: &mut AdState, node: u32, c: V) -> Result<(), String> {
+        if self.dense[node as usize].is_none() {
+            if let V::Plain(Value::Array(mut a)) = c {
+                if let Some(xs) = a.as_mut_slice::<f64>() {
+                    xs.iter_mut().for_each(|x| *x += 0.0);
+                } else if let Some(xs) = a.as_mut_slice::<f32>() {
+                    xs.iter_mut().for_each(|x| *x += 0.0);
+                }
+                return self.full(st, node, V::Plain(Value::Array(a)));
+            }
+        }
+        self.full(st, node, c)
     }
 
     /// `adj[node].flat[dst[k]] += v.flat[src[k]]`.
@@ -299,8 +337,13 @@ pub(crate) fn sweep(
     let entries = &mut tape.entries;
     while entries.len() > n_inputs {
         let i = (entries.len() - 1) as u32;
-        let (shape, elem) = node_info(entries, i);
-        let Some(a) = adj.take(st, &shape, elem, i)? else {
+        let a = if adj.parts.is_empty() {
+            adj.dense[i as usize].take()
+        } else {
+            let (shape, elem) = node_info(entries, i);
+            adj.take(st, &shape, elem, i)?
+        };
+        let Some(a) = a else {
             entries.pop();
             continue;
         };
@@ -318,7 +361,33 @@ pub(crate) fn sweep(
                     prim_back(st, &mut adj, op, &xs, &nodes3, a)?;
                 }
             }
+            Entry::Partials { f32, d, nodes } => partials_back(st, &mut adj, f32, &d, &nodes, a)?,
             Entry::General { op, args, nodes } => prim_back(st, &mut adj, op, &args, &nodes, a)?,
+            Entry::Map(m) => {
+                // One joint pass for this output and the map's earlier
+                // outputs (whose adjoints are complete: only later entries
+                // contribute to them); later outputs were swept already.
+                let mut roots = Vec::with_capacity(m.k + 1);
+                for k in 0..m.k {
+                    let nd = m.first + k as u32;
+                    let (shape, elem) = node_info(entries, nd);
+                    if let Some(x) = adj.take(st, &shape, elem, nd)? {
+                        roots.push((m.rec.tracked[k], x));
+                    }
+                }
+                roots.push((m.rec.tracked[m.k], a));
+                for (nd, c) in super::bulk::map_back(st, &m.rec, roots)? {
+                    adj.full_sliced(st, nd, c)?;
+                }
+            }
+            Entry::Reduce(red) => {
+                if let (super::bulk::RedBack::Sel(Some(j)), true) = (&red.how, red.src != NONE) {
+                    let dst = Reg::Contig { start: *j, len: 1 };
+                    adj.at(st, entries, red.src, &dst, &Reg::whole(1), &a)?;
+                } else if let Some(c) = super::bulk::reduce_back(st, &red, a)? {
+                    adj.full_sliced(st, red.src, c)?;
+                }
+            }
             Entry::Slice {
                 src, start, shape, ..
             } => {
@@ -341,6 +410,55 @@ pub(crate) fn sweep(
         out.push(adj.take(st, &shape, elem, i as u32)?);
     }
     Ok(out)
+}
+
+/// The reverse rule of an [`Entry::Partials`]: `d[k]·ā` into `nodes[k]`,
+/// computed in the element type (`f32` when `f32`); with an adjoint that is
+/// itself an AD value (nested AD) through the AD-aware multiplication.
+fn partials_back(
+    st: &mut AdState,
+    adj: &mut Adj,
+    f32: bool,
+    d: &[f64; 2],
+    nodes: &[u32; 2],
+    a: V,
+) -> Result<(), String> {
+    for (&n, &dk) in nodes.iter().zip(d) {
+        if n == NONE {
+            continue;
+        }
+        let slot = &mut adj.dense[n as usize];
+        match (&a, slot.as_mut()) {
+            (V::Plain(Value::Prim(PrimValue::F64(a))), None) if !f32 => {
+                *slot = Some(V::prim(PrimValue::F64(dk * a)));
+            }
+            (
+                V::Plain(Value::Prim(PrimValue::F64(a))),
+                Some(V::Plain(Value::Prim(PrimValue::F64(s)))),
+            ) if !f32 => {
+                *s += dk * a;
+            }
+            (V::Plain(Value::Prim(PrimValue::F32(a))), None) if f32 => {
+                *slot = Some(V::prim(PrimValue::F32(dk as f32 * a)));
+            }
+            (
+                V::Plain(Value::Prim(PrimValue::F32(a))),
+                Some(V::Plain(Value::Prim(PrimValue::F32(s)))),
+            ) if f32 => {
+                *s += dk as f32 * a;
+            }
+            _ => {
+                let dv = V::prim(if f32 {
+                    PrimValue::F32(dk as f32)
+                } else {
+                    PrimValue::F64(dk)
+                });
+                let c = st.prim(AdOp::Bin(BinOp::Mul), &[dv, a.clone()])?;
+                adj.full(st, n, c)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// [`prim_back`] on plain scalars (the first-order fast path).
