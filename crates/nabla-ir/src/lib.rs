@@ -131,7 +131,11 @@ pub enum DimIndex {
     /// `start`, `start + stride`, …, `len` elements: keeps the dimension (of size `len`).
     /// Futhark's `a[i:j:s]` is elaborated into start/len/stride with the checks
     /// that the slice is in bounds.
-    Slice { start: Atom, len: Atom, stride: Atom },
+    Slice {
+        start: Atom,
+        len: Atom,
+        stride: Atom,
+    },
 }
 
 /// The iteration of a loop.
@@ -150,22 +154,49 @@ pub enum LoopForm {
 pub enum Soac {
     /// `map lam arrs`: the lambda takes one row of each array and returns k
     /// values; the result is k arrays of `w` rows.
-    Map { w: Atom, lam: Lambda, arrs: Vec<Var> },
+    Map {
+        w: Atom,
+        lam: Lambda,
+        arrs: Vec<Var>,
+    },
     /// `reduce lam ne arrs` with an associative operator on k-tuples:
     /// `lam` takes 2k params (accumulator components, then element components).
     /// `commutative` is set by `reduce_comm`.
-    Reduce { w: Atom, lam: Lambda, neutral: Vec<Atom>, arrs: Vec<Var>, commutative: bool },
+    Reduce {
+        w: Atom,
+        lam: Lambda,
+        neutral: Vec<Atom>,
+        arrs: Vec<Var>,
+        commutative: bool,
+    },
     /// Inclusive `scan lam ne arrs` (same conventions as `Reduce`).
-    Scan { w: Atom, lam: Lambda, neutral: Vec<Atom>, arrs: Vec<Var> },
+    Scan {
+        w: Atom,
+        lam: Lambda,
+        neutral: Vec<Atom>,
+        arrs: Vec<Var>,
+    },
     /// `reduce_by_index dest lam ne is vs` (also `hist`): for each j < w with
     /// 0 ≤ is[j] < len(dest), dest[is[j]] = lam(dest[is[j]], vs[j]); other
     /// indices are ignored. `dest` are consumed (updated in place). `lam` takes
     /// 2k params as in `Reduce`.
-    Hist { w: Atom, dest: Vec<Var>, lam: Lambda, neutral: Vec<Atom>, indices: Var, values: Vec<Var> },
+    Hist {
+        w: Atom,
+        dest: Vec<Var>,
+        lam: Lambda,
+        neutral: Vec<Atom>,
+        indices: Var,
+        values: Vec<Var>,
+    },
     /// `scatter dest is vs` (rank-d destination: `indices` has one i64 array per
     /// dimension, for `scatter_2d`/`scatter_3d`); out-of-bounds indices are
     /// ignored; `dest` is consumed. Several destinations scatter with the same indices.
-    Scatter { w: Atom, dest: Vec<Var>, indices: Vec<Var>, values: Vec<Var> },
+    Scatter {
+        w: Atom,
+        dest: Vec<Var>,
+        indices: Vec<Var>,
+        values: Vec<Var>,
+    },
 }
 
 /// Expressions. Each returns as many values as its statement's pattern binds.
@@ -181,11 +212,20 @@ pub enum Exp {
     /// Call of a first-order function.
     Apply(FunId, Vec<Atom>),
     /// `if c then … else …`; both bodies return the pattern's values.
-    If { cond: Atom, then_: Body, else_: Body },
+    If {
+        cond: Atom,
+        then_: Body,
+        else_: Body,
+    },
     /// A loop with loop-variant parameters: `params` are initialised from
     /// `init`, the body returns their next values; the statement binds their
     /// final values.
-    Loop { params: Vec<Param>, init: Vec<Atom>, form: LoopForm, body: Body },
+    Loop {
+        params: Vec<Param>,
+        init: Vec<Atom>,
+        form: LoopForm,
+        body: Body,
+    },
     /// `arr[indices]` (fewer indices than the rank leave trailing dimensions).
     Index(Var, Vec<DimIndex>),
     /// `arr with [indices] = value` (in place: `arr` is consumed). The value is
@@ -194,7 +234,12 @@ pub enum Exp {
     /// Array literal with rows of the given row type (`[]` allowed).
     ArrayLit(Vec<Atom>, Type),
     /// `iota n` with the given integer element type: `start, start+step, …` (n elements).
-    Iota { n: Atom, start: Atom, step: Atom, ty: PrimType },
+    Iota {
+        n: Atom,
+        start: Atom,
+        step: Atom,
+        ty: PrimType,
+    },
     /// `replicate n v` (v scalar or array).
     Replicate(Atom, Atom),
     /// A fresh copy of an array (`copy`).
@@ -223,10 +268,18 @@ pub enum Exp {
     /// parameter, same types); returns the primal results (first `ret.len()`
     /// values) followed by the result tangents. (`jvp2` keeps both; `jvp` drops
     /// the primal results in the elaborator.)
-    Jvp { lam: Lambda, primals: Vec<Atom>, tangents: Vec<Atom> },
+    Jvp {
+        lam: Lambda,
+        primals: Vec<Atom>,
+        tangents: Vec<Atom>,
+    },
     /// `vjp`: evaluates `lam` at `primals` and pulls back `adjoints` (one per
     /// result); returns the primal results followed by one adjoint per parameter.
-    Vjp { lam: Lambda, primals: Vec<Atom>, adjoints: Vec<Atom> },
+    Vjp {
+        lam: Lambda,
+        primals: Vec<Atom>,
+        adjoints: Vec<Atom>,
+    },
 }
 
 /// A first-order function.

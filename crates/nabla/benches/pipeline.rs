@@ -9,7 +9,9 @@ use nabla_values::{ArrayValue, Value};
 use std::path::PathBuf;
 
 fn program(name: &str) -> nabla::Compiled {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/programs").join(name);
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("benches/programs")
+        .join(name);
     match nabla::compile(&path) {
         Ok(c) => c,
         Err(e) => panic!("{e}"),
@@ -37,12 +39,17 @@ fn seed_loop(c: &mut Criterion) {
     g.sample_size(20);
     for (mode, name) in [(0, "primal"), (1, "jvp"), (2, "vjp"), (3, "constant")] {
         // Modes 1 and 2 need the interpreter's AD; skip them while it is absent.
-        let args = vec![Value::Prim(PrimValue::I32(mode)), Value::Prim(PrimValue::F32(3.0))];
+        let args = vec![
+            Value::Prim(PrimValue::I32(mode)),
+            Value::Prim(PrimValue::F32(3.0)),
+        ];
         if prog.run("main", args.clone()).is_err() {
             eprintln!("seed_loop mode {mode} ({name}) does not run yet; skipped");
             continue;
         }
-        g.bench_function(name, |b| b.iter(|| prog.run("main", args.clone()).expect("runs")));
+        g.bench_function(name, |b| {
+            b.iter(|| prog.run("main", args.clone()).expect("runs"))
+        });
     }
     g.finish();
 }
