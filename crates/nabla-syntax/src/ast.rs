@@ -5,6 +5,10 @@
 //! the elaborator. Every node has a [`Span`]. Declarations get a [`NodeId`]
 //! so that resolved references can point at them.
 
+// The AST is built once per program and walked a few times; boxing its large
+// variants would only add noise to every pattern match on it.
+#![allow(clippy::large_enum_variant)]
+
 use crate::span::Span;
 pub use crate::types::{Name, Size, Type};
 use nabla_prim::PrimType;

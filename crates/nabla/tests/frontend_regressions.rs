@@ -111,10 +111,13 @@ fn negative_constant_replicate_is_a_run_time_error() {
     assert!(e.message.contains("-2"), "{}", e.message);
 }
 
+/// A diagnostic case: name, program, substrings of the message, (line, column).
+type DiagCase<'a> = (&'a str, &'a str, &'a [&'a str], (usize, usize));
+
 /// Each typical mistake: the message (substrings) and where it points.
 #[test]
 fn diagnostics_say_what_and_where() {
-    let cases: &[(&str, &str, &[&str], (usize, usize))] = &[
+    let cases: &[DiagCase] = &[
         (
             "missing_in",
             "def main (x: i32) : i32 =\n  let y = x + 1\n  y * 2\n",
