@@ -26,6 +26,9 @@ pub(crate) const DEAD: Value = Value::Prim(PrimValue::Bool(false));
 /// Maximum depth of nested function calls before a run-time error.
 pub const MAX_CALL_DEPTH: usize = 10_000;
 
+/// How many emptied frames an interpreter keeps for reuse.
+const MAX_FREE_FRAMES: usize = 64;
+
 /// Stack space kept free before growing the stack (see `stacker`).
 pub(crate) const RED_ZONE: usize = 128 * 1024;
 /// Size of each new stack segment.
@@ -55,6 +58,13 @@ pub(crate) struct Interp<'p> {
     pub(crate) cur: usize,
     /// Active `jvp`/`vjp` calls (see [`crate::ad`]); untouched by programs without AD.
     pub(crate) ad: crate::ad::AdState,
+    /// Frames of returned calls, emptied, for reuse by later calls (no
+    /// allocation per call).
+    pub(crate) frames: Vec<Vec<Value>>,
+    /// Per consuming statement (`Update`, `Hist`, `Scatter`): array slots
+    /// that are dead once it runs (see [`crate::live`]), filled per function
+    /// when first needed.
+    pub(crate) dead_after: crate::live::DeadTable,
 }
 
 impl<'p> Interp<'p> {
@@ -97,6 +107,47 @@ impl<'p> Interp<'p> {
             depth: 0,
             cur: 0,
             ad: crate::ad::AdState::default(),
+            frames: Vec::new(),
+            dead_after: Default::default(),
+        }
+    }
+
+    /// Whether variable `v` holds an array whose buffer is shared (an
+    /// in-place write would copy it).
+    #[inline]
+    fn is_shared(&self, s: &[Value], v: Var) -> bool {
+        matches!(s.get(v.0 as usize), Some(Value::Array(a)) if !a.buffer.is_unique())
+    }
+
+    /// Clears the slots of the arrays that are dead once the consuming
+    /// statement `stm` runs (see [`crate::live`]), so that they do not
+    /// keep its array's buffer shared.
+    #[cold]
+    #[inline(never)]
+    fn release_dead(&mut self, s: &mut [Value], stm: &Stm) {
+        if let Some(dead) = self.dead_after.at(self.prog, self.cur, stm) {
+            for v in dead.iter() {
+                if let Some(x) = s.get_mut(v.0 as usize) {
+                    *x = DEAD;
+                }
+            }
+        }
+    }
+
+    /// A frame of `n` dead slots (a reused one when available).
+    #[inline]
+    pub(crate) fn new_frame(&mut self, n: usize) -> Vec<Value> {
+        let mut f = self.frames.pop().unwrap_or_default();
+        f.resize(n, DEAD);
+        f
+    }
+
+    /// Empties a frame (dropping its values) and keeps it for reuse.
+    #[inline]
+    pub(crate) fn free_frame(&mut self, mut f: Vec<Value>) {
+        f.clear();
+        if self.frames.len() < MAX_FREE_FRAMES {
+            self.frames.push(f);
         }
     }
 
@@ -276,7 +327,7 @@ impl<'p> Interp<'p> {
                 fun.name
             ));
         }
-        let mut slots = vec![DEAD; self.frame_size[fi]];
+        let mut slots = self.new_frame(self.frame_size[fi]);
         for (p, a) in fun.params.iter().zip(args) {
             self.set(&mut slots, p.var, a)?;
         }
@@ -297,7 +348,7 @@ impl<'p> Interp<'p> {
                 .collect::<Res<Vec<Value>>>()
         });
         self.cur = saved;
-        drop(slots);
+        self.free_frame(slots);
         r.map_err(|mut e| {
             if e.span.is_none() {
                 e.span = Some(fun.span);
@@ -516,6 +567,9 @@ impl<'p> Interp<'p> {
             }
             Exp::Update(v, idx, x) => {
                 let x = self.value(s, x)?;
+                if self.is_shared(s, *v) {
+                    self.release_dead(s, stm);
+                }
                 let a = self.update(s, *v, idx, x)?;
                 self.bind1(s, pat, Value::Array(a))
             }
@@ -713,6 +767,11 @@ impl<'p> Interp<'p> {
                 }
             }
             Exp::Soac(soac) => {
+                if let Soac::Hist { dest, .. } | Soac::Scatter { dest, .. } = soac {
+                    if dest.iter().any(|d| self.is_shared(s, *d)) {
+                        self.release_dead(s, stm);
+                    }
+                }
                 let r =
                     stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.exec_soac(s, pat, soac));
                 // Drop the row views the lambda parameters still hold, so that
@@ -1389,192 +1448,15 @@ impl Collector {
 
 // ----- frame sizes -----------------------------------------------------------
 
-fn max_var(v: Var, m: &mut usize) {
-    *m = (*m).max(v.0 as usize + 1);
-}
-
-fn max_atom(a: &Atom, m: &mut usize) {
-    if let Atom::Var(v) = a {
-        max_var(*v, m);
-    }
-}
-
-fn max_type(t: &Type, m: &mut usize) {
-    if let Type::Array(_, ds) = t {
-        for d in ds {
-            if let Dim::Var(v) = d {
-                max_var(*v, m);
-            }
-        }
-    }
+/// Raises `m` above every variable number used or bound in `b`.
+fn max_body(b: &Body, m: &mut usize) {
+    let hi = std::cell::Cell::new(*m);
+    let raise = |v: Var| hi.set(hi.get().max(v.0 as usize + 1));
+    nabla_ir::visit::for_each_var(b, |v, _| raise(v), raise);
+    *m = hi.get();
 }
 
 fn max_param(p: &Param, m: &mut usize) {
-    max_var(p.var, m);
-    max_type(&p.ty, m);
-}
-
-fn max_lambda(l: &Lambda, m: &mut usize) {
-    for p in &l.params {
-        max_param(p, m);
-    }
-    for t in &l.ret {
-        max_type(t, m);
-    }
-    max_body(&l.body, m);
-}
-
-/// Raises `m` above every variable number used in `b`.
-fn max_body(b: &Body, m: &mut usize) {
-    stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || max_body_inner(b, m))
-}
-
-fn max_body_inner(b: &Body, m: &mut usize) {
-    for stm in &b.stms {
-        for p in &stm.pat {
-            max_param(p, m);
-        }
-        match &stm.exp {
-            Exp::Atoms(xs) | Exp::Apply(_, xs) => xs.iter().for_each(|a| max_atom(a, m)),
-            Exp::BinOp(_, a, b) | Exp::CmpOp(_, a, b) | Exp::Replicate(a, b) => {
-                max_atom(a, m);
-                max_atom(b, m);
-            }
-            Exp::UnOp(_, a) | Exp::Conv(_, a) | Exp::Assert(a, _) => max_atom(a, m),
-            Exp::TernOp(_, a, b, c) => {
-                max_atom(a, m);
-                max_atom(b, m);
-                max_atom(c, m);
-            }
-            Exp::If { cond, then_, else_ } => {
-                max_atom(cond, m);
-                max_body(then_, m);
-                max_body(else_, m);
-            }
-            Exp::Loop {
-                params,
-                init,
-                form,
-                body,
-            } => {
-                params.iter().for_each(|p| max_param(p, m));
-                init.iter().for_each(|a| max_atom(a, m));
-                match form {
-                    LoopForm::For { i, bound } => {
-                        max_var(*i, m);
-                        max_atom(bound, m);
-                    }
-                    LoopForm::While { cond } => max_body(cond, m),
-                }
-                max_body(body, m);
-            }
-            Exp::Index(v, idx) | Exp::Update(v, idx, _) => {
-                max_var(*v, m);
-                for d in idx {
-                    match d {
-                        DimIndex::Fix(a) => max_atom(a, m),
-                        DimIndex::Slice { start, len, stride } => {
-                            max_atom(start, m);
-                            max_atom(len, m);
-                            max_atom(stride, m);
-                        }
-                    }
-                }
-                if let Exp::Update(_, _, x) = &stm.exp {
-                    max_atom(x, m);
-                }
-            }
-            Exp::ArrayLit(xs, t) => {
-                xs.iter().for_each(|a| max_atom(a, m));
-                max_type(t, m);
-            }
-            Exp::Iota { n, start, step, .. } => {
-                max_atom(n, m);
-                max_atom(start, m);
-                max_atom(step, m);
-            }
-            Exp::Copy(v) | Exp::Size(v, _) | Exp::Rearrange(_, v) | Exp::Reverse(v) => {
-                max_var(*v, m)
-            }
-            Exp::Reshape(xs, v) => {
-                xs.iter().for_each(|a| max_atom(a, m));
-                max_var(*v, m);
-            }
-            Exp::Concat(vs) => vs.iter().for_each(|v| max_var(*v, m)),
-            Exp::Rotate(a, v) => {
-                max_atom(a, m);
-                max_var(*v, m);
-            }
-            Exp::AssertEqSizes(xs, _) => xs.iter().for_each(|a| max_atom(a, m)),
-            Exp::Soac(soac) => match soac {
-                Soac::Map { w, lam, arrs } => {
-                    max_atom(w, m);
-                    max_lambda(lam, m);
-                    arrs.iter().for_each(|v| max_var(*v, m));
-                }
-                Soac::Reduce {
-                    w,
-                    lam,
-                    neutral,
-                    arrs,
-                    ..
-                }
-                | Soac::Scan {
-                    w,
-                    lam,
-                    neutral,
-                    arrs,
-                } => {
-                    max_atom(w, m);
-                    max_lambda(lam, m);
-                    neutral.iter().for_each(|a| max_atom(a, m));
-                    arrs.iter().for_each(|v| max_var(*v, m));
-                }
-                Soac::Hist {
-                    w,
-                    dest,
-                    lam,
-                    neutral,
-                    indices,
-                    values,
-                } => {
-                    max_atom(w, m);
-                    dest.iter().for_each(|v| max_var(*v, m));
-                    max_lambda(lam, m);
-                    neutral.iter().for_each(|a| max_atom(a, m));
-                    max_var(*indices, m);
-                    values.iter().for_each(|v| max_var(*v, m));
-                }
-                Soac::Scatter {
-                    w,
-                    dest,
-                    indices,
-                    values,
-                } => {
-                    max_atom(w, m);
-                    dest.iter()
-                        .chain(indices)
-                        .chain(values)
-                        .for_each(|v| max_var(*v, m));
-                }
-            },
-            Exp::Jvp {
-                lam,
-                primals,
-                tangents,
-            } => {
-                max_lambda(lam, m);
-                primals.iter().chain(tangents).for_each(|a| max_atom(a, m));
-            }
-            Exp::Vjp {
-                lam,
-                primals,
-                adjoints,
-            } => {
-                max_lambda(lam, m);
-                primals.iter().chain(adjoints).for_each(|a| max_atom(a, m));
-            }
-        }
-    }
-    b.result.iter().for_each(|a| max_atom(a, m));
+    *m = (*m).max(p.var.0 as usize + 1);
+    p.ty.for_each_dim_var(|v| *m = (*m).max(v.0 as usize + 1));
 }

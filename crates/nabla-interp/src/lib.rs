@@ -26,6 +26,7 @@
 mod array;
 mod ad;
 mod eval;
+mod live;
 pub mod scalar;
 
 pub use eval::MAX_CALL_DEPTH;

@@ -21,8 +21,10 @@ pub use nabla_syntax::Span;
 
 mod print;
 mod validate;
+pub mod visit;
 pub use print::print_program;
 pub use validate::{validate_program, ValidationError};
+pub use visit::{free_vars_body, free_vars_lambda, free_vars_stm, Nested, Use};
 
 /// A variable, local to one function (index into `Function::var_names`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

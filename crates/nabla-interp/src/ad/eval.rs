@@ -22,12 +22,9 @@ use crate::array::{self, int_of, int_to, Ix};
 use crate::eval::{err, Interp, Res, SizeBind, DEAD, RED_ZONE, STACK_SEGMENT};
 use crate::scalar;
 use crate::RuntimeError;
-use nabla_ir::{
-    Atom, Body, Dim, DimIndex, Exp, FunId, Lambda, LoopForm, Param, Soac, Stm, Type, Var,
-};
+use nabla_ir::{Atom, Body, DimIndex, Exp, FunId, Lambda, LoopForm, Param, Soac, Stm, Var};
 use nabla_prim::{PrimType, PrimValue};
 use nabla_values::{shape_elems, ArrayValue, Value};
-use std::collections::HashSet;
 use std::rc::Rc;
 
 /// The AD slots of a frame.
@@ -44,12 +41,19 @@ impl<'p> Interp<'p> {
     #[cold]
     #[inline(never)]
     pub(crate) fn exec_ad_stm(&mut self, s: &mut [Value], stm: &Stm) -> Res<()> {
-        let mut ad: Vec<Option<V>> = vec![None; s.len()];
-        self.ad_exp(s, &mut ad, stm)?;
-        for p in &stm.pat {
-            if ad.get(p.var.0 as usize).is_some_and(|x| x.is_some()) {
-                return err("internal error: an AD value escaped its jvp/vjp");
-            }
+        if self.ad.primal_only.is_empty() {
+            self.ad.primal_only = super::usage::primal_only(self.prog, &self.frame_size);
+        }
+        let mut ad = self.new_ad_frame(s.len());
+        let r = self.ad_exp(s, &mut ad, stm);
+        let escaped = stm
+            .pat
+            .iter()
+            .any(|p| ad.get(p.var.0 as usize).is_some_and(|x| x.is_some()));
+        self.free_ad_frame(ad);
+        r?;
+        if escaped {
+            return err("internal error: an AD value escaped its jvp/vjp");
         }
         Ok(())
     }
@@ -165,7 +169,7 @@ impl<'p> Interp<'p> {
                 let fv = match self.ad.free_vars.get(&key) {
                     Some(fv) => fv.clone(),
                     None => {
-                        let fv: Rc<[Var]> = free_vars(stm).into();
+                        let fv: Rc<[Var]> = nabla_ir::free_vars_stm(stm).into();
                         self.ad.free_vars.insert(key, fv.clone());
                         fv
                     }
@@ -353,8 +357,12 @@ impl<'p> Interp<'p> {
                     return self.ad_bind1(s, ad, pat, x);
                 }
                 let ix = self.ad_indices(s, ad, idx)?;
-                let in_shape: Rc<[i64]> = x.shape().into();
-                let (shape, reg) = array::region(&in_shape, &ix).or_else(err)?;
+                let (shape, reg) = array::region(x.shape(), &ix).or_else(err)?;
+                if let array::Region::Contiguous { start, .. } = reg {
+                    if let Some(r) = self.ad_slice(&x, start, &shape)? {
+                        return self.ad_bind1(s, ad, pat, r);
+                    }
+                }
                 let reg = Reg::from_region(reg);
                 let n = shape_elems(&shape).unwrap_or(0);
                 let elem = x.elem();
@@ -623,6 +631,52 @@ impl<'p> Interp<'p> {
         }
     }
 
+    /// The contiguous part `start..start + |shape|` of a first-order AD
+    /// array (an element or a row read by `Index`), as [`Interp::ad_row`]
+    /// reads SOAC rows: a view of the primal (and tangent), and in reverse
+    /// mode one [`Entry::Slice`] — no linear-operation record. `None`: not
+    /// a first-order AD array (the caller takes the general path).
+    fn ad_slice(&mut self, x: &V, start: usize, shape: &[i64]) -> Res<Option<V>> {
+        let part = |v: &V| match v {
+            V::Plain(Value::Array(a)) => Some(if shape.is_empty() {
+                Value::Prim(array::get_prim(&a.buffer, a.offset + start))
+            } else {
+                Value::Array(ArrayValue {
+                    shape: shape.into(),
+                    offset: a.offset + start,
+                    buffer: a.buffer.clone(),
+                })
+            }),
+            _ => None,
+        };
+        match x {
+            V::Dual(d) => {
+                let (Some(p), Some(t)) = (part(&d.p), part(&d.t)) else {
+                    return Ok(None);
+                };
+                Ok(Some(V::dual(d.lvl, V::Plain(p), V::Plain(t))))
+            }
+            V::Rev(r) => {
+                let Some(p) = part(&r.p) else {
+                    return Ok(None);
+                };
+                let shape: Rc<[i64]> = if shape.is_empty() {
+                    self.ad.scalar_shape.clone()
+                } else {
+                    shape.into()
+                };
+                let node = lift(self.ad.tape(r.lvl).push(Entry::Slice {
+                    src: r.node,
+                    start,
+                    shape,
+                    elem: p.elem_type(),
+                }))?;
+                Ok(Some(V::rev(r.lvl, V::Plain(p), node)))
+            }
+            _ => Ok(None),
+        }
+    }
+
     /// Rows of `x` reordered: row `k` of the result is row `src(k)` of `x`.
     fn ad_permute_rows(&mut self, x: V, src: impl Fn(usize) -> usize) -> Res<V> {
         let in_shape: Rc<[i64]> = x.shape().into();
@@ -743,8 +797,8 @@ impl<'p> Interp<'p> {
             ));
         }
         let n = self.frame_size[fi];
-        let mut s2 = vec![DEAD; n];
-        let mut ad2: Vec<Option<V>> = vec![None; n];
+        let mut s2 = self.new_frame(n);
+        let mut ad2 = self.new_ad_frame(n);
         for (p, a) in fun.params.iter().zip(args) {
             self.ad_put(&mut s2, &mut ad2, p.var, a)?;
         }
@@ -797,17 +851,38 @@ impl<'p> Interp<'p> {
         });
         self.depth -= 1;
         self.cur = saved;
-        r.map_err(|mut e| {
-            if e.span.is_none() {
-                e.span = Some(fun.span);
-            }
-            e
-        })?;
-        fun.body
-            .result
-            .iter()
-            .map(|a| self.ad_get(&s2, &ad2, a))
-            .collect()
+        let r = r
+            .map_err(|mut e| {
+                if e.span.is_none() {
+                    e.span = Some(fun.span);
+                }
+                e
+            })
+            .and_then(|()| {
+                fun.body
+                    .result
+                    .iter()
+                    .map(|a| self.ad_get(&s2, &ad2, a))
+                    .collect()
+            });
+        self.free_frame(s2);
+        self.free_ad_frame(ad2);
+        r
+    }
+
+    /// AD slots for a frame of `n` variables (reused when available).
+    fn new_ad_frame(&mut self, n: usize) -> Vec<Option<V>> {
+        let mut f = self.ad.frames.pop().unwrap_or_default();
+        f.resize(n, None);
+        f
+    }
+
+    /// Empties AD slots and keeps them for reuse.
+    fn free_ad_frame(&mut self, mut f: Vec<Option<V>>) {
+        f.clear();
+        if self.ad.frames.len() < 64 {
+            self.ad.frames.push(f);
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1305,198 +1380,5 @@ impl<'p> Interp<'p> {
             ps.push(a.unwrap_or(z));
         }
         self.ad_bind(s, ad, pat, ps)
-    }
-}
-
-// ----- free variables -----------------------------------------------------------
-
-/// The variables a statement reads that it does not bind itself (including
-/// size variables in types). IR variables are bound once per function, so
-/// "bound anywhere inside" is "bound before use".
-fn free_vars(stm: &Stm) -> Vec<Var> {
-    let mut uses = Vec::new();
-    let mut binds = HashSet::new();
-    fv_exp(&stm.exp, &mut uses, &mut binds);
-    for p in &stm.pat {
-        fv_type(&p.ty, &mut uses);
-    }
-    let mut seen = HashSet::new();
-    uses.into_iter()
-        .filter(|v| !binds.contains(v) && seen.insert(*v))
-        .collect()
-}
-
-fn fv_atom(a: &Atom, u: &mut Vec<Var>) {
-    if let Atom::Var(v) = a {
-        u.push(*v);
-    }
-}
-
-fn fv_type(t: &Type, u: &mut Vec<Var>) {
-    if let Type::Array(_, ds) = t {
-        for d in ds {
-            if let Dim::Var(v) = d {
-                u.push(*v);
-            }
-        }
-    }
-}
-
-fn fv_params(ps: &[Param], u: &mut Vec<Var>, b: &mut HashSet<Var>) {
-    for p in ps {
-        b.insert(p.var);
-        fv_type(&p.ty, u);
-    }
-}
-
-fn fv_lambda(l: &Lambda, u: &mut Vec<Var>, b: &mut HashSet<Var>) {
-    fv_params(&l.params, u, b);
-    for t in &l.ret {
-        fv_type(t, u);
-    }
-    fv_body(&l.body, u, b);
-}
-
-fn fv_body(body: &Body, u: &mut Vec<Var>, b: &mut HashSet<Var>) {
-    for stm in &body.stms {
-        fv_params(&stm.pat, u, b);
-        fv_exp(&stm.exp, u, b);
-    }
-    body.result.iter().for_each(|a| fv_atom(a, u));
-}
-
-fn fv_exp(e: &Exp, u: &mut Vec<Var>, b: &mut HashSet<Var>) {
-    match e {
-        Exp::Atoms(xs) | Exp::Apply(_, xs) => xs.iter().for_each(|a| fv_atom(a, u)),
-        Exp::BinOp(_, x, y) | Exp::CmpOp(_, x, y) | Exp::Replicate(x, y) => {
-            fv_atom(x, u);
-            fv_atom(y, u);
-        }
-        Exp::UnOp(_, x) | Exp::Conv(_, x) | Exp::Assert(x, _) => fv_atom(x, u),
-        Exp::TernOp(_, x, y, z) => {
-            fv_atom(x, u);
-            fv_atom(y, u);
-            fv_atom(z, u);
-        }
-        Exp::If { cond, then_, else_ } => {
-            fv_atom(cond, u);
-            fv_body(then_, u, b);
-            fv_body(else_, u, b);
-        }
-        Exp::Loop {
-            params,
-            init,
-            form,
-            body,
-        } => {
-            init.iter().for_each(|a| fv_atom(a, u));
-            fv_params(params, u, b);
-            match form {
-                LoopForm::For { i, bound } => {
-                    b.insert(*i);
-                    fv_atom(bound, u);
-                }
-                LoopForm::While { cond } => fv_body(cond, u, b),
-            }
-            fv_body(body, u, b);
-        }
-        Exp::Index(v, idx) | Exp::Update(v, idx, _) => {
-            u.push(*v);
-            for d in idx {
-                match d {
-                    DimIndex::Fix(a) => fv_atom(a, u),
-                    DimIndex::Slice { start, len, stride } => {
-                        fv_atom(start, u);
-                        fv_atom(len, u);
-                        fv_atom(stride, u);
-                    }
-                }
-            }
-            if let Exp::Update(_, _, x) = e {
-                fv_atom(x, u);
-            }
-        }
-        Exp::ArrayLit(xs, t) => {
-            xs.iter().for_each(|a| fv_atom(a, u));
-            fv_type(t, u);
-        }
-        Exp::Iota { n, start, step, .. } => {
-            fv_atom(n, u);
-            fv_atom(start, u);
-            fv_atom(step, u);
-        }
-        Exp::Copy(v) | Exp::Size(v, _) | Exp::Rearrange(_, v) | Exp::Reverse(v) => u.push(*v),
-        Exp::Reshape(xs, v) => {
-            xs.iter().for_each(|a| fv_atom(a, u));
-            u.push(*v);
-        }
-        Exp::Concat(vs) => u.extend(vs.iter().copied()),
-        Exp::Rotate(a, v) => {
-            fv_atom(a, u);
-            u.push(*v);
-        }
-        Exp::AssertEqSizes(xs, _) => xs.iter().for_each(|a| fv_atom(a, u)),
-        Exp::Soac(soac) => match soac {
-            Soac::Map { w, lam, arrs } => {
-                fv_atom(w, u);
-                u.extend(arrs.iter().copied());
-                fv_lambda(lam, u, b);
-            }
-            Soac::Reduce {
-                w,
-                lam,
-                neutral,
-                arrs,
-                ..
-            }
-            | Soac::Scan {
-                w,
-                lam,
-                neutral,
-                arrs,
-            } => {
-                fv_atom(w, u);
-                neutral.iter().for_each(|a| fv_atom(a, u));
-                u.extend(arrs.iter().copied());
-                fv_lambda(lam, u, b);
-            }
-            Soac::Hist {
-                w,
-                dest,
-                lam,
-                neutral,
-                indices,
-                values,
-            } => {
-                fv_atom(w, u);
-                u.extend(dest.iter().copied());
-                neutral.iter().for_each(|a| fv_atom(a, u));
-                u.push(*indices);
-                u.extend(values.iter().copied());
-                fv_lambda(lam, u, b);
-            }
-            Soac::Scatter {
-                w,
-                dest,
-                indices,
-                values,
-            } => {
-                fv_atom(w, u);
-                u.extend(dest.iter().chain(indices).chain(values).copied());
-            }
-        },
-        Exp::Jvp {
-            lam,
-            primals,
-            tangents: extra,
-        }
-        | Exp::Vjp {
-            lam,
-            primals,
-            adjoints: extra,
-        } => {
-            primals.iter().chain(extra).for_each(|a| fv_atom(a, u));
-            fv_lambda(lam, u, b);
-        }
     }
 }

@@ -313,6 +313,9 @@ impl<'p> Interp<'p> {
             _ => return None,
         };
         let xs = &xs[..n];
+        if self.is_primal_only(out) {
+            return Some(self.primal_scalar(s, ad, out, op, xs));
+        }
         let mut l = 0;
         for x in xs {
             l = l.max(x.level());
@@ -444,6 +447,45 @@ impl<'p> Interp<'p> {
             .prim_inline(op, &vs[..xs.len()], ps, l)
             .map_err(|m| Box::new(crate::RuntimeError::new(m)))?;
         self.fast_put(s, ad, out, x)
+    }
+
+    /// Whether slot `out` of the current function holds a scalar whose
+    /// derivative is never used (`usage.rs`).
+    #[inline(always)]
+    fn is_primal_only(&self, out: usize) -> bool {
+        self.ad
+            .primal_only
+            .get(self.cur)
+            .and_then(|f| f.get(out))
+            .copied()
+            .unwrap_or(false)
+    }
+
+    /// Evaluates a scalar operation on the operands' primals alone and
+    /// stores the plain result (its derivative is never used).
+    #[inline(always)]
+    fn primal_scalar(
+        &mut self,
+        s: &mut [Value],
+        ad: &mut [Option<V>],
+        out: usize,
+        op: AdOp,
+        xs: &[Sc],
+    ) -> Res<()> {
+        let (a, b) = (xs[0].primal(), xs[xs.len() - 1].primal());
+        let r = match op {
+            AdOp::Bin(o) => match scalar::fast_binop(o, a, b) {
+                Some(r) => Ok(r),
+                None => scalar::binop(o, a, b),
+            },
+            AdOp::Un(o) => scalar::unop(o, a),
+            AdOp::Conv(o) => scalar::conv(o, a),
+            _ => return err("internal error: not a unary or binary scalar operation"),
+        };
+        match r {
+            Ok(r) => self.fast_put(s, ad, out, V::prim(r)),
+            Err(e) => err(e),
+        }
     }
 
     /// Stores a scalar result in slot `i`.

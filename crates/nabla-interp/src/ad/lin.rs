@@ -137,62 +137,6 @@ impl Acc for bool {
     }
 }
 
-/// Runs `$body` with `$T` the Rust element type of `$t` (which implements [`Acc`]).
-macro_rules! with_acc {
-    ($t:expr, $T:ident => $body:expr) => {
-        match $t {
-            PrimType::I8 => {
-                type $T = i8;
-                $body
-            }
-            PrimType::I16 => {
-                type $T = i16;
-                $body
-            }
-            PrimType::I32 => {
-                type $T = i32;
-                $body
-            }
-            PrimType::I64 => {
-                type $T = i64;
-                $body
-            }
-            PrimType::U8 => {
-                type $T = u8;
-                $body
-            }
-            PrimType::U16 => {
-                type $T = u16;
-                $body
-            }
-            PrimType::U32 => {
-                type $T = u32;
-                $body
-            }
-            PrimType::U64 => {
-                type $T = u64;
-                $body
-            }
-            PrimType::F16 => {
-                type $T = nabla_prim::f16;
-                $body
-            }
-            PrimType::F32 => {
-                type $T = f32;
-                $body
-            }
-            PrimType::F64 => {
-                type $T = f64;
-                $body
-            }
-            PrimType::Bool => {
-                type $T = bool;
-                $body
-            }
-        }
-    };
-}
-
 fn shape_len(s: &[i64]) -> usize {
     shape_elems(s).unwrap_or(0)
 }
@@ -242,7 +186,7 @@ pub(crate) fn move_into(dst: &mut Value, dreg: &Reg, src: &Value, sreg: &Reg, ad
     if dreg.len() != sreg.len() || dst.elem_type() != src.elem_type() {
         return false;
     }
-    with_acc!(dst.elem_type(), T => {
+    with_ty!(dst.elem_type(), T => {
         let mut one = [<T as Elem>::zero()];
         // `src` and `dst` are distinct values; if they share a buffer,
         // `elems_mut` below copies the destination first (copy-on-write).
@@ -284,7 +228,7 @@ pub(crate) fn move_into(dst: &mut Value, dreg: &Reg, src: &Value, sreg: &Reg, ad
 pub(crate) fn zero_region(v: &mut Value, reg: &Reg) {
     match v {
         Value::Prim(p) => *p = PrimValue::zero(p.prim_type()),
-        Value::Array(a) => with_acc!(a.elem_type(), T => {
+        Value::Array(a) => with_ty!(a.elem_type(), T => {
             if let Some(d) = elems_mut::<T>(a) {
                 for k in 0..reg.len() {
                     d[reg.get(k)] = <T as Elem>::zero();

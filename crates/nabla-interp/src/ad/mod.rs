@@ -30,6 +30,7 @@ pub(crate) mod fast;
 pub(crate) mod lin;
 pub(crate) mod rules;
 pub(crate) mod tape;
+pub(crate) mod usage;
 pub(crate) mod value;
 
 use crate::scalar;
@@ -58,6 +59,13 @@ pub(crate) struct AdState {
     pub free_vars: HashMap<*const Stm, Rc<[Var]>, PtrHash>,
     /// Per body: which results may be moved out of their slots.
     pub movable: HashMap<*const Body, Rc<[bool]>, PtrHash>,
+    /// Per function and variable: a scalar result whose derivative is never
+    /// used (`usage.rs`); empty until the first `jvp`/`vjp` runs.
+    pub primal_only: Vec<Vec<bool>>,
+    /// AD slot vectors of returned calls, emptied, for reuse.
+    pub frames: Vec<Vec<Option<V>>>,
+    /// The shape of a scalar, shared by the tape entries of element reads.
+    pub scalar_shape: Rc<[i64]>,
 }
 
 /// A fast hasher for pointer keys (the caches above are looked up once per

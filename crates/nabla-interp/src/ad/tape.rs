@@ -92,6 +92,66 @@ pub(crate) struct Entries {
 
 const CHUNK: usize = 1 << 14;
 
+/// Empty chunks and adjoint vectors kept for reuse by later tapes and sweeps
+/// of this thread (at most [`POOL_CHUNKS`] chunks, about 14 MiB, and one
+/// adjoint vector of at most [`POOL_ADJ`] slots): a large tape is written
+/// and swept once, and memory fresh from the system costs a page fault per
+/// page — about as much as recording the entries on it.
+struct Pool {
+    chunks: Vec<Vec<Entry>>,
+    adj: Vec<Option<V>>,
+}
+
+const POOL_CHUNKS: usize = 16;
+const POOL_ADJ: usize = 1 << 18;
+
+thread_local! {
+    static POOL: std::cell::RefCell<Pool> = const {
+        std::cell::RefCell::new(Pool {
+            chunks: Vec::new(),
+            adj: Vec::new(),
+        })
+    };
+}
+
+/// A chunk from the pool, or a new one.
+fn new_chunk() -> Vec<Entry> {
+    POOL.with(|p| p.borrow_mut().chunks.pop())
+        .unwrap_or_else(|| Vec::with_capacity(CHUNK))
+}
+
+/// Returns an emptied chunk to the pool (or frees it).
+fn recycle_chunk(c: Vec<Entry>) {
+    debug_assert!(c.is_empty());
+    POOL.with(|p| {
+        let mut p = p.borrow_mut();
+        if p.chunks.len() < POOL_CHUNKS && c.capacity() == CHUNK {
+            p.chunks.push(c);
+        }
+    });
+}
+
+/// An adjoint vector of `n` empty slots (the pooled one when there is one).
+fn new_adj(n: usize) -> Vec<Option<V>> {
+    let mut v = POOL.with(|p| std::mem::take(&mut p.borrow_mut().adj));
+    v.clear();
+    v.resize_with(n, || None);
+    v
+}
+
+/// Returns an adjoint vector to the pool when it is not too large.
+fn recycle_adj(mut v: Vec<Option<V>>) {
+    if v.capacity() <= POOL_ADJ {
+        v.clear();
+        POOL.with(|p| {
+            let mut p = p.borrow_mut();
+            if p.adj.capacity() < v.capacity() {
+                p.adj = v;
+            }
+        });
+    }
+}
+
 impl Entries {
     #[inline]
     pub fn len(&self) -> usize {
@@ -102,7 +162,7 @@ impl Entries {
         match self.chunks.last_mut() {
             Some(c) if c.len() < CHUNK => c.push(e),
             _ => {
-                let mut c = Vec::with_capacity(CHUNK);
+                let mut c = new_chunk();
                 c.push(e);
                 self.chunks.push(c);
             }
@@ -113,7 +173,9 @@ impl Entries {
         let c = self.chunks.last_mut()?;
         let e = c.pop();
         if c.is_empty() {
-            self.chunks.pop();
+            if let Some(c) = self.chunks.pop() {
+                recycle_chunk(c);
+            }
         }
         if e.is_some() {
             self.len -= 1;
@@ -327,10 +389,9 @@ pub(crate) fn sweep(
     seeds: Vec<(u32, V)>,
 ) -> Result<Vec<Option<V>>, String> {
     let mut adj = Adj {
-        dense: Vec::new(),
+        dense: new_adj(tape.entries.len()),
         parts: HashMap::new(),
     };
-    adj.dense.resize_with(tape.entries.len(), || None);
     for (n, y) in seeds {
         adj.full(st, n, y)?;
     }
@@ -409,6 +470,7 @@ pub(crate) fn sweep(
         let (shape, elem) = node_info(entries, i as u32);
         out.push(adj.take(st, &shape, elem, i as u32)?);
     }
+    recycle_adj(std::mem::take(&mut adj.dense));
     Ok(out)
 }
 
