@@ -139,34 +139,13 @@ pub(crate) fn subst_ty(t: &STy, s: &HashMap<Name, STy>) -> STy {
             Some(r) => r.clone(),
             None => t.clone(),
         },
-        STy::Prim(_) | STy::Var(_) => t.clone(),
+        // A parameter may become an array type: re-normalise the nesting.
         STy::Array {
             elem,
             shape,
             unique,
-        } => {
-            let e = subst_ty(elem, s);
-            array_of_shape(e, shape.clone(), *unique)
-        }
-        STy::Record(fs) => STy::Record(
-            fs.iter()
-                .map(|(n, t)| (n.clone(), subst_ty(t, s)))
-                .collect(),
-        ),
-        STy::Sum(cs) => STy::Sum(
-            cs.iter()
-                .map(|(n, ts)| (n.clone(), ts.iter().map(|t| subst_ty(t, s)).collect()))
-                .collect(),
-        ),
-        STy::Arrow {
-            param_name,
-            param,
-            ret,
-        } => STy::Arrow {
-            param_name: param_name.clone(),
-            param: Box::new(subst_ty(param, s)),
-            ret: Box::new(subst_ty(ret, s)),
-        },
+        } => array_of_shape(subst_ty(elem, s), shape.clone(), *unique),
+        _ => t.map_children(|c| subst_ty(c, s)),
     }
 }
 

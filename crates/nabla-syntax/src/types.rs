@@ -67,6 +67,40 @@ impl Type {
     pub fn unit() -> Type {
         Type::Record(vec![])
     }
+    /// Rebuilds this type with `f` applied to each immediate component type
+    /// (array element, record fields, constructor payloads, arrow parameter
+    /// and result); leaves (`Prim`, `Param`, `Var`) are returned as they are.
+    /// The building block of substitutions over types.
+    pub fn map_children(&self, mut f: impl FnMut(&Type) -> Type) -> Type {
+        match self {
+            Type::Prim(_) | Type::Param(_) | Type::Var(_) => self.clone(),
+            Type::Array {
+                elem,
+                shape,
+                unique,
+            } => Type::Array {
+                elem: Box::new(f(elem)),
+                shape: shape.clone(),
+                unique: *unique,
+            },
+            Type::Record(fs) => Type::Record(fs.iter().map(|(n, t)| (n.clone(), f(t))).collect()),
+            Type::Sum(cs) => Type::Sum(
+                cs.iter()
+                    .map(|(n, ts)| (n.clone(), ts.iter().map(&mut f).collect()))
+                    .collect(),
+            ),
+            Type::Arrow {
+                param_name,
+                param,
+                ret,
+            } => Type::Arrow {
+                param_name: param_name.clone(),
+                param: Box::new(f(param)),
+                ret: Box::new(f(ret)),
+            },
+        }
+    }
+
     /// If this record is a tuple (fields exactly "0".."n-1", n != 1), its components.
     pub fn as_tuple(&self) -> Option<Vec<&Type>> {
         match self {

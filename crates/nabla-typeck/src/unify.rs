@@ -200,72 +200,33 @@ impl Tcx {
                 let shape = shape.iter().map(|s| self.resolve_size(s)).collect();
                 mk_array(self.zonk_d(&elem, d + 1), shape, unique)
             }
-            Type::Record(fs) => Type::Record(
-                fs.iter()
-                    .map(|(n, t)| (n.clone(), self.zonk_d(t, d + 1)))
-                    .collect(),
-            ),
-            Type::Sum(cs) => Type::Sum(
-                cs.iter()
-                    .map(|(n, ts)| {
-                        (
-                            n.clone(),
-                            ts.iter().map(|t| self.zonk_d(t, d + 1)).collect(),
-                        )
-                    })
-                    .collect(),
-            ),
-            Type::Arrow {
-                param_name,
-                param,
-                ret,
-            } => Type::Arrow {
-                param_name,
-                param: Box::new(self.zonk_d(&param, d + 1)),
-                ret: Box::new(self.zonk_d(&ret, d + 1)),
-            },
-            t => t,
+            t => t.map_children(|c| self.zonk_d(c, d + 1)),
         }
     }
 
     /// Like `zonk`, and unknown sizes become `Size::Any`.
     pub fn finalize(&self, t: &Type) -> Type {
-        fn go(t: Type) -> Type {
+        fn go(t: &Type) -> Type {
             match t {
                 Type::Array {
                     elem,
                     shape,
                     unique,
                 } => Type::Array {
-                    elem: Box::new(go(*elem)),
+                    elem: Box::new(go(elem)),
                     shape: shape
-                        .into_iter()
+                        .iter()
                         .map(|s| match s {
                             Size::Var(v) if v.starts_with('?') => Size::Any,
-                            s => s,
+                            s => s.clone(),
                         })
                         .collect(),
-                    unique,
+                    unique: *unique,
                 },
-                Type::Record(fs) => Type::Record(fs.into_iter().map(|(n, t)| (n, go(t))).collect()),
-                Type::Sum(cs) => Type::Sum(
-                    cs.into_iter()
-                        .map(|(n, ts)| (n, ts.into_iter().map(go).collect()))
-                        .collect(),
-                ),
-                Type::Arrow {
-                    param_name,
-                    param,
-                    ret,
-                } => Type::Arrow {
-                    param_name,
-                    param: Box::new(go(*param)),
-                    ret: Box::new(go(*ret)),
-                },
-                t => t,
+                t => t.map_children(go),
             }
         }
-        go(self.zonk(t))
+        go(&self.zonk(t))
     }
 
     fn occurs(&self, v: u32, t: &Type) -> bool {
