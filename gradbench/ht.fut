@@ -11,7 +11,7 @@
 type mat4 = [4][4]f64
 type mat3 = [3][3]f64
 
-def matmul [a] [b] [c] (x: [a][b]f64) (y: [b][c]f64) : [a][c]f64 =
+def matmul [a] [b] [c] (x: [a][b]f64) (y: [b][c]f64) : *[a][c]f64 =
   map (\row -> map (\col -> f64.sum (map2 (*) row col)) (transpose y)) x
 
 -- The 3 x 25 pose matrix, stored as 25 columns: global rotation, scale,
@@ -69,7 +69,7 @@ def skinned_vertices [nb] [nv]
     map2 (\b base -> matmul base (homogeneous (euler_xzy (pose_column theta (b + 3)))))
          (iota nb) base_relatives
   let absolutes =
-    loop absolutes = relatives for b < nb do
+    loop absolutes = copy relatives for b < nb do
       let parent = parents[b]
       in if parent < 0 then absolutes
          else absolutes with [b] = matmul absolutes[parent] relatives[b]

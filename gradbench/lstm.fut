@@ -13,7 +13,7 @@ def block [b4] (b: i64) (row: [b4]f64) (g: i64) : [b]f64 =
 
 -- One layer's cell: input v, previous hidden state h and cell state c.
 def cell [b] [b4] (weights: [b4]f64) (biases: [b4]f64)
-                  (v: [b]f64) (h: [b]f64) (c: [b]f64) : ([b]f64, [b]f64) =
+                  (v: [b]f64) (h: [b]f64) (c: [b]f64) : (*[b]f64, *[b]f64) =
   let w = block b weights
   let bs = block b biases
   let forget = map3 (\vi wi bi -> sigmoid (vi * wi + bi)) v (w 0) (bs 0)

@@ -5,6 +5,7 @@
 //! explicit type parameters; lambdas are monomorphic; overloaded literals and
 //! operators are defaulted at the end of each top-level definition.
 
+use crate::consume;
 use crate::sig::{self, is_operator, mk_array, Class, Scheme};
 use crate::unify::{collect_vars, subst, Constraint, Tcx};
 use nabla_prim::PrimType;
@@ -69,6 +70,9 @@ pub(crate) struct Checker {
     /// Sizes bound by an enclosing `?[n].` in a type expression.
     exist: Vec<Name>,
     depth: usize,
+    /// Uniqueness information on the checked top-level definitions, for the
+    /// consumption check (`crate::consume`).
+    globals: HashMap<NodeId, consume::GlobalInfo>,
 }
 
 fn mentions_size(t: &Type, n: &str) -> bool {
@@ -156,6 +160,7 @@ impl Checker {
             implicit_sizes: None,
             exist: Vec::new(),
             depth: 0,
+            globals: HashMap::new(),
         }
     }
 
@@ -190,7 +195,22 @@ impl Checker {
                 self.exist.clear();
                 self.depth = 0;
                 let scheme = match r {
-                    Ok(s) => s,
+                    Ok(s) => {
+                        // Types are known: check the consumption rules too.
+                        let (sig, r) = consume::check_valbind(vb, &self.globals, &self.intrinsics);
+                        if let Err(e) = r {
+                            diags.push(e);
+                        }
+                        self.globals.insert(
+                            vb.id,
+                            consume::GlobalInfo {
+                                name: vb.name.name.clone(),
+                                constant: vb.params.is_empty() && vb.type_params.is_empty(),
+                                sig: Rc::new(sig),
+                            },
+                        );
+                        s
+                    }
                     Err(e) => {
                         diags.push(e);
                         Rc::new(Scheme {

@@ -7,6 +7,7 @@
 //! sum types. Sizes are tracked best-effort (see `unify`).
 
 mod check;
+mod consume;
 mod sig;
 mod unify;
 
