@@ -26,12 +26,20 @@
 //!   of a non-unique parameter; an argument passed for a unique parameter
 //!   may not alias an argument evaluated before it (arguments are checked
 //!   right to left, as Futhark evaluates them).
+//! - In `a with [i] = v` (and `let a[i] = v`) the value `v` may not alias
+//!   `a`.
+//! - A loop whose parameter consumes its initial value: the loop body may
+//!   not use anything that initial value consumes (Futhark: "Loop body uses
+//!   x (or an alias), but this is consumed by the initial loop argument").
+//!   Uses in a `while` condition are not checked (Futhark's checker looks at
+//!   the body only).
 //!
-//! Not checked (Futhark does): that the value written by an in-place update
-//! does not alias the updated array (our aliasing through function results
-//! is coarser than needed for that rule to be safe), self-aliased arguments
-//! of unique parameters, results aliasing top-level constants, and
-//! consumption inside arguments of function type.
+//! Not checked (Futhark does): self-aliased arguments of unique parameters,
+//! results aliasing top-level constants, and consumption inside arguments
+//! of function type. Both rules above only see the aliasing this module
+//! tracks, which never exceeds Futhark's (function results are aliased from
+//! the callee's body, not from its declared non-unique return type), so
+//! they reject no program that Futhark accepts.
 //!
 //! The analysis is deliberately *conservative*: wherever it cannot tell what
 //! Futhark would decide it assumes less aliasing and more consumability, so
@@ -406,6 +414,11 @@ struct Cx<'a> {
     /// Ids below the innermost barrier are bound outside the current
     /// lambda/local function/loop body, and may not be consumed there.
     barriers: Vec<(u32, &'static str)>,
+    /// While inside a loop body (`loop_depth > 0`): every use of a variable,
+    /// as (alias id, span of the use, name used), for the rule that a loop
+    /// body may not use what the loop's initial value consumes.
+    uses: Vec<(u32, Span, Rc<str>)>,
+    loop_depth: usize,
     depth: usize,
 }
 
@@ -427,6 +440,8 @@ pub(crate) fn check_valbind(
         vars: Vec::new(),
         consumed: HashMap::new(),
         barriers: Vec::new(),
+        uses: Vec::new(),
+        loop_depth: 0,
         depth: 0,
     };
     let params = param_diets(&vb.params);
@@ -655,8 +670,14 @@ impl<'a> Cx<'a> {
         }
     }
 
-    /// Reports a use of (an alias of) a consumed value.
-    fn check_not_consumed(&self, ids: &BTreeSet<u32>, span: Span, what: &str) -> R<()> {
+    /// Reports a use of (an alias of) a consumed value (and, inside a loop
+    /// body, records the use for [`Cx::loop_`]).
+    fn check_not_consumed(&mut self, ids: &BTreeSet<u32>, span: Span, what: &str) -> R<()> {
+        if self.loop_depth > 0 && !ids.is_empty() {
+            let name: Rc<str> = Rc::from(what);
+            self.uses
+                .extend(ids.iter().map(|&i| (i, span, name.clone())));
+        }
         for i in ids {
             if let Some(&at) = self.consumed.get(i) {
                 let via = self.describe(*i);
@@ -729,6 +750,24 @@ impl<'a> Cx<'a> {
             self.consumed.insert(i, span);
         }
         Ok(())
+    }
+
+    /// In-place updates (`a with [i] = v`, `let a[i] = v`): the value `v`
+    /// must not alias the updated array `a` (Futhark language reference,
+    /// "In-place updates"). Reported at `v`, labelled at `a`.
+    fn check_update_value(&self, src: &Als, value: &Als, vspan: Span, sspan: Span) -> R<()> {
+        let s = src.flat();
+        match value.flat().intersection(&s).next() {
+            None => Ok(()),
+            Some(&i) => Err(err(
+                vspan,
+                format!(
+                    "the value written by this in-place update may alias {}, which is the array being updated (use `copy` to write a separate copy)",
+                    self.describe(i)
+                ),
+            )
+            .with_label(sspan, "the array updated in place")),
+        }
     }
 
     fn consume_diet(&mut self, diet: &Diet, als: &Als, span: Span) -> R<()> {
@@ -1145,7 +1184,8 @@ impl<'a> Cx<'a> {
                 };
                 let src = self.observe_var(&q, Some(&Res::Local), dest.span)?;
                 self.dims(indices)?;
-                self.expr(value)?;
+                let va = self.expr(value)?;
+                self.check_update_value(&src, &va, value.span, dest.span)?;
                 self.consume(&src.flat(), dest.span)?;
                 let (vmark, imark) = (self.vars.len(), self.ids.len());
                 self.bind_var(&dest.name, None, &Als::none(), true, Kind::Let, dest.span);
@@ -1159,8 +1199,9 @@ impl<'a> Cx<'a> {
                 value,
             } => {
                 self.dims(indices)?;
-                self.expr(value)?;
+                let va = self.expr(value)?;
                 let sa = self.expr(src)?;
+                self.check_update_value(&sa, &va, value.span, src.span)?;
                 self.consume(&sa.flat(), e.span)?;
                 Ok(Als::none())
             }
@@ -1213,6 +1254,8 @@ impl<'a> Cx<'a> {
         }
         let (vmark, imark) = (self.vars.len(), self.ids.len());
         let saved_after_form = self.consumed.clone();
+        let uses_mark = self.uses.len();
+        let mut body_uses = uses_mark..uses_mark;
         self.barriers.push((imark as u32, "loop body"));
         let r = (|| {
             self.bind_pat(pat, &Als::none(), BindMode::Let, None);
@@ -1229,7 +1272,12 @@ impl<'a> Cx<'a> {
                     self.expr(c)?;
                 }
             }
-            let ba = self.expr(body)?;
+            let first_use = self.uses.len();
+            self.loop_depth += 1;
+            let ba = self.expr(body);
+            self.loop_depth -= 1;
+            body_uses = first_use..self.uses.len();
+            let ba = ba?;
             // Loop parameters consumed by the body.
             let consumed_params: BTreeSet<Name> = param_ids
                 .iter()
@@ -1241,8 +1289,23 @@ impl<'a> Cx<'a> {
         self.barriers.pop();
         self.consumed = saved_after_form;
         self.unbind(vmark, imark);
-        let (body_als, consumed_params) = r?;
+        let r = r.and_then(|x| self.finish_loop(x, pat, init, &body_uses, imark));
+        if self.loop_depth == 0 {
+            self.uses.truncate(uses_mark);
+        }
+        r
+    }
 
+    /// The part of [`Cx::loop_`] after the body: the initial value, its
+    /// consumption, and the loop's result aliases.
+    fn finish_loop(
+        &mut self,
+        (body_als, consumed_params): (Als, BTreeSet<Name>),
+        pat: &Pat,
+        init: Option<&Expr>,
+        body_uses: &std::ops::Range<usize>,
+        imark: usize,
+    ) -> R<Als> {
         // The initial value, and what the body's consumption of the loop
         // parameters consumes in it.
         let init_als = match init {
@@ -1256,8 +1319,31 @@ impl<'a> Cx<'a> {
         let diet = loop_diet(pat, &consumed_params);
         let span = init.map(|i| i.span).unwrap_or(pat.span);
         self.consume_diet(&diet, &init_als, span)?;
-        // Futhark also rejects a loop body that uses a variable consumed by
-        // the initial value; not checked here (conservative).
+        // The loop body may not use anything the initial value consumes
+        // (or an alias of it): Futhark's "Loop body uses x (or an alias),
+        // but this is consumed by the initial loop argument".
+        let mut gone = BTreeSet::new();
+        Self::consumed_part(&diet, &init_als, &mut gone);
+        if !gone.is_empty() {
+            if let Some((i, at, name)) = self.uses[body_uses.clone()]
+                .iter()
+                .find(|(i, _, _)| gone.contains(i))
+            {
+                let via = self.describe(*i);
+                let alias = if format!("`{name}`") == via {
+                    String::new()
+                } else {
+                    format!(" (it may alias {via})")
+                };
+                return Err(err(
+                    *at,
+                    format!(
+                        "the loop body uses `{name}`{alias}, but it is consumed by the loop's initial value (the loop parameter is updated in place; pass a `copy` as the initial value)"
+                    ),
+                )
+                .with_label(span, format!("{via} consumed here by the loop's initial value")));
+            }
+        }
         let body_outer = self.outer(body_als, imark);
         let result = loop_result(&diet, &init_als)
             .mask(pat.ty.as_ref())
