@@ -333,11 +333,26 @@ fn mul_back<F: Fl + nabla_values::Elem>(
 // ----- map ----------------------------------------------------------------------
 
 /// An operand of a compiled map lambda: a local (parameter or statement
-/// result) or a constant (a literal or a plain free variable).
+/// result), a constant (a literal or a plain free variable), or a gathered
+/// element of an input row (`G(g)`: `MapProg::gathers[g]`, forward mode
+/// only).
 #[derive(Clone, Copy)]
 enum Src {
     L(usize),
     K(PrimValue),
+    G(usize),
+}
+
+/// What a variable of a compiled map lambda stands for: a scalar operand,
+/// or a part of a parameter's row (input `k`, flat offset `off` in the row,
+/// shape `shape`) read by `Index`.
+enum Loc {
+    S(Src),
+    View {
+        k: usize,
+        off: usize,
+        shape: Vec<i64>,
+    },
 }
 
 /// One scalar statement of a compiled map lambda; its result is local
@@ -355,6 +370,9 @@ pub(crate) struct MapProg {
     np: usize,
     ops: Vec<MOp>,
     outs: Vec<Src>,
+    /// Elements read from the rows of array parameters with constant
+    /// indices: (input, flat offset in the row).
+    gathers: Vec<(usize, usize)>,
 }
 
 /// The record of one bulk `map` in reverse mode, shared by its outputs'
@@ -434,33 +452,65 @@ fn float_op(op: AdOp) -> bool {
 
 impl<'p> Interp<'p> {
     /// Compiles a map lambda whose body is float scalar operations on its
-    /// parameters, literals and plain scalar free variables of type `elem`.
+    /// parameters, literals and plain scalar free variables of type `elem`,
+    /// and reads of single elements of its array parameters (whose rows have
+    /// shapes `rows`) at constant in-bounds indices (literals or plain free
+    /// variables).
     fn compile_map(
         &self,
         s: &[Value],
         ad: &[Option<V>],
         lam: &Lambda,
         elem: PrimType,
+        rows: &[&[i64]],
     ) -> Option<MapProg> {
         let np = lam.params.len();
-        let mut locals: Vec<nabla_ir::Var> = lam.params.iter().map(|p| p.var).collect();
-        let src = |locals: &[nabla_ir::Var], a: &Atom| -> Option<Src> {
+        if rows.len() != np {
+            return None;
+        }
+        let mut locals: Vec<(nabla_ir::Var, Loc)> = lam
+            .params
+            .iter()
+            .zip(rows)
+            .enumerate()
+            .map(|(k, (p, row))| {
+                let loc = if row.is_empty() {
+                    Loc::S(Src::L(k))
+                } else {
+                    Loc::View {
+                        k,
+                        off: 0,
+                        shape: row.to_vec(),
+                    }
+                };
+                (p.var, loc)
+            })
+            .collect();
+        let find = |locals: &[(nabla_ir::Var, Loc)], v: nabla_ir::Var| -> Option<usize> {
+            locals.iter().rposition(|(x, _)| *x == v)
+        };
+        let plain = |v: nabla_ir::Var| -> Option<PrimValue> {
+            let i = v.0 as usize;
+            match (ad.get(i)?, s.get(i)?) {
+                (None, Value::Prim(p)) => Some(*p),
+                _ => None,
+            }
+        };
+        let src = |locals: &[(nabla_ir::Var, Loc)], a: &Atom| -> Option<Src> {
             match a {
                 Atom::Const(c) if c.prim_type() == elem => Some(Src::K(*c)),
                 Atom::Const(_) => None,
-                Atom::Var(v) => {
-                    if let Some(i) = locals.iter().position(|x| x == v) {
-                        return Some(Src::L(i));
-                    }
-                    let i = v.0 as usize;
-                    match (ad.get(i)?, s.get(i)?) {
-                        (None, Value::Prim(p)) if p.prim_type() == elem => Some(Src::K(*p)),
-                        _ => None,
-                    }
-                }
+                Atom::Var(v) => match find(locals, *v) {
+                    Some(i) => match &locals[i].1 {
+                        Loc::S(x) => Some(*x),
+                        Loc::View { .. } => None,
+                    },
+                    None => plain(*v).filter(|p| p.prim_type() == elem).map(Src::K),
+                },
             }
         };
         let mut ops = Vec::with_capacity(lam.body.stms.len());
+        let mut gathers = Vec::new();
         for stm in &lam.body.stms {
             let [p] = stm.pat.as_slice() else {
                 return None;
@@ -471,13 +521,53 @@ impl<'p> Interp<'p> {
                     let x = src(&locals, a)?;
                     (AdOp::Un(*o), [x, x], 1)
                 }
+                Exp::Index(v, idx) => {
+                    let i = find(&locals, *v)?;
+                    let Loc::View { k, off, shape } = &locals[i].1 else {
+                        return None;
+                    };
+                    if idx.len() > shape.len() {
+                        return None;
+                    }
+                    let mut off = *off;
+                    for (d, ix) in idx.iter().enumerate() {
+                        let nabla_ir::DimIndex::Fix(a) = ix else {
+                            return None;
+                        };
+                        let x = match a {
+                            Atom::Const(c) => *c,
+                            Atom::Var(v) if find(&locals, *v).is_none() => plain(*v)?,
+                            Atom::Var(_) => return None,
+                        };
+                        let x = crate::array::int_of(x)?;
+                        if x < 0 || x >= shape[d] as i128 {
+                            return None;
+                        }
+                        let stride: i64 = shape[d + 1..].iter().product();
+                        off += x as usize * stride as usize;
+                    }
+                    let rest = shape[idx.len()..].to_vec();
+                    let k = *k;
+                    let loc = if rest.is_empty() {
+                        gathers.push((k, off));
+                        Loc::S(Src::G(gathers.len() - 1))
+                    } else {
+                        Loc::View {
+                            k,
+                            off,
+                            shape: rest,
+                        }
+                    };
+                    locals.push((p.var, loc));
+                    continue;
+                }
                 _ => return None,
             };
             if !float_op(op) {
                 return None;
             }
             ops.push(MOp { op, args, n });
-            locals.push(p.var);
+            locals.push((p.var, Loc::S(Src::L(np + ops.len() - 1))));
         }
         let outs = lam
             .body
@@ -485,7 +575,12 @@ impl<'p> Interp<'p> {
             .iter()
             .map(|a| src(&locals, a))
             .collect::<Option<Vec<_>>>()?;
-        Some(MapProg { np, ops, outs })
+        Some(MapProg {
+            np,
+            ops,
+            outs,
+            gathers,
+        })
     }
 
     /// A `map` in reverse mode over rank-1 `f32`/`f64` arrays whose lambda
@@ -505,14 +600,22 @@ impl<'p> Interp<'p> {
         w: usize,
         inputs: &[(V, Rc<[i64]>)],
     ) -> Option<Res<Vec<V>>> {
-        if inputs.is_empty() || inputs.iter().any(|(_, row)| !row.is_empty()) {
+        if inputs.is_empty() {
             return None;
         }
         let mut l = 0;
         for (x, _) in inputs {
             l = l.max(x.level());
         }
-        if l == 0 || !matches!(self.ad.levels.get(l as usize - 1), Some(Level::Rev(_))) {
+        if l == 0 {
+            return None;
+        }
+        match self.ad.levels.get(l as usize - 1) {
+            Some(Level::Fwd) => return self.ad_bulk_map_fwd(s, ad, lam, w, inputs, l),
+            Some(Level::Rev(_)) => {}
+            None => return None,
+        }
+        if inputs.iter().any(|(_, row)| !row.is_empty()) {
             return None;
         }
         let mut arrs = Vec::with_capacity(inputs.len());
@@ -537,7 +640,11 @@ impl<'p> Interp<'p> {
         if arrs.iter().any(|a| a.elem_type() != elem || a.rank() != 1) {
             return None;
         }
-        let prog = self.compile_map(s, ad, lam, elem)?;
+        let rows = vec![&[][..]; inputs.len()];
+        let prog = self.compile_map(s, ad, lam, elem, &rows)?;
+        if !prog.gathers.is_empty() {
+            return None;
+        }
         let r = match elem {
             PrimType::F64 => map_record::<f64>(prog, &arrs, in_nodes, w)?,
             PrimType::F32 => map_record::<f32>(prog, &arrs, in_nodes, w)?,
@@ -572,6 +679,196 @@ impl<'p> Interp<'p> {
         }
         Some(Ok(res))
     }
+
+    /// A `map` in forward mode (level `l`) whose lambda is a sequence of
+    /// float scalar operations on the elements of its inputs (rank 1), or
+    /// on single elements of their rows read at constant indices: runs the
+    /// lambda natively on every element's primal and tangent, with exactly
+    /// the element-by-element path's rules (`fast.rs`: the partials of
+    /// [`super::fast::partials_of`], the tangent `Σ ∂ᵢ·ṫᵢ` over the operands
+    /// that have one, in operand order; a result without tangent where all
+    /// operands are constants or the rule says the result is constant), and
+    /// builds each output's primal and tangent arrays directly (constant
+    /// elements get a `+0` tangent, as when the generic path stacks them),
+    /// instead of boxing a dual value per element, row and statement.
+    /// Results are bit-identical to that path. `None` when this does not
+    /// apply (nested AD values, other element types, other statements).
+    fn ad_bulk_map_fwd(
+        &mut self,
+        s: &[Value],
+        ad: &[Option<V>],
+        lam: &Lambda,
+        w: usize,
+        inputs: &[(V, Rc<[i64]>)],
+        l: u32,
+    ) -> Option<Res<Vec<V>>> {
+        let mut ps = Vec::with_capacity(inputs.len());
+        let mut ts = Vec::with_capacity(inputs.len());
+        let mut rows: Vec<&[i64]> = Vec::with_capacity(inputs.len());
+        for (x, row) in inputs {
+            match x {
+                V::Plain(Value::Array(a)) => {
+                    ps.push(a);
+                    ts.push(None);
+                }
+                V::Dual(d) if d.lvl == l => match (&d.p, &d.t) {
+                    (V::Plain(Value::Array(p)), V::Plain(Value::Array(t))) => {
+                        ps.push(p);
+                        ts.push(Some(t));
+                    }
+                    _ => return None,
+                },
+                _ => return None,
+            }
+            rows.push(row);
+        }
+        let elem = ps[0].elem_type();
+        if ps.iter().any(|a| a.elem_type() != elem) {
+            return None;
+        }
+        let prog = self.compile_map(s, ad, lam, elem, &rows)?;
+        let rs: Vec<usize> = rows
+            .iter()
+            .map(|r| r.iter().product::<i64>() as usize)
+            .collect();
+        let r = match elem {
+            PrimType::F64 => map_forward::<f64>(&prog, &ps, &ts, &rs, w)?,
+            PrimType::F32 => map_forward::<f32>(&prog, &ps, &ts, &rs, w)?,
+            _ => return None,
+        };
+        Some(match r {
+            Ok(outs) => Ok(outs
+                .into_iter()
+                .map(|(p, t)| match t {
+                    Some(t) => V::dual(l, V::Plain(Value::Array(p)), V::Plain(Value::Array(t))),
+                    None => V::Plain(Value::Array(p)),
+                })
+                .collect()),
+            Err(e) => err(e),
+        })
+    }
+}
+
+/// Runs a compiled map lambda on the primals and tangents (`None`: a
+/// constant input) of every element (see [`Interp::ad_bulk_map_fwd`]);
+/// `rs[k]`: the number of elements of a row of input `k`. Per output, the
+/// primal array and the tangent array (`None`: no element has a tangent).
+#[allow(clippy::type_complexity)]
+fn map_forward<F: Fl + nabla_values::Elem>(
+    prog: &MapProg,
+    ps: &[&ArrayValue],
+    ts: &[Option<&ArrayValue>],
+    rs: &[usize],
+    w: usize,
+) -> Option<Result<Vec<(ArrayValue, Option<ArrayValue>)>, String>> {
+    let xs = ps
+        .iter()
+        .map(|a| a.as_slice::<F>())
+        .collect::<Option<Vec<_>>>()?;
+    let xt = ts
+        .iter()
+        .map(|t| match t {
+            Some(a) => a.as_slice::<F>().map(Some),
+            None => Some(None),
+        })
+        .collect::<Option<Vec<_>>>()?;
+    for ((x, t), &r) in xs.iter().zip(&xt).zip(rs) {
+        let n = w.checked_mul(r)?;
+        if x.len() != n || t.is_some_and(|t| t.len() != n) {
+            return None;
+        }
+    }
+    let np = prog.np;
+    let nops = prog.ops.len();
+    let ng = prog.gathers.len();
+    let mut vals = vec![PrimValue::Bool(false); np + nops];
+    let mut tans: Vec<Option<F>> = vec![None; np + nops];
+    let mut gv = vec![PrimValue::Bool(false); ng];
+    let mut gt: Vec<Option<F>> = vec![None; ng];
+    let no = prog.outs.len();
+    let mut op_: Vec<Vec<F>> = (0..no).map(|_| Vec::with_capacity(w)).collect();
+    let mut ot: Vec<Vec<F>> = (0..no).map(|_| Vec::with_capacity(w)).collect();
+    let mut any_t = vec![false; no];
+    for j in 0..w {
+        for k in 0..np {
+            // Scalar parameters (rows of one element: reading an array
+            // parameter's only element here is harmless, it is never used).
+            if rs[k] == 1 {
+                vals[k] = xs[k][j].wrap();
+                tans[k] = xt[k].map(|t| t[j]);
+            }
+        }
+        for (g, &(k, off)) in prog.gathers.iter().enumerate() {
+            let i = j * rs[k] + off;
+            gv[g] = xs[k][i].wrap();
+            gt[g] = xt[k].map(|t| t[i]);
+        }
+        for (i, op) in prog.ops.iter().enumerate() {
+            let get = |a: Src| match a {
+                Src::L(k) => (vals[k], tans[k]),
+                Src::K(p) => (p, None),
+                Src::G(g) => (gv[g], gt[g]),
+            };
+            let (a0, t0) = get(op.args[0]);
+            let (a1, t1) = get(op.args[1]);
+            let pv = [a0, a1];
+            let tv = [t0, t1];
+            let n = op.n;
+            let r = match prim_of(op.op, &pv[..n]) {
+                Ok(r) => r,
+                Err(e) => return Some(Err(e)),
+            };
+            vals[np + i] = r;
+            if tv[..n].iter().all(|t| t.is_none()) {
+                tans[np + i] = None;
+                continue;
+            }
+            tans[np + i] = match super::fast::partials_of::<F>(op.op, &pv[..n], r)? {
+                Ok(Some((d, has))) => {
+                    let mut acc: Option<F> = None;
+                    for k in 0..n {
+                        if let (Some(t), true) = (tv[k], has[k]) {
+                            let c = F::from_f64(d[k]) * t;
+                            acc = Some(match acc {
+                                None => c,
+                                Some(a) => a + c,
+                            });
+                        }
+                    }
+                    Some(acc.unwrap_or(F::ZERO))
+                }
+                Ok(None) => None,
+                Err(e) => return Some(Err(e)),
+            };
+        }
+        for (o, src) in prog.outs.iter().enumerate() {
+            let (p, t) = match *src {
+                Src::L(k) => (vals[k], tans[k]),
+                Src::K(p) => (p, None),
+                Src::G(g) => (gv[g], gt[g]),
+            };
+            op_[o].push(F::of(p)?);
+            match t {
+                Some(t) => {
+                    ot[o].push(t);
+                    any_t[o] = true;
+                }
+                None => ot[o].push(F::ZERO),
+            }
+        }
+    }
+    let shape = [w as i64];
+    Some(Ok(op_
+        .into_iter()
+        .zip(ot)
+        .zip(any_t)
+        .map(|((p, t), a)| {
+            (
+                ArrayValue::from_vec(&shape, p),
+                a.then(|| ArrayValue::from_vec(&shape, t)),
+            )
+        })
+        .collect()))
 }
 
 /// The primal of one float operation (the plain evaluator's semantics).
@@ -622,6 +919,7 @@ fn map_record<F: Fl + nabla_values::Elem>(
             let get = |a: Src| match a {
                 Src::L(k) => vals[k],
                 Src::K(p) => p,
+                Src::G(_) => PrimValue::Bool(false),
             };
             let ps = [get(op.args[0]), get(op.args[1])];
             let r = match prim_of(op.op, &ps[..op.n]) {
@@ -647,6 +945,7 @@ fn map_record<F: Fl + nabla_values::Elem>(
             let p = match *src {
                 Src::L(k) => vals[k],
                 Src::K(p) => p,
+                Src::G(_) => PrimValue::Bool(false),
             };
             o.push(F::of(p)?);
         }

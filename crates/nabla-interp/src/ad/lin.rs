@@ -299,8 +299,12 @@ pub(crate) fn apply_plain(op: &Lin, mut ins: Vec<Value>) -> Result<Value, String
             }
             let rs = shape_len(row);
             let mut b = crate::array::Builder::new(*elem, n * rs);
+            // Shapes compared inline: most rows are scalars or short, and
+            // a `memcmp` call per row showed up in profiles.
+            let same =
+                |a: &[i64], b: &[i64]| a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y);
             for x in &ins {
-                if x.shape() != &row[..] || !b.push_value(x) {
+                if !same(x.shape(), row) || !b.push_value(x) {
                     return Err(format!(
                         "size error: irregular array: rows of shapes {} and {}",
                         crate::array::show_shape(row),

@@ -195,18 +195,18 @@ impl AdState {
                     for (q, x) in ps.iter_mut().zip(&primals) {
                         *q = x.strip_prim().unwrap_or(PrimValue::Bool(false));
                     }
-                    Entry::Scalar {
+                    Entry::Scalar(Box::new(tape::ScalarOp {
                         op,
                         n: primals.len() as u8,
                         args: ps,
                         nodes: [nodes[0], nodes[1]],
-                    }
+                    }))
                 }
-                _ => Entry::General {
+                _ => Entry::General(Box::new(tape::GeneralOp {
                     op,
                     args: primals.into_boxed_slice(),
                     nodes,
-                },
+                })),
             };
             let node = self.tape(l).push(entry)?;
             Ok(V::rev(l, p, node))
@@ -280,21 +280,45 @@ impl AdState {
                     nodes[k] = *node;
                 }
             }
+            // Float operations record their partials (as the first-order
+            // fast path does, `fast.rs`: the same rules and products, so
+            // the sweep gives the same adjoints) in an unboxed entry.
+            if args.len() <= 2 {
+                let d = match p {
+                    PrimValue::F64(_) => fast::partials_of::<f64>(op, ps, p),
+                    PrimValue::F32(_) => fast::partials_of::<f32>(op, ps, p),
+                    _ => None,
+                };
+                if let Some(Ok(Some((d, has)))) = d {
+                    let mut nd = [NONE; 2];
+                    for k in 0..2 {
+                        if has[k] {
+                            nd[k] = nodes[k];
+                        }
+                    }
+                    let node = self.tape(l).push(Entry::Partials {
+                        f32: matches!(p, PrimValue::F32(_)),
+                        d,
+                        nodes: nd,
+                    })?;
+                    return Ok(V::RevS { lvl: l, p, node });
+                }
+            }
             let entry = if args.len() <= 2 {
                 let mut args2 = [PrimValue::Bool(false); 2];
                 args2[..ps.len()].copy_from_slice(ps);
-                Entry::Scalar {
+                Entry::Scalar(Box::new(tape::ScalarOp {
                     op,
                     n: args.len() as u8,
                     args: args2,
                     nodes: [nodes[0], nodes[1]],
-                }
+                }))
             } else {
-                Entry::General {
+                Entry::General(Box::new(tape::GeneralOp {
                     op,
                     args: ps.iter().map(|p| V::prim(*p)).collect(),
                     nodes,
-                }
+                }))
             };
             let node = self.tape(l).push(entry)?;
             Ok(V::RevS { lvl: l, p, node })
@@ -349,12 +373,12 @@ impl AdState {
                 }
             }
             let p = self.lin(op, ps)?;
-            let node = self.tape(l).push(Entry::Lin {
+            let node = self.tape(l).push(Entry::Lin(Box::new(tape::LinOp {
                 op: op.clone(),
                 nodes: nodes.into_boxed_slice(),
                 shape: p.shape().into(),
                 elem: p.elem(),
-            })?;
+            })))?;
             Ok(V::rev(l, p, node))
         }
     }

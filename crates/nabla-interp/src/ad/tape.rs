@@ -34,14 +34,9 @@ pub(crate) const NONE: u32 = u32::MAX;
 pub(crate) enum Entry {
     /// A parameter of the `vjp`.
     Input { shape: Rc<[i64]>, elem: PrimType },
-    /// A unary or binary scalar operation on plain scalar primals (`n`
-    /// operands).
-    Scalar {
-        op: AdOp,
-        n: u8,
-        args: [PrimValue; 2],
-        nodes: [u32; 2],
-    },
+    /// A unary or binary scalar operation on plain scalar primals (boxed:
+    /// rare on float programs, which record [`Entry::Partials`]).
+    Scalar(Box<ScalarOp>),
     /// A first-order `f32`/`f64` scalar operation with its partial
     /// derivatives evaluated when it was recorded (`fast.rs`): the sweep adds
     /// `d[k]·ā` into node `nodes[k]` (`NONE`: a constant operand). Partials
@@ -58,19 +53,11 @@ pub(crate) enum Entry {
     /// One output of a `map` of float scalar operations over rank-1 arrays,
     /// with the per-element partials (`bulk.rs`).
     Map(Box<super::bulk::MapOut>),
-    /// A scalar operation whose primals are AD values of lower levels.
-    General {
-        op: AdOp,
-        args: Box<[V]>,
-        nodes: [u32; 3],
-    },
-    /// A linear array operation (see `lin.rs`); output of shape `shape`.
-    Lin {
-        op: Rc<Lin>,
-        nodes: Box<[u32]>,
-        shape: Rc<[i64]>,
-        elem: PrimType,
-    },
+    /// A scalar operation whose primals are AD values of lower levels
+    /// (nested AD; boxed).
+    General(Box<GeneralOp>),
+    /// A linear array operation (see `lin.rs`), boxed.
+    Lin(Box<LinOp>),
     /// The contiguous part `start..start + |shape|` of node `src` (a row or an
     /// element read by a SOAC or an index): a cheap special case of `Lin::Move`.
     Slice {
@@ -79,6 +66,29 @@ pub(crate) enum Entry {
         shape: Rc<[i64]>,
         elem: PrimType,
     },
+}
+
+/// The payload of [`Entry::Scalar`]: `n` operands.
+pub(crate) struct ScalarOp {
+    pub op: AdOp,
+    pub n: u8,
+    pub args: [PrimValue; 2],
+    pub nodes: [u32; 2],
+}
+
+/// The payload of [`Entry::General`].
+pub(crate) struct GeneralOp {
+    pub op: AdOp,
+    pub args: Box<[V]>,
+    pub nodes: [u32; 3],
+}
+
+/// The payload of [`Entry::Lin`]: output of shape `shape`.
+pub(crate) struct LinOp {
+    pub op: Rc<Lin>,
+    pub nodes: Box<[u32]>,
+    pub shape: Rc<[i64]>,
+    pub elem: PrimType,
 }
 
 /// Entries in fixed-size chunks: appending never moves recorded entries
@@ -99,7 +109,7 @@ const CHUNK: usize = 1 << 14;
 /// page — about as much as recording the entries on it.
 struct Pool {
     chunks: Vec<Vec<Entry>>,
-    adj: Vec<Option<V>>,
+    adj: Vec<Slot>,
 }
 
 const POOL_CHUNKS: usize = 16;
@@ -132,15 +142,15 @@ fn recycle_chunk(c: Vec<Entry>) {
 }
 
 /// An adjoint vector of `n` empty slots (the pooled one when there is one).
-fn new_adj(n: usize) -> Vec<Option<V>> {
+fn new_adj(n: usize) -> Vec<Slot> {
     let mut v = POOL.with(|p| std::mem::take(&mut p.borrow_mut().adj));
     v.clear();
-    v.resize_with(n, || None);
+    v.resize_with(n, || Slot::Empty);
     v
 }
 
 /// Returns an adjoint vector to the pool when it is not too large.
-fn recycle_adj(mut v: Vec<Option<V>>) {
+fn recycle_adj(mut v: Vec<Slot>) {
     if v.capacity() <= POOL_ADJ {
         v.clear();
         POOL.with(|p| {
@@ -207,9 +217,44 @@ impl Tape {
     }
 }
 
+/// One node's adjoint during a sweep, in 16 bytes (a third of an
+/// `Option<V>`; one slot per tape entry is allocated for the sweep): the
+/// plain `f64`/`f32` scalars of first-order AD inline, anything else boxed.
+/// Converting to and from [`V`] is lossless.
+pub(crate) enum Slot {
+    Empty,
+    F64(f64),
+    F32(f32),
+    Boxed(Box<V>),
+}
+
+impl Slot {
+    #[inline]
+    fn of(v: V) -> Slot {
+        match v {
+            V::Plain(Value::Prim(PrimValue::F64(x))) => Slot::F64(x),
+            V::Plain(Value::Prim(PrimValue::F32(x))) => Slot::F32(x),
+            v => Slot::Boxed(Box::new(v)),
+        }
+    }
+    #[inline]
+    fn take(&mut self) -> Option<V> {
+        match std::mem::replace(self, Slot::Empty) {
+            Slot::Empty => None,
+            Slot::F64(x) => Some(V::prim(PrimValue::F64(x))),
+            Slot::F32(x) => Some(V::prim(PrimValue::F32(x))),
+            Slot::Boxed(b) => Some(*b),
+        }
+    }
+    #[inline]
+    fn is_none(&self) -> bool {
+        matches!(self, Slot::Empty)
+    }
+}
+
 /// The adjoints during a sweep.
 struct Adj {
-    dense: Vec<Option<V>>,
+    dense: Vec<Slot>,
     /// Contributions `(positions, flat values)` into parts of array adjoints
     /// that are AD values (nested AD only).
     parts: HashMap<u32, Vec<(Reg, V)>>,
@@ -217,14 +262,14 @@ struct Adj {
 
 fn node_info(entries: &Entries, node: u32) -> (Rc<[i64]>, Option<PrimType>) {
     match entries.get(node as usize) {
-        Entry::Input { shape, elem }
-        | Entry::Lin { shape, elem, .. }
-        | Entry::Slice { shape, elem, .. } => (shape.clone(), Some(*elem)),
+        Entry::Input { shape, elem } | Entry::Slice { shape, elem, .. } => {
+            (shape.clone(), Some(*elem))
+        }
+        Entry::Lin(l) => (l.shape.clone(), Some(l.elem)),
         Entry::Map(m) => (Rc::from([m.rec.n as i64]), Some(m.rec.elem)),
-        Entry::Scalar { .. }
-        | Entry::General { .. }
-        | Entry::Partials { .. }
-        | Entry::Reduce(_) => (Rc::from([]), None),
+        Entry::Scalar(_) | Entry::General(_) | Entry::Partials { .. } | Entry::Reduce(_) => {
+            (Rc::from([]), None)
+        }
     }
 }
 
@@ -232,7 +277,21 @@ impl Adj {
     /// `adj[node] += c` (same shape).
     fn full(&mut self, st: &mut AdState, node: u32, c: V) -> Result<(), String> {
         let slot = &mut self.dense[node as usize];
-        *slot = Some(match slot.take() {
+        if let Slot::Boxed(b) = slot {
+            // Nested AD: the sum goes back into the same box.
+            let a = std::mem::replace(&mut **b, V::prim(PrimValue::Bool(false)));
+            let r = add(st, a, c)?;
+            if matches!(
+                r,
+                V::Plain(Value::Prim(PrimValue::F64(_) | PrimValue::F32(_)))
+            ) {
+                *slot = Slot::of(r);
+            } else {
+                **b = r;
+            }
+            return Ok(());
+        }
+        *slot = Slot::of(match slot.take() {
             None => c,
             Some(a) => add(st, a, c)?,
         });
@@ -287,14 +346,31 @@ impl Adj {
         if let V::Plain(pv) = v {
             let slot = &mut self.dense[node as usize];
             if slot.is_none() {
-                *slot = Some(V::Plain(if shape.is_empty() {
+                *slot = Slot::of(V::Plain(if shape.is_empty() {
                     Value::Prim(PrimValue::zero(elem))
                 } else {
                     Value::Array(ArrayValue::zeros(elem, &shape))
                 }));
             }
-            if let Some(V::Plain(a)) = slot {
-                if !lin::move_into(a, dst, pv, src, true) {
+            // An array adjoint is updated in its box; a scalar one through
+            // a temporary value.
+            let done = match slot {
+                Slot::Boxed(b) => match &mut **b {
+                    V::Plain(a) => Some(lin::move_into(a, dst, pv, src, true)),
+                    _ => None,
+                },
+                Slot::Empty => None,
+                sc => {
+                    let Some(V::Plain(mut a)) = sc.take() else {
+                        return Err("internal error: adjoint slot".into());
+                    };
+                    let ok = lin::move_into(&mut a, dst, pv, src, true);
+                    *sc = Slot::of(V::Plain(a));
+                    Some(ok)
+                }
+            };
+            if let Some(ok) = done {
+                if !ok {
                     return Err("internal error: adjoint contribution of the wrong shape".into());
                 }
                 return Ok(());
@@ -413,7 +489,8 @@ pub(crate) fn sweep(
             Entry::Input { .. } => {
                 return Err("internal error: vjp input recorded after other operations".into())
             }
-            Entry::Scalar { op, n, args, nodes } => {
+            Entry::Scalar(sc) => {
+                let ScalarOp { op, n, args, nodes } = *sc;
                 let nodes3 = [nodes[0], nodes[1], NONE];
                 if let V::Plain(Value::Prim(ap)) = a {
                     scalar_back(&mut adj, op, &args[..n as usize], &nodes3, ap)?;
@@ -423,7 +500,7 @@ pub(crate) fn sweep(
                 }
             }
             Entry::Partials { f32, d, nodes } => partials_back(st, &mut adj, f32, &d, &nodes, a)?,
-            Entry::General { op, args, nodes } => prim_back(st, &mut adj, op, &args, &nodes, a)?,
+            Entry::General(g) => prim_back(st, &mut adj, g.op, &g.args, &g.nodes, a)?,
             Entry::Map(m) => {
                 // One joint pass for this output and the map's earlier
                 // outputs (whose adjoints are complete: only later entries
@@ -462,7 +539,7 @@ pub(crate) fn sweep(
                     &a,
                 )?;
             }
-            Entry::Lin { op, nodes, .. } => lin_back(st, &mut adj, entries, &op, &nodes, a)?,
+            Entry::Lin(l) => lin_back(st, &mut adj, entries, &l.op, &l.nodes, a)?,
         }
     }
     let mut out = Vec::with_capacity(n_inputs);
@@ -490,23 +567,17 @@ fn partials_back(
             continue;
         }
         let slot = &mut adj.dense[n as usize];
-        match (&a, slot.as_mut()) {
-            (V::Plain(Value::Prim(PrimValue::F64(a))), None) if !f32 => {
-                *slot = Some(V::prim(PrimValue::F64(dk * a)));
+        match (&a, &mut *slot) {
+            (V::Plain(Value::Prim(PrimValue::F64(a))), Slot::Empty) if !f32 => {
+                *slot = Slot::F64(dk * a);
             }
-            (
-                V::Plain(Value::Prim(PrimValue::F64(a))),
-                Some(V::Plain(Value::Prim(PrimValue::F64(s)))),
-            ) if !f32 => {
+            (V::Plain(Value::Prim(PrimValue::F64(a))), Slot::F64(s)) if !f32 => {
                 *s += dk * a;
             }
-            (V::Plain(Value::Prim(PrimValue::F32(a))), None) if f32 => {
-                *slot = Some(V::prim(PrimValue::F32(dk as f32 * a)));
+            (V::Plain(Value::Prim(PrimValue::F32(a))), Slot::Empty) if f32 => {
+                *slot = Slot::F32(dk as f32 * a);
             }
-            (
-                V::Plain(Value::Prim(PrimValue::F32(a))),
-                Some(V::Plain(Value::Prim(PrimValue::F32(s)))),
-            ) if f32 => {
+            (V::Plain(Value::Prim(PrimValue::F32(a))), Slot::F32(s)) if f32 => {
                 *s += dk as f32 * a;
             }
             _ => {
@@ -533,11 +604,11 @@ fn scalar_back(
 ) -> Result<(), String> {
     let put = |adj: &mut Adj, node: u32, c: PrimValue| -> Result<(), String> {
         let slot = &mut adj.dense[node as usize];
-        *slot = Some(V::prim(match slot.take() {
+        *slot = Slot::of(V::prim(match slot.take() {
             None => c,
             Some(V::Plain(Value::Prim(s))) => rules::apply_plain(AdOp::Bin(BinOp::Add), &[s, c])?,
             Some(other) => {
-                *slot = Some(other);
+                *slot = Slot::of(other);
                 return Err("internal error: scalar adjoint of an array node".into());
             }
         }));
@@ -697,4 +768,16 @@ fn lin_back(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// Tape entries stay at 32 bytes (rare, large entries are boxed) and
+    /// adjoint slots at 16: one of each per recorded operation is the bulk
+    /// of reverse mode's memory.
+    #[test]
+    fn entry_size() {
+        assert!(std::mem::size_of::<super::Entry>() <= 32);
+        assert!(std::mem::size_of::<super::Slot>() <= 16);
+    }
 }
