@@ -730,35 +730,9 @@ impl<'a> Elab<'a> {
                 self.apply(fb, fv, avs, span)
             }
             ExprKind::Negate(x) => {
-                let v = self.elab_expr(fb, x, ctx)?;
-                let (a, t) = dyn_of(v, span)?;
-                let p = prim_of(&t, span)?;
-                if a.len() != 1 {
-                    return Err(err(span, "negation of a non-scalar"));
-                }
-                let r = fb.bind1(
-                    "neg",
-                    ir::Type::Prim(p),
-                    Exp::UnOp(ir::UnOp::Neg, a[0]),
-                    span,
-                );
-                Ok(SV::Dyn(vec![r], t))
+                self.scalar_unop(fb, x, ir::UnOp::Neg, "neg", "negation", ctx, span)
             }
-            ExprKind::Not(x) => {
-                let v = self.elab_expr(fb, x, ctx)?;
-                let (a, t) = dyn_of(v, span)?;
-                let p = prim_of(&t, span)?;
-                if a.len() != 1 {
-                    return Err(err(span, "! of a non-scalar"));
-                }
-                let r = fb.bind1(
-                    "not",
-                    ir::Type::Prim(p),
-                    Exp::UnOp(ir::UnOp::Not, a[0]),
-                    span,
-                );
-                Ok(SV::Dyn(vec![r], t))
-            }
+            ExprKind::Not(x) => self.scalar_unop(fb, x, ir::UnOp::Not, "not", "!", ctx, span),
             ExprKind::BinOp {
                 op,
                 op_res,
@@ -1065,6 +1039,30 @@ impl<'a> Elab<'a> {
             span,
         );
         Ok(SV::Dyn(vs.into_iter().map(Atom::Var).collect(), t))
+    }
+
+    /// Prefix `-x` / `!x`: one [`Exp::UnOp`] on a scalar operand, bound to a
+    /// fresh variable named after `hint`. `what` names the operator in the
+    /// error for a non-scalar operand.
+    #[allow(clippy::too_many_arguments)]
+    fn scalar_unop(
+        &mut self,
+        fb: &mut FunBuilder,
+        x: &'a Expr,
+        op: ir::UnOp,
+        hint: &str,
+        what: &str,
+        ctx: &Ctx<'a>,
+        span: Span,
+    ) -> R<SV<'a>> {
+        let v = self.elab_expr(fb, x, ctx)?;
+        let (a, t) = dyn_of(v, span)?;
+        let p = prim_of(&t, span)?;
+        if a.len() != 1 {
+            return Err(err(span, format!("{what} of a non-scalar")));
+        }
+        let r = fb.bind1(hint, ir::Type::Prim(p), Exp::UnOp(op, a[0]), span);
+        Ok(SV::Dyn(vec![r], t))
     }
 
     fn short_circuit(

@@ -753,46 +753,24 @@ pub(crate) fn call<'a>(
         if n == 1 {
             let x = scalar(&args[0], span)?;
             let p = fb.atom_ty(x).elem();
-            if let Some(from) = PrimType::from_name(f) {
-                let _ = from;
-                let r = fb.bind1(
-                    "cv",
-                    ir::Type::Prim(t),
-                    Exp::Conv(ConvOp::Convert(p, t), x),
-                    span,
-                );
-                return Ok(SV::Dyn(vec![r], STy::Prim(t)));
+            // `f64.i32 x`-style conversions, `to_i64`, and the bit casts: one
+            // `Conv` each (always bound, even when the types agree).
+            let u = uint_of_bits(t.bits());
+            let conv = if PrimType::from_name(f).is_some() {
+                Some(("cv", ConvOp::Convert(p, t), t))
+            } else {
+                match f {
+                    "to_i64" => Some(("cv", ConvOp::Convert(p, PrimType::I64), PrimType::I64)),
+                    "to_bits" => Some(("bits", ConvOp::BitCast(t, u), u)),
+                    "from_bits" => Some(("fbits", ConvOp::BitCast(u, t), t)),
+                    _ => None,
+                }
+            };
+            if let Some((hint, op, to)) = conv {
+                let r = fb.bind1(hint, ir::Type::Prim(to), Exp::Conv(op, x), span);
+                return Ok(SV::Dyn(vec![r], STy::Prim(to)));
             }
             match f {
-                "to_i64" => {
-                    let r = fb.bind1(
-                        "cv",
-                        ir::Type::Prim(PrimType::I64),
-                        Exp::Conv(ConvOp::Convert(p, PrimType::I64), x),
-                        span,
-                    );
-                    return Ok(SV::Dyn(vec![r], STy::Prim(PrimType::I64)));
-                }
-                "to_bits" => {
-                    let u = uint_of_bits(t.bits());
-                    let r = fb.bind1(
-                        "bits",
-                        ir::Type::Prim(u),
-                        Exp::Conv(ConvOp::BitCast(t, u), x),
-                        span,
-                    );
-                    return Ok(SV::Dyn(vec![r], STy::Prim(u)));
-                }
-                "from_bits" => {
-                    let u = uint_of_bits(t.bits());
-                    let r = fb.bind1(
-                        "fbits",
-                        ir::Type::Prim(t),
-                        Exp::Conv(ConvOp::BitCast(u, t), x),
-                        span,
-                    );
-                    return Ok(SV::Dyn(vec![r], STy::Prim(t)));
-                }
                 "to_f64" => {
                     let r = fb.conv(p, PrimType::F64, x, span);
                     return Ok(SV::Dyn(vec![r], STy::Prim(PrimType::F64)));
@@ -1164,12 +1142,10 @@ pub(crate) fn call<'a>(
         "unflatten" | "unflatten_3d" => {
             let k = if f == "unflatten" { 2 } else { 3 };
             let arr = args.pop().ok_or_else(|| err(span, "missing argument"))?;
+            // The result sizes come from the use site: the result type, or
+            // size hints from a coerced argument (`xs :> [a * b]t`).
             let mut dims = vec![];
-            if args.len() == k {
-                for a in &args {
-                    dims.push(scalar(a, span)?);
-                }
-            } else if let STy::Array { shape, .. } = &ret_ty {
+            if let STy::Array { shape, .. } = &ret_ty {
                 for (i, s) in shape.iter().take(k).enumerate() {
                     dims.push(el.size_atom(s, env).or(hints.get(i).copied()).ok_or_else(|| {
                         err(

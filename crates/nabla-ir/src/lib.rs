@@ -20,6 +20,8 @@ pub use nabla_prim::{BinOp, CmpOp, ConvOp, PrimType, PrimValue, TernOp, UnOp};
 pub use nabla_syntax::Span;
 
 mod print;
+#[cfg(test)]
+mod test_util;
 mod validate;
 pub mod visit;
 pub use print::print_program;

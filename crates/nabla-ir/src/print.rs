@@ -573,23 +573,10 @@ impl Printer<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{EntryPoint, Stm, Var};
+    use crate::test_util::{p, stm, v};
+    use crate::{EntryPoint, Var};
     use nabla_prim::PrimType;
     use nabla_syntax::Span;
-
-    fn p(v: u32, ty: Type) -> Param {
-        Param { var: Var(v), ty }
-    }
-    fn v(i: u32) -> Atom {
-        Atom::Var(Var(i))
-    }
-    fn stm(pat: Vec<Param>, exp: Exp) -> Stm {
-        Stm {
-            pat,
-            exp,
-            span: Span::default(),
-        }
-    }
 
     /// `scale x xs = map (\a -> a * x) xs`, plus a loop and an if.
     fn sample() -> Program {

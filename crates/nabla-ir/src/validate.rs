@@ -1031,24 +1031,12 @@ impl Cx<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{EntryPoint, FunId, Stm};
+    use crate::test_util::{p, stm, v};
+    use crate::{EntryPoint, FunId};
     use nabla_prim::{CmpOp, PrimValue};
 
-    fn p(v: u32, ty: Type) -> Param {
-        Param { var: Var(v), ty }
-    }
-    fn v(i: u32) -> Atom {
-        Atom::Var(Var(i))
-    }
     fn c64(x: f64) -> Atom {
         Atom::Const(PrimValue::F64(x))
-    }
-    fn stm(pat: Vec<Param>, exp: Exp) -> Stm {
-        Stm {
-            pat,
-            exp,
-            span: Span::default(),
-        }
     }
     const F64: Type = Type::Prim(PrimType::F64);
     const I64: Type = Type::Prim(PrimType::I64);

@@ -34,6 +34,16 @@ pub struct QualName {
     pub span: Span,
 }
 
+impl std::fmt::Display for QualName {
+    /// The name as written, qualifiers joined by dots: `f64.sqrt`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for q in &self.quals {
+            write!(f, "{q}.")?;
+        }
+        f.write_str(&self.name)
+    }
+}
+
 /// One parsed source file.
 #[derive(Clone, Debug)]
 pub struct Program {

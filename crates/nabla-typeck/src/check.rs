@@ -98,16 +98,6 @@ fn pat_name(p: &Pat) -> Option<&str> {
     }
 }
 
-fn qual_string(q: &QualName) -> String {
-    let mut s = String::new();
-    for x in &q.quals {
-        s.push_str(x);
-        s.push('.');
-    }
-    s.push_str(&q.name);
-    s
-}
-
 fn i64t() -> Type {
     Type::Prim(PrimType::I64)
 }
@@ -233,7 +223,7 @@ impl Checker {
                 Err(e) => diags.push(e),
             },
             Dec::Open(q, span) => {
-                let m = qual_string(q);
+                let m = q.to_string();
                 match sig::module_member_names(&m) {
                     Some(names) => {
                         for n in names {
@@ -278,26 +268,15 @@ impl Checker {
         let mark = self.tcx.vars.len();
         self.locals.clear();
         self.tparams.clear();
-        for tp in &vb.type_params {
-            match tp {
-                TypeParam::Size(i) => self.locals.push((i.name.clone(), LEntry::Size)),
-                TypeParam::Type(i, _) => self.tparams.push(i.name.clone()),
-            }
-        }
+        self.bind_type_params(&vb.type_params);
         let (ptys, ret_t) = self.check_params(&mut vb.params, &mut vb.ret)?;
         let bt = self.infer(&mut vb.body)?;
-        let result = match ret_t {
-            Some(rt) => {
-                self.unify_at(
-                    &rt,
-                    &bt,
-                    vb.body.span,
-                    "the definition's body does not have its declared type",
-                )?;
-                rt
-            }
-            None => bt,
-        };
+        let result = self.declared_or(
+            ret_t,
+            bt,
+            vb.body.span,
+            "the definition's body does not have its declared type",
+        )?;
         let ty = self.arrow_chain(&vb.params, ptys, result);
         let ty = self.close_def(mark, &ty)?;
         for p in vb.params.iter_mut() {
@@ -625,27 +604,40 @@ impl Checker {
                         .collect(),
                     unique: *unique,
                 },
-                Type::Record(fs) => {
-                    Type::Record(fs.iter().map(|(n, t)| (n.clone(), go(c, t))).collect())
-                }
-                Type::Sum(cs) => Type::Sum(
-                    cs.iter()
-                        .map(|(n, ts)| (n.clone(), ts.iter().map(|t| go(c, t)).collect()))
-                        .collect(),
-                ),
-                Type::Arrow {
-                    param_name,
-                    param,
-                    ret,
-                } => Type::Arrow {
-                    param_name: param_name.clone(),
-                    param: Box::new(go(c, param)),
-                    ret: Box::new(go(c, ret)),
-                },
-                t => t.clone(),
+                t => t.map_children(|t| go(c, t)),
             }
         }
         go(self, &self.tcx.zonk(t)).to_string()
+    }
+
+    /// Brings a definition's `[n]` size parameters into scope as local sizes
+    /// and its `'a` type parameters as rigid type parameters.
+    fn bind_type_params(&mut self, tps: &[TypeParam]) {
+        for tp in tps {
+            match tp {
+                TypeParam::Size(i) => self.locals.push((i.name.clone(), LEntry::Size)),
+                TypeParam::Type(i, _) => self.tparams.push(i.name.clone()),
+            }
+        }
+    }
+
+    /// The type of a body against an optional declared result type: with a
+    /// declaration, `body` must unify with it (mismatch reported at `span`
+    /// under `ctx`) and the declared type is the result; without, `body`.
+    fn declared_or(
+        &mut self,
+        declared: Option<Type>,
+        body: Type,
+        span: Span,
+        ctx: &str,
+    ) -> R<Type> {
+        match declared {
+            Some(rt) => {
+                self.unify_at(&rt, &body, span, ctx)?;
+                Ok(rt)
+            }
+            None => Ok(body),
+        }
     }
 
     /// Unifies `expected` with `found`, reporting a mismatch at `span`.
@@ -722,7 +714,7 @@ impl Checker {
                     )),
                 };
             }
-            return Err(err(q.span, format!("unknown name `{}`", qual_string(q))));
+            return Err(err(q.span, format!("unknown name `{q}`")));
         }
         match self.lookup(&q.name) {
             Some(Found::Local(t)) => Ok((Res::Local, t, vec![])),
@@ -818,7 +810,7 @@ impl Checker {
                             return Ok(Type::Prim(p));
                         }
                     }
-                    return Err(err(*span, format!("unknown type `{}`", qual_string(q))));
+                    return Err(err(*span, format!("unknown type `{q}`")));
                 }
                 if args.is_empty() && self.tparams.contains(&q.name) {
                     return Ok(Type::Param(q.name.clone()));
@@ -969,7 +961,8 @@ impl Checker {
         }
     }
 
-    /// Replaces every size in `t` with a fresh unknown size.
+    /// Replaces every size in `t` with a fresh unknown size. Function types
+    /// are left as they are.
     fn anon_sizes(&mut self, t: &Type) -> Type {
         match self.tcx.zonk(t) {
             Type::Array {
@@ -981,17 +974,8 @@ impl Checker {
                 let e = self.anon_sizes(&elem);
                 mk_array(e, shape, unique)
             }
-            Type::Record(fs) => Type::Record(
-                fs.iter()
-                    .map(|(n, t)| (n.clone(), self.anon_sizes(t)))
-                    .collect(),
-            ),
-            Type::Sum(cs) => Type::Sum(
-                cs.iter()
-                    .map(|(n, ts)| (n.clone(), ts.iter().map(|t| self.anon_sizes(t)).collect()))
-                    .collect(),
-            ),
-            t => t,
+            t @ Type::Arrow { .. } => t,
+            t => t.map_children(|c| self.anon_sizes(c)),
         }
     }
 
@@ -1262,14 +1246,14 @@ impl Checker {
 
     fn fname_of(e: &Expr) -> String {
         match &e.kind {
-            ExprKind::Var { name, .. } => format!("`{}`", qual_string(name)),
+            ExprKind::Var { name, .. } => format!("`{name}`"),
             ExprKind::Parens(x) => Self::fname_of(x),
             _ => "the function".to_string(),
         }
     }
 
     fn module_scope(&mut self, q: &QualName) -> R<usize> {
-        let m = qual_string(q);
+        let m = q.to_string();
         let names = sig::module_member_names(&m)
             .ok_or_else(|| err(q.span, format!("unknown module `{m}`")))?;
         let mark = self.locals.len();
@@ -1477,7 +1461,7 @@ impl Checker {
                 let (r, ft, inst) = self.resolve_name(op)?;
                 *op_res = Some(r);
                 *op_inst = inst;
-                let fname = format!("`{}`", qual_string(op));
+                let fname = format!("`{op}`");
                 let ft = self.apply_one(ft, lhs, 0, &fname)?;
                 self.apply_one(ft, rhs, 1, &fname)
             }
@@ -1500,7 +1484,7 @@ impl Checker {
                 let (r, ft, inst) = self.resolve_name(op)?;
                 *op_res = Some(r);
                 *op_inst = inst;
-                let fname = format!("`{}`", qual_string(op));
+                let fname = format!("`{op}`");
                 self.apply_one(ft, lhs, 0, &fname)
             }
             ExprKind::OpSectionRight {
@@ -1517,7 +1501,7 @@ impl Checker {
                     self.tcx.fresh(span),
                     self.tcx.fresh(span),
                 );
-                let fname = qual_string(op);
+                let fname = op.to_string();
                 self.unify_at(
                     &arrow(a.clone(), arrow(b.clone(), c.clone())),
                     &ft,
@@ -1555,18 +1539,12 @@ impl Checker {
                         None => None,
                     };
                     let bt = self.infer(body)?;
-                    let res = match rt {
-                        Some(rt) => {
-                            self.unify_at(
-                                &rt,
-                                &bt,
-                                body.span,
-                                "the lambda's body does not have its declared type",
-                            )?;
-                            rt
-                        }
-                        None => bt,
-                    };
+                    let res = self.declared_or(
+                        rt,
+                        bt,
+                        body.span,
+                        "the lambda's body does not have its declared type",
+                    )?;
                     Ok(self.arrow_chain(params, ptys, res))
                 })();
                 self.locals.truncate(mark);
@@ -1615,36 +1593,22 @@ impl Checker {
                 let tmark = self.tparams.len();
                 let saved_imp = self.implicit_sizes.take();
                 let r = (|| {
-                    for tp in type_params.iter() {
-                        match tp {
-                            TypeParam::Size(i) => self.locals.push((i.name.clone(), LEntry::Size)),
-                            TypeParam::Type(i, _) => self.tparams.push(i.name.clone()),
-                        }
-                    }
+                    self.bind_type_params(type_params);
                     let (ptys, rt) = self.check_params(params, ret)?;
                     let bt = self.infer(value)?;
-                    let res = match rt {
-                        Some(rt) => {
-                            self.unify_at(
-                                &rt,
-                                &bt,
-                                value.span,
-                                "the function's body does not have its declared type",
-                            )?;
-                            rt
-                        }
-                        None => bt,
-                    };
+                    let res = self.declared_or(
+                        rt,
+                        bt,
+                        value.span,
+                        "the function's body does not have its declared type",
+                    )?;
                     Ok(self.arrow_chain(params, ptys, res))
                 })();
                 self.locals.truncate(mark);
                 self.tparams.truncate(tmark);
                 self.implicit_sizes = saved_imp;
                 let ft = r?;
-                let has_tparams = type_params.iter().any(|p| matches!(p, TypeParam::Type(..)));
-                let entry = if has_tparams
-                    || type_params.iter().any(|p| matches!(p, TypeParam::Size(..)))
-                {
+                let entry = if !type_params.is_empty() {
                     let z = self.tcx.zonk(&ft);
                     let mut s = Scheme::from_type(z, &[]);
                     // Only the declared type parameters are generalised.
@@ -1924,25 +1888,6 @@ fn subst_vars_unit(t: &Type) -> Type {
             shape,
             unique,
         } => mk_array(subst_vars_unit(elem), shape.clone(), *unique),
-        Type::Record(fs) => Type::Record(
-            fs.iter()
-                .map(|(n, t)| (n.clone(), subst_vars_unit(t)))
-                .collect(),
-        ),
-        Type::Sum(cs) => Type::Sum(
-            cs.iter()
-                .map(|(n, ts)| (n.clone(), ts.iter().map(subst_vars_unit).collect()))
-                .collect(),
-        ),
-        Type::Arrow {
-            param_name,
-            param,
-            ret,
-        } => Type::Arrow {
-            param_name: param_name.clone(),
-            param: Box::new(subst_vars_unit(param)),
-            ret: Box::new(subst_vars_unit(ret)),
-        },
-        t => t.clone(),
+        t => t.map_children(subst_vars_unit),
     }
 }

@@ -14,16 +14,6 @@
 
 use crate::ast::*;
 
-fn qual(q: &QualName) -> String {
-    let mut s = String::new();
-    for x in &q.quals {
-        s.push_str(x);
-        s.push('.');
-    }
-    s.push_str(&q.name);
-    s
-}
-
 /// Renders a literal.
 pub fn lit(l: &Literal) -> String {
     match l {
@@ -87,13 +77,13 @@ pub fn ty(t: &TypeExp) -> String {
         TypeExp::Prim(p, _) => p.to_string(),
         TypeExp::Named(q, args, _) => {
             if args.is_empty() {
-                qual(q)
+                q.to_string()
             } else {
                 let a = list(args, |a| match a {
                     TypeArg::Size(d) => size(d),
                     TypeArg::Type(t) => ty(t),
                 });
-                format!("({} {a})", qual(q))
+                format!("({q} {a})")
             }
         }
         TypeExp::Tuple(ts, _) => format!("(tuple {})", list(ts, ty)).replace("(tuple )", "()"),
@@ -164,7 +154,7 @@ pub fn pat(p: &Pat) -> String {
 pub fn expr(e: &Expr) -> String {
     match &e.kind {
         ExprKind::Lit(l) => lit(l),
-        ExprKind::Var { name, .. } => qual(name),
+        ExprKind::Var { name, .. } => name.to_string(),
         ExprKind::Parens(e) => format!("(paren {})", expr(e)),
         ExprKind::Tuple(es) => format!("(tuple {})", list(es, expr)).replace("(tuple )", "()"),
         ExprKind::Record(fs) => format!(
@@ -197,12 +187,12 @@ pub fn expr(e: &Expr) -> String {
         ExprKind::Negate(e) => format!("(neg {})", expr(e)),
         ExprKind::Not(e) => format!("(not {})", expr(e)),
         ExprKind::BinOp { op, lhs, rhs, .. } => {
-            format!("({} {} {})", qual(op), expr(lhs), expr(rhs))
+            format!("({} {} {})", op, expr(lhs), expr(rhs))
         }
-        ExprKind::OpSection { op, .. } => format!("(section {})", qual(op)),
-        ExprKind::OpSectionLeft { op, lhs, .. } => format!("(lsection {} {})", qual(op), expr(lhs)),
+        ExprKind::OpSection { op, .. } => format!("(section {})", op),
+        ExprKind::OpSectionLeft { op, lhs, .. } => format!("(lsection {} {})", op, expr(lhs)),
         ExprKind::OpSectionRight { op, rhs, .. } => {
-            format!("(rsection {} {})", qual(op), expr(rhs))
+            format!("(rsection {} {})", op, expr(rhs))
         }
         ExprKind::ProjSection(fs) => format!("(proj {})", list(fs, |f| f.name.clone())),
         ExprKind::Lambda { params, ret, body } => format!(
@@ -305,7 +295,7 @@ pub fn expr(e: &Expr) -> String {
                 format!("(#{} {})", c.name, list(es, expr))
             }
         }
-        ExprKind::LocalOpen(m, e) => format!("(open {} {})", qual(m), expr(e)),
+        ExprKind::LocalOpen(m, e) => format!("(open {} {})", m, expr(e)),
         ExprKind::Attr(a, e) => format!("(attr {} {})", a.text, expr(e)),
     }
 }

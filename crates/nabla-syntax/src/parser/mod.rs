@@ -122,41 +122,33 @@ fn parse_program_tokens(
 /// Parses a single expression (the whole text must be one expression).
 /// Handy for tests and for a REPL.
 pub fn parse_expr_text(text: &str, file: FileId) -> Result<Expr, Vec<Diagnostic>> {
-    with_big_stack(|| parse_expr_tokens(text, file))
-}
-
-fn parse_expr_tokens(text: &str, file: FileId) -> Result<Expr, Vec<Diagnostic>> {
-    let toks = lex(text, file)?;
-    let mut id = 0;
-    let mut p = Parser::new(toks, &mut id);
-    let r = p.expr().and_then(|e| p.expect_eof().map(|_| e));
-    r.map_err(|e| vec![e])
+    parse_whole(text, file, |p| p.expr())
 }
 
 /// Parses a single type expression (the whole text must be one type).
 pub fn parse_type_text(text: &str, file: FileId) -> Result<TypeExp, Vec<Diagnostic>> {
-    with_big_stack(|| parse_type_tokens(text, file))
-}
-
-fn parse_type_tokens(text: &str, file: FileId) -> Result<TypeExp, Vec<Diagnostic>> {
-    let toks = lex(text, file)?;
-    let mut id = 0;
-    let mut p = Parser::new(toks, &mut id);
-    let r = p.ty().and_then(|t| p.expect_eof().map(|_| t));
-    r.map_err(|e| vec![e])
+    parse_whole(text, file, |p| p.ty())
 }
 
 /// Parses a single pattern (the whole text must be one pattern).
 pub fn parse_pat_text(text: &str, file: FileId) -> Result<Pat, Vec<Diagnostic>> {
-    with_big_stack(|| parse_pat_tokens(text, file))
+    parse_whole(text, file, |p| p.pat())
 }
 
-fn parse_pat_tokens(text: &str, file: FileId) -> Result<Pat, Vec<Diagnostic>> {
-    let toks = lex(text, file)?;
-    let mut id = 0;
-    let mut p = Parser::new(toks, &mut id);
-    let r = p.pat().and_then(|t| p.expect_eof().map(|_| t));
-    r.map_err(|e| vec![e])
+/// Lexes `text` and parses it with `item` (on a large stack), which must
+/// consume every token.
+fn parse_whole<T: Send>(
+    text: &str,
+    file: FileId,
+    item: fn(&mut Parser<'_>) -> PResult<T>,
+) -> Result<T, Vec<Diagnostic>> {
+    with_big_stack(|| {
+        let toks = lex(text, file)?;
+        let mut id = 0;
+        let mut p = Parser::new(toks, &mut id);
+        let r = item(&mut p).and_then(|x| p.expect_eof().map(|_| x));
+        r.map_err(|e| vec![e])
+    })
 }
 
 /// Stack size for the parsing thread: enough for [`MAX_DEPTH`] levels of the
