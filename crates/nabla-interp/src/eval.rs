@@ -39,6 +39,40 @@ pub(crate) fn err<T>(msg: impl Into<String>) -> Res<T> {
     Err(Box::new(RuntimeError::new(msg)))
 }
 
+/// `AssertEqSizes`: all of `ns` equal, else the size error naming `msg` and the sizes.
+pub(crate) fn check_eq_sizes(ns: &[i64], msg: &str) -> Res<()> {
+    if ns.windows(2).any(|w| w[0] != w[1]) {
+        let shown: Vec<String> = ns.iter().map(|n| n.to_string()).collect();
+        return err(format!(
+            "size error: {msg} (sizes {} differ)",
+            shown.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// `Assert`: fails with `msg` (or a generic message when it is empty) unless `ok`.
+pub(crate) fn check_assert(ok: bool, msg: &str) -> Res<()> {
+    if ok {
+        Ok(())
+    } else if msg.is_empty() {
+        err("assertion failed")
+    } else {
+        err(msg)
+    }
+}
+
+/// The parameters of a SOAC's lambda (none for `scatter`), whose slots die with the SOAC.
+pub(crate) fn soac_lambda_params(soac: &Soac) -> &[Param] {
+    match soac {
+        Soac::Map { lam, .. }
+        | Soac::Reduce { lam, .. }
+        | Soac::Scan { lam, .. }
+        | Soac::Hist { lam, .. } => &lam.params,
+        Soac::Scatter { .. } => &[],
+    }
+}
+
 /// One size to bind or check when a function is entered: dimension `dim` of
 /// parameter `param` must equal `size`.
 #[derive(Clone, Copy, Debug)]
@@ -748,24 +782,9 @@ impl<'p> Interp<'p> {
                     .iter()
                     .map(|a| self.int(s, a))
                     .collect::<Res<Vec<_>>>()?;
-                if ns.windows(2).any(|w| w[0] != w[1]) {
-                    let shown: Vec<String> = ns.iter().map(|n| n.to_string()).collect();
-                    return err(format!(
-                        "size error: {msg} (sizes {} differ)",
-                        shown.join(", ")
-                    ));
-                }
-                Ok(())
+                check_eq_sizes(&ns, msg)
             }
-            Exp::Assert(c, msg) => {
-                if self.bool(s, c)? {
-                    Ok(())
-                } else if msg.is_empty() {
-                    err("assertion failed")
-                } else {
-                    err(msg.clone())
-                }
-            }
+            Exp::Assert(c, msg) => check_assert(self.bool(s, c)?, msg),
             Exp::Soac(soac) => {
                 if let Soac::Hist { dest, .. } | Soac::Scatter { dest, .. } = soac {
                     if dest.iter().any(|d| self.is_shared(s, *d)) {
@@ -776,14 +795,7 @@ impl<'p> Interp<'p> {
                     stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.exec_soac(s, pat, soac));
                 // Drop the row views the lambda parameters still hold, so that
                 // a later in-place update of an input array need not copy it.
-                let lam = match soac {
-                    Soac::Map { lam, .. }
-                    | Soac::Reduce { lam, .. }
-                    | Soac::Scan { lam, .. }
-                    | Soac::Hist { lam, .. } => Some(lam),
-                    Soac::Scatter { .. } => None,
-                };
-                for p in lam.map_or(&[][..], |l| &l.params[..]) {
+                for p in soac_lambda_params(soac) {
                     if let Some(slot) = s.get_mut(p.var.0 as usize) {
                         *slot = DEAD;
                     }
@@ -1247,7 +1259,15 @@ impl<'p> Interp<'p> {
         }
     }
 
-    fn check_op_lambda(&self, lam: &Lambda, k: usize, n_arrs: usize, what: &str) -> Res<()> {
+    /// An associative operator over `k` neutral elements and `n_arrs` arrays has
+    /// `2k` parameters and `k` results.
+    pub(crate) fn check_op_lambda(
+        &self,
+        lam: &Lambda,
+        k: usize,
+        n_arrs: usize,
+        what: &str,
+    ) -> Res<()> {
         if lam.params.len() != 2 * k || n_arrs != k || lam.body.result.len() != k {
             return err(format!(
                 "internal error: {what}: operator with {} parameters and {} results for {} neutral elements and {} arrays",

@@ -74,6 +74,28 @@ fn bits(vs: &[Value], signless: bool) -> Vec<u64> {
         .collect()
 }
 
+/// Runs entry `{name}_b` (bulk path) and `{name}_g` (element by element) of
+/// `p` on `args` and asserts bit-identical results (sign of zero ignored for
+/// names starting with `n`); returns the bulk results.
+fn assert_bulk_matches_generic(
+    p: &nabla_ir::Program,
+    name: &str,
+    args: Vec<Value>,
+    xs: &[f64],
+) -> Vec<Value> {
+    let b = run_entry(p, &format!("{name}_b"), args.clone())
+        .unwrap_or_else(|e| panic!("{name}_b: {}", e.message));
+    let g = run_entry(p, &format!("{name}_g"), args)
+        .unwrap_or_else(|e| panic!("{name}_g: {}", e.message));
+    let signless = name.starts_with('n');
+    assert_eq!(
+        bits(&b, signless),
+        bits(&g, signless),
+        "{name} on {xs:?}: bulk {b:?} vs element by element {g:?}"
+    );
+    b
+}
+
 #[test]
 fn bulk_rules_match_the_elementwise_path() {
     let p = front::compile(SRC);
@@ -101,16 +123,7 @@ fn bulk_rules_match_the_elementwise_path() {
                 "vprod" | "vsum" | "vmin" | "vmax" | "nprod" => vec![arr(xs)],
                 _ => vec![arr(xs), arr(&ts)],
             };
-            let b = run_entry(&p, &format!("{name}_b"), args.clone())
-                .unwrap_or_else(|e| panic!("{name}_b: {}", e.message));
-            let g = run_entry(&p, &format!("{name}_g"), args)
-                .unwrap_or_else(|e| panic!("{name}_g: {}", e.message));
-            let signless = name.starts_with('n');
-            assert_eq!(
-                bits(&b, signless),
-                bits(&g, signless),
-                "{name} on {xs:?}: bulk {b:?} vs element by element {g:?}"
-            );
+            assert_bulk_matches_generic(&p, name, args, xs);
             checked += 1;
         }
     }
@@ -199,17 +212,8 @@ fn forward_bulk_map_matches_the_elementwise_path() {
                 "n1" => vec![arr(xs), arr(&ys)],
                 _ => vec![arr(xs), arr(&ys), arr(&tx)],
             };
-            let b = run_entry(&p, &format!("{name}_b"), args.clone())
-                .unwrap_or_else(|e| panic!("{name}_b: {}", e.message));
-            let g = run_entry(&p, &format!("{name}_g"), args)
-                .unwrap_or_else(|e| panic!("{name}_g: {}", e.message));
+            let b = assert_bulk_matches_generic(&p, name, args, xs);
             assert!(!b.is_empty());
-            let signless = name.starts_with('n');
-            assert_eq!(
-                bits(&b, signless),
-                bits(&g, signless),
-                "{name} on {xs:?}: bulk {b:?} vs element by element {g:?}"
-            );
             checked += 1;
         }
     }

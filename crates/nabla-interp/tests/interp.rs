@@ -1137,40 +1137,8 @@ fn reduce_and_scan_with_tuples() {
 fn reduce_over_rows() {
     // reduce (map2 (+)) [0,0] m: a vector-valued reduction (general path).
     let mut vs = Vars::new();
-    let (m, zero, out, a, b, s, x, y, z) = (
-        vs.v("m"),
-        vs.v("zero"),
-        vs.v("out"),
-        vs.v("a"),
-        vs.v("b"),
-        vs.v("s"),
-        vs.v("x"),
-        vs.v("y"),
-        vs.v("z"),
-    );
-    let vadd = lam(
-        vec![param(a, arr1(I64)), param(b, arr1(I64))],
-        body(
-            vec![st(
-                &[(s, arr1(I64))],
-                Exp::Soac(Soac::Map {
-                    w: i64c(2),
-                    lam: lam(
-                        vec![param(x, t(I64)), param(y, t(I64))],
-                        body(
-                            vec![st(&[(z, t(I64))], Exp::BinOp(BinOp::Add, av(x), av(y)), 5)],
-                            vec![av(z)],
-                        ),
-                        vec![t(I64)],
-                    ),
-                    arrs: vec![a, b],
-                }),
-                4,
-            )],
-            vec![av(s)],
-        ),
-        vec![arr1(I64)],
-    );
+    let (m, zero, out) = (vs.v("m"), vs.v("zero"), vs.v("out"));
+    let vadd = rowwise_binop_lam(&mut vs, BinOp::Add, I64, 2);
     let stms = vec![
         st(&[(zero, arr1(I64))], Exp::Replicate(i64c(2), i64c(0)), 1),
         st(
@@ -1227,43 +1195,10 @@ fn hist_ignores_out_of_bounds() {
 
 #[test]
 fn hist_with_general_operator_and_rows() {
-    // reduce_by_index over rows of length 2 with a max-by-first-component operator written as a map.
+    // reduce_by_index over rows of length 2 with an elementwise max operator written as a map.
     let mut vs = Vars::new();
-    let (is, vals, dest, out, a, b, s, x, y, z) = (
-        vs.v("is"),
-        vs.v("vals"),
-        vs.v("dest"),
-        vs.v("out"),
-        vs.v("a"),
-        vs.v("b"),
-        vs.v("s"),
-        vs.v("x"),
-        vs.v("y"),
-        vs.v("z"),
-    );
-    let vmax = lam(
-        vec![param(a, arr1(I64)), param(b, arr1(I64))],
-        body(
-            vec![st(
-                &[(s, arr1(I64))],
-                Exp::Soac(Soac::Map {
-                    w: i64c(2),
-                    lam: lam(
-                        vec![param(x, t(I64)), param(y, t(I64))],
-                        body(
-                            vec![st(&[(z, t(I64))], Exp::BinOp(BinOp::Max, av(x), av(y)), 5)],
-                            vec![av(z)],
-                        ),
-                        vec![t(I64)],
-                    ),
-                    arrs: vec![a, b],
-                }),
-                4,
-            )],
-            vec![av(s)],
-        ),
-        vec![arr1(I64)],
-    );
+    let (is, vals, dest, out) = (vs.v("is"), vs.v("vals"), vs.v("dest"), vs.v("out"));
+    let vmax = rowwise_binop_lam(&mut vs, BinOp::Max, I64, 2);
     let row0 = vs.v("row0");
     let stms = vec![
         st(&[(row0, arr1(I64))], Exp::Replicate(i64c(2), i64c(0)), 1),

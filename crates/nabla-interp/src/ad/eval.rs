@@ -19,7 +19,10 @@ use super::tape::{self, Entry, Tape};
 use super::value::V;
 use super::{Level, MAX_AD_DEPTH};
 use crate::array::{self, int_of, int_to, Ix};
-use crate::eval::{err, Interp, Res, SizeBind, DEAD, RED_ZONE, STACK_SEGMENT};
+use crate::eval::{
+    check_assert, check_eq_sizes, err, soac_lambda_params, Interp, Res, SizeBind, DEAD, RED_ZONE,
+    STACK_SEGMENT,
+};
 use crate::scalar;
 use crate::RuntimeError;
 use nabla_ir::{Atom, Body, DimIndex, Exp, FunId, Lambda, LoopForm, Param, Soac, Stm, Var};
@@ -581,35 +584,13 @@ impl<'p> Interp<'p> {
                     .iter()
                     .map(|a| self.ad_int(s, ad, a))
                     .collect::<Res<Vec<_>>>()?;
-                if ns.windows(2).any(|w| w[0] != w[1]) {
-                    let shown: Vec<String> = ns.iter().map(|n| n.to_string()).collect();
-                    return err(format!(
-                        "size error: {msg} (sizes {} differ)",
-                        shown.join(", ")
-                    ));
-                }
-                Ok(())
+                check_eq_sizes(&ns, msg)
             }
-            Exp::Assert(c, msg) => {
-                if self.ad_bool(s, ad, c)? {
-                    Ok(())
-                } else if msg.is_empty() {
-                    err("assertion failed")
-                } else {
-                    err(msg.clone())
-                }
-            }
+            Exp::Assert(c, msg) => check_assert(self.ad_bool(s, ad, c)?, msg),
             Exp::Soac(soac) => {
                 let r =
                     stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.ad_soac(s, ad, pat, soac));
-                let lam = match soac {
-                    Soac::Map { lam, .. }
-                    | Soac::Reduce { lam, .. }
-                    | Soac::Scan { lam, .. }
-                    | Soac::Hist { lam, .. } => Some(lam),
-                    Soac::Scatter { .. } => None,
-                };
-                for p in lam.map_or(&[][..], |l| &l.params[..]) {
+                for p in soac_lambda_params(soac) {
                     let i = p.var.0 as usize;
                     if i < s.len() {
                         s[i] = DEAD;
@@ -996,15 +977,6 @@ impl<'p> Interp<'p> {
             .collect()
     }
 
-    fn check_op(&self, lam: &Lambda, k: usize, n: usize, what: &str) -> Res<()> {
-        if lam.params.len() != 2 * k || n != k || lam.body.result.len() != k {
-            return err(format!(
-                "internal error: {what}: operator of the wrong arity"
-            ));
-        }
-        Ok(())
-    }
-
     fn ad_soac(
         &mut self,
         s: &mut [Value],
@@ -1053,7 +1025,7 @@ impl<'p> Interp<'p> {
             } => {
                 let w = self.ad_size(s, ad, w, "reduce")?;
                 let inputs = self.ad_inputs(s, ad, arrs, w, "reduce")?;
-                self.check_op(lam, neutral.len(), inputs.len(), "reduce")?;
+                self.check_op_lambda(lam, neutral.len(), inputs.len(), "reduce")?;
                 let mut acc = neutral
                     .iter()
                     .map(|a| self.ad_get(s, ad, a))
@@ -1076,7 +1048,7 @@ impl<'p> Interp<'p> {
             } => {
                 let w = self.ad_size(s, ad, w, "scan")?;
                 let inputs = self.ad_inputs(s, ad, arrs, w, "scan")?;
-                self.check_op(lam, neutral.len(), inputs.len(), "scan")?;
+                self.check_op_lambda(lam, neutral.len(), inputs.len(), "scan")?;
                 let mut acc = neutral
                     .iter()
                     .map(|a| self.ad_get(s, ad, a))
@@ -1110,7 +1082,7 @@ impl<'p> Interp<'p> {
                     Some(x) if x.len() == w => x.to_vec(),
                     _ => return err("internal error: reduce_by_index indices must be a one-dimensional i64 array of the width"),
                 };
-                self.check_op(lam, dest.len(), inputs.len(), "reduce_by_index")?;
+                self.check_op_lambda(lam, dest.len(), inputs.len(), "reduce_by_index")?;
                 let mut dsts = Vec::with_capacity(dest.len());
                 for d in dest {
                     dsts.push(self.ad_take(s, ad, *d)?);

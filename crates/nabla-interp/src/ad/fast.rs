@@ -112,71 +112,46 @@ pub(crate) trait Fl:
     fn wrap(self) -> PrimValue;
 }
 
-impl Fl for f64 {
-    const ZERO: f64 = 0.0;
-    const ONE: f64 = 1.0;
-    const TWO: f64 = 2.0;
-    #[inline(always)]
-    fn sin(self) -> f64 {
-        f64::sin(self)
-    }
-    #[inline(always)]
-    fn cos(self) -> f64 {
-        f64::cos(self)
-    }
-    #[inline(always)]
-    fn of(p: PrimValue) -> Option<f64> {
-        match p {
-            PrimValue::F64(x) => Some(x),
-            _ => None,
+/// `Fl` for a native float type `$t` boxed as `PrimValue::$k`.
+macro_rules! impl_fl {
+    ($t:ty, $k:ident) => {
+        impl Fl for $t {
+            const ZERO: $t = 0.0;
+            const ONE: $t = 1.0;
+            const TWO: $t = 2.0;
+            #[inline(always)]
+            fn sin(self) -> $t {
+                <$t>::sin(self)
+            }
+            #[inline(always)]
+            fn cos(self) -> $t {
+                <$t>::cos(self)
+            }
+            #[inline(always)]
+            fn of(p: PrimValue) -> Option<$t> {
+                match p {
+                    PrimValue::$k(x) => Some(x),
+                    _ => None,
+                }
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn from_f64(x: f64) -> $t {
+                x as $t
+            }
+            #[inline(always)]
+            fn wrap(self) -> PrimValue {
+                PrimValue::$k(self)
+            }
         }
-    }
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        self
-    }
-    #[inline(always)]
-    fn from_f64(x: f64) -> f64 {
-        x
-    }
-    #[inline(always)]
-    fn wrap(self) -> PrimValue {
-        PrimValue::F64(self)
-    }
+    };
 }
 
-impl Fl for f32 {
-    const ZERO: f32 = 0.0;
-    const ONE: f32 = 1.0;
-    const TWO: f32 = 2.0;
-    #[inline(always)]
-    fn sin(self) -> f32 {
-        f32::sin(self)
-    }
-    #[inline(always)]
-    fn cos(self) -> f32 {
-        f32::cos(self)
-    }
-    #[inline(always)]
-    fn of(p: PrimValue) -> Option<f32> {
-        match p {
-            PrimValue::F32(x) => Some(x),
-            _ => None,
-        }
-    }
-    #[inline(always)]
-    fn to_f64(self) -> f64 {
-        self as f64
-    }
-    #[inline(always)]
-    fn from_f64(x: f64) -> f32 {
-        x as f32
-    }
-    #[inline(always)]
-    fn wrap(self) -> PrimValue {
-        PrimValue::F32(self)
-    }
-}
+impl_fl!(f64, F64);
+impl_fl!(f32, F32);
 
 /// The partial derivatives of a unary or binary float operation at operands
 /// `x` with primal result `r`, for the commonest operators (`None`: use the

@@ -140,6 +140,28 @@ pub fn binop_lam(vs: &mut Vars, op: BinOp, p: PrimType) -> Lambda {
     )
 }
 
+/// `\a b -> map2 (\x y -> x op y) a b` over rows of `w` scalars of type `p`, with fresh variables.
+pub fn rowwise_binop_lam(vs: &mut Vars, op: BinOp, p: PrimType, w: i64) -> Lambda {
+    let (a, b, r) = (vs.v("a"), vs.v("b"), vs.v("r"));
+    let elementwise = binop_lam(vs, op, p);
+    lam(
+        vec![param(a, arr1(p)), param(b, arr1(p))],
+        body(
+            vec![st(
+                &[(r, arr1(p))],
+                Exp::Soac(Soac::Map {
+                    w: i64c(w),
+                    lam: elementwise,
+                    arrs: vec![a, b],
+                }),
+                91,
+            )],
+            vec![av(r)],
+        ),
+        vec![arr1(p)],
+    )
+}
+
 /// The programs of the two benchmarks, built by hand.
 pub mod benchprogs {
     use super::*;
