@@ -1,7 +1,8 @@
 //! The bulk AD rules (`reduce` with `+`, `*`, `min`, `max`; `map` of float
 //! scalar operations) against the element-by-element path: each entry
 //! point comes in two formulations, one the bulk rules recognise and one
-//! they do not (a two-operand `reduce`, a `map` over an index array), and
+//! they do not (a two-operand `reduce`, a `map` whose lambda computes an
+//! index with `length`, a statement the bulk rules do not compile), and
 //! both must give bit-identical primals, tangents and adjoints — including
 //! zeros in products, ties and NaNs in `min`/`max`, and a `vjp` whose seed
 //! is itself a `jvp` tangent (the nested sweep, up to the sign of zeros).
@@ -26,7 +27,7 @@ def mapb (xs: []f64) (ys: []f64) =
   let (us, vs) = unzip (map2 (\a b -> let c = a * b in (f64.sin c + a, c / b - 2)) xs ys)
   in sumb us * 2 + sumb vs
 def mapg (xs: []f64) (ys: []f64) =
-  let (us, vs) = unzip (map2 (\a i -> let b = ys[i] let c = a * b in (f64.sin c + a, c / b - 2)) xs (indices xs))
+  let (us, vs) = unzip (map2 (\a i -> let b = ys[i % length ys] let c = a * b in (f64.sin c + a, c / b - 2)) xs (indices xs))
   in sumg us * 2 + sumg vs
 
 entry vprod_b (xs: []f64) = vjp prodb xs 1
@@ -54,7 +55,7 @@ entry nprod_g (xs: []f64) = jvp (\s -> vjp prodg xs s) 2 1
 entry hprod_b (xs: []f64) (ts: []f64) = jvp (\p -> vjp prodb p 1) xs ts
 entry hprod_g (xs: []f64) (ts: []f64) = jvp (\p -> vjp prodg p 1) xs ts
 entry dot_b (xs: []f64) (ys: []f64) = vjp (\(a, b) -> sumb (map2 (*) a b)) (xs, ys) 1
-entry dot_g (xs: []f64) (ys: []f64) = vjp (\(a, b) -> sumg (map2 (\x i -> x * b[i]) a (indices a))) (xs, ys) 1
+entry dot_g (xs: []f64) (ys: []f64) = vjp (\(a, b) -> sumg (map2 (\x i -> x * b[i % length b]) a (indices a))) (xs, ys) 1
 "#;
 
 fn arr(xs: &[f64]) -> Value {
@@ -151,7 +152,7 @@ def sumg (xs: []f64) = (reduce (\(a, b) (c, d) -> (a + c, b * d)) (0, 1) (zip xs
 def m1b (xs: []f64) (ys: []f64) =
   unzip3 (map2 (\a b -> let c = a * b in (f64.sin c + a, c / b - 2, f64.sqrt (a * a) * 0)) xs ys)
 def m1g (xs: []f64) (ys: []f64) =
-  unzip3 (map2 (\a i -> let b = ys[i] let c = a * b in (f64.sin c + a, c / b - 2, f64.sqrt (a * a) * 0)) xs (indices xs))
+  unzip3 (map2 (\a i -> let b = ys[i % length ys] let c = a * b in (f64.sin c + a, c / b - 2, f64.sqrt (a * a) * 0)) xs (indices xs))
 
 -- An output that depends on no tangent, a parameter passed through, a constant.
 def m2b (xs: []f64) (cs: []f64) = unzip3 (map2 (\a c -> (c * 2 - 1, a, 3.5)) xs cs)
@@ -231,4 +232,93 @@ fn forward_bulk_map_values() {
         v => panic!("{v:?}"),
     };
     assert_eq!(t, 2.0 * 1.0f64.cos() + 1.0);
+}
+
+/// Reverse-mode bulk `map` with reads of free arrays at computed indices
+/// and `if`s (the GMM `qtimes` pattern) against the element-by-element
+/// path: the `_g` formulations compute an index with `length`, which the
+/// bulk rules do not compile.
+const REV: &str = r#"
+-- The index of (row j, column i) of a strictly lower triangle is written out
+-- (the test front end does not inline functions).
+def qb [d] (lk: []f64) (y: [d]f64) : [d]f64 =
+  map (\j -> f64.sum (map (\i -> if i < j then lk[i * (d - 1) - i * (i - 1) / 2 + (j - i - 1)] * y[i] else 0.0) (iota d))) (iota d)
+def qg [d] (lk: []f64) (y: [d]f64) : [d]f64 =
+  map (\j -> f64.sum (map (\i -> if i < j then lk[(i * (d - 1) - i * (i - 1) / 2 + (j - i - 1)) % length lk] * y[i] else 0.0) (iota d))) (iota d)
+
+-- Several results, a nested if, an if result used again, a plain free array,
+-- a tracked parameter, the same free array read twice per element.
+def mb [n] (xs: [n]f64) (ys: [n]f64) (cs: [n]f64) : ([n]f64, [n]f64) =
+  unzip (map2 (\x i ->
+    let (u, v) = if x > 0 then (if i % 2 == 0 then (x * ys[i], ys[n - 1 - i]) else (cs[i] * x, 1.0))
+                 else (ys[0] * ys[i], f64.exp x)
+    in (u * v + u, v)) xs (iota n))
+def mg [n] (xs: [n]f64) (ys: [n]f64) (cs: [n]f64) : ([n]f64, [n]f64) =
+  unzip (map2 (\x i ->
+    let (u, v) = if x > 0 then (if i % 2 == 0 then (x * ys[i % length ys], ys[n - 1 - i]) else (cs[i] * x, 1.0))
+                 else (ys[0] * ys[i], f64.exp x)
+    in (u * v + u, v)) xs (iota n))
+
+def sq (v: []f64) = f64.sum (map (\x -> x * x) v)
+
+entry vq_b (lk: []f64) (y: []f64) = vjp (\(a, b) -> sq (qb a b)) (lk, y) 1
+entry vq_g (lk: []f64) (y: []f64) = vjp (\(a, b) -> sq (qg a b)) (lk, y) 1
+entry vm_b (xs: []f64) (ys: []f64) (cs: []f64) = vjp2 (\(a, b) -> mb a b cs) (xs, ys) (map (+ 0.5) xs, map (* 2) ys)
+entry vm_g (xs: []f64) (ys: []f64) (cs: []f64) = vjp2 (\(a, b) -> mg a b cs) (xs, ys) (map (+ 0.5) xs, map (* 2) ys)
+entry nm_b (xs: []f64) (ys: []f64) (cs: []f64) = jvp (\s -> vjp (\(a, b) -> sq (mb a b cs).0) (xs, ys) s) 1.5 0.5
+entry nm_g (xs: []f64) (ys: []f64) (cs: []f64) = jvp (\s -> vjp (\(a, b) -> sq (mg a b cs).0) (xs, ys) s) 1.5 0.5
+
+-- Out of bounds: the generic path's located error.
+entry oob (xs: []f64) = vjp (\a -> sq (map (\i -> a[i + 1] * 2) (iota (length a)))) xs 1
+"#;
+
+#[test]
+fn reverse_bulk_map_with_reads_and_ifs_matches_the_elementwise_path() {
+    let p = front::compile(REV);
+    let nan = f64::NAN;
+    let inputs: &[&[f64]] = &[
+        &[2.0, -0.5, 3.0, 1.25],
+        &[2.0, 0.0, 3.0, 0.5, -1.0, 0.25],
+        &[-0.0, 0.0, 0.0, -0.0],
+        &[1.0, nan, -2.0, f64::INFINITY],
+        &[0.7],
+        &[],
+    ];
+    let mut checked = 0;
+    for xs in inputs {
+        let n = xs.len();
+        let ys: Vec<f64> = (0..n).map(|i| 1.5 - 0.25 * i as f64).collect();
+        let cs: Vec<f64> = (0..n)
+            .map(|i| if i == 1 { -0.0 } else { i as f64 })
+            .collect();
+        let lt = n * n.saturating_sub(1) / 2;
+        let lk: Vec<f64> = (0..lt).map(|i| xs[i % n] - 0.5 * i as f64).collect();
+        let b = assert_bulk_matches_generic(&p, "vq", vec![arr(&lk), arr(xs)], xs);
+        assert_eq!(b.len(), 2);
+        checked += 1;
+        if n > 0 {
+            for name in ["vm", "nm"] {
+                let args = vec![arr(xs), arr(&ys), arr(&cs)];
+                assert_bulk_matches_generic(&p, name, args, xs);
+                checked += 1;
+            }
+        }
+    }
+    assert_eq!(checked, 6 + 2 * 5);
+}
+
+#[test]
+fn reverse_bulk_map_values_and_errors() {
+    let p = front::compile(REV);
+    // d = 2: qtimes gives (0, lk[0]·y[0]); sq = (lk0·y0)²: gradient
+    // (2·lk0·y0², 2·lk0²·y0, 0).
+    let r = run_entry(&p, "vq_b", vec![arr(&[3.0]), arr(&[2.0, 5.0])]).unwrap();
+    assert_eq!(r, vec![arr(&[24.0]), arr(&[36.0, 0.0])]);
+    let e = run_entry(&p, "oob", vec![arr(&[1.0, 2.0])]).unwrap_err();
+    assert!(
+        e.message.contains("out of bounds") || e.message.contains("index"),
+        "{}",
+        e.message
+    );
+    assert!(e.span.is_some(), "the error has a location: {e:?}");
 }

@@ -1,5 +1,6 @@
 //! Bulk AD rules for `reduce` with a recognised operator and for `map` of
-//! float scalar operations (see [`Interp::ad_bulk_map`]).
+//! float scalar operations — in reverse mode also with reads of free arrays
+//! at computed indices and `if`s (see [`Interp::ad_bulk_map`]).
 //!
 //! The generic path differentiates a `reduce` by running its operator
 //! lambda once per element in AD mode: in reverse mode that records, per
@@ -376,19 +377,23 @@ pub(crate) struct MapProg {
 }
 
 /// The record of one bulk `map` in reverse mode, shared by its outputs'
-/// entries: per element and statement the two partials (`d`, `f64`, exact
-/// for `f32`) and whether the rule gave them (`has`, two bits), and the
-/// node of each parameter's array (`NONE`: constant).
+/// entries: per element and slot (see [`RevProg`]) the two partials of a
+/// float statement (`d`, `f64`, exact for `f32`) and whether the rule gave
+/// them (`has`, bits 0 and 1), the position read by a free-array read
+/// (`d[0]`), whether an `if` result's move ran (`has`, bit 2); the node of
+/// each parameter's array and of each free array (`NONE`: constant).
 pub(crate) struct MapRec {
-    prog: MapProg,
+    prog: Rc<RevProg>,
     pub n: usize,
     pub elem: PrimType,
     d: Vec<f64>,
     has: Vec<u8>,
     in_nodes: Vec<u32>,
-    /// Which locals depend on a tracked parameter.
+    free_nodes: Vec<u32>,
+    /// Which locals may depend on a tracked array.
     live: Vec<bool>,
-    /// The outputs that do (in order), each recorded as one entry.
+    /// The outputs that do for some element (in order), each recorded as
+    /// one entry.
     pub tracked: Vec<usize>,
 }
 
@@ -583,15 +588,25 @@ impl<'p> Interp<'p> {
         })
     }
 
-    /// A `map` in reverse mode over rank-1 `f32`/`f64` arrays whose lambda
-    /// is a sequence of float scalar operations: runs the lambda natively on
-    /// every element, keeps each statement's partial derivatives, and
-    /// records **one** [`Entry::Map`] per output that depends on a tracked
-    /// input (instead of a slice entry per element and input, an entry per
-    /// element and statement, and a stack of all elements per output). Its
-    /// adjoint rule replays the per-element reverse pass over the stored
-    /// partials, in the generic path's order. `None` when this does not
-    /// apply.
+    /// A `map` in reverse mode over rank-1 arrays (tracked ones `f32`/`f64`)
+    /// whose lambda is a sequence of scalar operations (float ones, and
+    /// integer ones and comparisons on untracked values), reads of free
+    /// rank-1 arrays (plain, or tracked of the map's float type) at integer
+    /// indices computed in the lambda, and `if`s on untracked conditions
+    /// whose branch results are constants or values computed in the branch
+    /// ([`RevProg`], compiled once per lambda): runs the lambda natively on
+    /// every element, keeps each float statement's partial derivatives, each
+    /// read's position and each branch taken, and records **one**
+    /// [`Entry::Map`] per output that depends on a tracked array for some
+    /// element (instead of a slice entry per element, input and read, an
+    /// entry per element and statement, and a stack of all elements per
+    /// output). Its adjoint rule replays the per-element reverse pass over
+    /// the record in the generic path's order (last element first; a read's
+    /// adjoint added at its position of the free array's adjoint as that
+    /// path's slice entry does), so results are bit-identical. `None` when
+    /// this does not apply — including an out-of-bounds read or any other
+    /// run-time error, which the generic path then reports with its
+    /// location — and when a tracked free array is also a tracked input.
     pub(crate) fn ad_bulk_map(
         &mut self,
         s: &[Value],
@@ -607,19 +622,65 @@ impl<'p> Interp<'p> {
         for (x, _) in inputs {
             l = l.max(x.level());
         }
-        if l == 0 {
-            return None;
-        }
-        match self.ad.levels.get(l as usize - 1) {
-            Some(Level::Fwd) => return self.ad_bulk_map_fwd(s, ad, lam, w, inputs, l),
-            Some(Level::Rev(_)) => {}
-            None => return None,
+        if l > 0 {
+            match self.ad.levels.get(l as usize - 1) {
+                Some(Level::Fwd) => return self.ad_bulk_map_fwd(s, ad, lam, w, inputs, l),
+                Some(Level::Rev(_)) => {}
+                None => return None,
+            }
         }
         if inputs.iter().any(|(_, row)| !row.is_empty()) {
             return None;
         }
+        let key = lam as *const Lambda;
+        let prog = match self.ad.rev_maps.get(&key) {
+            Some(p) => p.clone()?,
+            None => {
+                let p = compile_rev(s, ad, lam).map(Rc::new);
+                self.ad.rev_maps.insert(key, p.clone());
+                p?
+            }
+        };
+        // The plain scalar free variables (the program is compiled once
+        // per lambda: they must be plain at this call too).
+        let mut pv = Vec::with_capacity(prog.pfree.len());
+        for v in &prog.pfree {
+            let i = v.0 as usize;
+            match (ad.get(i)?, s.get(i)?) {
+                (None, Value::Prim(p)) => pv.push(*p),
+                _ => return None,
+            }
+        }
+        // The free arrays: plain, or reverse-mode values (of one level).
+        let mut frees = Vec::with_capacity(prog.free.len());
+        let mut free_nodes = Vec::with_capacity(prog.free.len());
+        for v in &prog.free {
+            let i = v.0 as usize;
+            match (ad.get(i)?, s.get(i)?) {
+                (None, Value::Array(a)) if a.rank() == 1 => {
+                    frees.push(a);
+                    free_nodes.push(NONE);
+                }
+                (Some(V::Rev(r)), _) => {
+                    let V::Plain(Value::Array(a)) = &r.p else {
+                        return None;
+                    };
+                    if l != 0 && r.lvl != l {
+                        return None;
+                    }
+                    l = r.lvl;
+                    frees.push(a);
+                    free_nodes.push(r.node);
+                }
+                _ => return None,
+            }
+        }
+        if l == 0 || !matches!(self.ad.levels.get(l as usize - 1), Some(Level::Rev(_))) {
+            return None;
+        }
         let mut arrs = Vec::with_capacity(inputs.len());
         let mut in_nodes = Vec::with_capacity(inputs.len());
+        let mut elem = None;
         for (x, _) in inputs {
             match x {
                 V::Plain(Value::Array(a)) => {
@@ -630,29 +691,41 @@ impl<'p> Interp<'p> {
                     V::Plain(Value::Array(a)) => {
                         arrs.push(a);
                         in_nodes.push(r.node);
+                        elem.get_or_insert(a.elem_type());
                     }
                     _ => return None,
                 },
                 _ => return None,
             }
         }
-        let elem = arrs[0].elem_type();
-        if arrs.iter().any(|a| a.elem_type() != elem || a.rank() != 1) {
+        for (a, &nd) in frees.iter().zip(&free_nodes) {
+            if nd != NONE {
+                elem.get_or_insert(a.elem_type());
+                // Contributions into one node from a free read and a
+                // parameter would be summed in another order.
+                if in_nodes.contains(&nd) {
+                    return None;
+                }
+            }
+        }
+        let elem = elem?;
+        let tracked_ok =
+            |a: &ArrayValue, nd: u32| nd == NONE || (a.elem_type() == elem && a.rank() == 1);
+        if arrs
+            .iter()
+            .zip(&in_nodes)
+            .any(|(a, &nd)| a.rank() != 1 || !tracked_ok(a, nd))
+            || frees
+                .iter()
+                .zip(&free_nodes)
+                .any(|(a, &nd)| !tracked_ok(a, nd))
+        {
             return None;
         }
-        let rows = vec![&[][..]; inputs.len()];
-        let prog = self.compile_map(s, ad, lam, elem, &rows)?;
-        if !prog.gathers.is_empty() {
-            return None;
-        }
-        let r = match elem {
-            PrimType::F64 => map_record::<f64>(prog, &arrs, in_nodes, w)?,
-            PrimType::F32 => map_record::<f32>(prog, &arrs, in_nodes, w)?,
+        let (rec, outs) = match elem {
+            PrimType::F64 => map_record::<f64>(prog, &pv, &arrs, in_nodes, &frees, free_nodes, w)?,
+            PrimType::F32 => map_record::<f32>(prog, &pv, &arrs, in_nodes, &frees, free_nodes, w)?,
             _ => return None,
-        };
-        let (rec, outs) = match r {
-            Ok(x) => x,
-            Err(e) => return Some(err(e)),
         };
         let rec = Rc::new(rec);
         let mut res = Vec::with_capacity(outs.len());
@@ -884,68 +957,481 @@ fn prim_of(op: AdOp, ps: &[PrimValue]) -> Result<PrimValue, String> {
     }
 }
 
-/// Runs a compiled map lambda on every element, keeping the partials.
+// ----- reverse-mode map programs --------------------------------------------------
+
+/// An operand of a reverse-mode map program: a local, a constant, or a
+/// plain scalar free variable (`RevProg::pfree[k]`, read at each call).
+#[derive(Clone, Copy)]
+enum RS {
+    L(usize),
+    K(PrimValue),
+    P(usize),
+}
+
+/// No partials slot (a statement whose result is never tracked).
+const NO_SLOT: usize = usize::MAX;
+
+/// Nesting limit of `if`s compiled into one map program.
+const MAX_IF_DEPTH: usize = 8;
+
+/// One instruction of a [`RevProg`]; `dst` is the local it writes, `slot`
+/// its per-element flags and `doff` the offset of its recorded `f64`s in an
+/// element's part of [`MapRec`]'s `d`.
+#[derive(Clone, Copy)]
+enum Ins {
+    /// A scalar operation (float ones have a slot; others, on integers,
+    /// must not depend on a tracked array).
+    Op {
+        op: AdOp,
+        args: [RS; 2],
+        n: usize,
+        dst: usize,
+        slot: usize,
+        doff: usize,
+    },
+    /// A comparison (its result is never tracked, as on the generic path).
+    Cmp {
+        op: CmpOp,
+        args: [RS; 2],
+        dst: usize,
+    },
+    /// `free[f][idx]` (bounds-checked).
+    Read {
+        f: usize,
+        idx: RS,
+        dst: usize,
+        doff: usize,
+    },
+    /// Continue at `to` when `cond` is false.
+    Branch {
+        cond: RS,
+        to: usize,
+    },
+    Jump {
+        to: usize,
+    },
+    /// An `if`'s result taken from the branch that ran.
+    Move {
+        src: RS,
+        dst: usize,
+        slot: usize,
+    },
+}
+
+/// A map lambda compiled for reverse mode: scalar parameters (locals
+/// `0..np`), scalar statements, reads of free rank-1 arrays at computed
+/// indices, and `if`s whose branch results are constants or locals of the
+/// branch (so an `if` result is, per element, the value and the node of
+/// the branch's result, as on the generic path).
+pub(crate) struct RevProg {
+    nl: usize,
+    nslots: usize,
+    /// Per element, the number of `f64`s recorded (partials of float
+    /// statements, positions of reads; at `doff` in an element's part).
+    nd: usize,
+    /// The plain scalar free variables read.
+    pfree: Vec<nabla_ir::Var>,
+    ins: Vec<Ins>,
+    outs: Vec<RS>,
+    /// The free arrays read (variables of the enclosing scope).
+    free: Vec<nabla_ir::Var>,
+}
+
+/// The compiler state of [`RevProg`].
+struct RevC<'a> {
+    s: &'a [Value],
+    ad: &'a [Option<V>],
+    locals: Vec<(nabla_ir::Var, RS)>,
+    ins: Vec<Ins>,
+    nl: usize,
+    nslots: usize,
+    nd: usize,
+    free: Vec<nabla_ir::Var>,
+    pfree: Vec<nabla_ir::Var>,
+}
+
+impl RevC<'_> {
+    fn find(&self, v: nabla_ir::Var) -> Option<RS> {
+        self.locals.iter().rev().find(|(x, _)| *x == v).map(|x| x.1)
+    }
+    fn src(&mut self, a: &Atom) -> Option<RS> {
+        match a {
+            Atom::Const(c) => Some(RS::K(*c)),
+            Atom::Var(v) => match self.find(*v) {
+                Some(x) => Some(x),
+                None => {
+                    let i = v.0 as usize;
+                    match (self.ad.get(i)?, self.s.get(i)?) {
+                        (None, Value::Prim(_)) => {}
+                        _ => return None,
+                    }
+                    Some(RS::P(match self.pfree.iter().position(|x| x == v) {
+                        Some(k) => k,
+                        None => {
+                            self.pfree.push(*v);
+                            self.pfree.len() - 1
+                        }
+                    }))
+                }
+            },
+        }
+    }
+    fn doff(&mut self, n: usize) -> usize {
+        self.nd += n;
+        self.nd - n
+    }
+    fn local(&mut self) -> usize {
+        self.nl += 1;
+        self.nl - 1
+    }
+    fn slot(&mut self) -> usize {
+        self.nslots += 1;
+        self.nslots - 1
+    }
+    /// A free rank-1 array (plain, or reverse-mode with a plain primal).
+    fn free_arr(&mut self, v: nabla_ir::Var) -> Option<usize> {
+        if self.find(v).is_some() {
+            return None;
+        }
+        let i = v.0 as usize;
+        let ok = match (self.ad.get(i)?, self.s.get(i)?) {
+            (None, Value::Array(a)) => a.rank() == 1,
+            (Some(V::Rev(r)), _) => matches!(&r.p, V::Plain(Value::Array(a)) if a.rank() == 1),
+            _ => false,
+        };
+        if !ok {
+            return None;
+        }
+        Some(match self.free.iter().position(|x| *x == v) {
+            Some(f) => f,
+            None => {
+                self.free.push(v);
+                self.free.len() - 1
+            }
+        })
+    }
+    fn body(&mut self, b: &nabla_ir::Body, depth: usize) -> Option<Vec<RS>> {
+        for stm in &b.stms {
+            self.stm(stm, depth)?;
+        }
+        b.result.iter().map(|a| self.src(a)).collect()
+    }
+    fn stm(&mut self, stm: &nabla_ir::Stm, depth: usize) -> Option<()> {
+        if let Exp::If { cond, then_, else_ } = &stm.exp {
+            if depth >= MAX_IF_DEPTH {
+                return None;
+            }
+            let c = self.src(cond)?;
+            let dsts: Vec<usize> = stm.pat.iter().map(|_| self.local()).collect();
+            let mark = self.locals.len();
+            let br = self.ins.len();
+            self.ins.push(Ins::Branch { cond: c, to: 0 });
+            let mut jmp = 0;
+            for (bi, body) in [then_, else_].into_iter().enumerate() {
+                let base = self.nl;
+                let rs = self.body(body, depth + 1)?;
+                self.locals.truncate(mark);
+                if rs.len() != dsts.len() {
+                    return None;
+                }
+                for (&dst, r) in dsts.iter().zip(rs) {
+                    // A branch result from outside the branch would share its
+                    // node with other uses: not handled.
+                    if matches!(r, RS::L(x) if x < base) {
+                        return None;
+                    }
+                    let slot = self.slot();
+                    self.ins.push(Ins::Move { src: r, dst, slot });
+                }
+                if bi == 0 {
+                    jmp = self.ins.len();
+                    self.ins.push(Ins::Jump { to: 0 });
+                    self.ins[br] = Ins::Branch {
+                        cond: c,
+                        to: self.ins.len(),
+                    };
+                }
+            }
+            self.ins[jmp] = Ins::Jump { to: self.ins.len() };
+            for (p, d) in stm.pat.iter().zip(dsts) {
+                self.locals.push((p.var, RS::L(d)));
+            }
+            return Some(());
+        }
+        let [p] = stm.pat.as_slice() else {
+            return None;
+        };
+        // Integer arithmetic has no partials (and is never tracked).
+        let is_float = matches!(p.ty, nabla_ir::Type::Prim(PrimType::F32 | PrimType::F64));
+        let ins = match &stm.exp {
+            Exp::BinOp(o, a, b) => {
+                let op = AdOp::Bin(*o);
+                let args = [self.src(a)?, self.src(b)?];
+                let (slot, doff) = if float_op(op) && is_float {
+                    (self.slot(), self.doff(2))
+                } else {
+                    (NO_SLOT, 0)
+                };
+                let dst = self.local();
+                Ins::Op {
+                    op,
+                    args,
+                    n: 2,
+                    dst,
+                    slot,
+                    doff,
+                }
+            }
+            Exp::UnOp(o, a) => {
+                let op = AdOp::Un(*o);
+                let x = self.src(a)?;
+                let (slot, doff) = if float_op(op) && is_float {
+                    (self.slot(), self.doff(1))
+                } else {
+                    (NO_SLOT, 0)
+                };
+                let dst = self.local();
+                Ins::Op {
+                    op,
+                    args: [x, x],
+                    n: 1,
+                    dst,
+                    slot,
+                    doff,
+                }
+            }
+            Exp::CmpOp(o, a, b) => {
+                let args = [self.src(a)?, self.src(b)?];
+                let dst = self.local();
+                Ins::Cmp { op: *o, args, dst }
+            }
+            Exp::Index(v, idx) => {
+                let [nabla_ir::DimIndex::Fix(a)] = idx.as_slice() else {
+                    return None;
+                };
+                let idx = self.src(a)?;
+                let f = self.free_arr(*v)?;
+                let doff = self.doff(1);
+                let dst = self.local();
+                Ins::Read { f, idx, dst, doff }
+            }
+            _ => return None,
+        };
+        let dst = match ins {
+            Ins::Op { dst, .. } | Ins::Cmp { dst, .. } | Ins::Read { dst, .. } => dst,
+            _ => return None,
+        };
+        self.ins.push(ins);
+        self.locals.push((p.var, RS::L(dst)));
+        Some(())
+    }
+}
+
+/// Compiles a map lambda for [`Interp::ad_bulk_map`]'s reverse mode
+/// (`None`: it has other statements).
+fn compile_rev(s: &[Value], ad: &[Option<V>], lam: &Lambda) -> Option<RevProg> {
+    let np = lam.params.len();
+    let mut c = RevC {
+        s,
+        ad,
+        locals: lam
+            .params
+            .iter()
+            .enumerate()
+            .map(|(k, p)| (p.var, RS::L(k)))
+            .collect(),
+        ins: Vec::new(),
+        nl: np,
+        nslots: 0,
+        nd: 0,
+        free: Vec::new(),
+        pfree: Vec::new(),
+    };
+    let outs = c.body(&lam.body, 0)?;
+    Some(RevProg {
+        nl: c.nl,
+        nslots: c.nslots,
+        nd: c.nd,
+        pfree: c.pfree,
+        ins: c.ins,
+        outs,
+        free: c.free,
+    })
+}
+
+/// An input or free array: its `F` elements, or any array read element by
+/// element.
+enum Arr<'a, F> {
+    S(&'a [F]),
+    A(&'a ArrayValue),
+}
+
+impl<F: Fl + nabla_values::Elem> Arr<'_, F> {
+    fn of(a: &ArrayValue) -> Arr<'_, F> {
+        match a.as_slice::<F>() {
+            Some(x) => Arr::S(x),
+            None => Arr::A(a),
+        }
+    }
+    #[inline]
+    fn len(&self) -> usize {
+        match self {
+            Arr::S(x) => x.len(),
+            Arr::A(a) => a.num_elems(),
+        }
+    }
+    #[inline]
+    fn get(&self, i: usize) -> PrimValue {
+        match self {
+            Arr::S(x) => x[i].wrap(),
+            Arr::A(a) => a.get_flat(i),
+        }
+    }
+}
+
+/// Runs a compiled map program on every element, keeping the partials,
+/// read positions and branches taken. `None` (the generic path then runs
+/// the map and reports any error with its location) on an error, an
+/// out-of-bounds read, or a case not handled.
 #[allow(clippy::type_complexity)]
 fn map_record<F: Fl + nabla_values::Elem>(
-    prog: MapProg,
+    prog: Rc<RevProg>,
+    pv: &[PrimValue],
     arrs: &[&ArrayValue],
     in_nodes: Vec<u32>,
+    frees: &[&ArrayValue],
+    free_nodes: Vec<u32>,
     w: usize,
-) -> Option<Result<(MapRec, Vec<ArrayValue>), String>> {
-    let xs = arrs
-        .iter()
-        .map(|a| a.as_slice::<F>())
-        .collect::<Option<Vec<_>>>()?;
-    let np = prog.np;
-    let nops = prog.ops.len();
-    let mut live = vec![false; np + nops];
+) -> Option<(MapRec, Vec<ArrayValue>)> {
+    let elem = F::ZERO.wrap().prim_type();
+    let xs: Vec<Arr<F>> = arrs.iter().map(|a| Arr::of(a)).collect();
+    let fs: Vec<Arr<F>> = frees.iter().map(|a| Arr::of(a)).collect();
+    if xs.iter().any(|x| x.len() != w) {
+        return None;
+    }
+    let np = arrs.len();
+    let nl = prog.nl;
+    let ns = prog.nslots;
+    let nd = prog.nd;
+    let mut live = vec![false; nl];
     for (k, &nd) in in_nodes.iter().enumerate() {
         live[k] = nd != NONE;
     }
-    for (i, op) in prog.ops.iter().enumerate() {
-        live[np + i] = op.args[..op.n]
-            .iter()
-            .any(|a| matches!(a, Src::L(j) if live[*j]));
+    let lv = |live: &[bool], a: RS| matches!(a, RS::L(k) if live[k]);
+    for ins in &prog.ins {
+        match *ins {
+            Ins::Op {
+                args, n, dst, slot, ..
+            } => {
+                let l = args[..n].iter().any(|&a| lv(&live, a));
+                if l && slot == NO_SLOT {
+                    return None;
+                }
+                live[dst] = l;
+            }
+            Ins::Cmp { dst, .. } => live[dst] = false,
+            Ins::Read { f, idx, dst, .. } => {
+                if lv(&live, idx) {
+                    return None;
+                }
+                live[dst] = free_nodes[f] != NONE;
+            }
+            Ins::Branch { cond, .. } => {
+                if lv(&live, cond) {
+                    return None;
+                }
+            }
+            Ins::Jump { .. } => {}
+            Ins::Move { src, dst, .. } => live[dst] |= lv(&live, src),
+        }
     }
-    let mut d = vec![0.0f64; w * 2 * nops];
-    let mut has = vec![0u8; w * nops];
+    let mut d = vec![0.0f64; w * nd];
+    let mut has = vec![0u8; w * ns];
     let mut outs: Vec<Vec<F>> = prog.outs.iter().map(|_| Vec::with_capacity(w)).collect();
-    let mut vals = vec![PrimValue::Bool(false); np + nops];
+    let mut out_live = vec![false; prog.outs.len()];
+    let mut vals = vec![PrimValue::Bool(false); nl];
+    let mut dl = vec![false; nl];
+    dl[..np].copy_from_slice(&live[..np]);
+    let ni = prog.ins.len();
     for j in 0..w {
         for (v, x) in vals.iter_mut().zip(&xs) {
-            *v = x[j].wrap();
+            *v = x.get(j);
         }
-        for (i, op) in prog.ops.iter().enumerate() {
-            let get = |a: Src| match a {
-                Src::L(k) => vals[k],
-                Src::K(p) => p,
-                Src::G(_) => PrimValue::Bool(false),
+        let mut pc = 0;
+        while pc < ni {
+            let get = |a: RS| match a {
+                RS::L(k) => vals[k],
+                RS::K(p) => p,
+                RS::P(k) => pv[k],
             };
-            let ps = [get(op.args[0]), get(op.args[1])];
-            let r = match prim_of(op.op, &ps[..op.n]) {
-                Ok(r) => r,
-                Err(e) => return Some(Err(e)),
-            };
-            vals[np + i] = r;
-            if !live[np + i] {
-                continue;
-            }
-            match super::fast::partials_of::<F>(op.op, &ps[..op.n], r)? {
-                Ok(Some((dd, hh))) => {
-                    let b = (j * nops + i) * 2;
-                    d[b] = dd[0];
-                    d[b + 1] = dd[1];
-                    has[j * nops + i] = hh[0] as u8 | (hh[1] as u8) << 1;
+            let dget = |a: RS| matches!(a, RS::L(k) if dl[k]);
+            match prog.ins[pc] {
+                Ins::Op {
+                    op,
+                    args,
+                    n,
+                    dst,
+                    slot,
+                    doff,
+                } => {
+                    let ps = [get(args[0]), get(args[1])];
+                    let r = prim_of(op, &ps[..n]).ok()?;
+                    let l = args[..n].iter().any(|&a| dget(a));
+                    vals[dst] = r;
+                    dl[dst] = l;
+                    if slot != NO_SLOT && live[dst] {
+                        if let Some((dd, hh)) =
+                            super::fast::partials_of::<F>(op, &ps[..n], r)?.ok()?
+                        {
+                            let b = j * nd + doff;
+                            d[b..b + n].copy_from_slice(&dd[..n]);
+                            has[j * ns + slot] = hh[0] as u8 | (hh[1] as u8) << 1;
+                        }
+                    }
                 }
-                Ok(None) => {}
-                Err(e) => return Some(Err(e)),
+                Ins::Cmp { op, args, dst } => {
+                    vals[dst] = scalar::cmpop(op, get(args[0]), get(args[1])).ok()?;
+                    dl[dst] = false;
+                }
+                Ins::Read { f, idx, dst, doff } => {
+                    let i = crate::array::int_of(get(idx))?;
+                    if i < 0 || i >= fs[f].len() as i128 {
+                        return None;
+                    }
+                    let i = i as usize;
+                    vals[dst] = fs[f].get(i);
+                    dl[dst] = free_nodes[f] != NONE;
+                    d[j * nd + doff] = i as f64;
+                }
+                Ins::Branch { cond, to } => {
+                    let PrimValue::Bool(c) = get(cond) else {
+                        return None;
+                    };
+                    if !c {
+                        pc = to;
+                        continue;
+                    }
+                }
+                Ins::Jump { to } => {
+                    pc = to;
+                    continue;
+                }
+                Ins::Move { src, dst, slot } => {
+                    vals[dst] = get(src);
+                    dl[dst] = dget(src);
+                    has[j * ns + slot] = 4;
+                }
             }
+            pc += 1;
         }
-        for (o, src) in outs.iter_mut().zip(&prog.outs) {
+        for ((o, src), ol) in outs.iter_mut().zip(&prog.outs).zip(&mut out_live) {
             let p = match *src {
-                Src::L(k) => vals[k],
-                Src::K(p) => p,
-                Src::G(_) => PrimValue::Bool(false),
+                RS::L(k) => {
+                    *ol |= dl[k];
+                    vals[k]
+                }
+                RS::K(p) => p,
+                RS::P(k) => pv[k],
             };
             o.push(F::of(p)?);
         }
@@ -954,35 +1440,40 @@ fn map_record<F: Fl + nabla_values::Elem>(
         .into_iter()
         .map(|o| ArrayValue::from_vec(&[w as i64], o))
         .collect();
-    let tracked = (0..prog.outs.len())
-        .filter(|&o| matches!(prog.outs[o], Src::L(i) if live[i]))
-        .collect();
-    Some(Ok((
+    let tracked = (0..prog.outs.len()).filter(|&o| out_live[o]).collect();
+    Some((
         MapRec {
             prog,
             n: w,
-            elem: arrs[0].elem_type(),
+            elem,
             d,
             has,
             in_nodes,
+            free_nodes,
             live,
             tracked,
         },
         outs,
-    )))
+    ))
 }
 
+/// What a bulk map's adjoint rule contributes: `(node, array)` per tracked
+/// parameter (last parameter first), and `(node, position, scalar)` per
+/// read of a tracked free array, in the element-by-element sweep's order.
+pub(crate) type MapBack = (Vec<(u32, V)>, Vec<(u32, usize, V)>);
+
 /// The contributions of bulk map outputs' adjoints `roots` (output index,
-/// adjoint) to the inputs' adjoints: `(node, array)` pairs, in the order the
-/// element-by-element sweep adds them (last parameter first). The
-/// per-element reverse pass seeds every root (last output first), visits
-/// the statements backwards and adds `∂·ā` into each live operand — one
-/// joint pass for all outputs, as the generic sweep does element by element.
+/// adjoint) to the inputs' and free arrays' adjoints (see [`MapBack`]).
+/// The per-element reverse pass (last element first) seeds every root
+/// (last output first), visits the executed instructions backwards and
+/// adds `∂·ā` into each live operand — one joint pass for all outputs, as
+/// the generic sweep does element by element; an `if` result's adjoint
+/// goes to the result of the branch that ran, a read's to its position.
 pub(crate) fn map_back(
     st: &mut AdState,
     rec: &MapRec,
     roots: Vec<(usize, V)>,
-) -> Result<Vec<(u32, V)>, String> {
+) -> Result<MapBack, String> {
     let plain = roots.iter().all(|(_, a)| match a {
         V::Plain(Value::Array(x)) => x.elem_type() == rec.elem && x.rank() == 1,
         _ => false,
@@ -1007,18 +1498,80 @@ pub(crate) fn map_back(
     map_back_nested(st, rec, roots)
 }
 
+/// The per-element reverse pass of [`map_back`] over adjoints of type `A`:
+/// `add(s, c)`, `mul(∂, ā)`; `emit(node, position, ā)` for reads.
+fn elem_back<A: Clone, E>(
+    rec: &MapRec,
+    j: usize,
+    adj: &mut [Option<A>],
+    add: &mut dyn FnMut(A, A) -> Result<A, E>,
+    mul: &mut dyn FnMut(f64, &A) -> Result<A, E>,
+    emit: &mut dyn FnMut(u32, usize, A),
+) -> Result<(), E> {
+    let ns = rec.prog.nslots;
+    let nd = rec.prog.nd;
+    for ins in rec.prog.ins.iter().rev() {
+        match *ins {
+            Ins::Op {
+                args,
+                n,
+                dst,
+                slot,
+                doff,
+                ..
+            } if slot != NO_SLOT => {
+                let Some(ai) = adj[dst].take() else { continue };
+                let h = rec.has[j * ns + slot];
+                let b = j * nd + doff;
+                for (k, &arg) in args.iter().enumerate().take(n) {
+                    let RS::L(t) = arg else { continue };
+                    if h & (1 << k) == 0 || !rec.live[t] {
+                        continue;
+                    }
+                    let c = mul(rec.d[b + k], &ai)?;
+                    adj[t] = Some(match adj[t].take() {
+                        None => c,
+                        Some(s) => add(s, c)?,
+                    });
+                }
+            }
+            Ins::Read { f, dst, doff, .. } => {
+                let Some(ai) = adj[dst].take() else { continue };
+                if rec.free_nodes[f] != NONE {
+                    emit(rec.free_nodes[f], rec.d[j * nd + doff] as usize, ai);
+                }
+            }
+            Ins::Move { src, dst, slot } => {
+                if rec.has[j * ns + slot] & 4 == 0 {
+                    continue;
+                }
+                let Some(ai) = adj[dst].take() else { continue };
+                if let RS::L(t) = src {
+                    if rec.live[t] {
+                        adj[t] = Some(match adj[t].take() {
+                            None => ai,
+                            Some(s) => add(s, ai)?,
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 fn map_back_plain<F: Fl + nabla_values::Elem>(
     rec: &MapRec,
     roots: &[(usize, &ArrayValue)],
-) -> Option<Vec<(u32, V)>> {
+) -> Option<MapBack> {
     let mut rs = Vec::with_capacity(roots.len());
     for (o, a) in roots.iter().rev() {
-        if let Src::L(l) = rec.prog.outs[*o] {
+        if let RS::L(l) = rec.prog.outs[*o] {
             rs.push((l, a.as_slice::<F>()?));
         }
     }
-    let np = rec.prog.np;
-    let nops = rec.prog.ops.len();
+    let np = rec.in_nodes.len();
     let zero = F::ZERO;
     let mut cs: Vec<Vec<F>> = (0..np)
         .map(|k| {
@@ -1029,8 +1582,11 @@ fn map_back_plain<F: Fl + nabla_values::Elem>(
             }
         })
         .collect();
-    let mut adj: Vec<Option<F>> = vec![None; np + nops];
-    for j in 0..rec.n {
+    let mut frees = Vec::new();
+    let mut adj: Vec<Option<F>> = vec![None; rec.prog.nl];
+    let mut add = |s: F, c: F| Ok::<F, ()>(s + c);
+    let mut mul = |d: f64, a: &F| Ok::<F, ()>(F::from_f64(d) * *a);
+    for j in (0..rec.n).rev() {
         adj.iter_mut().for_each(|x| *x = None);
         for (l, av) in &rs {
             adj[*l] = Some(match adj[*l] {
@@ -1038,30 +1594,15 @@ fn map_back_plain<F: Fl + nabla_values::Elem>(
                 Some(s) => s + av[j],
             });
         }
-        for i in (0..nops).rev() {
-            let Some(ai) = adj[np + i] else { continue };
-            let op = &rec.prog.ops[i];
-            let h = rec.has[j * nops + i];
-            let b = (j * nops + i) * 2;
-            for k in 0..op.n {
-                let Src::L(t) = op.args[k] else { continue };
-                if h & (1 << k) == 0 || !rec.live[t] {
-                    continue;
-                }
-                let c = F::from_f64(rec.d[b + k]) * ai;
-                adj[t] = Some(match adj[t] {
-                    None => c,
-                    Some(s) => s + c,
-                });
-            }
-        }
+        let mut emit = |nd: u32, pos: usize, a: F| frees.push((nd, pos, V::prim(a.wrap())));
+        elem_back(rec, j, &mut adj, &mut add, &mut mul, &mut emit).ok()?;
         for (k, c) in cs.iter_mut().enumerate() {
             if let (Some(x), false) = (adj[k], c.is_empty()) {
                 c[j] = x;
             }
         }
     }
-    Some(
+    Some((
         cs.into_iter()
             .enumerate()
             .rev()
@@ -1073,7 +1614,8 @@ fn map_back_plain<F: Fl + nabla_values::Elem>(
                 )
             })
             .collect(),
-    )
+        frees,
+    ))
 }
 
 /// [`map_back`] when an adjoint is itself an AD value (nested AD): the same
@@ -1082,27 +1624,28 @@ fn map_back_nested(
     st: &mut AdState,
     rec: &MapRec,
     roots: Vec<(usize, V)>,
-) -> Result<Vec<(u32, V)>, String> {
-    let np = rec.prog.np;
-    let nops = rec.prog.ops.len();
-    let konst = |x: f64| {
-        V::prim(if rec.elem == PrimType::F32 {
+) -> Result<MapBack, String> {
+    let np = rec.in_nodes.len();
+    let elem = rec.elem;
+    let konst = move |x: f64| {
+        V::prim(if elem == PrimType::F32 {
             PrimValue::F32(x as f32)
         } else {
             PrimValue::F64(x)
         })
     };
-    let mut cs: Vec<Vec<V>> = (0..np).map(|_| Vec::with_capacity(rec.n)).collect();
-    for j in 0..rec.n {
+    let mut cs: Vec<Vec<Option<V>>> = (0..np).map(|_| vec![None; rec.n]).collect();
+    let mut frees = Vec::new();
+    for j in (0..rec.n).rev() {
         let pick = Rc::new(Lin::Move {
             from: super::lin::Reg::Contig { start: j, len: 1 },
             to: super::lin::Reg::whole(1),
             shape: Rc::from([]),
             elem: rec.elem,
         });
-        let mut adj: Vec<Option<V>> = vec![None; np + nops];
+        let mut adj: Vec<Option<V>> = vec![None; rec.prog.nl];
         for (o, a) in roots.iter().rev() {
-            let Src::L(l) = rec.prog.outs[*o] else {
+            let RS::L(l) = rec.prog.outs[*o] else {
                 continue;
             };
             let aj = st.lin(&pick, vec![a.clone()])?;
@@ -1111,27 +1654,18 @@ fn map_back_nested(
                 Some(s) => st.prim(AdOp::Bin(BinOp::Add), &[s, aj])?,
             });
         }
-        for i in (0..nops).rev() {
-            let Some(ai) = adj[np + i].take() else {
-                continue;
+        {
+            let st = std::cell::RefCell::new(&mut *st);
+            let mut add = |s: V, c: V| st.borrow_mut().prim(AdOp::Bin(BinOp::Add), &[s, c]);
+            let mut mul = |d: f64, a: &V| {
+                st.borrow_mut()
+                    .prim(AdOp::Bin(BinOp::Mul), &[konst(d), a.clone()])
             };
-            let op = &rec.prog.ops[i];
-            let h = rec.has[j * nops + i];
-            let b = (j * nops + i) * 2;
-            for k in 0..op.n {
-                let Src::L(t) = op.args[k] else { continue };
-                if h & (1 << k) == 0 || !rec.live[t] {
-                    continue;
-                }
-                let c = st.prim(AdOp::Bin(BinOp::Mul), &[konst(rec.d[b + k]), ai.clone()])?;
-                adj[t] = Some(match adj[t].take() {
-                    None => c,
-                    Some(s) => st.prim(AdOp::Bin(BinOp::Add), &[s, c])?,
-                });
-            }
+            let mut emit = |nd: u32, pos: usize, a: V| frees.push((nd, pos, a));
+            elem_back(rec, j, &mut adj, &mut add, &mut mul, &mut emit)?;
         }
         for (k, c) in cs.iter_mut().enumerate() {
-            c.push(adj[k].take().unwrap_or_else(|| konst(0.0)));
+            c[j] = adj[k].take();
         }
     }
     let mut res = Vec::new();
@@ -1144,7 +1678,11 @@ fn map_back_nested(
             row: Rc::from([]),
             elem: rec.elem,
         });
+        let c = c
+            .into_iter()
+            .map(|x| x.unwrap_or_else(|| konst(0.0)))
+            .collect();
         res.push((rec.in_nodes[k], st.lin(&op, c)?));
     }
-    Ok(res)
+    Ok((res, frees))
 }

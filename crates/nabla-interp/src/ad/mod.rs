@@ -66,6 +66,9 @@ pub(crate) struct AdState {
     pub frames: Vec<Vec<Option<V>>>,
     /// The shape of a scalar, shared by the tape entries of element reads.
     pub scalar_shape: Rc<[i64]>,
+    /// Per map lambda: its reverse-mode bulk program (`bulk.rs`; `None`:
+    /// the lambda has statements it does not compile).
+    pub rev_maps: HashMap<*const nabla_ir::Lambda, Option<Rc<bulk::RevProg>>, PtrHash>,
 }
 
 /// A fast hasher for pointer keys (the caches above are looked up once per

@@ -50,8 +50,9 @@ pub(crate) enum Entry {
     /// A `reduce` with a recognised operator over a rank-1 array, as one
     /// operation (`bulk.rs`).
     Reduce(Box<super::bulk::Red>),
-    /// One output of a `map` of float scalar operations over rank-1 arrays,
-    /// with the per-element partials (`bulk.rs`).
+    /// One output of a `map` of float scalar operations, reads of free
+    /// arrays and `if`s over rank-1 arrays, with the per-element partials
+    /// (`bulk.rs`).
     Map(Box<super::bulk::MapOut>),
     /// A scalar operation whose primals are AD values of lower levels
     /// (nested AD; boxed).
@@ -514,8 +515,14 @@ pub(crate) fn sweep(
                     }
                 }
                 roots.push((m.rec.tracked[m.k], a));
-                for (nd, c) in super::bulk::map_back(st, &m.rec, roots)? {
+                let (cs, reads) = super::bulk::map_back(st, &m.rec, roots)?;
+                for (nd, c) in cs {
                     adj.full_sliced(st, nd, c)?;
+                }
+                // Reads of free arrays: as the generic path's slice entries.
+                for (nd, pos, c) in reads {
+                    let dst = Reg::Contig { start: pos, len: 1 };
+                    adj.at(st, entries, nd, &dst, &Reg::whole(1), &c)?;
                 }
             }
             Entry::Reduce(red) => {
