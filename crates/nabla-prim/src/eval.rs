@@ -73,7 +73,7 @@ wrapping_pow_fn!(pow_u32, u32);
 wrapping_pow_fn!(pow_u64, u64);
 
 macro_rules! signed_int_ops {
-    ($binop:ident, $unop:ident, $cmp:ident, $t:ty, $ut:ty, $pow:ident) => {
+    ($binop:ident, $unop:ident, $t:ty, $ut:ty, $pow:ident) => {
         #[inline]
         fn $binop(op: BinOp, x: $t, y: $t) -> Result<$t, Fail> {
             const BITS: $ut = <$t>::BITS as $ut;
@@ -170,23 +170,11 @@ macro_rules! signed_int_ops {
             };
             Ok(PrimValue::from(r))
         }
-
-        #[inline]
-        fn $cmp(op: CmpOp, x: $t, y: $t) -> bool {
-            match op {
-                CmpOp::Eq => x == y,
-                CmpOp::Neq => x != y,
-                CmpOp::Lt => x < y,
-                CmpOp::Le => x <= y,
-                CmpOp::Gt => x > y,
-                CmpOp::Ge => x >= y,
-            }
-        }
     };
 }
 
 macro_rules! unsigned_int_ops {
-    ($binop:ident, $unop:ident, $cmp:ident, $t:ty, $pow:ident) => {
+    ($binop:ident, $unop:ident, $t:ty, $pow:ident) => {
         #[inline]
         fn $binop(op: BinOp, x: $t, y: $t) -> Result<$t, Fail> {
             const BITS: $t = <$t>::BITS as $t;
@@ -246,29 +234,17 @@ macro_rules! unsigned_int_ops {
             };
             Ok(PrimValue::from(r))
         }
-
-        #[inline]
-        fn $cmp(op: CmpOp, x: $t, y: $t) -> bool {
-            match op {
-                CmpOp::Eq => x == y,
-                CmpOp::Neq => x != y,
-                CmpOp::Lt => x < y,
-                CmpOp::Le => x <= y,
-                CmpOp::Gt => x > y,
-                CmpOp::Ge => x >= y,
-            }
-        }
     };
 }
 
-signed_int_ops!(binop_i8, unop_i8, cmp_i8, i8, u8, pow_u8);
-signed_int_ops!(binop_i16, unop_i16, cmp_i16, i16, u16, pow_u16);
-signed_int_ops!(binop_i32, unop_i32, cmp_i32, i32, u32, pow_u32);
-signed_int_ops!(binop_i64, unop_i64, cmp_i64, i64, u64, pow_u64);
-unsigned_int_ops!(binop_u8, unop_u8, cmp_u8, u8, pow_u8);
-unsigned_int_ops!(binop_u16, unop_u16, cmp_u16, u16, pow_u16);
-unsigned_int_ops!(binop_u32, unop_u32, cmp_u32, u32, pow_u32);
-unsigned_int_ops!(binop_u64, unop_u64, cmp_u64, u64, pow_u64);
+signed_int_ops!(binop_i8, unop_i8, i8, u8, pow_u8);
+signed_int_ops!(binop_i16, unop_i16, i16, u16, pow_u16);
+signed_int_ops!(binop_i32, unop_i32, i32, u32, pow_u32);
+signed_int_ops!(binop_i64, unop_i64, i64, u64, pow_u64);
+unsigned_int_ops!(binop_u8, unop_u8, u8, pow_u8);
+unsigned_int_ops!(binop_u16, unop_u16, u16, pow_u16);
+unsigned_int_ops!(binop_u32, unop_u32, u32, pow_u32);
+unsigned_int_ops!(binop_u64, unop_u64, u64, pow_u64);
 
 /// Futhark's `fsignum`: NaN stays NaN, otherwise `(x > 0) - (x < 0)` (so both
 /// zeros give `+0`).
@@ -284,7 +260,7 @@ macro_rules! float_sgn {
 }
 
 macro_rules! float_ops {
-    ($binop:ident, $unop:ident, $cmp:ident, $t:ty) => {
+    ($binop:ident, $unop:ident, $t:ty) => {
         #[inline]
         fn $binop(op: BinOp, x: $t, y: $t) -> Result<$t, Fail> {
             Ok(match op {
@@ -345,23 +321,11 @@ macro_rules! float_ops {
                 UnOp::Not | UnOp::Clz | UnOp::Ctz | UnOp::Popc => return Err(Fail::BadType),
             }))
         }
-
-        #[inline]
-        fn $cmp(op: CmpOp, x: $t, y: $t) -> bool {
-            match op {
-                CmpOp::Eq => x == y,
-                CmpOp::Neq => x != y,
-                CmpOp::Lt => x < y,
-                CmpOp::Le => x <= y,
-                CmpOp::Gt => x > y,
-                CmpOp::Ge => x >= y,
-            }
-        }
     };
 }
 
-float_ops!(binop_f32, unop_f32, cmp_f32, f32);
-float_ops!(binop_f64, unop_f64, cmp_f64, f64);
+float_ops!(binop_f32, unop_f32, f32);
+float_ops!(binop_f64, unop_f64, f64);
 
 #[inline]
 fn binop_bool(op: BinOp, x: bool, y: bool) -> Result<bool, Fail> {
@@ -403,6 +367,21 @@ pub fn eval_binop(op: BinOp, a: PrimValue, b: PrimValue) -> Result<PrimValue, Pr
     r.map_err(|e| lift_bin(op, &a, &b, e))
 }
 
+/// A comparison by Rust's `PartialOrd`, which is Futhark's order for every
+/// primitive type: integers by their own signedness, floats by IEEE rules
+/// (NaN compares false except under `Neq`), `false < true`.
+#[inline]
+fn compare<T: PartialOrd>(op: CmpOp, x: T, y: T) -> bool {
+    match op {
+        CmpOp::Eq => x == y,
+        CmpOp::Neq => x != y,
+        CmpOp::Lt => x < y,
+        CmpOp::Le => x <= y,
+        CmpOp::Gt => x > y,
+        CmpOp::Ge => x >= y,
+    }
+}
+
 /// Evaluates a comparison. Integers compare by their own signedness, floats by
 /// IEEE rules (any comparison with NaN is false, except `Neq`, which is
 /// true), `bool` with `false < true`.
@@ -412,25 +391,18 @@ pub fn eval_binop(op: BinOp, a: PrimValue, b: PrimValue) -> Result<PrimValue, Pr
 pub fn eval_cmpop(op: CmpOp, a: PrimValue, b: PrimValue) -> Result<bool, PrimError> {
     use PrimValue::*;
     Ok(match (a, b) {
-        (I8(x), I8(y)) => cmp_i8(op, x, y),
-        (I16(x), I16(y)) => cmp_i16(op, x, y),
-        (I32(x), I32(y)) => cmp_i32(op, x, y),
-        (I64(x), I64(y)) => cmp_i64(op, x, y),
-        (U8(x), U8(y)) => cmp_u8(op, x, y),
-        (U16(x), U16(y)) => cmp_u16(op, x, y),
-        (U32(x), U32(y)) => cmp_u32(op, x, y),
-        (U64(x), U64(y)) => cmp_u64(op, x, y),
-        (F16(x), F16(y)) => cmp_f32(op, x.to_f32(), y.to_f32()),
-        (F32(x), F32(y)) => cmp_f32(op, x, y),
-        (F64(x), F64(y)) => cmp_f64(op, x, y),
-        (Bool(x), Bool(y)) => match op {
-            CmpOp::Eq => x == y,
-            CmpOp::Neq => x != y,
-            CmpOp::Lt => !x & y,
-            CmpOp::Le => x <= y,
-            CmpOp::Gt => x & !y,
-            CmpOp::Ge => x >= y,
-        },
+        (I8(x), I8(y)) => compare(op, x, y),
+        (I16(x), I16(y)) => compare(op, x, y),
+        (I32(x), I32(y)) => compare(op, x, y),
+        (I64(x), I64(y)) => compare(op, x, y),
+        (U8(x), U8(y)) => compare(op, x, y),
+        (U16(x), U16(y)) => compare(op, x, y),
+        (U32(x), U32(y)) => compare(op, x, y),
+        (U64(x), U64(y)) => compare(op, x, y),
+        (F16(x), F16(y)) => compare(op, x.to_f32(), y.to_f32()),
+        (F32(x), F32(y)) => compare(op, x, y),
+        (F64(x), F64(y)) => compare(op, x, y),
+        (Bool(x), Bool(y)) => compare(op, x, y),
         _ => {
             return Err(PrimError::TypeMismatch(format!(
                 "operands of {op:?} have different types: {} and {}",
