@@ -588,3 +588,23 @@ fn conversions_round_trip_through_wider_types() {
         }
     }
 }
+
+#[test]
+fn comparisons_follow_each_types_order() {
+    let cmp = |op, a, b| eval_cmpop(op, a, b).unwrap();
+    // bool: false < true.
+    assert!(cmp(CmpOp::Lt, V::Bool(false), V::Bool(true)));
+    assert!(!cmp(CmpOp::Lt, V::Bool(true), V::Bool(false)));
+    assert!(cmp(CmpOp::Ge, V::Bool(true), V::Bool(true)));
+    // Unsigned integers compare as unsigned, signed as signed.
+    assert!(cmp(CmpOp::Gt, V::U8(200), V::U8(100)));
+    assert!(cmp(CmpOp::Lt, V::I8(-56), V::I8(100)));
+    // NaN: every comparison is false except `!=`.
+    let nan = V::F64(f64::NAN);
+    for op in [CmpOp::Eq, CmpOp::Lt, CmpOp::Le, CmpOp::Gt, CmpOp::Ge] {
+        assert!(!cmp(op, nan, nan));
+    }
+    assert!(cmp(CmpOp::Neq, nan, nan));
+    // Mismatched operand types are an error, not a panic.
+    assert!(eval_cmpop(CmpOp::Eq, V::I32(1), V::I64(1)).is_err());
+}
