@@ -981,6 +981,28 @@ impl<'p> Interp<'p> {
 
     // ----- SOACs -----------------------------------------------------------
 
+    /// The common start of `reduce` and `scan`: the width, the input rows
+    /// (checked against it), the operator's arity check, and the accumulator
+    /// initialised to the neutral element.
+    fn operator_setup(
+        &self,
+        s: &[Value],
+        w: &Atom,
+        lam: &Lambda,
+        neutral: &[Atom],
+        arrs: &[Var],
+        what: &str,
+    ) -> Res<(usize, Vec<Rows>, Vec<Value>)> {
+        let w = self.size(s, w, what)?;
+        let inputs = self.soac_inputs(s, arrs, w, what)?;
+        self.check_op_lambda(lam, neutral.len(), inputs.len(), what)?;
+        let acc = neutral
+            .iter()
+            .map(|a| self.value(s, a))
+            .collect::<Res<Vec<_>>>()?;
+        Ok((w, inputs, acc))
+    }
+
     /// The input arrays of a SOAC, checked to have outer size `w`.
     fn soac_inputs(&self, s: &[Value], arrs: &[Var], w: usize, what: &str) -> Res<Vec<Rows>> {
         arrs.iter()
@@ -1039,13 +1061,8 @@ impl<'p> Interp<'p> {
                 arrs,
                 ..
             } => {
-                let w = self.size(s, w, "reduce")?;
-                let inputs = self.soac_inputs(s, arrs, w, "reduce")?;
-                self.check_op_lambda(lam, neutral.len(), inputs.len(), "reduce")?;
-                let mut acc = neutral
-                    .iter()
-                    .map(|a| self.value(s, a))
-                    .collect::<Res<Vec<_>>>()?;
+                let (w, inputs, mut acc) =
+                    self.operator_setup(s, w, lam, neutral, arrs, "reduce")?;
                 if let Some(fast) = simple_binop(lam) {
                     if let ([Value::Prim(a0)], [r]) = (acc.as_slice(), inputs.as_slice()) {
                         if r.arr.rank() == 1 {
@@ -1069,13 +1086,7 @@ impl<'p> Interp<'p> {
                 neutral,
                 arrs,
             } => {
-                let w = self.size(s, w, "scan")?;
-                let inputs = self.soac_inputs(s, arrs, w, "scan")?;
-                self.check_op_lambda(lam, neutral.len(), inputs.len(), "scan")?;
-                let mut acc = neutral
-                    .iter()
-                    .map(|a| self.value(s, a))
-                    .collect::<Res<Vec<_>>>()?;
+                let (w, inputs, mut acc) = self.operator_setup(s, w, lam, neutral, arrs, "scan")?;
                 let mut outs: Vec<Collector> =
                     lam.ret.iter().map(|t| Collector::new(t, w)).collect();
                 for j in 0..w {

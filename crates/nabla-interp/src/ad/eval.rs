@@ -37,6 +37,9 @@ fn lift<T>(r: Result<T, String>) -> Res<T> {
     r.map_err(|m| Box::new(RuntimeError::new(m)))
 }
 
+/// The inputs of a SOAC on AD values: each array with its row shape.
+type AdInputs = Vec<(V, Rc<[i64]>)>;
+
 impl<'p> Interp<'p> {
     /// Runs a `jvp`/`vjp` statement met by the plain evaluator: the frame
     /// gets AD slots for the duration of the call; the results are plain.
@@ -722,6 +725,30 @@ impl<'p> Interp<'p> {
         }
     }
 
+    /// The common start of `reduce` and `scan` on AD values: the width, the
+    /// inputs (checked against it), the operator's arity check, and the
+    /// accumulator initialised to the neutral element.
+    #[allow(clippy::too_many_arguments)]
+    fn ad_operator_setup(
+        &self,
+        s: &[Value],
+        ad: &AdSlots,
+        w: &Atom,
+        lam: &Lambda,
+        neutral: &[Atom],
+        arrs: &[Var],
+        what: &str,
+    ) -> Res<(usize, AdInputs, Vec<V>)> {
+        let w = self.ad_size(s, ad, w, what)?;
+        let inputs = self.ad_inputs(s, ad, arrs, w, what)?;
+        self.check_op_lambda(lam, neutral.len(), inputs.len(), what)?;
+        let acc = neutral
+            .iter()
+            .map(|a| self.ad_get(s, ad, a))
+            .collect::<Res<Vec<_>>>()?;
+        Ok((w, inputs, acc))
+    }
+
     /// The input arrays of a SOAC, checked to have outer size `w`, with their row shapes.
     fn ad_inputs(
         &self,
@@ -730,7 +757,7 @@ impl<'p> Interp<'p> {
         arrs: &[Var],
         w: usize,
         what: &str,
-    ) -> Res<Vec<(V, Rc<[i64]>)>> {
+    ) -> Res<AdInputs> {
         arrs.iter()
             .map(|v| {
                 let x = self.ad_var(s, ad, *v)?;
@@ -1023,13 +1050,8 @@ impl<'p> Interp<'p> {
                 arrs,
                 ..
             } => {
-                let w = self.ad_size(s, ad, w, "reduce")?;
-                let inputs = self.ad_inputs(s, ad, arrs, w, "reduce")?;
-                self.check_op_lambda(lam, neutral.len(), inputs.len(), "reduce")?;
-                let mut acc = neutral
-                    .iter()
-                    .map(|a| self.ad_get(s, ad, a))
-                    .collect::<Res<Vec<_>>>()?;
+                let (w, inputs, mut acc) =
+                    self.ad_operator_setup(s, ad, w, lam, neutral, arrs, "reduce")?;
                 if let ([ne], [(x, _)]) = (acc.as_slice(), inputs.as_slice()) {
                     if let Some(r) = self.ad_bulk_reduce(lam, ne, x) {
                         return self.ad_bind1(s, ad, pat, r?);
@@ -1046,13 +1068,8 @@ impl<'p> Interp<'p> {
                 neutral,
                 arrs,
             } => {
-                let w = self.ad_size(s, ad, w, "scan")?;
-                let inputs = self.ad_inputs(s, ad, arrs, w, "scan")?;
-                self.check_op_lambda(lam, neutral.len(), inputs.len(), "scan")?;
-                let mut acc = neutral
-                    .iter()
-                    .map(|a| self.ad_get(s, ad, a))
-                    .collect::<Res<Vec<_>>>()?;
+                let (w, inputs, mut acc) =
+                    self.ad_operator_setup(s, ad, w, lam, neutral, arrs, "scan")?;
                 let row_shapes: Vec<Rc<[i64]>> = acc.iter().map(|x| x.shape().into()).collect();
                 let mut outs: Vec<Vec<V>> = acc.iter().map(|_| Vec::with_capacity(w)).collect();
                 for j in 0..w {
