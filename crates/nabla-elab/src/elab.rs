@@ -247,6 +247,33 @@ fn flat_into(
     Ok(())
 }
 
+/// The uniqueness (`*`) of each flattened component of a type, in the order
+/// of [`flat`]: a component is unique when an array type around it is.
+pub(crate) fn flat_unique(t: &STy) -> Vec<bool> {
+    fn go(t: &STy, unique: bool, out: &mut Vec<bool>, depth: usize) {
+        if depth > 200 {
+            return;
+        }
+        match t {
+            STy::Prim(_) => out.push(unique),
+            STy::Array {
+                elem, unique: u, ..
+            } => go(elem, unique || *u, out, depth + 1),
+            STy::Record(fs) => fs.iter().for_each(|(_, f)| go(f, unique, out, depth + 1)),
+            STy::Sum(cs) => {
+                out.push(false);
+                for (_, ts) in cs {
+                    ts.iter().for_each(|t| go(t, unique, out, depth + 1));
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut out = vec![];
+    go(t, false, &mut out, 0);
+    out
+}
+
 /// Number of flat IR values of a type.
 pub(crate) fn nflat(t: &STy) -> Result<usize, String> {
     flat(t).map(|v| v.len())
@@ -1991,10 +2018,7 @@ impl<'a> Elab<'a> {
         }
         let params: Vec<Param> = ptys
             .iter()
-            .map(|t| Param {
-                var: fb.var("acc", t.clone()),
-                ty: t.clone(),
-            })
+            .map(|t| Param::new(fb.var("acc", t.clone()), t.clone()))
             .collect();
         let psv = SV::Dyn(
             params.iter().map(|p| Atom::Var(p.var)).collect(),
@@ -2437,7 +2461,7 @@ impl<'a> Elab<'a> {
                     if known.get(k).copied().unwrap_or(false) {
                         let ty = ir::Type::Prim(PrimType::I64);
                         let v = fb.var(&n.name, ty.clone());
-                        params.push(Param { var: v, ty });
+                        params.push(Param::new(v, ty));
                         sizes.push((n.name.clone(), Some(Atom::Var(v))));
                     } else {
                         sizes.push((n.name.clone(), None));
@@ -2454,10 +2478,13 @@ impl<'a> Elab<'a> {
             let comps =
                 flat(&t).map_err(|m| err(p.span, format!("parameter of an IR function: {m}")))?;
             let mut atoms = vec![];
-            for (pt, shape) in &comps {
+            let unique = flat_unique(&t);
+            for (k, (pt, shape)) in comps.iter().enumerate() {
                 let ty = self.param_type(*pt, shape, &ctx.env, &params);
                 let v = fb.var(&param_name(p), ty.clone());
-                params.push(Param { var: v, ty });
+                let mut param = Param::new(v, ty);
+                param.unique = unique.get(k).copied().unwrap_or(false) && param.ty.rank() > 0;
+                params.push(param);
                 atoms.push(Atom::Var(v));
             }
             comps_of.push(comps);
@@ -2503,10 +2530,22 @@ impl<'a> Elab<'a> {
             })
             .collect();
         let body = fb.end(ra);
+        // Uniqueness of the results comes from the declared type (`: *[n]t`).
+        let declared_ret = def
+            .ty
+            .as_ref()
+            .and_then(|t| peel(t, def.params.len()).1)
+            .unwrap_or_else(|| rt.clone());
+        let mut unique_ret = flat_unique(&declared_ret);
+        unique_ret.resize(ret.len(), false);
+        for (u, t) in unique_ret.iter_mut().zip(&ret) {
+            *u &= t.rank() > 0;
+        }
         let f = ir::Function {
             name,
             params,
             ret,
+            unique_ret,
             body,
             var_names: fb.names,
             span: def.span,

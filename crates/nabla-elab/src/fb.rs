@@ -64,10 +64,7 @@ impl FunBuilder {
     pub fn bind(&mut self, name: &str, tys: Vec<Type>, exp: Exp, span: Span) -> Vec<Var> {
         let pat: Vec<Param> = tys
             .into_iter()
-            .map(|ty| Param {
-                var: self.var(name, ty.clone()),
-                ty,
-            })
+            .map(|ty| Param::new(self.var(name, ty.clone()), ty))
             .collect();
         let vs = pat.iter().map(|p| p.var).collect();
         self.push(pat, exp, span);
@@ -151,7 +148,9 @@ impl FunBuilder {
                     n
                 }
             },
-            Type::Prim(_) => self.bind1("n", Type::Prim(PrimType::I64), Exp::Size(v, d), span),
+            Type::Prim(_) | Type::Acc(..) => {
+                self.bind1("n", Type::Prim(PrimType::I64), Exp::Size(v, d), span)
+            }
         }
     }
 
@@ -192,18 +191,10 @@ pub(crate) fn atom_dim(a: Atom) -> Dim {
 /// Replaces dimensions that name variables numbered at or above `mark`
 /// (bound inside a body that is being closed) by `Dim::Ext`.
 pub(crate) fn sanitize(t: Type, mark: u32) -> Type {
-    match t {
-        Type::Prim(p) => Type::Prim(p),
-        Type::Array(p, ds) => Type::Array(
-            p,
-            ds.into_iter()
-                .map(|d| match d {
-                    Dim::Var(v) if v.0 >= mark => Dim::Ext,
-                    d => d,
-                })
-                .collect(),
-        ),
-    }
+    t.map_dims(|d| match d {
+        Dim::Var(v) if v.0 >= mark => Dim::Ext,
+        d => d,
+    })
 }
 
 /// Joins the types of two branches: dimensions that differ become `Ext`.

@@ -262,14 +262,8 @@ fn binop_lambda(fb: &mut FunBuilder, p: PrimType, op: BinOp, span: Span) -> Lamb
     let body = fb.end(vec![r]);
     Lambda {
         params: vec![
-            Param {
-                var: x,
-                ty: ir::Type::Prim(p),
-            },
-            Param {
-                var: y,
-                ty: ir::Type::Prim(p),
-            },
+            Param::new(x, ir::Type::Prim(p)),
+            Param::new(y, ir::Type::Prim(p)),
         ],
         body,
         ret: vec![ir::Type::Prim(p)],
@@ -293,7 +287,7 @@ impl<'a> Elab<'a> {
             let mut atoms = vec![];
             for t in tys {
                 let v = fb.var("p", t.clone());
-                params.push(Param { var: v, ty: t });
+                params.push(Param::new(v, t));
                 atoms.push(Atom::Var(v));
             }
             svs.push(SV::Dyn(atoms, st));
@@ -401,14 +395,8 @@ impl<'a> Elab<'a> {
                     let lb = fb.end(vec![e]);
                     let lam = Lambda {
                         params: vec![
-                            Param {
-                                var: a,
-                                ty: ir::Type::Prim(p),
-                            },
-                            Param {
-                                var: b,
-                                ty: ir::Type::Prim(p),
-                            },
+                            Param::new(a, ir::Type::Prim(p)),
+                            Param::new(b, ir::Type::Prim(p)),
                         ],
                         body: lb,
                         ret: vec![ir::Type::Prim(PrimType::Bool)],

@@ -333,7 +333,7 @@ impl<'p> Interp<'p> {
     /// The shape of a type (dimension values from the frame; see [`Interp::dim`]).
     pub(crate) fn type_shape(&self, s: &[Value], t: &Type) -> Vec<i64> {
         match t {
-            Type::Prim(_) => vec![],
+            Type::Prim(_) | Type::Acc(..) => vec![],
             Type::Array(_, ds) => ds.iter().map(|d| self.dim(s, d).max(0)).collect(),
         }
     }
@@ -532,6 +532,9 @@ impl<'p> Interp<'p> {
     fn exec_exp(&mut self, s: &mut [Value], stm: &Stm) -> Res<()> {
         let pat = &stm.pat;
         match &stm.exp {
+            Exp::WithAcc { .. } | Exp::UpdateAcc { .. } => {
+                err("accumulators (with_acc/update_acc) are not supported by the interpreter yet")
+            }
             Exp::BinOp(op, a, b) => {
                 let (x, y) = (self.prim(s, a)?, self.prim(s, b)?);
                 let r = scalar::binop(*op, x, y).or_else(err)?;

@@ -20,6 +20,7 @@ pub use nabla_prim::{BinOp, CmpOp, ConvOp, PrimType, PrimValue, TernOp, UnOp};
 pub use nabla_syntax::Span;
 
 mod print;
+pub mod rewrite;
 #[cfg(test)]
 mod test_util;
 mod validate;
@@ -56,36 +57,58 @@ pub enum Dim {
     Ext,
 }
 
-/// A type in the IR: a scalar, or an array of scalars of rank ≥ 1.
+/// A type in the IR: a scalar, an array of scalars of rank ≥ 1, or an
+/// accumulator.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Type {
     Prim(PrimType),
     Array(PrimType, Vec<Dim>),
+    /// A write-only accumulator over an array of this element type and shape,
+    /// made by [`Exp::WithAcc`] and updated by [`Exp::UpdateAcc`]. It is a
+    /// linear value: every accumulator variable is used exactly once (by an
+    /// `update_acc`, a `map` that threads it, a loop, a branch result or the
+    /// `with_acc` lambda's result), and the use produces its successor.
+    /// Accumulators have no rank: they cannot be indexed or stored in arrays.
+    Acc(PrimType, Vec<Dim>),
 }
 
 impl Type {
     pub fn elem(&self) -> PrimType {
         match self {
-            Type::Prim(p) | Type::Array(p, _) => *p,
+            Type::Prim(p) | Type::Array(p, _) | Type::Acc(p, _) => *p,
         }
     }
+    /// The number of dimensions of an array (0 for scalars and accumulators).
     pub fn rank(&self) -> usize {
         match self {
-            Type::Prim(_) => 0,
+            Type::Prim(_) | Type::Acc(..) => 0,
             Type::Array(_, d) => d.len(),
         }
+    }
+    /// The same type with every dimension replaced by `f(dimension)`.
+    pub fn map_dims(&self, mut f: impl FnMut(Dim) -> Dim) -> Type {
+        match self {
+            Type::Prim(p) => Type::Prim(*p),
+            Type::Array(p, ds) => Type::Array(*p, ds.iter().map(|d| f(*d)).collect()),
+            Type::Acc(p, ds) => Type::Acc(*p, ds.iter().map(|d| f(*d)).collect()),
+        }
+    }
+    /// Whether this is an accumulator type.
+    pub fn is_acc(&self) -> bool {
+        matches!(self, Type::Acc(..))
     }
     /// The type of one element along the outer dimension (`[n][m]f64` → `[m]f64`).
     pub fn row(&self) -> Option<Type> {
         match self {
-            Type::Prim(_) => None,
+            Type::Prim(_) | Type::Acc(..) => None,
             Type::Array(p, d) if d.len() == 1 => Some(Type::Prim(*p)),
             Type::Array(p, d) => Some(Type::Array(*p, d[1..].to_vec())),
         }
     }
-    /// `[w]self`.
+    /// `[w]self` (an accumulator has no array type: it stays as it is).
     pub fn array_of(&self, w: Dim) -> Type {
         match self {
+            Type::Acc(..) => self.clone(),
             Type::Prim(p) => Type::Array(*p, vec![w]),
             Type::Array(p, d) => {
                 let mut d2 = vec![w];
@@ -101,6 +124,23 @@ impl Type {
 pub struct Param {
     pub var: Var,
     pub ty: Type,
+    /// Uniqueness (`*` in Futhark): on a function parameter, the callee may
+    /// consume the argument (the caller must not use it, nor any alias of it,
+    /// afterwards); on a loop parameter, the body may consume it. Always
+    /// `false` on statement patterns and lambda parameters. Printed as `*`
+    /// before the type.
+    pub unique: bool,
+}
+
+impl Param {
+    /// A non-unique binding of `var` with type `ty`.
+    pub fn new(var: Var, ty: Type) -> Param {
+        Param {
+            var,
+            ty,
+            unique: false,
+        }
+    }
 }
 
 /// A sequence of statements followed by the result atoms.
@@ -203,6 +243,27 @@ pub enum Soac {
     },
 }
 
+/// How an accumulator combines an update with the value already in its cell.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AccOp {
+    /// `cell + value` (numeric element types; the adjoint accumulators of
+    /// reverse-mode AD).
+    Add,
+    /// `value` replaces the cell (scatter).
+    Write,
+    /// `lam(cell, value)` with an associative and commutative operator of two
+    /// scalar parameters and its neutral element.
+    Lambda(Box<Lambda>, Atom),
+}
+
+/// One accumulator of a [`Exp::WithAcc`]: the array it writes into (consumed)
+/// and its operator.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AccInput {
+    pub array: Var,
+    pub op: AccOp,
+}
+
 /// Expressions. Each returns as many values as its statement's pattern binds.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Exp {
@@ -268,6 +329,27 @@ pub enum Exp {
     Assert(Atom, String),
     /// A second-order array combinator.
     Soac(Soac),
+    /// `with_acc inputs lam`: turns each input array (consumed) into an
+    /// accumulator of type `acc(elem, shape)` and calls `lam` with them (one
+    /// parameter per input, in order). The lambda returns the final
+    /// accumulators first (same order), then any other values; the statement
+    /// binds the resulting arrays (the accumulated inputs) followed by those
+    /// other values. Semantics: seed 003 §5.4 (accumulators for the free
+    /// variables of `map`).
+    WithAcc {
+        inputs: Vec<AccInput>,
+        lam: Lambda,
+    },
+    /// `update_acc acc indices value`: combines `value` into the cell (or the
+    /// row, with fewer indices than the rank: then `value` is an array of the
+    /// row's shape) of the accumulator `acc` at `indices` (each an `i64`),
+    /// with the accumulator's operator; returns the updated accumulator and
+    /// consumes `acc`. An index out of bounds makes the update do nothing.
+    UpdateAcc {
+        acc: Var,
+        indices: Vec<Atom>,
+        value: Atom,
+    },
     /// `jvp`: evaluates `lam` at `primals` with tangents `tangents` (one per
     /// parameter, same types); returns the primal results (first `ret.len()`
     /// values) followed by the result tangents. (`jvp2` keeps both; `jvp` drops
@@ -290,8 +372,16 @@ pub enum Exp {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Function {
     pub name: String,
+    /// The parameters. Size variables are bound explicitly: every variable in
+    /// a dimension of a parameter's type is itself a parameter (of type
+    /// `i64`, anywhere in the list), and on entry each such dimension is
+    /// checked against the argument's shape.
     pub params: Vec<Param>,
     pub ret: Vec<Type>,
+    /// One flag per result: the result is unique (`*` in Futhark), i.e. it
+    /// aliases no parameter that is not consumed, so the caller may consume
+    /// it. Same length as `ret`.
+    pub unique_ret: Vec<bool>,
     pub body: Body,
     /// Names of this function's variables (for printing); `Var(i)` is `var_names[i]`.
     pub var_names: Vec<String>,

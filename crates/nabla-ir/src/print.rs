@@ -21,7 +21,8 @@
 //! `f64.nan`).
 
 use crate::{
-    Atom, Body, Dim, DimIndex, Exp, FunId, Function, Lambda, LoopForm, Param, Program, Soac, Type,
+    AccOp, Atom, Body, Dim, DimIndex, Exp, FunId, Function, Lambda, LoopForm, Param, Program, Soac,
+    Type,
 };
 use nabla_prim::{BinOp, CmpOp, ConvOp, PrimValue, TernOp, UnOp};
 use std::fmt::Write as _;
@@ -216,6 +217,7 @@ impl Printer<'_> {
     fn ty(&self, t: &Type) -> String {
         match t {
             Type::Prim(p) => p.name().to_string(),
+            Type::Acc(p, dims) => format!("acc({})", self.ty(&Type::Array(*p, dims.clone()))),
             Type::Array(p, dims) => {
                 let mut s = String::new();
                 for d in dims {
@@ -243,7 +245,8 @@ impl Printer<'_> {
     }
 
     fn param(&self, p: &Param) -> String {
-        format!("{}: {}", self.var(p.var), self.ty(&p.ty))
+        let star = if p.unique { "*" } else { "" };
+        format!("{}: {star}{}", self.var(p.var), self.ty(&p.ty))
     }
 
     fn params(&self, ps: &[Param]) -> String {
@@ -261,12 +264,21 @@ impl Printer<'_> {
 
     fn function(&mut self) {
         let f = self.fun;
-        let head = format!(
-            "fun {} ({}): {} = ",
-            f.name,
-            self.params(&f.params),
-            self.types(&f.ret)
-        );
+        let ret = f
+            .ret
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let star = if f.unique_ret.get(i).copied().unwrap_or(false) {
+                    "*"
+                } else {
+                    ""
+                };
+                format!("{star}{}", self.ty(t))
+            })
+            .collect::<Vec<_>>()
+            .join(", ");
+        let head = format!("fun {} ({}): ({ret}) = ", f.name, self.params(&f.params));
         self.out.push_str(&head);
         self.body(&f.body, 0);
         self.out.push('\n');
@@ -478,6 +490,41 @@ impl Printer<'_> {
                 let s = format!("assert({}, {msg:?})", self.atom(c));
                 self.push(s);
             }
+            Exp::WithAcc { inputs, lam } => {
+                self.out.push_str("with_acc([");
+                for (k, input) in inputs.iter().enumerate() {
+                    if k > 0 {
+                        self.out.push_str(", ");
+                    }
+                    let arr = self.var(input.array);
+                    match &input.op {
+                        AccOp::Add => self.push(format!("{arr} add")),
+                        AccOp::Write => self.push(format!("{arr} write")),
+                        AccOp::Lambda(op, neutral) => {
+                            self.push(format!("{arr} op("));
+                            self.lambda(op, depth);
+                            let ne = self.atom(neutral);
+                            self.push(format!(", {ne})"));
+                        }
+                    }
+                }
+                self.out.push_str("], ");
+                self.lambda(lam, depth);
+                self.out.push(')');
+            }
+            Exp::UpdateAcc {
+                acc,
+                indices,
+                value,
+            } => {
+                let s = format!(
+                    "update_acc({}, [{}], {})",
+                    self.var(*acc),
+                    self.atoms(indices),
+                    self.atom(value)
+                );
+                self.push(s);
+            }
             Exp::Soac(soac) => self.soac(soac, depth),
             Exp::Jvp {
                 lam,
@@ -653,6 +700,7 @@ mod tests {
                     p(0, f64t.clone()),
                     p(1, arr.clone()),
                 ],
+                unique_ret: vec![false; 2],
                 ret: vec![arr, f64t],
                 body,
                 var_names: names.iter().map(|s| s.to_string()).collect(),
@@ -719,6 +767,7 @@ entry main = scale (params [1, 1, 1], results [1, 1])
         let f = Function {
             name: "g".into(),
             params: vec![p(0, arr2.clone()), p(1, i64t.clone())],
+            unique_ret: vec![],
             ret: vec![],
             body: Body {
                 stms: vec![
@@ -785,6 +834,7 @@ entry main = scale (params [1, 1, 1], results [1, 1])
                 p(0, Type::Prim(PrimType::I32)),
                 p(1, Type::Prim(PrimType::I32)),
             ],
+            unique_ret: vec![false; 1],
             ret: vec![Type::Prim(PrimType::I32)],
             body: Body {
                 stms: vec![],

@@ -5,7 +5,7 @@ use nabla_syntax::Span;
 
 /// Parameter `x{v}: ty`.
 pub(crate) fn p(v: u32, ty: Type) -> Param {
-    Param { var: Var(v), ty }
+    Param::new(Var(v), ty)
 }
 
 /// Variable atom `x{i}`.

@@ -15,8 +15,8 @@
 //! Size checks can be turned off with [`ValidateOptions`].
 
 use crate::{
-    Atom, Body, Dim, DimIndex, Exp, Function, Lambda, LoopForm, Param, PrimType, Program, Soac,
-    Span, Type, Var,
+    AccOp, Atom, Body, Dim, DimIndex, Exp, Function, Lambda, LoopForm, Param, PrimType, Program,
+    Soac, Span, Type, Var,
 };
 use nabla_prim::{BinOp, ConvOp, UnOp};
 
@@ -129,6 +129,7 @@ pub fn validate_program_with(
 fn show(t: &Type) -> String {
     match t {
         Type::Prim(p) => p.name().to_string(),
+        Type::Acc(p, dims) => format!("acc({})", show(&Type::Array(*p, dims.clone()))),
         Type::Array(p, dims) => {
             let mut s = String::new();
             for d in dims {
@@ -394,6 +395,14 @@ impl Cx<'_> {
 
     fn function(&mut self) {
         let f = self.fun;
+        if f.unique_ret.len() != f.ret.len() {
+            let _: Check<()> = self.err(format!(
+                "function {} has {} results but {} uniqueness flags",
+                f.name,
+                f.ret.len(),
+                f.unique_ret.len()
+            ));
+        }
         let Ok(_) = self.bind(&f.params) else { return };
         for t in &f.ret {
             let _ = self.check_type_dims(t);
@@ -406,6 +415,12 @@ impl Cx<'_> {
     /// Checks a body in a new scope and returns its result types (with dims
     /// as seen inside the body).
     fn body(&mut self, b: &Body) -> Check<Vec<Type>> {
+        // Nesting follows the user's program: grow the stack instead of
+        // overflowing it on deep (but valid) nesting.
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.body_inner(b))
+    }
+
+    fn body_inner(&mut self, b: &Body) -> Check<Vec<Type>> {
         let mut bound = Vec::new();
         let mut ok = true;
         let saved_span = self.span;
@@ -597,10 +612,7 @@ impl Cx<'_> {
                         return self
                             .err(format!("for-loop bound must be an integer, has type {bt}"));
                     }
-                    match self.bind(&[Param {
-                        var: *i,
-                        ty: Type::Prim(bt),
-                    }]) {
+                    match self.bind(&[Param::new(*i, Type::Prim(bt))]) {
                         Ok(vs) => bound.extend(vs),
                         Err(()) => res = Err(()),
                     }
@@ -797,6 +809,75 @@ impl Cx<'_> {
                 self.expect_pat(pat, &[])
             }
             Exp::Soac(s) => self.soac(s, pat),
+            Exp::WithAcc { inputs, lam } => {
+                let mut accs = Vec::new();
+                let mut arrays = Vec::new();
+                for input in inputs {
+                    let (p, d) = self.array_var(input.array, "with_acc input")?;
+                    match &input.op {
+                        AccOp::Add if !p.is_numeric() => {
+                            return self.err(format!("with_acc: `add` on elements of type {p}"));
+                        }
+                        AccOp::Lambda(op, neutral) => {
+                            let scalar = [Type::Prim(p)];
+                            self.operator(op, &scalar, std::slice::from_ref(neutral), "with_acc")?;
+                        }
+                        _ => {}
+                    }
+                    accs.push(Type::Acc(p, d.clone()));
+                    arrays.push(Type::Array(p, d));
+                }
+                self.expect_kinds(
+                    "with_acc lambda parameters",
+                    &accs,
+                    &Self::pat_types(&lam.params),
+                )?;
+                if lam.ret.len() < accs.len() {
+                    return self.err(format!(
+                        "with_acc lambda returns {} values, fewer than its {} accumulators",
+                        lam.ret.len(),
+                        accs.len()
+                    ));
+                }
+                self.expect_kinds("with_acc lambda results", &accs, &lam.ret[..accs.len()])?;
+                self.lambda(lam, "with_acc")?;
+                let mut want = arrays;
+                want.extend(lam.ret[accs.len()..].iter().cloned());
+                self.expect_kinds("with_acc results", &want, &Self::pat_types(pat))
+            }
+            Exp::UpdateAcc {
+                acc,
+                indices,
+                value,
+            } => {
+                let t = self.var_type(*acc)?;
+                let Type::Acc(p, dims) = &t else {
+                    return self.err(format!(
+                        "update_acc of {}, which is not an accumulator but has type {}",
+                        self.name(*acc),
+                        show(&t)
+                    ));
+                };
+                if indices.len() > dims.len() {
+                    return self.err(format!(
+                        "update_acc with {} indices into an accumulator of rank {}",
+                        indices.len(),
+                        dims.len()
+                    ));
+                }
+                for i in indices {
+                    self.atom_of(i, PrimType::I64, "update_acc index")?;
+                }
+                let cell = if indices.len() == dims.len() {
+                    Type::Prim(*p)
+                } else {
+                    Type::Array(*p, dims[indices.len()..].to_vec())
+                };
+                let vt = self.atom_type(value)?;
+                self.expect_kinds("update_acc value", &[cell], &[vt])?;
+                let t = t.clone();
+                self.expect_pat(pat, &[t])
+            }
             Exp::Jvp {
                 lam,
                 primals,
@@ -875,6 +956,12 @@ impl Cx<'_> {
     fn rows(&mut self, arrs: &[Var], what: &str) -> Check<Vec<Type>> {
         let mut rows = Vec::new();
         for v in arrs {
+            // An accumulator given to a `map` is threaded through every
+            // iteration whole (it is its own "row").
+            if let Ok(t @ Type::Acc(..)) = self.var_type(*v) {
+                rows.push(t);
+                continue;
+            }
             let (p, d) = self.array_var(*v, what)?;
             rows.push(Type::Array(p, d).row().expect("array has a row type"));
         }
@@ -1015,7 +1102,7 @@ impl Cx<'_> {
     fn outer_dims(&mut self, pat: &[Param], d: Dim) -> Check<()> {
         for p in pat {
             if let Type::Array(_, dims) = &p.ty {
-                if !self.dims_fit(&dims[0], &d) {
+                if !dims.is_empty() && !self.dims_fit(&dims[0], &d) {
                     let n = self.name(p.var);
                     return self.size_err(format!(
                         "outer size of {n}: {} does not fit the SOAC width",
@@ -1049,6 +1136,7 @@ mod tests {
         Function {
             name: name.into(),
             params,
+            unique_ret: vec![false; ret.len()],
             ret,
             body,
             var_names: (0..nvars).map(|i| format!("x{i}")).collect(),

@@ -8,7 +8,7 @@
 //! [`for_each_var`] do, iteratively with an explicit stack, so adversarially
 //! deep IR cannot overflow the native stack.
 
-use crate::{Atom, Body, Dim, DimIndex, Exp, Lambda, LoopForm, Param, Soac, Stm, Type, Var};
+use crate::{AccOp, Atom, Body, Dim, DimIndex, Exp, Lambda, LoopForm, Param, Soac, Stm, Type, Var};
 use std::collections::HashSet;
 
 /// How an expression reads a variable.
@@ -37,7 +37,7 @@ pub enum Nested<'a> {
 impl Type {
     /// Calls `f` on every variable among the type's dimensions.
     pub fn for_each_dim_var(&self, mut f: impl FnMut(Var)) {
-        if let Type::Array(_, ds) = self {
+        if let Type::Array(_, ds) | Type::Acc(_, ds) = self {
             for d in ds {
                 if let Dim::Var(v) = d {
                     f(*v);
@@ -174,6 +174,23 @@ impl Exp {
             Exp::Vjp {
                 primals, adjoints, ..
             } => atoms(primals.iter().chain(adjoints), V, f),
+            Exp::WithAcc { inputs, .. } => {
+                for input in inputs {
+                    f(input.array, V);
+                    if let AccOp::Lambda(_, neutral) = &input.op {
+                        atom(neutral, V, f);
+                    }
+                }
+            }
+            Exp::UpdateAcc {
+                acc,
+                indices,
+                value,
+            } => {
+                f(*acc, V);
+                atoms(indices, C, f);
+                atom(value, V, f);
+            }
         }
     }
 
@@ -199,6 +216,14 @@ impl Exp {
             )
             | Exp::Jvp { lam, .. }
             | Exp::Vjp { lam, .. } => f(Nested::Lambda(lam)),
+            Exp::WithAcc { inputs, lam } => {
+                for input in inputs {
+                    if let AccOp::Lambda(op, _) = &input.op {
+                        f(Nested::Lambda(op));
+                    }
+                }
+                f(Nested::Lambda(lam));
+            }
             _ => {}
         }
     }
@@ -330,10 +355,7 @@ mod tests {
         Stm {
             pat: pat
                 .iter()
-                .map(|&v| Param {
-                    var: Var(v),
-                    ty: Type::Prim(PrimType::F64),
-                })
+                .map(|&v| Param::new(Var(v), Type::Prim(PrimType::F64)))
                 .collect(),
             exp,
             span: Span::default(),
@@ -353,10 +375,10 @@ mod tests {
         let lp = stm(
             &[6],
             Exp::Loop {
-                params: vec![Param {
-                    var: Var(2),
-                    ty: Type::Array(PrimType::F64, vec![Dim::Var(Var(7))]),
-                }],
+                params: vec![Param::new(
+                    Var(2),
+                    Type::Array(PrimType::F64, vec![Dim::Var(Var(7))]),
+                )],
                 init: vec![Atom::Var(Var(0))],
                 form: LoopForm::For {
                     i: Var(3),

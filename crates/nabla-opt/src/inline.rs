@@ -171,6 +171,7 @@ pub(crate) fn inline_into(
         Function {
             name: String::new(),
             params: vec![],
+            unique_ret: vec![],
             ret: vec![],
             body: Body::default(),
             var_names: vec![],
@@ -459,7 +460,7 @@ impl Inliner<'_> {
             let v = self.fresh(&name_of(p.var));
             set(&mut map, p.var, Atom::Var(v));
             if fits {
-                binds.push(Param { var: v, ty });
+                binds.push(Param::new(v, ty));
                 bind_args.push(*a);
             } else {
                 // Sizes differ statically (they were checked above): view the
@@ -477,7 +478,7 @@ impl Inliner<'_> {
                     });
                 }
                 out.push(Stm {
-                    pat: vec![Param { var: v, ty }],
+                    pat: vec![Param::new(v, ty)],
                     exp: Exp::Reshape(shape, *x),
                     span,
                 });
@@ -521,10 +522,7 @@ fn base_name(n: &str) -> &str {
 
 fn size_stm(s: Var, arr: Var, d: usize, span: Span) -> Stm {
     Stm {
-        pat: vec![Param {
-            var: s,
-            ty: Type::Prim(PrimType::I64),
-        }],
+        pat: vec![Param::new(s, Type::Prim(PrimType::I64))],
         exp: Exp::Size(arr, d),
         span,
     }
@@ -552,18 +550,10 @@ pub(crate) fn dim_of_atom(a: Atom) -> Dim {
 }
 
 fn rename_type(t: &Type, map: &[Option<Atom>]) -> Type {
-    match t {
-        Type::Prim(p) => Type::Prim(*p),
-        Type::Array(p, ds) => Type::Array(
-            *p,
-            ds.iter()
-                .map(|d| match d {
-                    Dim::Var(v) => get(map, *v).map_or(Dim::Ext, dim_of_atom),
-                    d => *d,
-                })
-                .collect(),
-        ),
-    }
+    t.map_dims(|d| match d {
+        Dim::Var(v) => get(map, v).map_or(Dim::Ext, dim_of_atom),
+        d => d,
+    })
 }
 
 /// Renames a callee's variables into the caller: mapped variables become

@@ -103,14 +103,8 @@ impl Forward {
     }
 
     fn type_of(&self, v: Var) -> Option<Type> {
-        match self.types.get(v.0 as usize)? {
-            Some(Type::Prim(p)) => Some(Type::Prim(*p)),
-            Some(Type::Array(p, ds)) => Some(Type::Array(
-                *p,
-                ds.iter().map(|d| self.subst_dim(*d)).collect(),
-            )),
-            None => None,
-        }
+        let t = self.types.get(v.0 as usize)?.as_ref()?;
+        Some(t.map_dims(|d| self.subst_dim(d)))
     }
 
     /// Whether `let p = x` may be removed, replacing `p` by `x`.

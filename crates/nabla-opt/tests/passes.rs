@@ -15,7 +15,7 @@ const I64: Type = Type::Prim(PrimType::I64);
 const I32: Type = Type::Prim(PrimType::I32);
 
 fn p(v: u32, ty: Type) -> Param {
-    Param { var: Var(v), ty }
+    Param::new(Var(v), ty)
 }
 fn v(i: u32) -> Atom {
     Atom::Var(Var(i))
@@ -84,6 +84,7 @@ fn fun(
     Function {
         name: name.into(),
         params,
+        unique_ret: vec![false; ret.len()],
         ret,
         body,
         var_names: (0..n).map(|i| format!("x{i}")).collect(),

@@ -277,6 +277,9 @@ impl<'p> Interp<'p> {
     pub(crate) fn ad_exp(&mut self, s: &mut [Value], ad: &mut AdSlots, stm: &Stm) -> Res<()> {
         let pat = &stm.pat;
         match &stm.exp {
+            Exp::WithAcc { .. } | Exp::UpdateAcc { .. } => {
+                err("accumulators (with_acc/update_acc) are not supported inside jvp/vjp by the dynamic AD")
+            }
             Exp::BinOp(op, a, b) => {
                 let xs = [self.ad_get(s, ad, a)?, self.ad_get(s, ad, b)?];
                 let r = self.ad_prim(AdOp::Bin(*op), &xs)?;

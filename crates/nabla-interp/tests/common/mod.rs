@@ -38,7 +38,7 @@ pub fn arr2(p: PrimType) -> Type {
     Type::Array(p, vec![Dim::Ext, Dim::Ext])
 }
 pub fn param(var: Var, ty: Type) -> Param {
-    Param { var, ty }
+    Param::new(var, ty)
 }
 pub fn av(v: Var) -> Atom {
     Atom::Var(v)
@@ -77,6 +77,7 @@ pub fn fun(name: &str, params: Vec<Param>, ret: Vec<Type>, body: Body, vars: Var
     Function {
         name: name.to_string(),
         params,
+        unique_ret: vec![false; ret.len()],
         ret,
         body,
         var_names: vars.names,

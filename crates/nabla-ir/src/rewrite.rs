@@ -1,0 +1,240 @@
+//! Rewriting the IR in place: a mutable visitor over the variable
+//! occurrences of expressions, and renaming/substitution built on it (used
+//! to copy lambda and function bodies with fresh variables).
+//!
+//! [`walk_exp`] visits one expression's direct parts; a visitor whose
+//! [`Visitor::body`] calls [`walk_body_deep`] rewrites a whole tree.
+
+use crate::{
+    AccOp, Atom, Body, Dim, DimIndex, Exp, FunId, Lambda, LoopForm, Param, Soac, Type, Var,
+};
+
+/// Visits the variable occurrences of one expression. [`walk_exp`] calls
+/// `atom` for operands, `var` for positions that must be variables (arrays),
+/// `param`/`bind` for binders inside the expression (lambda, loop
+/// parameters, the `for` counter), `ty` for types it carries, `body` for
+/// nested bodies and `fun` for called functions. Statement patterns are the
+/// caller's business.
+pub trait Visitor {
+    fn atom(&mut self, a: &mut Atom);
+    fn var(&mut self, v: &mut Var);
+    fn bind(&mut self, v: &mut Var);
+    fn dim(&mut self, d: &mut Dim);
+    fn body(&mut self, b: &mut Body);
+    fn fun(&mut self, _f: &mut FunId) {}
+    fn ty(&mut self, t: &mut Type) {
+        if let Type::Array(_, ds) | Type::Acc(_, ds) = t {
+            for d in ds {
+                self.dim(d);
+            }
+        }
+    }
+    fn param(&mut self, p: &mut Param) {
+        self.bind(&mut p.var);
+        self.ty(&mut p.ty);
+    }
+    fn lambda(&mut self, l: &mut Lambda) {
+        for p in &mut l.params {
+            self.param(p);
+        }
+        for t in &mut l.ret {
+            self.ty(t);
+        }
+        self.body(&mut l.body);
+    }
+}
+
+fn atoms<V: Visitor + ?Sized>(xs: &mut [Atom], v: &mut V) {
+    for a in xs {
+        v.atom(a);
+    }
+}
+
+fn vars<V: Visitor + ?Sized>(xs: &mut [Var], v: &mut V) {
+    for x in xs {
+        v.var(x);
+    }
+}
+
+fn index<V: Visitor + ?Sized>(idx: &mut [DimIndex], v: &mut V) {
+    for d in idx {
+        match d {
+            DimIndex::Fix(a) => v.atom(a),
+            DimIndex::Slice { start, len, stride } => {
+                v.atom(start);
+                v.atom(len);
+                v.atom(stride);
+            }
+        }
+    }
+}
+
+/// Visits the direct parts of `e` (see [`Visitor`]).
+pub fn walk_exp<V: Visitor + ?Sized>(e: &mut Exp, v: &mut V) {
+    match e {
+        Exp::Atoms(xs) | Exp::AssertEqSizes(xs, _) => atoms(xs, v),
+        Exp::Apply(f, xs) => {
+            v.fun(f);
+            atoms(xs, v);
+        }
+        Exp::BinOp(_, a, b) | Exp::CmpOp(_, a, b) | Exp::Replicate(a, b) => {
+            v.atom(a);
+            v.atom(b);
+        }
+        Exp::UnOp(_, a) | Exp::Conv(_, a) | Exp::Assert(a, _) => v.atom(a),
+        Exp::TernOp(_, a, b, c) => {
+            v.atom(a);
+            v.atom(b);
+            v.atom(c);
+        }
+        Exp::If { cond, then_, else_ } => {
+            v.atom(cond);
+            v.body(then_);
+            v.body(else_);
+        }
+        Exp::Loop {
+            params,
+            init,
+            form,
+            body,
+        } => {
+            atoms(init, v);
+            if let LoopForm::For { i, bound } = form {
+                v.atom(bound);
+                v.bind(i);
+            }
+            for p in params.iter_mut() {
+                v.param(p);
+            }
+            if let LoopForm::While { cond } = form {
+                v.body(cond);
+            }
+            v.body(body);
+        }
+        Exp::Index(a, idx) => {
+            v.var(a);
+            index(idx, v);
+        }
+        Exp::Update(a, idx, x) => {
+            v.var(a);
+            index(idx, v);
+            v.atom(x);
+        }
+        Exp::ArrayLit(xs, t) => {
+            atoms(xs, v);
+            v.ty(t);
+        }
+        Exp::Iota { n, start, step, .. } => {
+            v.atom(n);
+            v.atom(start);
+            v.atom(step);
+        }
+        Exp::Copy(a) | Exp::Size(a, _) | Exp::Rearrange(_, a) | Exp::Reverse(a) => v.var(a),
+        Exp::Reshape(shape, a) => {
+            atoms(shape, v);
+            v.var(a);
+        }
+        Exp::Concat(xs) => vars(xs, v),
+        Exp::Rotate(r, a) => {
+            v.atom(r);
+            v.var(a);
+        }
+        Exp::Soac(s) => match s {
+            Soac::Map { w, lam, arrs } => {
+                v.atom(w);
+                vars(arrs, v);
+                v.lambda(lam);
+            }
+            Soac::Reduce {
+                w,
+                lam,
+                neutral,
+                arrs,
+                ..
+            }
+            | Soac::Scan {
+                w,
+                lam,
+                neutral,
+                arrs,
+            } => {
+                v.atom(w);
+                atoms(neutral, v);
+                vars(arrs, v);
+                v.lambda(lam);
+            }
+            Soac::Hist {
+                w,
+                dest,
+                lam,
+                neutral,
+                indices,
+                values,
+            } => {
+                v.atom(w);
+                vars(dest, v);
+                atoms(neutral, v);
+                v.var(indices);
+                vars(values, v);
+                v.lambda(lam);
+            }
+            Soac::Scatter {
+                w,
+                dest,
+                indices,
+                values,
+            } => {
+                v.atom(w);
+                vars(dest, v);
+                vars(indices, v);
+                vars(values, v);
+            }
+        },
+        Exp::WithAcc { inputs, lam } => {
+            for input in inputs.iter_mut() {
+                v.var(&mut input.array);
+                if let AccOp::Lambda(op, neutral) = &mut input.op {
+                    v.atom(neutral);
+                    v.lambda(op);
+                }
+            }
+            v.lambda(lam);
+        }
+        Exp::UpdateAcc {
+            acc,
+            indices,
+            value,
+        } => {
+            v.var(acc);
+            atoms(indices, v);
+            v.atom(value);
+        }
+        Exp::Jvp {
+            lam,
+            primals,
+            tangents: extra,
+        }
+        | Exp::Vjp {
+            lam,
+            primals,
+            adjoints: extra,
+        } => {
+            atoms(primals, v);
+            atoms(extra, v);
+            v.lambda(lam);
+        }
+    }
+}
+
+/// Walks a whole body with `v`: each statement's expression, then its
+/// pattern (as binders), then the result atoms. Visitors whose `body`
+/// should recurse call this from it.
+pub fn walk_body_deep<V: Visitor + ?Sized>(b: &mut Body, v: &mut V) {
+    for s in &mut b.stms {
+        walk_exp(&mut s.exp, v);
+        for p in &mut s.pat {
+            v.param(p);
+        }
+    }
+    atoms(&mut b.result, v);
+}
