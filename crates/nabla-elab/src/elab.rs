@@ -2512,7 +2512,7 @@ impl<'a> Elab<'a> {
         for comps in &comps_of {
             for (pt, shape) in comps {
                 let ty = self.param_type(*pt, shape, &ctx.env, &params);
-                fb.types[params[i].var.0 as usize] = ty.clone();
+                fb.set_type(params[i].var, ty.clone());
                 params[i].ty = ty;
                 i += 1;
             }
@@ -2547,7 +2547,10 @@ impl<'a> Elab<'a> {
             ret,
             unique_ret,
             body,
-            var_names: fb.names,
+            var_names: {
+                fb.check().map_err(|u| err(def.span, u.to_string()))?;
+                fb.into_names()
+            },
             span: def.span,
         };
         Ok((f, arity, rt))

@@ -1,49 +1,76 @@
-//! The function builder: fresh variables, their IR types, and a stack of
-//! statement lists (one per body being built), plus small IR helpers.
+//! The elaborator's function builder: nabla-ir's [`FunctionBuilder`]
+//! (fresh variables with their types, a stack of open bodies) plus the
+//! elaborator's own conveniences: statements take the source span, integer
+//! `x + 0`-style operations are simplified away, and `size` results are
+//! shared.
 
+use nabla_ir::builder::{FunctionBuilder, UnknownVariable};
 use nabla_ir::{Atom, Body, Dim, Exp, Param, PrimType, PrimValue, Span, Stm, Type, Var};
 
-/// Builds one IR function: numbers variables, remembers their types, and
-/// collects statements into the innermost open body.
+/// Builds one IR function (see the module doc).
 pub(crate) struct FunBuilder {
-    pub names: Vec<String>,
-    pub types: Vec<Type>,
-    stack: Vec<Vec<Stm>>,
+    pub ir: FunctionBuilder,
     /// `size(v, d)` results bound in the function's top-level body (in scope
     /// everywhere after their statement), reused by [`FunBuilder::size_of`].
     sizes: std::collections::HashMap<(Var, usize), Var>,
+    /// The first lookup of a variable without a type: an internal error that
+    /// [`FunBuilder::check`] reports once the function is built.
+    unknown: std::cell::Cell<Option<UnknownVariable>>,
 }
 
 impl FunBuilder {
     pub fn new() -> FunBuilder {
         FunBuilder {
-            names: vec![],
-            types: vec![],
-            stack: vec![vec![]],
+            ir: FunctionBuilder::new(),
             sizes: Default::default(),
+            unknown: std::cell::Cell::new(None),
         }
     }
 
     /// A fresh variable with a (display) name and type.
     pub fn var(&mut self, name: &str, ty: Type) -> Var {
-        let v = Var(self.names.len() as u32);
-        let base = if name.is_empty() { "t" } else { name };
-        self.names.push(format!("{base}_{}", v.0));
-        self.types.push(ty);
-        v
+        self.ir.vars.fresh(name, ty)
     }
 
     /// The number of variables created so far (vars numbered at or above a
     /// mark were created after it, i.e. are local to a body opened there).
     pub fn mark(&self) -> u32 {
-        self.names.len() as u32
+        self.ir.vars.len() as u32
     }
 
+    /// Sets the type of an existing variable (parameters whose sizes are
+    /// known only after all parameters are bound).
+    pub fn set_type(&mut self, v: Var, ty: Type) {
+        self.ir.vars.set_type(v, ty);
+    }
+
+    /// The names of the function's variables, for `Function::var_names`.
+    pub fn into_names(self) -> Vec<String> {
+        self.ir.vars.into_names()
+    }
+
+    /// Fails if a variable without a recorded type was looked up while
+    /// building (a compiler bug: never a silently defaulted type).
+    pub fn check(&self) -> Result<(), UnknownVariable> {
+        match self.unknown.get() {
+            Some(u) => Err(u),
+            None => Ok(()),
+        }
+    }
+
+    /// The type of `v`. A variable without a type is recorded as an internal
+    /// error (reported by [`FunBuilder::check`]); the placeholder returned
+    /// meanwhile is never used in a finished function.
     pub fn var_ty(&self, v: Var) -> Type {
-        self.types
-            .get(v.0 as usize)
-            .cloned()
-            .unwrap_or(Type::Prim(PrimType::Bool))
+        match self.ir.vars.type_of(v) {
+            Ok(t) => t.clone(),
+            Err(u) => {
+                if self.unknown.get().is_none() {
+                    self.unknown.set(Some(u));
+                }
+                Type::Prim(PrimType::Bool)
+            }
+        }
     }
 
     pub fn atom_ty(&self, a: Atom) -> Type {
@@ -54,10 +81,7 @@ impl FunBuilder {
     }
 
     pub fn push(&mut self, pat: Vec<Param>, exp: Exp, span: Span) {
-        self.stack
-            .last_mut()
-            .expect("open body")
-            .push(Stm { pat, exp, span });
+        self.ir.push(Stm { pat, exp, span });
     }
 
     /// Binds the expression to fresh variables of the given types.
@@ -82,15 +106,11 @@ impl FunBuilder {
     }
 
     pub fn begin(&mut self) {
-        self.stack.push(vec![]);
+        self.ir.begin();
     }
 
     pub fn end(&mut self, result: Vec<Atom>) -> Body {
-        let stms = self.stack.pop().unwrap_or_default();
-        if self.stack.is_empty() {
-            self.stack.push(vec![]);
-        }
-        Body { stms, result }
+        self.ir.end(result)
     }
 
     // ---- scalar helpers -------------------------------------------------
@@ -140,7 +160,7 @@ impl FunBuilder {
                     if let Some(x) = self.sizes.get(&(v, d)) {
                         return Atom::Var(*x);
                     }
-                    let top = self.stack.len() == 1;
+                    let top = self.ir.depth() == 1;
                     let n = self.bind1("n", Type::Prim(PrimType::I64), Exp::Size(v, d), span);
                     if let (true, Atom::Var(x)) = (top, n) {
                         self.sizes.insert((v, d), x);

@@ -19,6 +19,7 @@
 pub use nabla_prim::{BinOp, CmpOp, ConvOp, PrimType, PrimValue, TernOp, UnOp};
 pub use nabla_syntax::Span;
 
+pub mod builder;
 mod print;
 pub mod rewrite;
 #[cfg(test)]
@@ -34,10 +35,60 @@ pub use visit::{free_vars_body, free_vars_lambda, free_vars_stm, Nested, Use};
 pub struct Var(pub u32);
 
 /// An operand: a variable or a primitive constant.
-#[derive(Clone, Copy, Debug, PartialEq)]
+///
+/// Equality and hashing are structural and *bitwise* on constants (`0.0`
+/// and `-0.0` differ, a NaN equals the same NaN), so that equal atoms denote
+/// the same value and expressions can be keys of a hash map (CSE).
+#[derive(Clone, Copy, Debug)]
 pub enum Atom {
     Var(Var),
     Const(PrimValue),
+}
+
+/// The bits of a constant, with its type, for [`Atom`]'s equality and hash.
+fn const_key(c: &PrimValue) -> (PrimType, u64) {
+    let bits = match *c {
+        PrimValue::I8(x) => x as u8 as u64,
+        PrimValue::I16(x) => x as u16 as u64,
+        PrimValue::I32(x) => x as u32 as u64,
+        PrimValue::I64(x) => x as u64,
+        PrimValue::U8(x) => x as u64,
+        PrimValue::U16(x) => x as u64,
+        PrimValue::U32(x) => x as u64,
+        PrimValue::U64(x) => x,
+        PrimValue::F16(x) => x.to_bits() as u64,
+        PrimValue::F32(x) => x.to_bits() as u64,
+        PrimValue::F64(x) => x.to_bits(),
+        PrimValue::Bool(b) => b as u64,
+    };
+    (c.prim_type(), bits)
+}
+
+impl PartialEq for Atom {
+    fn eq(&self, other: &Atom) -> bool {
+        match (self, other) {
+            (Atom::Var(a), Atom::Var(b)) => a == b,
+            (Atom::Const(a), Atom::Const(b)) => const_key(a) == const_key(b),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Atom {}
+
+impl std::hash::Hash for Atom {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        match self {
+            Atom::Var(v) => {
+                0u8.hash(state);
+                v.hash(state);
+            }
+            Atom::Const(c) => {
+                1u8.hash(state);
+                const_key(c).hash(state);
+            }
+        }
+    }
 }
 
 /// Index of a function in `Program::functions`.
@@ -45,7 +96,7 @@ pub enum Atom {
 pub struct FunId(pub u32);
 
 /// One dimension of an array type.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Dim {
     /// A size known statically.
     Const(i64),
@@ -59,7 +110,7 @@ pub enum Dim {
 
 /// A type in the IR: a scalar, an array of scalars of rank ≥ 1, or an
 /// accumulator.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Type {
     Prim(PrimType),
     Array(PrimType, Vec<Dim>),
@@ -120,7 +171,7 @@ impl Type {
 }
 
 /// A variable binding with its type.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Param {
     pub var: Var,
     pub ty: Type,
@@ -144,14 +195,14 @@ impl Param {
 }
 
 /// A sequence of statements followed by the result atoms.
-#[derive(Clone, Debug, PartialEq, Default)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Default)]
 pub struct Body {
     pub stms: Vec<Stm>,
     pub result: Vec<Atom>,
 }
 
 /// `let pat = exp` — binds one variable per value the expression returns.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Stm {
     pub pat: Vec<Param>,
     pub exp: Exp,
@@ -160,7 +211,7 @@ pub struct Stm {
 
 /// An anonymous function taken by a SOAC or an AD construct. It may read the
 /// enclosing function's variables (free variables); it may not call itself.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Lambda {
     pub params: Vec<Param>,
     pub body: Body,
@@ -168,7 +219,7 @@ pub struct Lambda {
 }
 
 /// One index in an [`Exp::Index`] or [`Exp::Update`].
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum DimIndex {
     /// A single index: removes the dimension.
     Fix(Atom),
@@ -183,7 +234,7 @@ pub enum DimIndex {
 }
 
 /// The iteration of a loop.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum LoopForm {
     /// `for i < bound`: `i` has the bound's integer type and counts 0, 1, …, bound-1.
     For { i: Var, bound: Atom },
@@ -194,7 +245,7 @@ pub enum LoopForm {
 
 /// Second-order array combinators. `w` is the outer size of all input arrays
 /// (checked at run time).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Soac {
     /// `map lam arrs`: the lambda takes one row of each array and returns k
     /// values; the result is k arrays of `w` rows.
@@ -244,7 +295,7 @@ pub enum Soac {
 }
 
 /// How an accumulator combines an update with the value already in its cell.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum AccOp {
     /// `cell + value` (numeric element types; the adjoint accumulators of
     /// reverse-mode AD).
@@ -258,14 +309,14 @@ pub enum AccOp {
 
 /// One accumulator of a [`Exp::WithAcc`]: the array it writes into (consumed)
 /// and its operator.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct AccInput {
     pub array: Var,
     pub op: AccOp,
 }
 
 /// Expressions. Each returns as many values as its statement's pattern binds.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Exp {
     /// Copy of atoms (one value each).
     Atoms(Vec<Atom>),

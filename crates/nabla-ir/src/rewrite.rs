@@ -238,3 +238,87 @@ pub fn walk_body_deep<V: Visitor + ?Sized>(b: &mut Body, v: &mut V) {
     }
     atoms(&mut b.result, v);
 }
+
+/// Copies code from one function (or scope) into another: variables in the
+/// substitution become their atoms, every other variable a fresh variable of
+/// the target (allocated on first sight, named as in the source). Used to
+/// inline a callee and to copy a lambda body. Run it with [`walk_body_deep`]
+/// (its `body` recurses) or [`Visitor::lambda`].
+pub struct Renamer<'a> {
+    map: Vec<Option<Atom>>,
+    names: &'a [String],
+    var_names: &'a mut Vec<String>,
+}
+
+impl<'a> Renamer<'a> {
+    /// A renamer with the substitution `map` (indexed by source variable
+    /// number), the source's variable names, and the target's variable
+    /// names (extended with the fresh variables).
+    pub fn new(
+        map: Vec<Option<Atom>>,
+        names: &'a [String],
+        var_names: &'a mut Vec<String>,
+    ) -> Renamer<'a> {
+        Renamer {
+            map,
+            names,
+            var_names,
+        }
+    }
+
+    /// The atom that source variable `v` becomes (a fresh target variable
+    /// if it is not substituted yet).
+    pub fn get(&mut self, v: Var) -> Atom {
+        if let Some(a) = self.map.get(v.0 as usize).copied().flatten() {
+            return a;
+        }
+        let name = self.names.get(v.0 as usize).map_or("v", |s| s.as_str());
+        let a = Atom::Var(fresh_var(self.var_names, name));
+        let i = v.0 as usize;
+        if i >= self.map.len() {
+            self.map.resize(i + 1, None);
+        }
+        self.map[i] = Some(a);
+        a
+    }
+}
+
+/// A fresh variable appended to a function's `var_names`, named after
+/// `name` without its `_index` suffix (the printer adds the new index).
+pub fn fresh_var(var_names: &mut Vec<String>, name: &str) -> Var {
+    var_names.push(crate::builder::base_name(name).to_string());
+    Var(var_names.len() as u32 - 1)
+}
+
+/// The dimension an `i64` atom denotes (other constants: existential).
+pub fn dim_of_atom(a: Atom) -> Dim {
+    match a {
+        Atom::Var(v) => Dim::Var(v),
+        Atom::Const(crate::PrimValue::I64(c)) => Dim::Const(c),
+        Atom::Const(_) => Dim::Ext,
+    }
+}
+
+impl Visitor for Renamer<'_> {
+    fn atom(&mut self, a: &mut Atom) {
+        if let Atom::Var(v) = a {
+            *a = self.get(*v);
+        }
+    }
+    fn var(&mut self, v: &mut Var) {
+        if let Atom::Var(x) = self.get(*v) {
+            *v = x;
+        }
+    }
+    fn bind(&mut self, v: &mut Var) {
+        self.var(v)
+    }
+    fn dim(&mut self, d: &mut Dim) {
+        if let Dim::Var(v) = d {
+            *d = dim_of_atom(self.get(*v));
+        }
+    }
+    fn body(&mut self, b: &mut Body) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || walk_body_deep(b, self))
+    }
+}

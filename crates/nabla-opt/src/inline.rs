@@ -22,7 +22,8 @@
 //! 4. `let pat = result` (an `Atoms` statement with the call's span), left
 //!    to copy propagation.
 
-use crate::walk::{self, Visitor};
+use crate::walk;
+use nabla_ir::rewrite::Renamer;
 use nabla_ir::{
     Atom, Body, Dim, Exp, FunId, Function, LoopForm, Param, PrimType, PrimValue, Program, Span,
     Stm, Type, Var,
@@ -232,8 +233,7 @@ impl Inliner<'_> {
     }
 
     fn fresh(&mut self, name: &str) -> Var {
-        self.var_names.push(base_name(name).to_string());
-        Var(self.var_names.len() as u32 - 1)
+        nabla_ir::rewrite::fresh_var(&mut self.var_names, name)
     }
 
     fn body(&mut self, b: &mut Body, hot: bool) {
@@ -493,11 +493,7 @@ impl Inliner<'_> {
         }
         // 4. The renamed body and the result binding.
         let mut body = callee.body.clone();
-        let mut r = Renamer {
-            map,
-            names: &callee.var_names,
-            var_names: &mut self.var_names,
-        };
+        let mut r = Renamer::new(map, &callee.var_names, &mut self.var_names);
         walk::walk_body_deep(&mut body, &mut r);
         out.extend(body.stms);
         out.push(Stm {
@@ -506,17 +502,6 @@ impl Inliner<'_> {
             span,
         });
         Some(out)
-    }
-}
-
-/// A variable name without the `_index` suffix the elaborator may have
-/// given it (the printer adds the new index).
-fn base_name(n: &str) -> &str {
-    match n.rsplit_once('_') {
-        Some((b, d)) if !b.is_empty() && !d.is_empty() && d.bytes().all(|c| c.is_ascii_digit()) => {
-            b
-        }
-        _ => n,
     }
 }
 
@@ -540,70 +525,11 @@ fn set(map: &mut Vec<Option<Atom>>, v: Var, a: Atom) {
     map[i] = Some(a);
 }
 
-/// A dimension under a variable-to-atom map.
-pub(crate) fn dim_of_atom(a: Atom) -> Dim {
-    match a {
-        Atom::Var(v) => Dim::Var(v),
-        Atom::Const(PrimValue::I64(c)) => Dim::Const(c),
-        Atom::Const(_) => Dim::Ext,
-    }
-}
+pub(crate) use nabla_ir::rewrite::dim_of_atom;
 
 fn rename_type(t: &Type, map: &[Option<Atom>]) -> Type {
     t.map_dims(|d| match d {
         Dim::Var(v) => get(map, v).map_or(Dim::Ext, dim_of_atom),
         d => d,
     })
-}
-
-/// Renames a callee's variables into the caller: mapped variables become
-/// their atoms, every other variable a fresh caller variable (allocated on
-/// first sight, named as in the callee).
-struct Renamer<'a> {
-    map: Vec<Option<Atom>>,
-    names: &'a [String],
-    var_names: &'a mut Vec<String>,
-}
-
-impl Renamer<'_> {
-    fn get(&mut self, v: Var) -> Atom {
-        if let Some(a) = get(&self.map, v) {
-            return a;
-        }
-        let name = self
-            .names
-            .get(v.0 as usize)
-            .cloned()
-            .unwrap_or_else(|| "v".into());
-        self.var_names.push(base_name(&name).to_string());
-        let a = Atom::Var(Var(self.var_names.len() as u32 - 1));
-        set(&mut self.map, v, a);
-        a
-    }
-}
-
-impl Visitor for Renamer<'_> {
-    fn atom(&mut self, a: &mut Atom) {
-        if let Atom::Var(v) = a {
-            *a = self.get(*v);
-        }
-    }
-    fn var(&mut self, v: &mut Var) {
-        if let Atom::Var(x) = self.get(*v) {
-            *v = x;
-        }
-    }
-    fn bind(&mut self, v: &mut Var) {
-        self.var(v)
-    }
-    fn dim(&mut self, d: &mut Dim) {
-        if let Dim::Var(v) = d {
-            *d = dim_of_atom(self.get(*v));
-        }
-    }
-    fn body(&mut self, b: &mut Body) {
-        stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
-            walk::walk_body_deep(b, self)
-        })
-    }
 }

@@ -3,7 +3,7 @@
 //! bodies, and the per-function tables (variable types, consumed variables).
 
 pub(crate) use nabla_ir::rewrite::{walk_body_deep, walk_exp, Visitor};
-use nabla_ir::{Atom, Body, Exp, FunId, Function, LoopForm, Soac, Type, Var};
+use nabla_ir::{Body, Exp, FunId, Function, LoopForm, Soac, Type, Var};
 
 /// Stack growth for the recursive walks: nesting in the IR follows the
 /// user's nesting (bounded by the front end), but deep bodies must not
@@ -95,44 +95,10 @@ pub(crate) fn consumed_vars(f: &Function) -> Vec<bool> {
 /// bound), from parameters, patterns, lambda and loop parameters and `for`
 /// counters.
 pub(crate) fn var_types(f: &Function) -> Vec<Option<Type>> {
-    let mut t: Vec<Option<Type>> = vec![None; f.var_names.len()];
-    fn set(t: &mut Vec<Option<Type>>, v: Var, ty: &Type) {
-        let i = v.0 as usize;
-        if i >= t.len() {
-            t.resize(i + 1, None);
-        }
-        t[i] = Some(ty.clone());
-    }
-    for p in &f.params {
-        set(&mut t, p.var, &p.ty);
-    }
-    for_each_stm(&f.body, &mut |s| {
-        for p in &s.pat {
-            set(&mut t, p.var, &p.ty);
-        }
-        s.exp.for_each_nested(|n| {
-            if let nabla_ir::Nested::Lambda(l) = n {
-                for p in &l.params {
-                    set(&mut t, p.var, &p.ty);
-                }
-            }
-        });
-        if let Exp::Loop { params, form, .. } = &s.exp {
-            for p in params {
-                set(&mut t, p.var, &p.ty);
-            }
-            if let LoopForm::For { i, bound } = form {
-                let bt = match bound {
-                    Atom::Const(c) => Some(Type::Prim(c.prim_type())),
-                    Atom::Var(b) => t.get(b.0 as usize).cloned().flatten(),
-                };
-                if let Some(bt) = bt {
-                    set(&mut t, *i, &bt);
-                }
-            }
-        }
-    });
-    t
+    let table = nabla_ir::builder::VarTable::of_function(f);
+    (0..table.len())
+        .map(|i| table.type_of(Var(i as u32)).ok().cloned())
+        .collect()
 }
 
 /// Calls of every function made by `f` (with repetitions).
