@@ -17,19 +17,25 @@
 //! checks a call makes on entry to its callee are kept as explicit
 //! `assert_eq_sizes` statements when the call is inlined.
 //!
-//! Entry point: [`optimise`].
+//! The transformations are passes ([`Pass`]) that a [`Pipeline`] runs in
+//! order, validating the IR after each one if asked (module [`pass`]; the
+//! registry of named passes is [`registered_passes`]). [`optimise`] runs
+//! the default pipeline.
 
 mod inline;
+pub mod pass;
 mod simplify;
 mod walk;
 
 pub use inline::InlinePolicy;
+pub use pass::{pass_named, pass_names, registered_passes, Pass, PassError, Pipeline, UnknownPass};
 pub use simplify::{dce, fold, forward, removable, simplify_function};
 pub use walk::count_stms;
 
 use nabla_ir::{FunId, Program};
 
-/// Optimises a program in place with the default [`InlinePolicy`]: up to
+/// Optimises a program in place with the default pipeline
+/// ([`Pipeline::default_pipeline`]), without validation: up to
 /// [`MAX_ROUNDS`] rounds, each inlining eligible calls into every function
 /// (callees first), simplifying every function, and removing functions no
 /// entry point reaches; stops early at a fixpoint.
@@ -42,18 +48,8 @@ pub const MAX_ROUNDS: usize = 6;
 
 /// [`optimise`] with a given inlining policy.
 pub fn optimise_with(prog: &mut Program, policy: &InlinePolicy) {
-    for _ in 0..MAX_ROUNDS {
-        let mut changed = false;
-        let info = inline::CallInfo::new(prog);
-        for f in inline::bottom_up_order(prog) {
-            changed |= inline::inline_into(prog, f, &info, policy);
-            changed |= simplify_function(&mut prog.functions[f]);
-        }
-        changed |= remove_dead_functions(prog);
-        if !changed {
-            break;
-        }
-    }
+    // The built-in passes never fail, and validation is off.
+    let _ = Pipeline::optimiser(*policy).run(prog);
 }
 
 /// Inlining alone: one round over every function (callees first), without

@@ -1,11 +1,11 @@
 //! Equivalence on the whole test corpus (`/tests` of the repository): every
-//! dataset passes both without the optimiser (`NABLA_OPT=0`) and with it,
-//! with the IR validator fully on (`NABLA_VALIDATE=1`), so the optimised IR
-//! is valid (sizes included) wherever the elaborated IR is.
-//!
-//! The only test in this binary: it sets environment variables.
+//! dataset passes both with the empty pipeline (the elaborated IR as is) and
+//! with the default pipeline, with the IR validator on after every pass
+//! (sizes included), so the optimised IR is valid wherever the elaborated IR
+//! is.
 
 use nabla::testrunner::{run_tests, TestOptions};
+use nabla::{CompileOptions, Pipeline};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -15,15 +15,19 @@ fn corpus_passes_with_and_without_the_optimiser() {
     if !root.is_dir() {
         return;
     }
-    let opts = TestOptions {
+    let options = |pipeline: Pipeline| TestOptions {
         jobs: 2,
         timeout: Some(Duration::from_secs(600)),
+        compile: CompileOptions::new(pipeline.validating(true)),
     };
-    std::env::set_var("NABLA_VALIDATE", "1");
-    std::env::set_var("NABLA_OPT", "0");
-    let plain = run_tests(std::slice::from_ref(&root), opts);
-    std::env::remove_var("NABLA_OPT");
-    let opt = run_tests(std::slice::from_ref(&root), opts);
+    let plain = run_tests(
+        std::slice::from_ref(&root),
+        &options(Pipeline::parse("").expect("the empty list")),
+    );
+    let opt = run_tests(
+        std::slice::from_ref(&root),
+        &options(Pipeline::default_pipeline()),
+    );
     assert!(plain.passed > 0);
     assert_eq!(
         plain.failed,

@@ -4,16 +4,16 @@
 //! Pipeline (see the workspace README): a fresh [`SourceMap`]; the prelude
 //! (`nabla_typeck::PRELUDE_SOURCE`) as the first file, path `<prelude>`;
 //! the user's file and its imports (`nabla_syntax::load_program`); type
-//! checking over `[prelude, files…]`; elaboration; and, in debug builds or
-//! with `NABLA_VALIDATE=1`, the IR validator; then the optimiser
-//! (`nabla_opt::optimise`: inlining, copy propagation, constant folding,
-//! dead-code and dead-function elimination) followed by the validator again.
-//!
-//! Environment: `NABLA_OPT=0` skips the optimiser (the interpreter then runs
-//! the elaborated IR as is); `NABLA_VALIDATE` chooses the validation (see
-//! `validation_mode`).
+//! checking over `[prelude, files…]`; elaboration; then the passes of
+//! [`CompileOptions::pipeline`] (a `nabla_opt::Pipeline`; by default the
+//! optimiser: inlining, copy propagation, constant folding, dead-code and
+//! dead-function elimination), with the IR validator before the first pass
+//! and after every pass when the pipeline validates (by default in debug
+//! builds only; the command line's `--validate`, and the tests, turn it on).
+//! No environment variable changes any of this.
 
 use nabla_ir::Program;
+use nabla_opt::{PassError, Pipeline};
 use nabla_syntax::{ast, Diagnostic, DiagnosticKind, SourceMap, Span};
 use nabla_values::{Value, ValueType};
 use std::path::Path;
@@ -64,7 +64,8 @@ impl CompileError {
         }
     }
 
-    fn internal(message: String) -> CompileError {
+    /// An error without a diagnostic: `message` is shown as it is.
+    fn plain(message: String) -> CompileError {
         let summary = one_line(&message);
         CompileError {
             diagnostics: Vec::new(),
@@ -118,62 +119,134 @@ pub fn check(path: &Path) -> Result<Checked, CompileError> {
     Ok(Checked { sources, files })
 }
 
-/// Whether to run the IR validator, and whether size-only problems count:
-/// `NABLA_VALIDATE=1` → everything; `NABLA_VALIDATE=0` → nothing; unset →
-/// debug builds check everything but sizes, release builds nothing.
-fn validation_mode() -> Option<bool> {
-    match std::env::var("NABLA_VALIDATE").ok().as_deref() {
-        Some("0") | Some("") => None,
-        Some(_) => Some(true),
-        None if cfg!(debug_assertions) => Some(false),
-        None => None,
-    }
+/// Where compilation stops (`nabla dump-ir --after`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum StopAfter {
+    /// Straight after elaboration, before any pass (`elab` or `none`).
+    Elaboration,
+    /// After the first run of the pass with this name.
+    Pass(String),
 }
 
-/// Whether to run the optimiser: yes unless `NABLA_OPT=0`.
-fn optimiser_enabled() -> bool {
-    !matches!(std::env::var("NABLA_OPT").ok().as_deref(), Some("0"))
-}
-
-/// Runs the validator when enabled (see [`validation_mode`]); `stage` names
-/// the IR in the error message (`elaborated`, `optimised`).
-fn validate(program: &Program, sources: &SourceMap, stage: &str) -> Result<(), CompileError> {
-    let Some(sizes) = validation_mode() else {
-        return Ok(());
-    };
-    if let Err(errs) = nabla_ir::validate_program(program) {
-        let errs: Vec<_> = errs
-            .into_iter()
-            .filter(|e| sizes || !e.size_error)
-            .collect();
-        if !errs.is_empty() {
-            let mut msg = format!("internal compiler error: the {stage} IR is invalid:\n");
-            for e in &errs {
-                msg.push_str(&format!("  {e}"));
-                if let Some(sp) = e.span {
-                    msg.push_str(&format!(" (at {})", sources.describe(sp)));
-                }
-                msg.push('\n');
-            }
-            return Err(CompileError::internal(msg));
+impl StopAfter {
+    /// `elab` or `none`: after elaboration; otherwise a registered pass
+    /// name. An unknown name is an error listing the accepted ones.
+    pub fn parse(name: &str) -> Result<StopAfter, String> {
+        match name {
+            "elab" | "none" => Ok(StopAfter::Elaboration),
+            _ if nabla_opt::pass_named(name).is_some() => Ok(StopAfter::Pass(name.to_string())),
+            _ => Err(format!(
+                "unknown pass `{name}` (expected elab, none or one of: {})",
+                nabla_opt::pass_names().join(", ")
+            )),
         }
     }
-    Ok(())
 }
 
-/// Compiles the program whose main file is `path` to the core IR (see the
-/// module docs for the passes).
+/// How to compile: the passes that run after elaboration (and whether the
+/// IR is validated before and after each of them), and where to stop.
+#[derive(Clone, Debug)]
+pub struct CompileOptions {
+    /// The passes run on the elaborated IR; its validation flag
+    /// ([`Pipeline::validating`]) decides whether the IR is validated.
+    pub pipeline: Pipeline,
+    /// Stop early (the IR is then the one after that point); `None`: run
+    /// the whole pipeline.
+    pub stop_after: Option<StopAfter>,
+}
+
+impl Default for CompileOptions {
+    /// The default pipeline, validating in debug builds only.
+    fn default() -> Self {
+        CompileOptions::new(Pipeline::default_pipeline().validating(cfg!(debug_assertions)))
+    }
+}
+
+impl CompileOptions {
+    /// Runs all of `pipeline` (validating as it says).
+    pub fn new(pipeline: Pipeline) -> CompileOptions {
+        CompileOptions {
+            pipeline,
+            stop_after: None,
+        }
+    }
+
+    /// The same options, validating the IR (before the first and after
+    /// every pass) or not.
+    pub fn validating(mut self, validate: bool) -> CompileOptions {
+        self.pipeline = self.pipeline.validating(validate);
+        self
+    }
+
+    /// The same options, stopping at `stop`.
+    pub fn stopping_after(mut self, stop: StopAfter) -> CompileOptions {
+        self.stop_after = Some(stop);
+        self
+    }
+}
+
+/// Turns a pipeline failure into a compile error: invalid IR is an internal
+/// compiler error naming the pass after which it was found.
+fn pass_error(err: PassError, sources: &SourceMap) -> CompileError {
+    let at = |span: Option<Span>| match span {
+        Some(sp) if (sp.file.0 as usize) < sources.files.len() => {
+            format!(" (at {})", sources.describe(sp))
+        }
+        _ => String::new(),
+    };
+    match err {
+        PassError::Failed {
+            pass,
+            message,
+            span,
+        } => CompileError::plain(format!("error: pass {pass} failed: {message}{}", at(span))),
+        PassError::InvalidIr { after, errors } => {
+            let mut msg = match after {
+                Some(pass) => {
+                    format!("internal compiler error: the IR is invalid after pass {pass}:\n")
+                }
+                None => "internal compiler error: the elaborated IR is invalid:\n".to_string(),
+            };
+            for e in &errors {
+                msg.push_str(&format!("  {e}{}\n", at(e.span)));
+            }
+            CompileError::plain(msg)
+        }
+    }
+}
+
+/// Compiles the program whose main file is `path` to the core IR with the
+/// default options ([`CompileOptions::default`]).
 pub fn compile(path: &Path) -> Result<Compiled, CompileError> {
+    compile_with(path, &CompileOptions::default())
+}
+
+/// Compiles the program whose main file is `path` to the core IR: checks
+/// and elaborates it, then runs `opts.pipeline` (up to `opts.stop_after`).
+/// Stopping after a pass the pipeline does not contain is an error.
+pub fn compile_with(path: &Path, opts: &CompileOptions) -> Result<Compiled, CompileError> {
     let Checked { sources, files } = check(path)?;
     let mut program = match nabla_elab::elaborate(&files) {
         Ok(p) => p,
         Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
     };
-    validate(&program, &sources, "elaborated")?;
-    if optimiser_enabled() {
-        nabla_opt::optimise(&mut program);
-        validate(&program, &sources, "optimised")?;
-    }
+    let pipeline = &opts.pipeline;
+    let ran = match &opts.stop_after {
+        None => pipeline.run(&mut program),
+        Some(StopAfter::Elaboration) => Pipeline::empty()
+            .validating(pipeline.validates())
+            .run(&mut program),
+        Some(StopAfter::Pass(name)) if pipeline.contains(name) => {
+            pipeline.run_until(&mut program, name).map(|_| ())
+        }
+        Some(StopAfter::Pass(name)) => {
+            return Err(CompileError::plain(format!(
+                "error: pass `{name}` is not in the pipeline ({})",
+                pipeline.describe()
+            )))
+        }
+    };
+    ran.map_err(|e| pass_error(e, &sources))?;
     Ok(Compiled { sources, program })
 }
 

@@ -6,4 +6,8 @@ mod frontend;
 pub mod gradbench;
 pub mod testrunner;
 
-pub use driver::{check, compile, Checked, CompileError, Compiled, EntryTypes, RunError};
+pub use driver::{
+    check, compile, compile_with, Checked, CompileError, CompileOptions, Compiled, EntryTypes,
+    RunError, StopAfter,
+};
+pub use nabla_opt::Pipeline;

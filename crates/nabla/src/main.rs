@@ -1,6 +1,8 @@
-//! The `nabla` command line: `run`, `check`, `dump-ir`, `test`, `gradbench`, `adbench`.
+//! The `nabla` command line: `run`, `check`, `dump-ir`, `passes`, `test`,
+//! `gradbench`, `adbench`.
 
-use clap::{Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
+use nabla::{CompileOptions, Pipeline, StopAfter};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -11,6 +13,30 @@ use std::process::ExitCode;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// Which passes run after elaboration, and whether the IR is validated.
+#[derive(Args, Debug)]
+struct PipelineArgs {
+    /// Run these passes, in order, instead of the default pipeline: names
+    /// separated by commas (`nabla passes` lists them); `--passes=` runs none.
+    #[arg(long = "passes", value_name = "NAMES", value_parser = parse_pipeline)]
+    passes: Option<Pipeline>,
+    /// Validate the IR after elaboration and after every pass (always on in
+    /// debug builds).
+    #[arg(long = "validate")]
+    validate: bool,
+}
+
+impl PipelineArgs {
+    fn compile_options(self) -> CompileOptions {
+        let pipeline = self.passes.unwrap_or_else(Pipeline::default_pipeline);
+        CompileOptions::new(pipeline).validating(self.validate || cfg!(debug_assertions))
+    }
+}
+
+fn parse_pipeline(list: &str) -> Result<Pipeline, String> {
+    Pipeline::parse(list).map_err(|e| e.to_string())
 }
 
 #[derive(Subcommand, Debug)]
@@ -26,17 +52,32 @@ enum Command {
         /// Print the results in Futhark's binary value format.
         #[arg(short = 'b', long = "binary-output")]
         binary_output: bool,
+        #[command(flatten)]
+        pipeline: PipelineArgs,
     },
     /// Type-check a program (prints nothing when it is fine).
     Check {
         /// The program's main file.
         file: PathBuf,
     },
-    /// Print the core IR of a program.
+    /// Print the core IR of a program (after the whole pipeline, or after
+    /// one pass).
     DumpIr {
         /// The program's main file.
-        file: PathBuf,
+        #[arg(required_unless_present = "list_passes")]
+        file: Option<PathBuf>,
+        /// Print the IR after the first run of this pass instead (`elab` or
+        /// `none`: straight after elaboration).
+        #[arg(long = "after", value_name = "NAME", value_parser = StopAfter::parse)]
+        after: Option<StopAfter>,
+        /// List the passes (as `nabla passes` does) and exit.
+        #[arg(long = "list-passes")]
+        list_passes: bool,
+        #[command(flatten)]
+        pipeline: PipelineArgs,
     },
+    /// List the passes `--passes` and `--after` accept, and the default pipeline.
+    Passes,
     /// Run the test blocks of `.fut` files (directories are searched recursively).
     Test {
         /// Files and directories.
@@ -48,6 +89,8 @@ enum Command {
         /// Time limit per file in seconds (0: none).
         #[arg(long = "timeout", default_value_t = 600)]
         timeout: u64,
+        #[command(flatten)]
+        pipeline: PipelineArgs,
     },
     /// Act as a GradBench tool: protocol messages on stdin, one JSON
     /// response per line on stdout (programs in `gradbench/`).
@@ -89,8 +132,9 @@ fn run(cli: Cli) -> ExitCode {
             file,
             entry,
             binary_output,
+            pipeline,
         } => {
-            let compiled = match nabla::compile(&file) {
+            let compiled = match nabla::compile_with(&file, &pipeline.compile_options()) {
                 Ok(c) => c,
                 Err(e) => {
                     eprintln!("{e}");
@@ -132,20 +176,40 @@ fn run(cli: Cli) -> ExitCode {
                 ExitCode::FAILURE
             }
         },
-        Command::DumpIr { file } => match nabla::compile(&file) {
-            Ok(c) => {
-                print!("{}", c.dump_ir());
-                ExitCode::SUCCESS
+        Command::DumpIr {
+            file,
+            after,
+            list_passes,
+            pipeline,
+        } => {
+            if list_passes {
+                return print_passes();
             }
-            Err(e) => {
-                eprintln!("{e}");
-                ExitCode::FAILURE
+            let Some(file) = file else {
+                eprintln!("error: no file given");
+                return ExitCode::FAILURE;
+            };
+            let mut opts = pipeline.compile_options();
+            if let Some(stop) = after {
+                opts = opts.stopping_after(stop);
             }
-        },
+            match nabla::compile_with(&file, &opts) {
+                Ok(c) => {
+                    print!("{}", c.dump_ir());
+                    ExitCode::SUCCESS
+                }
+                Err(e) => {
+                    eprintln!("{e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
+        Command::Passes => print_passes(),
         Command::Test {
             paths,
             jobs,
             timeout,
+            pipeline,
         } => {
             std::env::set_var("NABLA_QUIET_PANICS", "1");
             let jobs = jobs.unwrap_or_else(|| {
@@ -156,8 +220,9 @@ fn run(cli: Cli) -> ExitCode {
             let opts = nabla::testrunner::TestOptions {
                 jobs: jobs.max(1),
                 timeout: (timeout > 0).then(|| std::time::Duration::from_secs(timeout)),
+                compile: pipeline.compile_options(),
             };
-            let report = nabla::testrunner::run_tests(&paths, opts);
+            let report = nabla::testrunner::run_tests(&paths, &opts);
             for f in &report.failures {
                 println!("{f}");
             }
@@ -171,6 +236,22 @@ fn run(cli: Cli) -> ExitCode {
         Command::Gradbench => gradbench(),
         Command::Adbench { problem, file } => adbench(&problem, &file),
     }
+}
+
+/// `nabla passes`: one line per registered pass, then the default pipeline.
+fn print_passes() -> ExitCode {
+    let passes = nabla_opt::registered_passes();
+    let width = passes.iter().map(|p| p.name().len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for p in &passes {
+        out.push_str(&format!("{:width$}  {}\n", p.name(), p.description()));
+    }
+    out.push_str(&format!(
+        "\ndefault pipeline: {}\n",
+        Pipeline::default_pipeline().describe()
+    ));
+    print!("{out}");
+    ExitCode::SUCCESS
 }
 
 fn gradbench() -> ExitCode {

@@ -1,5 +1,5 @@
 //! Runs `nabla test` over the repository's test corpus (`tests/`), with the
-//! IR validator fully on (`NABLA_VALIDATE=1`).
+//! IR validator on after every pass (`--validate`).
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -13,7 +13,7 @@ fn run_corpus() -> (String, usize, usize) {
     let o = Command::new(env!("CARGO_BIN_EXE_nabla"))
         .arg("test")
         .arg(corpus())
-        .env("NABLA_VALIDATE", "1")
+        .arg("--validate")
         .output()
         .expect("start nabla");
     let out = String::from_utf8_lossy(&o.stdout).into_owned();

@@ -6,7 +6,7 @@
 
 use super::random::{generate, parse_random_spec, Rng};
 use super::spec::{parse_test_spec, Dataset, Expected, InputSpec, TestBlock};
-use crate::driver::{self, one_line, CompileError, Compiled, RunError};
+use crate::driver::{self, one_line, CompileError, CompileOptions, Compiled, RunError};
 use nabla_values::{Value, ValueType};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -75,13 +75,15 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) -> std::io::Result<()>
 }
 
 /// Options of [`run_tests`].
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct TestOptions {
     /// How many files are tested at once.
     pub jobs: usize,
     /// Wall-clock limit per file; a file that takes longer counts as one
     /// failure (its thread is abandoned). `None`: no limit.
     pub timeout: Option<std::time::Duration>,
+    /// How every program is compiled (passes, validation).
+    pub compile: CompileOptions,
 }
 
 impl Default for TestOptions {
@@ -89,6 +91,7 @@ impl Default for TestOptions {
         TestOptions {
             jobs: 1,
             timeout: None,
+            compile: CompileOptions::default(),
         }
     }
 }
@@ -96,7 +99,7 @@ impl Default for TestOptions {
 /// Tests every file under `paths` (`opts.jobs` files at a time, each on its
 /// own thread with a large stack) and returns the combined report,
 /// failures in file order.
-pub fn run_tests(paths: &[PathBuf], opts: TestOptions) -> FileReport {
+pub fn run_tests(paths: &[PathBuf], opts: &TestOptions) -> FileReport {
     let files = match find_fut_files(paths) {
         Ok(f) => f,
         Err(e) => {
@@ -112,7 +115,7 @@ pub fn run_tests(paths: &[PathBuf], opts: TestOptions) -> FileReport {
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst);
                 let Some(f) = files.get(i) else { break };
-                let r = test_file_isolated(f, opts.timeout);
+                let r = test_file_isolated(f, opts);
                 results.lock().unwrap_or_else(|e| e.into_inner())[i] = Some(r);
             });
         }
@@ -133,13 +136,15 @@ pub fn run_tests(paths: &[PathBuf], opts: TestOptions) -> FileReport {
 pub const STACK_SIZE: usize = 512 << 20;
 
 /// Tests one file on a fresh thread with a large stack, within the time limit.
-fn test_file_isolated(path: &Path, timeout: Option<std::time::Duration>) -> FileReport {
+fn test_file_isolated(path: &Path, opts: &TestOptions) -> FileReport {
+    let timeout = opts.timeout;
     let p = path.to_path_buf();
+    let compile = opts.compile.clone();
     let (tx, rx) = std::sync::mpsc::channel();
     let spawned = std::thread::Builder::new()
         .stack_size(STACK_SIZE)
         .spawn(move || {
-            let _ = tx.send(test_file(&p));
+            let _ = tx.send(test_file(&p, &compile));
         });
     let mut died = FileReport::default();
     if spawned.is_err() {
@@ -189,8 +194,9 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
         .map_err(|p| format!("internal error (panic): {}", one_line(&panic_message(&*p))))
 }
 
-/// Tests one file: parses its test blocks and runs them.
-pub fn test_file(path: &Path) -> FileReport {
+/// Tests one file: parses its test blocks, compiles the program as `opts`
+/// say and runs them.
+pub fn test_file(path: &Path, opts: &CompileOptions) -> FileReport {
     let mut report = FileReport::default();
     let shown = path.display().to_string();
     let source = match std::fs::read_to_string(path) {
@@ -213,6 +219,7 @@ pub fn test_file(path: &Path) -> FileReport {
     }
     let mut cx = FileCx {
         path,
+        opts,
         shown: &shown,
         compiled: None,
         checked: None,
@@ -226,6 +233,8 @@ pub fn test_file(path: &Path) -> FileReport {
 
 struct FileCx<'a> {
     path: &'a Path,
+    /// How the program is compiled.
+    opts: &'a CompileOptions,
     shown: &'a str,
     /// Memoised full compilation (`compile`).
     compiled: Option<Result<Compiled, String>>,
@@ -236,8 +245,8 @@ struct FileCx<'a> {
 impl FileCx<'_> {
     fn compiled(&mut self) -> Result<&Compiled, String> {
         if self.compiled.is_none() {
-            let path = self.path;
-            let r = match guarded(|| driver::compile(path)) {
+            let (path, opts) = (self.path, self.opts);
+            let r = match guarded(|| driver::compile_with(path, opts)) {
                 Ok(Ok(c)) => Ok(c),
                 Ok(Err(e)) => Err(format!("compilation failed: {}", e.summary)),
                 Err(p) => Err(format!("compilation failed: {p}")),
@@ -263,8 +272,8 @@ impl FileCx<'_> {
                     return;
                 }
             };
-            let path = self.path;
-            match guarded(|| driver::compile(path)) {
+            let (path, opts) = (self.path, self.opts);
+            match guarded(|| driver::compile_with(path, opts)) {
                 Ok(Ok(_)) => report.fail(format!(
                     "FAIL {shown} (compile error expected): expected compilation to fail with an error matching /{re}/, but it succeeded"
                 )),
