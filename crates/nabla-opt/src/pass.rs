@@ -458,10 +458,8 @@ mod tests {
         Program {
             functions: vec![Function {
                 name: "main".to_string(),
-                params: vec![Param {
-                    var: Var(0),
-                    ty: Type::Prim(PrimType::I32),
-                }],
+                params: vec![Param::new(Var(0), Type::Prim(PrimType::I32))],
+                unique_ret: vec![false],
                 ret: vec![Type::Prim(PrimType::I32)],
                 body: Body {
                     stms: vec![],
