@@ -19,6 +19,9 @@ pub struct Stats {
     pub vjps: u64,
     /// Scalar statements evaluated by AD's first-order fast path (`fast.rs`).
     pub fast_scalars: u64,
+    /// Of those, the ones computed on primals alone because their
+    /// derivative is never used (`usage.rs`).
+    pub primal_only_scalars: u64,
     /// `map`s in forward mode evaluated by the bulk rule (`bulk.rs`).
     pub bulk_maps_fwd: u64,
     /// `map`s in reverse mode evaluated by the bulk rule (`bulk.rs`).
