@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Times every GradBench workload in shared/data/gradbench through `nabla gradbench`.
+"""Times every GradBench workload in testdata/gradbench through `nabla gradbench`.
 
 Usage: python3 gradbench/tools/timings.py target/release/nabla [DATA_DIR]
 
@@ -18,7 +18,7 @@ import sys
 def main():
     nabla = sys.argv[1]
     here = os.path.dirname(os.path.abspath(__file__))
-    root = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "../../../shared/data/gradbench")
+    root = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "../../testdata/gradbench")
     manifest = json.load(open(os.path.join(root, "manifest.json")))
     lines, items, next_id = [], {}, 0
     for ev in sorted({e["eval"] for e in manifest}):

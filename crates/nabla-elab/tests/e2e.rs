@@ -647,22 +647,21 @@ fn ad_constructs_elaborate() {
 }
 
 #[test]
-fn ad_runs_if_interpreter_supports_it() {
-    // The interpreter's AD may land later; check the value only when it runs.
-    if let Ok(s) = run(
+fn ad_runs() {
+    let s = run(
         "def main (x: f64) : f64 = jvp (\\y -> y * y) x 1.0",
         "main",
         "3.0",
-    ) {
-        assert_eq!(s, "6.0f64");
-    }
-    if let Ok(s) = run(
+    )
+    .unwrap_or_else(|e| panic!("jvp: {e}"));
+    assert_eq!(s, "6.0f64");
+    let s = run(
         "def main (x: f64) (y: f64) : (f64, f64) = vjp (\\(a, b) -> a * b) (x, y) 1.0",
         "main",
         "3.0 5.0",
-    ) {
-        assert_eq!(s, "5.0f64 3.0f64");
-    }
+    )
+    .unwrap_or_else(|e| panic!("vjp: {e}"));
+    assert_eq!(s, "5.0f64 3.0f64");
 }
 
 #[test]

@@ -99,6 +99,8 @@ pub(crate) struct Interp<'p> {
     /// that are dead once it runs (see [`crate::live`]), filled per function
     /// when first needed.
     pub(crate) dead_after: crate::live::DeadTable,
+    /// Counters of the paths taken (see [`crate::Stats`]).
+    pub(crate) stats: crate::Stats,
 }
 
 impl<'p> Interp<'p> {
@@ -143,6 +145,7 @@ impl<'p> Interp<'p> {
             ad: crate::ad::AdState::default(),
             frames: Vec::new(),
             dead_after: Default::default(),
+            stats: crate::Stats::default(),
         }
     }
 
@@ -151,6 +154,16 @@ impl<'p> Interp<'p> {
     #[inline]
     fn is_shared(&self, s: &[Value], v: Var) -> bool {
         matches!(s.get(v.0 as usize), Some(Value::Array(a)) if !a.buffer.is_unique())
+    }
+
+    /// Counts a write into the consumed array `a` (see [`crate::Stats`]):
+    /// a copy when the write cannot be in place.
+    #[inline]
+    fn count_write(&mut self, a: &ArrayValue) {
+        self.stats.array_writes += 1;
+        if a.offset != 0 || a.buffer.len() != a.num_elems() || !a.buffer.is_unique() {
+            self.stats.cow_copies += 1;
+        }
     }
 
     /// Clears the slots of the arrays that are dead once the consuming
@@ -606,6 +619,9 @@ impl<'p> Interp<'p> {
                 let x = self.value(s, x)?;
                 if self.is_shared(s, *v) {
                     self.release_dead(s, stm);
+                }
+                if let Some(Value::Array(a)) = s.get(v.0 as usize) {
+                    self.count_write(a);
                 }
                 let a = self.update(s, *v, idx, x)?;
                 self.bind1(s, pat, Value::Array(a))
@@ -1132,6 +1148,7 @@ impl<'p> Interp<'p> {
                     if a.rank() == 0 {
                         return err("internal error: reduce_by_index into a rank-0 array");
                     }
+                    self.count_write(&a);
                     a.materialize();
                     dsts.push(a);
                 }
@@ -1227,6 +1244,7 @@ impl<'p> Interp<'p> {
                 let mut dsts = Vec::with_capacity(dest.len());
                 for d in dest {
                     let mut a = self.take_array(s, *d)?;
+                    self.count_write(&a);
                     a.materialize();
                     dsts.push(a);
                 }

@@ -28,8 +28,10 @@ mod ad;
 mod eval;
 mod live;
 pub mod scalar;
+mod stats;
 
 pub use eval::MAX_CALL_DEPTH;
+pub use stats::Stats;
 
 use nabla_ir::{Program, Type};
 use nabla_syntax::{SourceMap, Span};
@@ -87,6 +89,29 @@ pub fn run_entry(
     entry: &str,
     args: Vec<Value>,
 ) -> Result<Vec<Value>, RuntimeError> {
+    run_entry_with_stats(prog, entry, args).0
+}
+
+/// [`run_entry`], also returning how often the run took each counted code
+/// path ([`Stats`]; all zero when the arguments are rejected before the run).
+pub fn run_entry_with_stats(
+    prog: &Program,
+    entry: &str,
+    args: Vec<Value>,
+) -> (Result<Vec<Value>, RuntimeError>, Stats) {
+    let mut interp = eval::Interp::new(prog);
+    let r = run_in(&mut interp, entry, args);
+    let mut stats = interp.stats;
+    stats.sweep_steps = interp.ad.sweep_steps;
+    (r, stats)
+}
+
+fn run_in(
+    interp: &mut eval::Interp<'_>,
+    entry: &str,
+    args: Vec<Value>,
+) -> Result<Vec<Value>, RuntimeError> {
+    let prog = interp.prog;
     let Some(ep) = prog.entry(entry) else {
         return Err(RuntimeError::new(format!("no entry point named {entry}")));
     };
@@ -119,6 +144,5 @@ pub fn run_entry(
             });
         }
     }
-    let mut interp = eval::Interp::new(prog);
     interp.call(ep.fun, args, true).map_err(|e| *e)
 }

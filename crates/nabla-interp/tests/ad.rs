@@ -8,7 +8,7 @@
 #[path = "common/front.rs"]
 mod front;
 
-use nabla_interp::run_entry;
+use nabla_interp::{run_entry, run_entry_with_stats};
 use nabla_ir::Program;
 use nabla_prim::PrimValue;
 use nabla_values::{ArrayValue, Value};
@@ -391,21 +391,47 @@ fn sweep_is_linear_on_shared_subexpressions() {
         "def f (x: f64) = loop y = x for _i < 200 do y * y * 0.5 + y * 0.25\n\
          entry g (x: f64) = (vjp f x 1, jvp f x 1)",
     );
-    let t = std::time::Instant::now();
-    let r = run(&p, "g", vec![f(0.9)]);
+    let (r, st) = run_entry_with_stats(&p, "g", vec![f(0.9)]);
+    let r: Vec<f64> = r.unwrap().iter().flat_map(floats).collect();
     assert!(close(r[0], r[1], 1e-12), "{r:?}");
-    assert!(t.elapsed().as_secs_f64() < 5.0);
+    // One vjp; its tape holds one entry per scalar operation (4 per
+    // iteration, and the input), and the sweep visits each at most once.
+    // (The time is measured by the `sweep_dag` benchmark of
+    // crates/nabla/benches/pipeline.rs.)
+    assert_eq!((st.vjps, st.jvps), (1, 1), "{st:?}");
+    assert!(st.tape_entries <= 200 * 4 + 1, "{st:?}");
+    assert!(st.sweep_steps < st.tape_entries, "{st:?}");
 }
 
-/// Programs without AD never allocate AD state: the AD slots of a frame exist
-/// only during a jvp/vjp, and a jvp inside a map of plain values runs
-/// per element.
+/// Programs without AD never enter the AD module (so never allocate AD
+/// state: the AD slots of a frame exist only during a jvp/vjp), and a jvp
+/// inside a map of plain values runs per element.
 #[test]
 fn jvp_per_element_of_a_plain_map() {
-    let p = front::compile("entry d (xs: []f64) = map (\\x -> jvp (\\y -> y * y * y) x 1) xs");
+    let p = front::compile(
+        "entry d (xs: []f64) = map (\\x -> jvp (\\y -> y * y * y) x 1) xs\n\
+         entry plain (xs: []f64) = map (\\x -> x * x * x) xs",
+    );
+    let (r, st) = run_entry_with_stats(&p, "d", vec![arr(&[1.0, 2.0, -3.0])]);
+    let r: Vec<f64> = r.unwrap().iter().flat_map(floats).collect();
+    assert_eq!(r, vec![3.0, 12.0, 27.0]);
+    // The map itself ran on the plain path: the AD module was entered once
+    // per element, for the jvp only.
+    assert_eq!((st.ad_entries, st.jvps, st.vjps), (3, 3, 0), "{st:?}");
+    assert_eq!(st.generic_maps + st.bulk_maps_fwd, 0, "{st:?}");
+    // The same program without AD never enters the AD module.
+    let (r, st) = run_entry_with_stats(&p, "plain", vec![arr(&[1.0, 2.0, -3.0])]);
+    assert_eq!(r.unwrap(), vec![arr(&[1.0, 8.0, -27.0])]);
     assert_eq!(
-        run(&p, "d", vec![arr(&[1.0, 2.0, -3.0])]),
-        vec![3.0, 12.0, 27.0]
+        (
+            st.ad_entries,
+            st.jvps,
+            st.vjps,
+            st.fast_scalars,
+            st.tape_entries
+        ),
+        (0, 0, 0, 0, 0),
+        "{st:?}"
     );
 }
 

@@ -6,11 +6,13 @@
 //! both must give bit-identical primals, tangents and adjoints — including
 //! zeros in products, ties and NaNs in `min`/`max`, and a `vjp` whose seed
 //! is itself a `jvp` tangent (the nested sweep, up to the sign of zeros).
+//! The interpreter's path counters ([`Stats`]) confirm which path each
+//! formulation took: the bulk rule for `_b`, element by element for `_g`.
 
 #[path = "common/front.rs"]
 mod front;
 
-use nabla_interp::run_entry;
+use nabla_interp::{run_entry, run_entry_with_stats, Stats};
 use nabla_values::{ArrayValue, Value};
 
 const SRC: &str = r#"
@@ -75,19 +77,59 @@ fn bits(vs: &[Value], signless: bool) -> Vec<u64> {
         .collect()
 }
 
+/// The counter of the bulk rule that entry `{name}_b` exercises; `None`
+/// for the formulations where no bulk rule applies to either entry (nested
+/// AD values: the rules fall back to the element-by-element path).
+fn bulk_counter(name: &str) -> Option<fn(&Stats) -> u64> {
+    Some(match name {
+        "vprod" | "vsum" | "vmin" | "vmax" | "nprod" => |s| s.bulk_reduces_rev,
+        "jprod" | "jsum" | "jmin" | "jmax" => |s| s.bulk_reduces_fwd,
+        "vmap" | "nmap" | "dot" | "n1" | "vq" | "vm" | "nm" => |s| s.bulk_maps_rev,
+        "j1" | "j1x" | "j2" | "j3" => |s| s.bulk_maps_fwd,
+        // A Hessian-vector product (a `vjp` inside a `jvp`: the reduce's
+        // primals are dual numbers) and a `jvp` whose tangents are
+        // themselves dual numbers.
+        "hprod" | "n2" => return None,
+        _ => panic!("no bulk counter for {name}"),
+    })
+}
+
 /// Runs entry `{name}_b` (bulk path) and `{name}_g` (element by element) of
 /// `p` on `args` and asserts bit-identical results (sign of zero ignored for
-/// names starting with `n`); returns the bulk results.
+/// names starting with `n`) and, on a nonempty input, that each took the
+/// path it is named after ([`bulk_counter`]); returns the bulk results.
 fn assert_bulk_matches_generic(
     p: &nabla_ir::Program,
     name: &str,
     args: Vec<Value>,
     xs: &[f64],
 ) -> Vec<Value> {
-    let b = run_entry(p, &format!("{name}_b"), args.clone())
-        .unwrap_or_else(|e| panic!("{name}_b: {}", e.message));
-    let g = run_entry(p, &format!("{name}_g"), args)
-        .unwrap_or_else(|e| panic!("{name}_g: {}", e.message));
+    let (b, sb) = run_entry_with_stats(p, &format!("{name}_b"), args.clone());
+    let (g, sg) = run_entry_with_stats(p, &format!("{name}_g"), args);
+    let b = b.unwrap_or_else(|e| panic!("{name}_b: {}", e.message));
+    let g = g.unwrap_or_else(|e| panic!("{name}_g: {}", e.message));
+    if !xs.is_empty() {
+        let generic = |s: &Stats| s.generic_maps + s.generic_reduces;
+        match bulk_counter(name) {
+            Some(bulk) => {
+                assert!(
+                    bulk(&sb) > bulk(&sg),
+                    "{name} on {xs:?}: the bulk rule was not used more by {name}_b \
+                     ({sb:?}) than by {name}_g ({sg:?})"
+                );
+                assert!(
+                    generic(&sg) > generic(&sb),
+                    "{name} on {xs:?}: {name}_g took the element-by-element path no more \
+                     often than {name}_b ({sg:?} vs {sb:?})"
+                );
+            }
+            None => {
+                assert_eq!(sb.bulk_total(), 0, "{name}_b on {xs:?}: {sb:?}");
+                assert_eq!(sg.bulk_total(), 0, "{name}_g on {xs:?}: {sg:?}");
+                assert!(generic(&sb) > 0, "{name}_b on {xs:?}: {sb:?}");
+            }
+        }
+    }
     let signless = name.starts_with('n');
     assert_eq!(
         bits(&b, signless),
@@ -134,9 +176,10 @@ fn bulk_rules_match_the_elementwise_path() {
 #[test]
 fn product_adjoint_with_zeros() {
     let p = front::compile(SRC);
-    let r = run_entry(&p, "vprod_b", vec![arr(&[2.0, 0.0, 3.0, 0.5])]).unwrap();
+    let (r, st) = run_entry_with_stats(&p, "vprod_b", vec![arr(&[2.0, 0.0, 3.0, 0.5])]);
     // Only the zero's adjoint is nonzero: the product of the others.
-    assert_eq!(r, vec![arr(&[0.0, 3.0, 0.0, 0.0])]);
+    assert_eq!(r.unwrap(), vec![arr(&[0.0, 3.0, 0.0, 0.0])]);
+    assert_eq!((st.bulk_reduces_rev, st.generic_reduces), (1, 0), "{st:?}");
     let r = run_entry(&p, "vprod_b", vec![arr(&[0.0, 2.0, 0.0, 3.0])]).unwrap();
     assert_eq!(r, vec![arr(&[0.0, 0.0, 0.0, 0.0])]);
     let r = run_entry(&p, "vprod_b", vec![arr(&[2.0, -0.5, 4.0])]).unwrap();
@@ -225,7 +268,9 @@ fn forward_bulk_map_matches_the_elementwise_path() {
 fn forward_bulk_map_values() {
     // d/dx of (sin(x·y) + x) at x = 0.5, y = 2 with tangent 1: y·cos(x·y) + 1.
     let p = front::compile(FWD);
-    let r = run_entry(&p, "j1x_b", vec![arr(&[0.5]), arr(&[2.0]), arr(&[1.0])]).unwrap();
+    let (r, st) = run_entry_with_stats(&p, "j1x_b", vec![arr(&[0.5]), arr(&[2.0]), arr(&[1.0])]);
+    let r = r.unwrap();
+    assert_eq!((st.bulk_maps_fwd, st.generic_maps), (1, 0), "{st:?}");
     assert_eq!(r.len(), 6, "primals and tangents: {r:?}");
     let t = match &r[3] {
         Value::Array(a) => a.get_flat(0).as_f64(),
@@ -236,8 +281,9 @@ fn forward_bulk_map_values() {
 
 /// Reverse-mode bulk `map` with reads of free arrays at computed indices
 /// and `if`s (the GMM `qtimes` pattern) against the element-by-element
-/// path: the `_g` formulations compute an index with `length`, which the
-/// bulk rules do not compile.
+/// path: the `_g` formulations contain a statement the bulk rules do not
+/// compile (`qg` an index computed with `length` of a tracked array, `mg` an
+/// integer conversion).
 const REV: &str = r#"
 -- The index of (row j, column i) of a strictly lower triangle is written out
 -- (the test front end does not inline functions).
@@ -255,7 +301,7 @@ def mb [n] (xs: [n]f64) (ys: [n]f64) (cs: [n]f64) : ([n]f64, [n]f64) =
     in (u * v + u, v)) xs (iota n))
 def mg [n] (xs: [n]f64) (ys: [n]f64) (cs: [n]f64) : ([n]f64, [n]f64) =
   unzip (map2 (\x i ->
-    let (u, v) = if x > 0 then (if i % 2 == 0 then (x * ys[i % length ys], ys[n - 1 - i]) else (cs[i] * x, 1.0))
+    let (u, v) = if x > 0 then (if i % 2 == 0 then (x * ys[i64.i32 (i32.i64 i)], ys[n - 1 - i]) else (cs[i] * x, 1.0))
                  else (ys[0] * ys[i], f64.exp x)
     in (u * v + u, v)) xs (iota n))
 
@@ -312,9 +358,15 @@ fn reverse_bulk_map_values_and_errors() {
     let p = front::compile(REV);
     // d = 2: qtimes gives (0, lk[0]·y[0]); sq = (lk0·y0)²: gradient
     // (2·lk0·y0², 2·lk0²·y0, 0).
-    let r = run_entry(&p, "vq_b", vec![arr(&[3.0]), arr(&[2.0, 5.0])]).unwrap();
-    assert_eq!(r, vec![arr(&[24.0]), arr(&[36.0, 0.0])]);
-    let e = run_entry(&p, "oob", vec![arr(&[1.0, 2.0])]).unwrap_err();
+    let (r, st) = run_entry_with_stats(&p, "vq_b", vec![arr(&[3.0]), arr(&[2.0, 5.0])]);
+    assert_eq!(r.unwrap(), vec![arr(&[24.0]), arr(&[36.0, 0.0])]);
+    // The outer map (a nested map inside) runs element by element; its two
+    // inner maps and `sq`'s map by the bulk rule.
+    assert_eq!((st.bulk_maps_rev, st.generic_maps), (3, 1), "{st:?}");
+    let (r, st) = run_entry_with_stats(&p, "oob", vec![arr(&[1.0, 2.0])]);
+    let e = r.unwrap_err();
+    // The bulk rule declines on the bad read; the generic path reports it.
+    assert_eq!((st.bulk_maps_rev, st.generic_maps), (0, 1), "{st:?}");
     assert!(
         e.message.contains("out of bounds") || e.message.contains("index"),
         "{}",

@@ -5,7 +5,7 @@
 #[path = "common/front.rs"]
 mod front;
 
-use nabla_interp::run_entry;
+use nabla_interp::{run_entry, run_entry_with_stats};
 use nabla_prim::PrimValue;
 use nabla_values::Value;
 
@@ -42,4 +42,24 @@ fn derivatives_through_integers() {
     assert_eq!(run(&p, "fwd_branch", 2.5), PrimValue::F64(5.0));
     assert_eq!(run(&p, "rev_branch", 2.5), PrimValue::F64(5.0));
     assert_eq!(run(&p, "fwd_int", 1.0), PrimValue::I64(6));
+}
+
+/// Which scalars were computed on primals alone (`Stats::primal_only_scalars`).
+fn primal_only(p: &nabla_ir::Program, e: &str, x: f64) -> u64 {
+    let (r, st) = run_entry_with_stats(p, e, vec![Value::Prim(PrimValue::F64(x))]);
+    r.unwrap_or_else(|err| panic!("{e}: {}", err.message));
+    st.primal_only_scalars
+}
+
+#[test]
+fn unused_derivatives_are_not_computed() {
+    let p = front::compile(SRC);
+    // The branch-picking integer (its conversion and `%`) needs no derivative.
+    for e in ["fwd_branch", "rev_branch"] {
+        assert!(primal_only(&p, e, 1.7) >= 2, "{e}");
+    }
+    // Where the integer reaches the result, every scalar keeps its derivative.
+    for e in ["fwd_conv", "rev_conv", "fwd_int"] {
+        assert_eq!(primal_only(&p, e, 1.7), 0, "{e}");
+    }
 }

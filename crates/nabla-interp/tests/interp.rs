@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use nabla_interp::{run_entry, RuntimeError};
+use nabla_interp::{run_entry, run_entry_with_stats, RuntimeError, Stats};
 use nabla_ir::*;
 use nabla_syntax::SourceMap;
 use nabla_values::{ArrayValue, Value};
@@ -33,6 +33,21 @@ fn run1(
     let ret = vec![t(I64); res.len()];
     let p = prog(vec![fun("main", params, ret, body(stms, res), vs)]);
     run_entry(&p, "main", args).map(|r| r.into_iter().map(norm).collect())
+}
+
+/// [`run1`] with the interpreter's path counters.
+fn run1_stats(
+    vs: Vars,
+    params: Vec<Param>,
+    stms: Vec<Stm>,
+    res: Vec<Atom>,
+    args: Vec<Value>,
+) -> (Vec<Value>, Stats) {
+    let ret = vec![t(I64); res.len()];
+    let p = prog(vec![fun("main", params, ret, body(stms, res), vs)]);
+    let (r, stats) = run_entry_with_stats(&p, "main", args);
+    let r = r.unwrap_or_else(|e| panic!("program fails: {}", e.message));
+    (r.into_iter().map(norm).collect(), stats)
 }
 
 fn ok1(vs: Vars, params: Vec<Param>, stms: Vec<Stm>, res: Atom, args: Vec<Value>) -> Value {
@@ -545,15 +560,16 @@ fn update_of_shared_array_copies() {
             2,
         ),
     ];
-    let r = run1(
+    let (r, stats) = run1_stats(
         vs,
         vec![param(xs, arr1(I64))],
         stms,
         vec![av(xs), av(c)],
         vec![i64s(&[1, 2])],
-    )
-    .unwrap();
+    );
     assert_eq!(r, vec![i64s(&[1, 2]), i64s(&[9, 2])]);
+    // The one write copied (xs is still live).
+    assert_eq!((stats.array_writes, stats.cow_copies), (1, 1), "{stats:?}");
 }
 
 #[test]
@@ -618,7 +634,19 @@ fn in_place_update_loop_of_a_million() {
             2,
         ),
     ];
-    let r = ok1(vs, vec![param(nn, t(I64))], stms, av(out), vec![pi64(n)]);
+    let (mut r, stats) = run1_stats(
+        vs,
+        vec![param(nn, t(I64))],
+        stms,
+        vec![av(out)],
+        vec![pi64(n)],
+    );
+    // One copy in a million writes: the first write copies, because the
+    // slot of `a0` (the loop's initial value) still shares the replicated
+    // buffer; every later write is in place.
+    assert_eq!(stats.array_writes, n as u64, "{stats:?}");
+    assert_eq!(stats.cow_copies, 1, "{stats:?}");
+    let r = r.pop().unwrap();
     let a = r.as_array().unwrap().as_i64_slice().unwrap().to_vec();
     assert_eq!(a.len(), n as usize);
     assert!(a

@@ -8,7 +8,7 @@
 #[path = "common/front.rs"]
 mod front;
 
-use nabla_interp::run_entry;
+use nabla_interp::{run_entry, run_entry_with_stats};
 use nabla_prim::PrimValue;
 use nabla_values::Value;
 
@@ -52,7 +52,12 @@ fn ints(v: &Value) -> Vec<i64> {
 fn row_reads_then_updates() {
     let p = front::compile(SRC);
     let (n, k) = (37usize, 5000usize);
-    let r = run_entry(&p, "rows", vec![i(n as i64), i(k as i64)]).unwrap();
+    let (r, stats) = run_entry_with_stats(&p, "rows", vec![i(n as i64), i(k as i64)]);
+    let r = r.unwrap();
+    // In place: the row view is dead at each update. Only the first write
+    // copies, because the loop's initial value still shares its buffer.
+    assert_eq!(stats.array_writes, k as u64, "{stats:?}");
+    assert_eq!(stats.cow_copies, 1, "{stats:?}");
     let mut a: Vec<i64> = (0..n * n).map(|q| (q / n * 1000 + q % n) as i64).collect();
     for t in 0..k {
         let x = a[(t % n) * n + (t * 7) % n];
@@ -65,7 +70,12 @@ fn row_reads_then_updates() {
 fn scatter_and_hist_after_row_reads() {
     let p = front::compile(SRC);
     let (n, k) = (13usize, 400usize);
-    let r = run_entry(&p, "sc", vec![i(n as i64), i(k as i64)]).unwrap();
+    let (r, stats) = run_entry_with_stats(&p, "sc", vec![i(n as i64), i(k as i64)]);
+    let r = r.unwrap();
+    // One scatter and one reduce_by_index write per iteration, in place
+    // except the first of each (the loop's initial values share them).
+    assert_eq!(stats.array_writes, 2 * k as u64, "{stats:?}");
+    assert_eq!(stats.cow_copies, 2, "{stats:?}");
     let mut a: Vec<i64> = (0..n * n).map(|q| (q / n + q % n) as i64).collect();
     let mut h = vec![0i64; n];
     for t in 0..k {

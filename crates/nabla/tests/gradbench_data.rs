@@ -1,8 +1,9 @@
-//! Every GradBench input in `shared/data/gradbench/` goes through the same
-//! code path as `nabla gradbench` (`Session::handle_line` on an `evaluate`
-//! message) and must match the stored reference output under GradBench's
-//! comparison rule (`shared/data/README.md` §3.3: same JSON types and
-//! shapes, integers equal, floats within |x − y| / max(1, |x| + |y|) ≤ 1e-4).
+//! Every GradBench input in the repository's `testdata/gradbench/` goes
+//! through the same code path as `nabla gradbench` (`Session::handle_line`
+//! on an `evaluate` message) and must match the stored reference output
+//! under GradBench's comparison rule (same JSON types and shapes, integers
+//! equal, floats within |x − y| / max(1, |x| + |y|) ≤ 1e-4). A missing data
+//! file fails its test.
 //!
 //! The slowest workloads are `#[ignore]`d so that CI stays fast; run them
 //! with `cargo test --release -p nabla --test gradbench_data -- --ignored`.
@@ -13,7 +14,7 @@ use serde_json::{json, Value as Json};
 use std::path::PathBuf;
 
 fn data_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data/gradbench")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata/gradbench")
 }
 
 /// Runs `f` on a thread with the interpreter's large stack.
@@ -183,7 +184,7 @@ pairs! {
 fn all_files_are_covered() {
     let dir = data_dir();
     let mut found = Vec::new();
-    for eval in std::fs::read_dir(&dir).expect("shared/data/gradbench is missing") {
+    for eval in std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())) {
         let eval = eval.unwrap().path();
         if !eval.is_dir() {
             continue;

@@ -183,18 +183,20 @@ fn embedded_programs_define() {
         .unwrap();
 }
 
-fn shared() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/data")
+/// The repository's test data folder (`testdata/`).
+fn testdata() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../testdata")
 }
 
 fn reference(rel: &str) -> Json {
-    let p = shared().join("gradbench").join(rel);
+    let p = testdata().join("gradbench").join(rel);
     let t = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
     serde_json::from_str::<Json>(&t).unwrap()["output"].clone()
 }
 
 fn adbench(problem: &str, rel: &str) -> Json {
-    let file = shared().join("adbench").join(rel);
+    let file = testdata().join("adbench").join(rel);
+    assert!(file.is_file(), "missing test data file {}", file.display());
     let (ok, out, err) = run(
         &["adbench", problem, file.to_str().unwrap()],
         "",
@@ -283,7 +285,7 @@ fn adbench_gmm_gradient_matches_finite_differences() {
         let r = adbench("gmm", rel);
         let obj = r["objective"].as_f64().expect("a number");
         assert!(obj.is_finite());
-        let path = shared().join("adbench").join(rel);
+        let path = testdata().join("adbench").join(rel);
         let input = nabla::gradbench::adbench::gmm_input(&path).unwrap();
         let jac = r["jacobian"].clone();
         std::thread::Builder::new()

@@ -214,6 +214,7 @@ impl<'p> Interp<'p> {
                     PrimValue::F32(_) => fwd_fold::<f32>(o, ne, p, t)?,
                     _ => return None,
                 };
+                self.stats.bulk_reduces_fwd += 1;
                 Some(match r {
                     Ok((p, t)) => Ok(V::DualS { lvl: d.lvl, p, t }),
                     Err(e) => err(e),
@@ -244,6 +245,7 @@ impl<'p> Interp<'p> {
                     Ok(n) => n,
                     Err(e) => return Some(err(e)),
                 };
+                self.stats.bulk_reduces_rev += 1;
                 Some(Ok(V::RevS {
                     lvl: r.lvl,
                     p: prim,
@@ -750,6 +752,7 @@ impl<'p> Interp<'p> {
             k += 1;
             res.push(V::rev(l, V::Plain(Value::Array(arr)), node));
         }
+        self.stats.bulk_maps_rev += 1;
         Some(Ok(res))
     }
 
@@ -809,6 +812,7 @@ impl<'p> Interp<'p> {
             PrimType::F32 => map_forward::<f32>(&prog, &ps, &ts, &rs, w)?,
             _ => return None,
         };
+        self.stats.bulk_maps_fwd += 1;
         Some(match r {
             Ok(outs) => Ok(outs
                 .into_iter()

@@ -47,6 +47,7 @@ impl<'p> Interp<'p> {
     #[cold]
     #[inline(never)]
     pub(crate) fn exec_ad_stm(&mut self, s: &mut [Value], stm: &Stm) -> Res<()> {
+        self.stats.ad_entries += 1;
         if self.ad.primal_only.is_empty() {
             self.ad.primal_only = super::usage::primal_only(self.prog, &self.frame_size);
         }
@@ -189,6 +190,7 @@ impl<'p> Interp<'p> {
     pub(crate) fn ad_body(&mut self, s: &mut [Value], ad: &mut AdSlots, body: &Body) -> Res<()> {
         for stm in &body.stms {
             if let Some(r) = self.ad_fast_scalar(s, ad, stm) {
+                self.stats.fast_scalars += 1;
                 if let Err(mut e) = r {
                     if e.span.is_none() {
                         e.span = Some(stm.span);
@@ -1025,6 +1027,7 @@ impl<'p> Interp<'p> {
                     let xs = r?;
                     return self.ad_bind(s, ad, pat, xs);
                 }
+                self.stats.generic_maps += 1;
                 let mut outs: Vec<Vec<V>> = lam.ret.iter().map(|_| Vec::with_capacity(w)).collect();
                 for j in 0..w {
                     for (p, (x, row)) in lam.params.iter().zip(&inputs) {
@@ -1060,6 +1063,7 @@ impl<'p> Interp<'p> {
                         return self.ad_bind1(s, ad, pat, r?);
                     }
                 }
+                self.stats.generic_reduces += 1;
                 for j in 0..w {
                     acc = self.ad_apply_op(s, ad, lam, acc, &inputs, j)?;
                 }
@@ -1280,6 +1284,7 @@ impl<'p> Interp<'p> {
             xs.push((p, t));
         }
         let l = self.push_level(Level::Fwd)?;
+        self.stats.jvps += 1;
         let r = (|| {
             for (q, (p, t)) in lam.params.iter().zip(xs) {
                 self.ad_put(s, ad, q.var, V::dual(l, p, t))?;
@@ -1331,6 +1336,7 @@ impl<'p> Interp<'p> {
             .collect::<Res<Vec<_>>>()?;
         let zs: Vec<V> = xs.iter().map(|x| x.zeros_like()).collect();
         let l = self.push_level(Level::Rev(Tape::default()))?;
+        self.stats.vjps += 1;
         let n_in = xs.len();
         let r = (|| {
             for (q, p) in lam.params.iter().zip(xs) {
@@ -1367,6 +1373,7 @@ impl<'p> Interp<'p> {
                 ps.push(x);
             }
         }
+        self.stats.tape_entries += tape.entries.len() as u64;
         let adjs = lift(tape::sweep(&mut self.ad, tape, n_in, seeds))?;
         for (a, z) in adjs.into_iter().zip(zs) {
             ps.push(a.unwrap_or(z));

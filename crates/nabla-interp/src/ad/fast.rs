@@ -289,6 +289,7 @@ impl<'p> Interp<'p> {
         };
         let xs = &xs[..n];
         if self.is_primal_only(out) {
+            self.stats.primal_only_scalars += 1;
             return Some(self.primal_scalar(s, ad, out, op, xs));
         }
         let mut l = 0;

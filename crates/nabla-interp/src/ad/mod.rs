@@ -69,6 +69,8 @@ pub(crate) struct AdState {
     /// Per map lambda: its reverse-mode bulk program (`bulk.rs`; `None`:
     /// the lambda has statements it does not compile).
     pub rev_maps: HashMap<*const nabla_ir::Lambda, Option<Rc<bulk::RevProg>>, PtrHash>,
+    /// Tape entries visited by the sweeps so far ([`crate::Stats::sweep_steps`]).
+    pub sweep_steps: u64,
 }
 
 /// A fast hasher for pointer keys (the caches above are looked up once per

@@ -474,6 +474,7 @@ pub(crate) fn sweep(
     }
     let entries = &mut tape.entries;
     while entries.len() > n_inputs {
+        st.sweep_steps += 1;
         let i = (entries.len() - 1) as u32;
         let a = if adj.parts.is_empty() {
             adj.dense[i as usize].take()
