@@ -19,6 +19,7 @@
 pub use nabla_prim::{BinOp, CmpOp, ConvOp, PrimType, PrimValue, TernOp, UnOp};
 pub use nabla_syntax::Span;
 
+pub mod derivatives;
 mod print;
 #[cfg(test)]
 mod test_util;
