@@ -22,7 +22,18 @@
 //! and static AD emits it as IR, both through [`eval_partials`] and the
 //! [`RuleAlgebra`] they implement, so both compute the same derivatives.
 //! [`PrimAlgebra`] evaluates it on plain [`PrimValue`]s with nabla-prim's
-//! scalar semantics.
+//! scalar semantics:
+//!
+//! ```
+//! use nabla_ir::derivatives::{eval_partials, Derivative, PrimAlgebra, ScalarOp};
+//! use nabla_ir::{BinOp, PrimType, PrimValue};
+//!
+//! // ∂(a·b)/∂a = b and ∂(a·b)/∂b = a, at (3, 4).
+//! let x = [PrimValue::F64(3.0), PrimValue::F64(4.0)];
+//! let mul = ScalarOp::Bin(BinOp::Mul);
+//! let d = eval_partials(&mut PrimAlgebra, mul, PrimType::F64, &x, None).unwrap();
+//! assert_eq!(d, Derivative::Partials([Some(x[1]), Some(x[0]), None]));
+//! ```
 //!
 //! Edge cases are [`RuleExp::Select`]s on the primals, not run-time branches
 //! of the table. The partial [`RuleExp::Zero`] means "no dependence": a

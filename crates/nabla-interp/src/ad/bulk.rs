@@ -21,7 +21,7 @@
 //!
 //! Every result is computed in the same order and with the same rules as the
 //! element-by-element path (a left fold; ties of `min`/`max` go to the
-//! accumulator, as `rules.rs`), so both paths give bit-identical primals,
+//! accumulator, as nabla-ir's derivative table), so both paths give bit-identical primals,
 //! tangents and adjoints.
 
 use super::lin::Lin;

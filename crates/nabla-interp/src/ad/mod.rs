@@ -5,7 +5,8 @@
 //! * `jvp` (forward mode) runs the differentiated function on dual values
 //!   that carry a tangent beside each primal ([`value::V::DualS`],
 //!   [`value::V::Dual`]); every scalar primitive computes its result's
-//!   tangent from its partial derivatives (`rules.rs`), every array operation
+//!   tangent from its partial derivatives (nabla-ir's derivative table,
+//!   evaluated by `rules.rs`), every array operation
 //!   applies itself to the tangents too (`lin.rs`).
 //! * `vjp` (reverse mode) runs it on values that name the entry of a tape
 //!   (`tape.rs`) that recorded the operation producing them; afterwards the
