@@ -1,7 +1,9 @@
 //! Tests of AD in the interpreter (`jvp`, `vjp` and their nesting) on
-//! programs compiled from source: every primitive's derivative rule against
+//! programs compiled from source: every primitive's derivative, as the
+//! interpreter evaluates nabla-ir's derivative table on AD values, against
 //! central finite differences (first and, through `jvp` over `vjp`, second
-//! derivatives); every construct of tests/ad/constructs.fut against finite
+//! derivatives; the table itself is tested on plain values in
+//! `crates/nabla-ir/tests/derivatives.rs`); every construct of tests/ad/constructs.fut against finite
 //! differences and, as a `proptest` property, the duality
 //! ⟨vjp(x, ȳ), ẋ⟩ = ⟨ȳ, jvp(x, ẋ)⟩; edge values; the linear-time sweep.
 
@@ -181,7 +183,8 @@ fn every_rule_matches_central_differences() {
     }
 }
 
-/// Values at the edges, as documented on the rules (`src/ad/rules.rs`).
+/// Values at the edges, as documented on the rules (nabla-ir's derivative
+/// table, `nabla_ir::derivatives`), through the interpreter's `jvp`/`vjp`.
 #[test]
 fn rule_edge_values() {
     let p = front::compile(

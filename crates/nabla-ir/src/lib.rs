@@ -20,6 +20,7 @@ pub use nabla_prim::{BinOp, CmpOp, ConvOp, PrimType, PrimValue, TernOp, UnOp};
 pub use nabla_syntax::Span;
 
 pub mod builder;
+pub mod derivatives;
 mod print;
 pub mod rewrite;
 #[cfg(test)]

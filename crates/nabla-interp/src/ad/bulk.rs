@@ -21,7 +21,7 @@
 //!
 //! Every result is computed in the same order and with the same rules as the
 //! element-by-element path (a left fold; ties of `min`/`max` go to the
-//! accumulator, as `rules.rs`), so both paths give bit-identical primals,
+//! accumulator, as nabla-ir's derivative table), so both paths give bit-identical primals,
 //! tangents and adjoints.
 
 use super::lin::Lin;
@@ -86,7 +86,7 @@ fn red_op(lam: &Lambda) -> Option<BinOp> {
 }
 
 /// `min`/`max` of accumulator `a` and element `b`: whether the accumulator
-/// is selected (the rule of `rules::deriv` for `Min`/`Max`).
+/// is selected (the rule of `nabla_ir::derivatives` for `Min`/`Max`).
 #[inline]
 fn keeps_acc(o: BinOp, a: PrimValue, b: PrimValue) -> bool {
     let (na, nb) = (a.as_f64().is_nan(), b.as_f64().is_nan());

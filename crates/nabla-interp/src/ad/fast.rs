@@ -16,10 +16,10 @@
 //!   (`scalar.rs`, so results are bit-identical to the primal path);
 //! * for `f32`/`f64` operands the partial derivatives of the common
 //!   operators are evaluated natively ([`float_partials`], with exactly the
-//!   formulas of `rules.rs`, reusing the primal where the rule recomputes
-//!   it: `exp' = exp a`, `sqrt' = 1/(2·sqrt a)`, `tanh' = 1 − tanh² a`);
+//!   formulas of nabla-ir's derivative table, which reuse the primal
+//!   result: `exp' = exp a`, `sqrt' = 1/(2·sqrt a)`, `tanh' = 1 − tanh² a`);
 //!   all other operators take their partials from the generic rules
-//!   evaluated on plain scalars (`rules::deriv` with [`rules::Plain`]);
+//!   evaluated on plain scalars (`rules::deriv_plain`: nabla-ir's table);
 //! * forward mode stores `Σ ∂ᵢ·ṫᵢ` inline; reverse mode records one
 //!   [`Entry::Partials`] — the partials themselves (as `f64`, exact for
 //!   `f32`) and the operand nodes — so the sweep is a multiply-add per
@@ -31,12 +31,13 @@
 //! different levels) and non-float types other than comparisons fall back to
 //! the generic path, which differentiates the rules themselves.
 
-use super::rules::{self, AdOp, Deriv};
+use super::rules::{self, AdOp};
 use super::tape::{Entry, NONE};
 use super::value::V;
 use super::Level;
 use crate::eval::{err, Interp, Res};
 use crate::scalar;
+use nabla_ir::derivatives::Derivative;
 use nabla_ir::{Atom, Exp, Stm};
 use nabla_prim::{BinOp, PrimValue, UnOp};
 use nabla_values::Value;
@@ -155,8 +156,9 @@ impl_fl!(f32, F32);
 
 /// The partial derivatives of a unary or binary float operation at operands
 /// `x` with primal result `r`, for the commonest operators (`None`: use the
-/// generic rules). The formulas are those of `rules::deriv`, step by step,
-/// so the results are bit-identical.
+/// generic rules). The formulas are those of nabla-ir's derivative table
+/// (`nabla_ir::derivatives`), step by step, so the results are
+/// bit-identical (tested below).
 #[inline(always)]
 pub(crate) fn float_partials<F: Fl>(op: AdOp, x: &[F], r: F) -> Option<[F; 2]> {
     let zero = F::ZERO;
@@ -207,6 +209,7 @@ fn partials_as<F: Fl>(
     for (q, p) in x.iter_mut().zip(ps) {
         *q = F::of(*p)?;
     }
+    let r_plain = r;
     let r = F::of(r)?;
     if let Some(d) = float_partials(op, &x[..ps.len()], r) {
         return Some(Ok(Some(Ds {
@@ -214,9 +217,9 @@ fn partials_as<F: Fl>(
             has: [true, ps.len() > 1],
         })));
     }
-    Some(match rules::deriv(&mut rules::Plain, op, ps) {
-        Ok(Deriv::Const) => Ok(None),
-        Ok(Deriv::Partials(ds)) => {
+    Some(match rules::deriv_plain(op, ps, Some(&r_plain)) {
+        Ok(Derivative::Constant) => Ok(None),
+        Ok(Derivative::Partials(ds)) => {
             let g = |d: &Option<PrimValue>| d.and_then(F::of).map(F::to_f64);
             let (a, b) = (g(&ds[0]), g(&ds[1]));
             Ok(Some(Ds {
@@ -224,7 +227,7 @@ fn partials_as<F: Fl>(
                 has: [a.is_some(), b.is_some() && ps.len() > 1],
             }))
         }
-        Ok(Deriv::Conv { .. }) => return None,
+        Ok(Derivative::Conversion { .. }) => return None,
         Err(e) => Err(e),
     })
 }
@@ -497,4 +500,62 @@ fn tangent<F: Fl>(xs: &[Sc], d: &Ds) -> PrimValue {
         }
     }
     acc.unwrap_or(F::ZERO).wrap()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The native partials agree bit for bit with nabla-ir's table
+    /// evaluated on plain scalars, for every operator they cover.
+    #[test]
+    fn native_partials_are_the_tables() {
+        let ops = [
+            AdOp::Bin(BinOp::Add),
+            AdOp::Bin(BinOp::Sub),
+            AdOp::Bin(BinOp::Mul),
+            AdOp::Bin(BinOp::Div),
+            AdOp::Un(UnOp::Neg),
+            AdOp::Un(UnOp::Sin),
+            AdOp::Un(UnOp::Cos),
+            AdOp::Un(UnOp::Exp),
+            AdOp::Un(UnOp::Log),
+            AdOp::Un(UnOp::Log1p),
+            AdOp::Un(UnOp::Sqrt),
+            AdOp::Un(UnOp::Tanh),
+        ];
+        let points = [(0.3, 1.7), (-2.5, 0.25), (0.0, 3.0), (7.0, -0.0)];
+        for op in ops {
+            for (a, b) in points {
+                let native64 = |x: &[f64]| {
+                    let ps: Vec<PrimValue> = x.iter().map(|&v| PrimValue::F64(v)).collect();
+                    let r = rules::apply_plain(op, &ps).unwrap();
+                    let d = float_partials::<f64>(op, x, r.as_f64()).unwrap();
+                    let Ok(Derivative::Partials(t)) = rules::deriv_plain(op, &ps, None) else {
+                        panic!("{op:?} has no partials");
+                    };
+                    for (k, t) in t.iter().enumerate().take(x.len()) {
+                        let t = t.map_or(0.0, |t| t.as_f64());
+                        assert_eq!(d[k].to_bits(), t.to_bits(), "{op:?} at {x:?}, operand {k}");
+                    }
+                };
+                let native32 = |x: &[f32]| {
+                    let ps: Vec<PrimValue> = x.iter().map(|&v| PrimValue::F32(v)).collect();
+                    let r = rules::apply_plain(op, &ps).unwrap();
+                    let PrimValue::F32(r) = r else { panic!() };
+                    let d = float_partials::<f32>(op, x, r).unwrap();
+                    let Ok(Derivative::Partials(t)) = rules::deriv_plain(op, &ps, None) else {
+                        panic!("{op:?} has no partials");
+                    };
+                    for (k, t) in t.iter().enumerate().take(x.len()) {
+                        let t = t.map_or(0.0, |t| t.as_f64()) as f32;
+                        assert_eq!(d[k].to_bits(), t.to_bits(), "{op:?} at {x:?}, operand {k}");
+                    }
+                };
+                let n = op.arity();
+                native64(&[a, b][..n]);
+                native32(&[a as f32, b as f32][..n]);
+            }
+        }
+    }
 }

@@ -5,7 +5,8 @@
 //! * `jvp` (forward mode) runs the differentiated function on dual values
 //!   that carry a tangent beside each primal ([`value::V::DualS`],
 //!   [`value::V::Dual`]); every scalar primitive computes its result's
-//!   tangent from its partial derivatives (`rules.rs`), every array operation
+//!   tangent from its partial derivatives (nabla-ir's derivative table,
+//!   evaluated by `rules.rs`), every array operation
 //!   applies itself to the tangents too (`lin.rs`).
 //! * `vjp` (reverse mode) runs it on values that name the entry of a tape
 //!   (`tape.rs`) that recorded the operation producing them; afterwards the
@@ -35,9 +36,10 @@ pub(crate) mod value;
 
 use crate::scalar;
 use lin::Lin;
+use nabla_ir::derivatives::Derivative;
 use nabla_ir::{Body, Stm, Var};
 use nabla_prim::{BinOp, PrimValue};
-use rules::{AdOp, Deriv};
+use rules::AdOp;
 use std::collections::HashMap;
 use std::rc::Rc;
 use tape::{Entry, Tape, NONE};
@@ -159,11 +161,13 @@ impl AdState {
             return Ok(p);
         }
         if self.is_fwd(l) {
-            let d = rules::deriv(self, op, &primals)?;
+            let d = rules::deriv_ad(self, op, &primals, Some(&p))?;
             let t = match d {
-                Deriv::Const => return Ok(p),
-                Deriv::Conv { fwd, .. } => self.prim(AdOp::Conv(fwd), &[args[0].tangent()])?,
-                Deriv::Partials(ds) => {
+                Derivative::Constant => return Ok(p),
+                Derivative::Conversion { forward, .. } => {
+                    self.prim(AdOp::Conv(forward), &[args[0].tangent()])?
+                }
+                Derivative::Partials(ds) => {
                     let mut acc: Option<V> = None;
                     for (a, d) in args.iter().zip(ds) {
                         if a.level() != l {
@@ -256,13 +260,13 @@ impl AdState {
             if let Some(t) = fast {
                 return Ok(V::DualS { lvl: l, p, t });
             }
-            let t = match rules::deriv(&mut rules::Plain, op, ps)? {
-                Deriv::Const => return Ok(V::prim(p)),
-                Deriv::Conv { fwd, .. } => match &args[0] {
-                    V::DualS { t, .. } => rules::apply_plain(AdOp::Conv(fwd), &[*t])?,
+            let t = match rules::deriv_plain(op, ps, Some(&p))? {
+                Derivative::Constant => return Ok(V::prim(p)),
+                Derivative::Conversion { forward, .. } => match &args[0] {
+                    V::DualS { t, .. } => rules::apply_plain(AdOp::Conv(forward), &[*t])?,
                     _ => PrimValue::zero(p.prim_type()),
                 },
-                Deriv::Partials(ds) => {
+                Derivative::Partials(ds) => {
                     let mut acc: Option<PrimValue> = None;
                     for (a, d) in args.iter().zip(ds) {
                         let (V::DualS { t, .. }, Some(d)) = (a, d) else {

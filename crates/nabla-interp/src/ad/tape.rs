@@ -19,9 +19,10 @@
 //! the nested case stays linear too.
 
 use super::lin::{self, Lin, Reg};
-use super::rules::{self, AdOp, Deriv};
+use super::rules::{self, AdOp};
 use super::value::V;
 use super::AdState;
+use nabla_ir::derivatives::Derivative;
 use nabla_prim::{BinOp, PrimType, PrimValue};
 use nabla_values::{shape_elems, ArrayValue, Value};
 use std::collections::HashMap;
@@ -643,16 +644,16 @@ fn scalar_back(
         }
         _ => {}
     }
-    match rules::deriv(&mut rules::Plain, op, xs)? {
-        Deriv::Const => Ok(()),
-        Deriv::Conv { back, .. } => {
+    match rules::deriv_plain(op, xs, None)? {
+        Derivative::Constant => Ok(()),
+        Derivative::Conversion { backward, .. } => {
             if nodes[0] != NONE {
-                let c = rules::apply_plain(AdOp::Conv(back), &[a])?;
+                let c = rules::apply_plain(AdOp::Conv(backward), &[a])?;
                 put(adj, nodes[0], c)?;
             }
             Ok(())
         }
-        Deriv::Partials(ds) => {
+        Derivative::Partials(ds) => {
             for (k, d) in ds.into_iter().enumerate().take(xs.len()) {
                 if nodes[k] == NONE {
                     continue;
@@ -675,16 +676,16 @@ fn prim_back(
     nodes: &[u32; 3],
     a: V,
 ) -> Result<(), String> {
-    match rules::deriv(st, op, xs)? {
-        Deriv::Const => Ok(()),
-        Deriv::Conv { back, .. } => {
+    match rules::deriv_ad(st, op, xs, None)? {
+        Derivative::Constant => Ok(()),
+        Derivative::Conversion { backward, .. } => {
             if nodes[0] != NONE {
-                let c = st.prim(AdOp::Conv(back), &[a])?;
+                let c = st.prim(AdOp::Conv(backward), &[a])?;
                 adj.full(st, nodes[0], c)?;
             }
             Ok(())
         }
-        Deriv::Partials(ds) => {
+        Derivative::Partials(ds) => {
             for (k, d) in ds.into_iter().enumerate().take(xs.len()) {
                 if nodes[k] == NONE {
                     continue;
