@@ -39,6 +39,7 @@ pub fn registered_passes() -> Vec<Arc<dyn Pass>> {
         Arc::new(Propagate),
         Arc::new(Dce),
         Arc::new(DeadFunctions),
+        Arc::new(StaticAd),
     ]
 }
 
@@ -163,6 +164,22 @@ impl Pipeline {
     /// nothing changes (at most [`MAX_ROUNDS`] rounds); no validation.
     pub fn default_pipeline() -> Pipeline {
         Pipeline::optimiser(InlinePolicy::default())
+    }
+
+    /// The default pipeline with static AD: the optimiser, then `ad`, then
+    /// the optimiser again on the derivative code.
+    pub fn with_static_ad() -> Pipeline {
+        let optimiser = || -> Vec<Arc<dyn Pass>> {
+            vec![
+                Arc::new(Inline::default()),
+                Arc::new(Simplify),
+                Arc::new(DeadFunctions),
+            ]
+        };
+        Pipeline::empty()
+            .then_fixpoint(optimiser(), MAX_ROUNDS)
+            .then(Arc::new(StaticAd))
+            .then_fixpoint(optimiser(), MAX_ROUNDS)
     }
 
     /// [`Pipeline::default_pipeline`] with a given inlining policy.
@@ -435,6 +452,27 @@ impl Pass for DeadFunctions {
     }
     fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
         Ok(crate::remove_dead_functions(prog))
+    }
+}
+
+/// Static AD (crate nabla-ad): every `jvp` compiled away as forward-mode
+/// code. Fails, naming the construct, on what it does not differentiate yet
+/// (`vjp`, accumulators, `lgamma`/`gamma`).
+pub struct StaticAd;
+
+impl Pass for StaticAd {
+    fn name(&self) -> &'static str {
+        "ad"
+    }
+    fn description(&self) -> &'static str {
+        "static AD: replace every jvp by forward-mode code (innermost first)"
+    }
+    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
+        nabla_ad::differentiate(prog).map_err(|e| PassError::Failed {
+            pass: "ad".to_string(),
+            message: e.message,
+            span: Some(e.span),
+        })
     }
 }
 

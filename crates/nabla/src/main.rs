@@ -26,11 +26,27 @@ struct PipelineArgs {
     /// debug builds).
     #[arg(long = "validate")]
     validate: bool,
+    /// How `jvp`/`vjp` are differentiated: `dynamic` (the interpreter
+    /// differentiates while it runs; the default) or `static` (the `ad` pass
+    /// compiles them away; `vjp` is not supported statically yet).
+    #[arg(long = "ad", value_enum, default_value_t = AdMode::Dynamic)]
+    ad: AdMode,
+}
+
+/// See [`PipelineArgs::ad`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum AdMode {
+    Dynamic,
+    Static,
 }
 
 impl PipelineArgs {
     fn compile_options(self) -> CompileOptions {
-        let pipeline = self.passes.unwrap_or_else(Pipeline::default_pipeline);
+        let pipeline = match (self.passes, self.ad) {
+            (Some(p), _) => p,
+            (None, AdMode::Dynamic) => Pipeline::default_pipeline(),
+            (None, AdMode::Static) => Pipeline::with_static_ad(),
+        };
         CompileOptions::new(pipeline).validating(self.validate || cfg!(debug_assertions))
     }
 }

@@ -1,0 +1,1133 @@
+//! Forward mode: the tangent of every statement, emitted after it (seed 003
+//! §3, seed 004 §3; the rules of the constructs are those of seed 001's
+//! dual numbers lifted to the IR's statements).
+//!
+//! The transformation walks a body in order and keeps a map from each
+//! primal variable to the atom holding its tangent ([`Tangents`]); a
+//! variable without an entry has a zero tangent. Each construct's rule is
+//! one function below.
+
+use crate::{error, unsupported, Ad, AdError};
+use nabla_ir::builder::{base_name, FunctionBuilder, UnknownVariable, VarTable};
+use nabla_ir::derivatives::{eval_partials, Derivative, RuleAlgebra, RuleError, ScalarOp};
+use nabla_ir::{
+    Atom, BinOp, Body, CmpOp, ConvOp, Dim, Exp, FunId, Function, Lambda, LoopForm, Param, PrimType,
+    PrimValue, Soac, Span, Stm, TernOp, Type, UnOp, Var,
+};
+use std::collections::HashMap;
+
+/// The tangents of the variables in scope (absent: zero).
+#[derive(Clone, Default, Debug)]
+pub struct Tangents(HashMap<Var, Atom>);
+
+impl Tangents {
+    /// The tangent of an atom (`None`: zero; constants have zero tangents).
+    pub fn get(&self, a: &Atom) -> Option<Atom> {
+        match a {
+            Atom::Var(v) => self.0.get(v).copied(),
+            Atom::Const(_) => None,
+        }
+    }
+
+    /// Sets (or clears, with `None`) the tangent of `v`.
+    pub fn set(&mut self, v: Var, t: Option<Atom>) {
+        match t {
+            Some(t) => {
+                self.0.insert(v, t);
+            }
+            None => {
+                self.0.remove(&v);
+            }
+        }
+    }
+
+    fn has(&self, v: Var) -> bool {
+        self.0.contains_key(&v)
+    }
+}
+
+fn unknown(span: Span, u: UnknownVariable) -> AdError {
+    AdError {
+        message: u.to_string(),
+        span,
+        unsupported: false,
+    }
+}
+
+/// `let pat = jvp lam primals tangents`: the lambda's body inlined with its
+/// tangent code; `pat` binds the primal results, then their tangents.
+pub(crate) fn expand_jvp(
+    ad: &mut Ad,
+    b: &mut FunctionBuilder,
+    pat: &[Param],
+    lam: Lambda,
+    primals: Vec<Atom>,
+    tangents: Vec<Atom>,
+    span: Span,
+) -> Result<(), AdError> {
+    let k = lam.body.result.len();
+    if pat.len() != 2 * k || lam.params.len() != primals.len() || tangents.len() != primals.len() {
+        return error(span, "internal error: malformed jvp (arities differ)");
+    }
+    let params: Vec<Param> = lam
+        .params
+        .iter()
+        .map(|p| Param::new(p.var, p.ty.clone()))
+        .collect();
+    b.push(Stm {
+        pat: params,
+        exp: Exp::Atoms(primals),
+        span,
+    });
+    let mut tans = Tangents::default();
+    for (p, t) in lam.params.iter().zip(tangents) {
+        tans.set(p.var, Some(t));
+    }
+    let mut fwd = Forward { ad, span };
+    fwd.stms(b, lam.body.stms, &mut tans)?;
+    let mut results = lam.body.result.clone();
+    for a in &lam.body.result {
+        let t = fwd.materialize(b, &tans, a)?;
+        results.push(t);
+    }
+    b.set_span(span);
+    b.push(Stm {
+        pat: pat.to_vec(),
+        exp: Exp::Atoms(results),
+        span,
+    });
+    Ok(())
+}
+
+/// The forward-mode derivative of function `fid`: a function taking the
+/// parameters and then one tangent per parameter, returning the results and
+/// then one tangent per result. Made once per function.
+pub(crate) fn derived_function(ad: &mut Ad, fid: FunId, span: Span) -> Result<FunId, AdError> {
+    if let Some(d) = ad.derived.get(&fid) {
+        return Ok(*d);
+    }
+    let i = fid.0 as usize;
+    if i >= ad.functions.len() {
+        return error(
+            span,
+            format!("internal error: call of missing function #{i}"),
+        );
+    }
+    ad.eliminate_in_function(i)?;
+    let f = ad.functions[i].clone();
+    let mut b = FunctionBuilder::with_vars(VarTable::of_function(&f));
+    b.set_span(f.span);
+    let mut tans = Tangents::default();
+    let mut params = f.params.clone();
+    for p in &f.params {
+        let name = format!("{}_tan", base_name(b.vars.name(p.var)));
+        let t = b.param(&name, p.ty.clone());
+        tans.set(p.var, Some(Atom::Var(t.var)));
+        params.push(t);
+    }
+    let mut fwd = Forward { ad, span: f.span };
+    fwd.stms(&mut b, f.body.stms, &mut tans)?;
+    let mut results = f.body.result.clone();
+    for a in &f.body.result {
+        let t = fwd.materialize(&mut b, &tans, a)?;
+        results.push(t);
+    }
+    let body = b.end(results);
+    let mut ret = f.ret.clone();
+    ret.extend(f.ret.iter().cloned());
+    let mut unique_ret = f.unique_ret.clone();
+    unique_ret.extend(f.ret.iter().map(|_| false));
+    let derived = Function {
+        name: format!("{}_jvp", f.name),
+        params,
+        ret,
+        unique_ret,
+        body,
+        var_names: b.vars.into_names(),
+        span: f.span,
+    };
+    let id = FunId(ad.functions.len() as u32);
+    ad.functions.push(derived);
+    ad.derived.insert(fid, id);
+    Ok(id)
+}
+
+/// Emits scalar operations as IR statements: the [`RuleAlgebra`] in which
+/// static AD evaluates the shared rule table.
+struct Emit<'a> {
+    b: &'a mut FunctionBuilder,
+}
+
+/// Why a rule could not be emitted.
+enum EmitError {
+    Rule(RuleError),
+    Unknown(UnknownVariable),
+    Unsupported(&'static str),
+}
+
+impl From<RuleError> for EmitError {
+    fn from(e: RuleError) -> EmitError {
+        EmitError::Rule(e)
+    }
+}
+
+impl From<UnknownVariable> for EmitError {
+    fn from(e: UnknownVariable) -> EmitError {
+        EmitError::Unknown(e)
+    }
+}
+
+impl RuleAlgebra for Emit<'_> {
+    type Value = Atom;
+    type Error = EmitError;
+    fn constant(&mut self, value: PrimValue) -> Result<Atom, EmitError> {
+        Ok(Atom::Const(value))
+    }
+    fn binop(&mut self, op: BinOp, a: &Atom, b: &Atom) -> Result<Atom, EmitError> {
+        Ok(self.b.binop(op, *a, *b)?)
+    }
+    fn unop(&mut self, op: UnOp, a: &Atom) -> Result<Atom, EmitError> {
+        Ok(self.b.unop(op, *a)?)
+    }
+    fn ternop(&mut self, op: TernOp, a: &Atom, b: &Atom, c: &Atom) -> Result<Atom, EmitError> {
+        Ok(self.b.ternop(op, *a, *b, *c)?)
+    }
+    fn conv(&mut self, op: ConvOp, a: &Atom) -> Result<Atom, EmitError> {
+        Ok(self.b.conv(op, *a))
+    }
+    fn cmp(&mut self, op: CmpOp, a: &Atom, b: &Atom) -> Result<Atom, EmitError> {
+        Ok(self.b.cmp(op, *a, *b))
+    }
+    fn polygamma(&mut self, _order: u32, _x: &Atom) -> Result<Atom, EmitError> {
+        Err(EmitError::Unsupported(
+            "static AD cannot differentiate lgamma or gamma yet (their derivative, the polygamma function, has no IR operation; use --ad=dynamic)",
+        ))
+    }
+    fn decide(&self, cond: &Atom) -> Option<bool> {
+        match cond {
+            Atom::Const(PrimValue::Bool(x)) => Some(*x),
+            _ => None,
+        }
+    }
+    fn select(&mut self, cond: &Atom, then: &Atom, otherwise: &Atom) -> Result<Atom, EmitError> {
+        if then == otherwise {
+            return Ok(*then);
+        }
+        Ok(self.b.select(*cond, *then, *otherwise)?)
+    }
+}
+
+/// The forward-mode transformation of the code of one function.
+struct Forward<'a> {
+    ad: &'a mut Ad,
+    span: Span,
+}
+
+impl Forward<'_> {
+    fn unknown(&self, u: UnknownVariable) -> AdError {
+        unknown(self.span, u)
+    }
+
+    fn type_of(&self, b: &FunctionBuilder, v: Var) -> Result<Type, AdError> {
+        b.type_of(v).map_err(|u| self.unknown(u))
+    }
+
+    /// A variable holding zeros shaped like `v` (a scalar zero constant for
+    /// a scalar).
+    fn zero_like(&self, b: &mut FunctionBuilder, v: Var) -> Result<Atom, AdError> {
+        match self.type_of(b, v)? {
+            Type::Prim(p) => Ok(Atom::Const(PrimValue::zero(p))),
+            Type::Acc(..) => unsupported(
+                self.span,
+                "static AD does not differentiate accumulators yet",
+            ),
+            Type::Array(p, dims) => {
+                let mut sizes = Vec::with_capacity(dims.len());
+                for (d, dim) in dims.iter().enumerate() {
+                    sizes.push(match dim {
+                        Dim::Const(c) => (Atom::Const(PrimValue::I64(*c)), Dim::Const(*c)),
+                        _ => {
+                            let n = b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(v, d));
+                            (Atom::Var(n), Dim::Var(n))
+                        }
+                    });
+                }
+                let mut acc = Atom::Const(PrimValue::zero(p));
+                let mut ty = Type::Prim(p);
+                for (n, dim) in sizes.into_iter().rev() {
+                    ty = ty.array_of(dim);
+                    acc = Atom::Var(b.bind1("zeros", ty.clone(), Exp::Replicate(n, acc)));
+                }
+                Ok(acc)
+            }
+        }
+    }
+
+    /// A zero shaped like the value of `a`.
+    fn zero_of(&self, b: &mut FunctionBuilder, a: &Atom) -> Result<Atom, AdError> {
+        match a {
+            Atom::Const(c) => Ok(Atom::Const(PrimValue::zero(c.prim_type()))),
+            Atom::Var(v) => self.zero_like(b, *v),
+        }
+    }
+
+    /// The tangent of `a`, made a value (zeros) if it is zero.
+    fn materialize(
+        &self,
+        b: &mut FunctionBuilder,
+        tans: &Tangents,
+        a: &Atom,
+    ) -> Result<Atom, AdError> {
+        match tans.get(a) {
+            Some(t) => Ok(t),
+            None => self.zero_of(b, a),
+        }
+    }
+
+    /// The tangent of array variable `v` as a variable (zeros if it is zero).
+    fn materialize_var(
+        &self,
+        b: &mut FunctionBuilder,
+        tans: &Tangents,
+        v: Var,
+    ) -> Result<Var, AdError> {
+        match self.materialize(b, tans, &Atom::Var(v))? {
+            Atom::Var(t) => Ok(t),
+            Atom::Const(_) => error(self.span, "internal error: a scalar tangent for an array"),
+        }
+    }
+
+    /// A zero shaped like `a`, computed at the end of `body` (which must
+    /// have `a` in scope there).
+    fn zero_at_end(
+        &self,
+        b: &mut FunctionBuilder,
+        body: &mut Body,
+        a: &Atom,
+    ) -> Result<Atom, AdError> {
+        b.begin();
+        let z = self.zero_of(b, a);
+        let extra = b.end(vec![]);
+        body.stms.extend(extra.stms);
+        z
+    }
+
+    /// A fresh tangent variable for the primal binding `p`.
+    fn tangent_param(&self, b: &mut FunctionBuilder, p: &Param) -> Param {
+        let name = format!("{}_tan", base_name(b.vars.name(p.var)));
+        b.param(&name, p.ty.clone())
+    }
+
+    /// Binds `exp` (the tangent of the single result `p`) and records it.
+    fn bind_tangent(&self, b: &mut FunctionBuilder, tans: &mut Tangents, p: &Param, exp: Exp) {
+        let t = self.tangent_param(b, p);
+        b.push(Stm {
+            pat: vec![t.clone()],
+            exp,
+            span: self.span,
+        });
+        tans.set(p.var, Some(Atom::Var(t.var)));
+    }
+
+    /// The statements with their tangents.
+    fn stms(
+        &mut self,
+        b: &mut FunctionBuilder,
+        stms: Vec<Stm>,
+        tans: &mut Tangents,
+    ) -> Result<(), AdError> {
+        for stm in stms {
+            self.span = stm.span;
+            b.set_span(stm.span);
+            stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.stm(b, stm, tans))?;
+        }
+        Ok(())
+    }
+
+    /// A nested body transformed in a new scope: the body (same results)
+    /// and the tangent of each result.
+    fn nested_body(
+        &mut self,
+        b: &mut FunctionBuilder,
+        body: Body,
+        mut tans: Tangents,
+    ) -> Result<(Body, Vec<Option<Atom>>), AdError> {
+        b.begin();
+        if let Err(e) = self.stms(b, body.stms, &mut tans) {
+            b.end(vec![]);
+            return Err(e);
+        }
+        let result_tangents = body.result.iter().map(|a| tans.get(a)).collect();
+        Ok((b.end(body.result), result_tangents))
+    }
+
+    /// One statement and its tangent.
+    fn stm(
+        &mut self,
+        b: &mut FunctionBuilder,
+        stm: Stm,
+        tans: &mut Tangents,
+    ) -> Result<(), AdError> {
+        let Stm { pat, exp, span } = stm;
+        let primal = |b: &mut FunctionBuilder, exp: Exp| {
+            b.push(Stm {
+                pat: pat.clone(),
+                exp,
+                span,
+            })
+        };
+        match exp {
+            Exp::Atoms(xs) => {
+                let ts: Vec<Option<Atom>> = xs.iter().map(|x| tans.get(x)).collect();
+                primal(b, Exp::Atoms(xs));
+                for (p, t) in pat.iter().zip(ts) {
+                    tans.set(p.var, t);
+                }
+            }
+            Exp::BinOp(op, x, y) => {
+                primal(b, Exp::BinOp(op, x, y));
+                self.scalar(b, tans, &pat, ScalarOp::Bin(op), &[x, y])?;
+            }
+            Exp::UnOp(op, x) => {
+                primal(b, Exp::UnOp(op, x));
+                self.scalar(b, tans, &pat, ScalarOp::Un(op), &[x])?;
+            }
+            Exp::TernOp(op, x, y, z) => {
+                primal(b, Exp::TernOp(op, x, y, z));
+                self.scalar(b, tans, &pat, ScalarOp::Tern(op), &[x, y, z])?;
+            }
+            Exp::Conv(op, x) => {
+                primal(b, Exp::Conv(op, x));
+                self.scalar(b, tans, &pat, ScalarOp::Conv(op), &[x])?;
+            }
+            e @ (Exp::CmpOp(..)
+            | Exp::Iota { .. }
+            | Exp::Size(..)
+            | Exp::Assert(..)
+            | Exp::AssertEqSizes(..)) => {
+                primal(b, e);
+                for p in &pat {
+                    tans.set(p.var, None);
+                }
+            }
+            Exp::Apply(f, args) => self.apply(b, tans, pat, f, args)?,
+            Exp::If { cond, then_, else_ } => self.branch(b, tans, pat, cond, then_, else_)?,
+            Exp::Loop {
+                params,
+                init,
+                form,
+                body,
+            } => self.loop_(b, tans, pat, params, init, form, body)?,
+            Exp::Index(v, idx) => {
+                let t = tans.get(&Atom::Var(v));
+                primal(b, Exp::Index(v, idx.clone()));
+                if let Some(Atom::Var(t)) = t {
+                    self.bind_tangent(b, tans, &pat[0], Exp::Index(t, idx));
+                } else {
+                    tans.set(pat[0].var, None);
+                }
+            }
+            Exp::Update(arr, idx, val) => {
+                let need = tans.get(&Atom::Var(arr)).is_some() || tans.get(&val).is_some();
+                // The tangent array is prepared before the primal update
+                // consumes `arr`: a copy, since the tangent may be shared.
+                let prepared = if need {
+                    let ta = match tans.get(&Atom::Var(arr)) {
+                        Some(Atom::Var(t)) => {
+                            let ty = self.type_of(b, t)?;
+                            Atom::Var(b.bind1("tan_copy", ty, Exp::Copy(t)))
+                        }
+                        _ => self.zero_like(b, arr)?,
+                    };
+                    let tv = self.materialize(b, tans, &val)?;
+                    Some((ta, tv))
+                } else {
+                    None
+                };
+                primal(b, Exp::Update(arr, idx.clone(), val));
+                match prepared {
+                    Some((Atom::Var(ta), tv)) => {
+                        self.bind_tangent(b, tans, &pat[0], Exp::Update(ta, idx, tv))
+                    }
+                    _ => tans.set(pat[0].var, None),
+                }
+            }
+            Exp::ArrayLit(xs, row) => {
+                let any = xs.iter().any(|x| tans.get(x).is_some());
+                primal(b, Exp::ArrayLit(xs.clone(), row.clone()));
+                if any {
+                    let mut ts = Vec::with_capacity(xs.len());
+                    for x in &xs {
+                        ts.push(self.materialize(b, tans, x)?);
+                    }
+                    self.bind_tangent(b, tans, &pat[0], Exp::ArrayLit(ts, row));
+                } else {
+                    tans.set(pat[0].var, None);
+                }
+            }
+            Exp::Replicate(n, x) => {
+                let t = tans.get(&x);
+                primal(b, Exp::Replicate(n, x));
+                match t {
+                    Some(t) => self.bind_tangent(b, tans, &pat[0], Exp::Replicate(n, t)),
+                    None => tans.set(pat[0].var, None),
+                }
+            }
+            Exp::Copy(v) => self.unary_array(b, tans, &pat, v, Exp::Copy(v), Exp::Copy)?,
+            Exp::Reshape(shape, v) => {
+                let s2 = shape.clone();
+                self.unary_array(b, tans, &pat, v, Exp::Reshape(shape, v), move |t| {
+                    Exp::Reshape(s2.clone(), t)
+                })?
+            }
+            Exp::Rearrange(perm, v) => {
+                let p2 = perm.clone();
+                self.unary_array(b, tans, &pat, v, Exp::Rearrange(perm, v), move |t| {
+                    Exp::Rearrange(p2.clone(), t)
+                })?
+            }
+            Exp::Reverse(v) => self.unary_array(b, tans, &pat, v, Exp::Reverse(v), Exp::Reverse)?,
+            Exp::Rotate(r, v) => {
+                self.unary_array(b, tans, &pat, v, Exp::Rotate(r, v), move |t| {
+                    Exp::Rotate(r, t)
+                })?
+            }
+            Exp::Concat(vs) => {
+                let any = vs.iter().any(|v| tans.has(*v));
+                primal(b, Exp::Concat(vs.clone()));
+                if any {
+                    let mut ts = Vec::with_capacity(vs.len());
+                    for v in &vs {
+                        ts.push(self.materialize_var(b, tans, *v)?);
+                    }
+                    self.bind_tangent(b, tans, &pat[0], Exp::Concat(ts));
+                } else {
+                    tans.set(pat[0].var, None);
+                }
+            }
+            Exp::Soac(soac) => self.soac(b, tans, pat, soac)?,
+            Exp::WithAcc { .. } | Exp::UpdateAcc { .. } => {
+                return unsupported(span, "static AD does not differentiate accumulators yet")
+            }
+            // A nested jvp left here could not be transformed, nor can the
+            // enclosing one be.
+            Exp::Jvp { .. } => return unsupported(span, "a nested jvp is left to the dynamic AD"),
+            Exp::Vjp { .. } => {
+                return unsupported(span, "static AD does not differentiate vjp yet")
+            }
+        }
+        Ok(())
+    }
+
+    /// An operation on one array whose tangent is the same operation on the
+    /// array's tangent (`copy`, `reshape`, `rearrange`, `reverse`, `rotate`).
+    fn unary_array(
+        &mut self,
+        b: &mut FunctionBuilder,
+        tans: &mut Tangents,
+        pat: &[Param],
+        v: Var,
+        exp: Exp,
+        on_tangent: impl Fn(Var) -> Exp,
+    ) -> Result<(), AdError> {
+        let t = tans.get(&Atom::Var(v));
+        b.push(Stm {
+            pat: pat.to_vec(),
+            exp,
+            span: self.span,
+        });
+        match t {
+            Some(Atom::Var(t)) => self.bind_tangent(b, tans, &pat[0], on_tangent(t)),
+            _ => tans.set(pat[0].var, None),
+        }
+        Ok(())
+    }
+
+    /// The tangent of a scalar operation: Σ ∂op/∂xᵢ · ẋᵢ over the operands
+    /// with non-zero tangents, the partials from the shared rule table.
+    fn scalar(
+        &mut self,
+        b: &mut FunctionBuilder,
+        tans: &mut Tangents,
+        pat: &[Param],
+        op: ScalarOp,
+        operands: &[Atom],
+    ) -> Result<(), AdError> {
+        let out = pat[0].var;
+        let ts: Vec<Option<Atom>> = operands.iter().map(|x| tans.get(x)).collect();
+        if ts.iter().all(|t| t.is_none()) {
+            tans.set(out, None);
+            return Ok(());
+        }
+        let t = b
+            .atom_type(&operands[0])
+            .map_err(|u| self.unknown(u))?
+            .elem();
+        let result = Atom::Var(out);
+        let mut alg = Emit { b };
+        let derivative = eval_partials(&mut alg, op, t, operands, Some(&result));
+        let derivative = match derivative {
+            Ok(d) => d,
+            Err(EmitError::Unsupported(m)) => return unsupported(self.span, m),
+            Err(EmitError::Unknown(u)) => return Err(self.unknown(u)),
+            Err(EmitError::Rule(e)) => return error(self.span, e.to_string()),
+        };
+        let tangent = match derivative {
+            Derivative::Constant => None,
+            Derivative::Conversion { forward, .. } => ts[0].map(|t0| b.conv(forward, t0)),
+            Derivative::Partials(partials) => {
+                let mut sum: Option<Atom> = None;
+                for (p, dt) in partials.iter().zip(&ts) {
+                    let (Some(p), Some(dt)) = (p, dt) else {
+                        continue;
+                    };
+                    let term = b.binop(BinOp::Mul, *p, *dt).map_err(|u| self.unknown(u))?;
+                    sum = Some(match sum {
+                        None => term,
+                        Some(s) => b.binop(BinOp::Add, s, term).map_err(|u| self.unknown(u))?,
+                    });
+                }
+                sum
+            }
+        };
+        tans.set(out, tangent);
+        Ok(())
+    }
+
+    /// A call: the callee's derived function on the arguments and their
+    /// tangents.
+    fn apply(
+        &mut self,
+        b: &mut FunctionBuilder,
+        tans: &mut Tangents,
+        pat: Vec<Param>,
+        f: FunId,
+        args: Vec<Atom>,
+    ) -> Result<(), AdError> {
+        if args.iter().all(|a| tans.get(a).is_none()) {
+            b.push(Stm {
+                pat: pat.clone(),
+                exp: Exp::Apply(f, args),
+                span: self.span,
+            });
+            for p in &pat {
+                tans.set(p.var, None);
+            }
+            return Ok(());
+        }
+        let derived = derived_function(self.ad, f, self.span)?;
+        let mut all = args.clone();
+        for a in &args {
+            let t = self.materialize(b, tans, a)?;
+            all.push(t);
+        }
+        let mut full = pat.clone();
+        let tps: Vec<Param> = pat.iter().map(|p| self.tangent_param(b, p)).collect();
+        full.extend(tps.iter().cloned());
+        b.push(Stm {
+            pat: full,
+            exp: Exp::Apply(derived, all),
+            span: self.span,
+        });
+        for (p, t) in pat.iter().zip(tps) {
+            tans.set(p.var, Some(Atom::Var(t.var)));
+        }
+        Ok(())
+    }
+
+    /// `if`: both branches with their tangents; a result gets a tangent if
+    /// either branch gives it one (the other returns zeros).
+    fn branch(
+        &mut self,
+        b: &mut FunctionBuilder,
+        tans: &mut Tangents,
+        pat: Vec<Param>,
+        cond: Atom,
+        then_: Body,
+        else_: Body,
+    ) -> Result<(), AdError> {
+        let (mut then_b, then_t) = self.nested_body(b, then_, tans.clone())?;
+        let (mut else_b, else_t) = self.nested_body(b, else_, tans.clone())?;
+        let mut full = pat.clone();
+        let mut tangent_of = Vec::new();
+        for i in 0..pat.len() {
+            if then_t[i].is_none() && else_t[i].is_none() {
+                tangent_of.push(None);
+                continue;
+            }
+            let tt = match then_t[i] {
+                Some(t) => t,
+                None => {
+                    let r = then_b.result[i];
+                    self.zero_at_end(b, &mut then_b, &r)?
+                }
+            };
+            let et = match else_t[i] {
+                Some(t) => t,
+                None => {
+                    let r = else_b.result[i];
+                    self.zero_at_end(b, &mut else_b, &r)?
+                }
+            };
+            then_b.result.push(tt);
+            else_b.result.push(et);
+            let tp = self.tangent_param(b, &pat[i]);
+            tangent_of.push(Some(tp.var));
+            full.push(tp);
+        }
+        b.push(Stm {
+            pat: full,
+            exp: Exp::If {
+                cond,
+                then_: then_b,
+                else_: else_b,
+            },
+            span: self.span,
+        });
+        for (p, t) in pat.iter().zip(tangent_of) {
+            tans.set(p.var, t.map(Atom::Var));
+        }
+        Ok(())
+    }
+
+    /// A loop: tangent loop parameters for every parameter whose tangent can
+    /// be non-zero (found by iterating until the set is stable: a parameter
+    /// with a zero initial tangent may get one from the body).
+    #[allow(clippy::too_many_arguments)]
+    fn loop_(
+        &mut self,
+        b: &mut FunctionBuilder,
+        tans: &mut Tangents,
+        pat: Vec<Param>,
+        params: Vec<Param>,
+        init: Vec<Atom>,
+        form: LoopForm,
+        body: Body,
+    ) -> Result<(), AdError> {
+        let n = params.len();
+        let mut active: Vec<bool> = init.iter().map(|a| tans.get(a).is_some()).collect();
+        let (new_body, tangent_params) = loop {
+            let mut inner = tans.clone();
+            let mut tps: Vec<Option<Param>> = Vec::with_capacity(n);
+            for (i, p) in params.iter().enumerate() {
+                if active[i] {
+                    let mut tp = self.tangent_param(b, p);
+                    tp.unique = p.unique;
+                    inner.set(p.var, Some(Atom::Var(tp.var)));
+                    tps.push(Some(tp));
+                } else {
+                    inner.set(p.var, None);
+                    tps.push(None);
+                }
+            }
+            if let LoopForm::For { i, .. } = &form {
+                inner.set(*i, None);
+            }
+            let (nb, rt) = self.nested_body(b, body.clone(), inner)?;
+            let mut grew = false;
+            for i in 0..n {
+                if rt[i].is_some() && !active[i] {
+                    active[i] = true;
+                    grew = true;
+                }
+            }
+            if !grew {
+                break ((nb, rt), tps);
+            }
+        };
+        let (mut new_body, result_tangents) = new_body;
+        let mut all_params = params.clone();
+        let mut all_init = init.clone();
+        let mut full = pat.clone();
+        let mut tangent_of = vec![None; n];
+        for i in 0..n {
+            let Some(tp) = &tangent_params[i] else {
+                continue;
+            };
+            let rt = match result_tangents[i] {
+                Some(t) => t,
+                None => {
+                    let r = new_body.result[i];
+                    self.zero_at_end(b, &mut new_body, &r)?
+                }
+            };
+            new_body.result.push(rt);
+            all_params.push(tp.clone());
+            let it = match tans.get(&init[i]) {
+                Some(Atom::Var(t)) if tp.unique => {
+                    // A unique loop parameter may be consumed by the body:
+                    // give it its own copy of the tangent.
+                    let ty = self.type_of(b, t)?;
+                    Atom::Var(b.bind1("tan_copy", ty, Exp::Copy(t)))
+                }
+                Some(t) => t,
+                None => self.zero_of(b, &init[i])?,
+            };
+            all_init.push(it);
+            let out = self.tangent_param(b, &pat[i]);
+            tangent_of[i] = Some(out.var);
+            full.push(out);
+        }
+        b.push(Stm {
+            pat: full,
+            exp: Exp::Loop {
+                params: all_params,
+                init: all_init,
+                form,
+                body: new_body,
+            },
+            span: self.span,
+        });
+        for (p, t) in pat.iter().zip(tangent_of) {
+            tans.set(p.var, t.map(Atom::Var));
+        }
+        Ok(())
+    }
+
+    /// Whether a lambda reads a free variable that has a tangent.
+    fn free_tangents(&self, lam: &Lambda, tans: &Tangents) -> bool {
+        nabla_ir::free_vars_lambda(lam)
+            .into_iter()
+            .any(|v| tans.has(v))
+    }
+
+    /// An associative operator lifted to (primal, tangent) pairs: params
+    /// `(a₁…aₖ, ȧ₁…ȧₖ, x₁…xₖ, ẋ₁…ẋₖ)`, results `(r₁…rₖ, ṙ₁…ṙₖ)`.
+    fn lift_operator(
+        &mut self,
+        b: &mut FunctionBuilder,
+        tans: &Tangents,
+        lam: Lambda,
+    ) -> Result<Lambda, AdError> {
+        let k = lam.ret.len();
+        if lam.params.len() != 2 * k {
+            return error(self.span, "internal error: operator arity");
+        }
+        let mut inner = tans.clone();
+        let mut acc_t = Vec::with_capacity(k);
+        let mut elem_t = Vec::with_capacity(k);
+        for i in 0..k {
+            let ta = self.tangent_param(b, &lam.params[i]);
+            inner.set(lam.params[i].var, Some(Atom::Var(ta.var)));
+            acc_t.push(ta);
+            let tx = self.tangent_param(b, &lam.params[k + i]);
+            inner.set(lam.params[k + i].var, Some(Atom::Var(tx.var)));
+            elem_t.push(tx);
+        }
+        let (mut body, rt) = self.nested_body(b, lam.body, inner)?;
+        for (i, t) in rt.into_iter().enumerate() {
+            let t = match t {
+                Some(t) => t,
+                None => {
+                    let r = body.result[i];
+                    self.zero_at_end(b, &mut body, &r)?
+                }
+            };
+            body.result.push(t);
+        }
+        let mut params: Vec<Param> = lam.params[..k].to_vec();
+        params.extend(acc_t);
+        params.extend(lam.params[k..].iter().cloned());
+        params.extend(elem_t);
+        let mut ret = lam.ret.clone();
+        ret.extend(lam.ret.iter().cloned());
+        Ok(Lambda { params, body, ret })
+    }
+
+    /// Binds the SOAC with extra tangent results and records them.
+    fn bind_soac(
+        &mut self,
+        b: &mut FunctionBuilder,
+        tans: &mut Tangents,
+        pat: Vec<Param>,
+        with_tangent: &[bool],
+        soac: Soac,
+    ) {
+        let mut full = pat.clone();
+        let mut tangent_of = Vec::with_capacity(pat.len());
+        for (p, &t) in pat.iter().zip(with_tangent) {
+            if t {
+                let tp = self.tangent_param(b, p);
+                tangent_of.push(Some(tp.var));
+                full.push(tp);
+            } else {
+                tangent_of.push(None);
+            }
+        }
+        b.push(Stm {
+            pat: full,
+            exp: Exp::Soac(soac),
+            span: self.span,
+        });
+        for (p, t) in pat.iter().zip(tangent_of) {
+            tans.set(p.var, t.map(Atom::Var));
+        }
+    }
+
+    fn soac(
+        &mut self,
+        b: &mut FunctionBuilder,
+        tans: &mut Tangents,
+        pat: Vec<Param>,
+        soac: Soac,
+    ) -> Result<(), AdError> {
+        match soac {
+            Soac::Map { w, lam, arrs } => {
+                let mut inner = tans.clone();
+                let mut params = lam.params.clone();
+                let mut all_arrs = arrs.clone();
+                for (p, a) in lam.params.iter().zip(&arrs) {
+                    match tans.get(&Atom::Var(*a)) {
+                        Some(Atom::Var(t)) => {
+                            let tp = self.tangent_param(b, p);
+                            inner.set(p.var, Some(Atom::Var(tp.var)));
+                            params.push(tp);
+                            all_arrs.push(t);
+                        }
+                        _ => inner.set(p.var, None),
+                    }
+                }
+                let (mut body, rt) = self.nested_body(b, lam.body, inner)?;
+                let mut ret = lam.ret.clone();
+                let with: Vec<bool> = rt.iter().map(|t| t.is_some()).collect();
+                for (i, t) in rt.into_iter().enumerate() {
+                    if let Some(t) = t {
+                        body.result.push(t);
+                        ret.push(lam.ret[i].clone());
+                    }
+                }
+                let soac = Soac::Map {
+                    w,
+                    lam: Lambda { params, body, ret },
+                    arrs: all_arrs,
+                };
+                self.bind_soac(b, tans, pat, &with, soac);
+            }
+            Soac::Reduce {
+                w,
+                lam,
+                neutral,
+                arrs,
+                commutative,
+            } => {
+                if arrs.iter().all(|a| !tans.has(*a)) && !self.free_tangents(&lam, tans) {
+                    return self.plain_soac(
+                        b,
+                        tans,
+                        pat,
+                        Soac::Reduce {
+                            w,
+                            lam,
+                            neutral,
+                            arrs,
+                            commutative,
+                        },
+                    );
+                }
+                let (neutral, arrs) = self.lifted_inputs(b, tans, neutral, arrs)?;
+                let lam = self.lift_operator(b, tans, lam)?;
+                let with = vec![true; pat.len()];
+                let soac = Soac::Reduce {
+                    w,
+                    lam,
+                    neutral,
+                    arrs,
+                    commutative,
+                };
+                self.bind_soac(b, tans, pat, &with, soac);
+            }
+            Soac::Scan {
+                w,
+                lam,
+                neutral,
+                arrs,
+            } => {
+                if arrs.iter().all(|a| !tans.has(*a)) && !self.free_tangents(&lam, tans) {
+                    return self.plain_soac(
+                        b,
+                        tans,
+                        pat,
+                        Soac::Scan {
+                            w,
+                            lam,
+                            neutral,
+                            arrs,
+                        },
+                    );
+                }
+                let (neutral, arrs) = self.lifted_inputs(b, tans, neutral, arrs)?;
+                let lam = self.lift_operator(b, tans, lam)?;
+                let with = vec![true; pat.len()];
+                self.bind_soac(
+                    b,
+                    tans,
+                    pat,
+                    &with,
+                    Soac::Scan {
+                        w,
+                        lam,
+                        neutral,
+                        arrs,
+                    },
+                );
+            }
+            Soac::Hist {
+                w,
+                dest,
+                lam,
+                neutral,
+                indices,
+                values,
+            } => {
+                let active = dest.iter().chain(&values).any(|a| tans.has(*a))
+                    || self.free_tangents(&lam, tans);
+                if !active {
+                    return self.plain_soac(
+                        b,
+                        tans,
+                        pat,
+                        Soac::Hist {
+                            w,
+                            dest,
+                            lam,
+                            neutral,
+                            indices,
+                            values,
+                        },
+                    );
+                }
+                // Tangent destinations are prepared before the primal ones
+                // are consumed.
+                let mut all_dest = dest.clone();
+                for d in &dest {
+                    all_dest.push(self.fresh_tangent_array(b, tans, *d)?);
+                }
+                let mut all_neutral = neutral.clone();
+                for n in &neutral {
+                    all_neutral.push(self.zero_of(b, n)?);
+                }
+                let mut all_values = values.clone();
+                for v in &values {
+                    all_values.push(self.materialize_var(b, tans, *v)?);
+                }
+                let lam = self.lift_operator(b, tans, lam)?;
+                let with = vec![true; pat.len()];
+                self.bind_soac(
+                    b,
+                    tans,
+                    pat,
+                    &with,
+                    Soac::Hist {
+                        w,
+                        dest: all_dest,
+                        lam,
+                        neutral: all_neutral,
+                        indices,
+                        values: all_values,
+                    },
+                );
+            }
+            Soac::Scatter {
+                w,
+                dest,
+                indices,
+                values,
+            } => {
+                if dest.iter().chain(&values).all(|a| !tans.has(*a)) {
+                    return self.plain_soac(
+                        b,
+                        tans,
+                        pat,
+                        Soac::Scatter {
+                            w,
+                            dest,
+                            indices,
+                            values,
+                        },
+                    );
+                }
+                let mut all_dest = dest.clone();
+                for d in &dest {
+                    all_dest.push(self.fresh_tangent_array(b, tans, *d)?);
+                }
+                let mut all_values = values.clone();
+                for v in &values {
+                    all_values.push(self.materialize_var(b, tans, *v)?);
+                }
+                let with = vec![true; pat.len()];
+                self.bind_soac(
+                    b,
+                    tans,
+                    pat,
+                    &with,
+                    Soac::Scatter {
+                        w,
+                        dest: all_dest,
+                        indices,
+                        values: all_values,
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// A SOAC without tangents: its results have zero tangents.
+    fn plain_soac(
+        &mut self,
+        b: &mut FunctionBuilder,
+        tans: &mut Tangents,
+        pat: Vec<Param>,
+        soac: Soac,
+    ) -> Result<(), AdError> {
+        for p in &pat {
+            tans.set(p.var, None);
+        }
+        b.push(Stm {
+            pat,
+            exp: Exp::Soac(soac),
+            span: self.span,
+        });
+        Ok(())
+    }
+
+    /// The neutral elements and input arrays of a lifted reduce/scan:
+    /// primal ones, then zeros and the inputs' tangents.
+    fn lifted_inputs(
+        &mut self,
+        b: &mut FunctionBuilder,
+        tans: &Tangents,
+        neutral: Vec<Atom>,
+        arrs: Vec<Var>,
+    ) -> Result<(Vec<Atom>, Vec<Var>), AdError> {
+        let mut all_neutral = neutral.clone();
+        for n in &neutral {
+            all_neutral.push(self.zero_of(b, n)?);
+        }
+        let mut all_arrs = arrs.clone();
+        for a in &arrs {
+            all_arrs.push(self.materialize_var(b, tans, *a)?);
+        }
+        Ok((all_neutral, all_arrs))
+    }
+
+    /// A tangent array for a destination that the statement consumes: a
+    /// copy of its tangent (which may be shared), or zeros.
+    fn fresh_tangent_array(
+        &mut self,
+        b: &mut FunctionBuilder,
+        tans: &Tangents,
+        d: Var,
+    ) -> Result<Var, AdError> {
+        match tans.get(&Atom::Var(d)) {
+            Some(Atom::Var(t)) => {
+                let ty = self.type_of(b, t)?;
+                Ok(b.bind1("tan_copy", ty, Exp::Copy(t)))
+            }
+            _ => match self.zero_like(b, d)? {
+                Atom::Var(z) => Ok(z),
+                Atom::Const(_) => error(self.span, "internal error: scalar destination"),
+            },
+        }
+    }
+}

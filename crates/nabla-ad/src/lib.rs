@@ -1,0 +1,322 @@
+//! Static automatic differentiation: `jvp` and `vjp` compiled away as
+//! transformations of the core IR (seeds 001, 003 and 004).
+//!
+//! [`differentiate`] removes every [`Exp::Jvp`] from a program, innermost
+//! first, so nesting of any depth works: a `jvp` inside the lambda of
+//! another is turned into ordinary IR before the outer one is
+//! differentiated, and the outer transformation then differentiates that
+//! IR like any other code (no perturbation confusion is possible: every
+//! `jvp` gets its own tangent variables).
+//!
+//! Forward mode ([`forward`]) follows seed 003 §3 and seed 004 §3: every
+//! statement is followed by the statements of its tangent; tangents of
+//! scalar operations come from the shared rule table
+//! ([`nabla_ir::derivatives`]), emitted as IR; SOACs carry primal and
+//! tangent together (a `map` over both, `reduce`/`scan`/`reduce_by_index`
+//! with the operator lifted to (primal, tangent) pairs, `scatter` on both);
+//! loops get tangent loop parameters; branches return tangents; calls go to
+//! a derived function that returns the results and their tangents.
+//!
+//! A tangent that is known to be zero is not computed at all (a missing
+//! entry of the tangent map); it is materialised as a zero constant or a
+//! `replicate` of zeros only where a construct needs a value (a branch whose
+//! other side has a tangent, a SOAC input, a call argument).
+//!
+//! Reverse mode (`vjp`) is not transformed statically yet: a `vjp`, and
+//! any `jvp` whose code contains one (or an accumulator, or `lgamma`/
+//! `gamma`), is left in the program for the interpreter's dynamic AD
+//! ([`Report`] counts what was done each way).
+
+use nabla_ir::builder::{FunctionBuilder, VarTable};
+use nabla_ir::{AccOp, Body, Exp, FunId, Function, LoopForm, Program, Soac, Span, Stm};
+use std::collections::HashMap;
+use std::fmt;
+
+pub mod forward;
+
+/// Why a program could not be differentiated statically.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AdError {
+    /// What could not be differentiated.
+    pub message: String,
+    /// The statement it comes from.
+    pub span: Span,
+    /// The construct is valid but not differentiated statically yet (a
+    /// `vjp`, an accumulator, `lgamma`/`gamma`): the enclosing `jvp` is left
+    /// to the interpreter's dynamic AD instead.
+    pub unsupported: bool,
+}
+
+impl fmt::Display for AdError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for AdError {}
+
+pub(crate) fn error<T>(span: Span, message: impl Into<String>) -> Result<T, AdError> {
+    Err(AdError {
+        message: message.into(),
+        span,
+        unsupported: false,
+    })
+}
+
+/// A construct that static AD does not handle yet (see
+/// [`AdError::unsupported`]).
+pub(crate) fn unsupported<T>(span: Span, message: impl Into<String>) -> Result<T, AdError> {
+    Err(AdError {
+        message: message.into(),
+        span,
+        unsupported: true,
+    })
+}
+
+/// Whether the program contains a `jvp` or `vjp` anywhere.
+pub fn has_ad(prog: &Program) -> bool {
+    prog.functions.iter().any(|f| body_has_ad(&f.body))
+}
+
+fn body_has_ad(b: &Body) -> bool {
+    let mut found = false;
+    let mut stack = vec![b];
+    while let Some(b) = stack.pop() {
+        for s in &b.stms {
+            if matches!(s.exp, Exp::Jvp { .. } | Exp::Vjp { .. }) {
+                found = true;
+            }
+            s.exp.for_each_nested(|n| match n {
+                nabla_ir::Nested::Body(nb) => stack.push(nb),
+                nabla_ir::Nested::Lambda(l) => stack.push(&l.body),
+            });
+        }
+    }
+    found
+}
+
+/// Removes every `jvp` from the program (see the crate documentation).
+/// Returns whether anything changed. Functions derived for calls made
+/// inside a `jvp` are appended to the program.
+///
+/// Errors: a `vjp` (not yet transformed statically), an accumulator inside
+/// a `jvp`, or `lgamma`/`gamma` inside a `jvp` (their derivative, the
+/// polygamma function, has no IR operation).
+pub fn differentiate(prog: &mut Program) -> Result<bool, AdError> {
+    differentiate_with_report(prog).map(|r| r.static_jvps > 0)
+}
+
+/// What [`differentiate_with_report`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Report {
+    /// `jvp`s replaced by forward-mode code.
+    pub static_jvps: usize,
+    /// `jvp`s left to the dynamic AD (they contain something static AD does
+    /// not handle yet), with the reason of the first.
+    pub dynamic_jvps: usize,
+    /// `vjp`s left to the dynamic AD.
+    pub dynamic_vjps: usize,
+    /// Why the first construct was left to the dynamic AD.
+    pub first_reason: Option<String>,
+}
+
+/// [`differentiate`], also saying what was left to the dynamic AD.
+pub fn differentiate_with_report(prog: &mut Program) -> Result<Report, AdError> {
+    if !has_ad(prog) {
+        return Ok(Report::default());
+    }
+    let mut ad = Ad {
+        functions: std::mem::take(&mut prog.functions),
+        derived: HashMap::new(),
+        done: Vec::new(),
+        report: Report::default(),
+    };
+    ad.done = vec![false; ad.functions.len()];
+    let n = ad.functions.len();
+    let mut result = Ok(());
+    for fid in 0..n {
+        if let Err(e) = ad.eliminate_in_function(fid) {
+            result = Err(e);
+            break;
+        }
+    }
+    prog.functions = ad.functions;
+    result.map(|()| ad.report)
+}
+
+/// The state of one run of [`differentiate`].
+pub(crate) struct Ad {
+    /// The program's functions (derived functions are appended).
+    pub(crate) functions: Vec<Function>,
+    /// The forward-mode derivative of each function that a `jvp` calls.
+    pub(crate) derived: HashMap<FunId, FunId>,
+    /// Functions whose `jvp`s are already eliminated.
+    done: Vec<bool>,
+    /// What was done.
+    pub(crate) report: Report,
+}
+
+impl Ad {
+    /// Eliminates the `jvp`s of function `fid` (once).
+    pub(crate) fn eliminate_in_function(&mut self, fid: usize) -> Result<(), AdError> {
+        if self.done.get(fid).copied().unwrap_or(true) {
+            return Ok(());
+        }
+        self.done[fid] = true;
+        if !body_has_ad(&self.functions[fid].body) {
+            return Ok(());
+        }
+        let mut f = std::mem::replace(&mut self.functions[fid], placeholder());
+        let mut b = FunctionBuilder::with_vars(VarTable::of_function(&f));
+        let body = std::mem::take(&mut f.body);
+        let r = self.eliminate_in_body(&mut b, body);
+        match r {
+            Ok(body) => {
+                f.body = body;
+                f.var_names = b.vars.into_names();
+                self.functions[fid] = f;
+                Ok(())
+            }
+            Err(e) => {
+                self.functions[fid] = f;
+                Err(e)
+            }
+        }
+    }
+
+    /// The body with every `jvp` in it (nested ones first) replaced by its
+    /// forward-mode code.
+    pub(crate) fn eliminate_in_body(
+        &mut self,
+        b: &mut FunctionBuilder,
+        body: Body,
+    ) -> Result<Body, AdError> {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            b.begin();
+            for mut stm in body.stms {
+                if let Err(e) = self.eliminate_nested(b, &mut stm.exp) {
+                    b.end(vec![]);
+                    return Err(e);
+                }
+                let r = match stm.exp {
+                    Exp::Jvp {
+                        lam,
+                        primals,
+                        tangents,
+                    } => {
+                        b.set_span(stm.span);
+                        let original = Stm {
+                            pat: stm.pat.clone(),
+                            exp: Exp::Jvp {
+                                lam: lam.clone(),
+                                primals: primals.clone(),
+                                tangents: tangents.clone(),
+                            },
+                            span: stm.span,
+                        };
+                        // The forward-mode code goes to a scope of its own,
+                        // kept only if the whole jvp could be transformed.
+                        b.begin();
+                        let r = forward::expand_jvp(
+                            self, b, &stm.pat, lam, primals, tangents, stm.span,
+                        );
+                        let emitted = b.end(vec![]);
+                        match r {
+                            Ok(()) => {
+                                self.report.static_jvps += 1;
+                                emitted.stms.into_iter().for_each(|s| b.push(s));
+                                Ok(())
+                            }
+                            Err(e) if e.unsupported => {
+                                self.report.dynamic_jvps += 1;
+                                self.report.first_reason.get_or_insert(e.message);
+                                b.push(original);
+                                Ok(())
+                            }
+                            Err(e) => Err(e),
+                        }
+                    }
+                    exp @ Exp::Vjp { .. } => {
+                        self.report.dynamic_vjps += 1;
+                        self.report.first_reason.get_or_insert_with(|| {
+                            "static AD does not differentiate vjp yet".to_string()
+                        });
+                        b.push(Stm {
+                            pat: stm.pat,
+                            exp,
+                            span: stm.span,
+                        });
+                        Ok(())
+                    }
+                    exp => {
+                        b.push(Stm {
+                            pat: stm.pat,
+                            exp,
+                            span: stm.span,
+                        });
+                        Ok(())
+                    }
+                };
+                if let Err(e) = r {
+                    b.end(vec![]);
+                    return Err(e);
+                }
+            }
+            Ok(b.end(body.result))
+        })
+    }
+
+    /// Eliminates `jvp`s in the bodies and lambdas nested in `e`.
+    fn eliminate_nested(&mut self, b: &mut FunctionBuilder, e: &mut Exp) -> Result<(), AdError> {
+        let mut bodies: Vec<&mut Body> = Vec::new();
+        match e {
+            Exp::If { then_, else_, .. } => {
+                bodies.push(then_);
+                bodies.push(else_);
+            }
+            Exp::Loop { form, body, .. } => {
+                if let LoopForm::While { cond } = form {
+                    bodies.push(cond);
+                }
+                bodies.push(body);
+            }
+            Exp::Soac(
+                Soac::Map { lam, .. }
+                | Soac::Reduce { lam, .. }
+                | Soac::Scan { lam, .. }
+                | Soac::Hist { lam, .. },
+            )
+            | Exp::Jvp { lam, .. }
+            | Exp::Vjp { lam, .. } => bodies.push(&mut lam.body),
+            Exp::WithAcc { inputs, lam } => {
+                for i in inputs.iter_mut() {
+                    if let AccOp::Lambda(op, _) = &mut i.op {
+                        bodies.push(&mut op.body);
+                    }
+                }
+                bodies.push(&mut lam.body);
+            }
+            _ => {}
+        }
+        for body in bodies {
+            if body_has_ad(body) {
+                let taken = std::mem::take(body);
+                *body = self.eliminate_in_body(b, taken)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An empty function, standing in for one being transformed.
+pub(crate) fn placeholder() -> Function {
+    Function {
+        name: String::new(),
+        params: vec![],
+        ret: vec![],
+        unique_ret: vec![],
+        body: Body::default(),
+        var_names: vec![],
+        span: Span::default(),
+    }
+}
