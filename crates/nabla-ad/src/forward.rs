@@ -11,8 +11,8 @@ use crate::{error, unsupported, Ad, AdError};
 use nabla_ir::builder::{base_name, FunctionBuilder, UnknownVariable, VarTable};
 use nabla_ir::derivatives::{eval_partials, Derivative, RuleAlgebra, RuleError, ScalarOp};
 use nabla_ir::{
-    Atom, BinOp, Body, CmpOp, ConvOp, Dim, Exp, FunId, Function, Lambda, LoopForm, Param, PrimType,
-    PrimValue, Soac, Span, Stm, TernOp, Type, UnOp, Var,
+    Atom, BinOp, Body, CmpOp, ConvOp, Exp, FunId, Function, Lambda, LoopForm, Param, PrimValue,
+    Soac, Span, Stm, TernOp, Type, UnOp, Var,
 };
 use std::collections::HashMap;
 
@@ -229,46 +229,15 @@ impl Forward<'_> {
     }
 
     fn type_of(&self, b: &FunctionBuilder, v: Var) -> Result<Type, AdError> {
-        b.type_of(v).map_err(|u| self.unknown(u))
+        crate::util::type_of(b, self.span, v)
     }
 
-    /// A variable holding zeros shaped like `v` (a scalar zero constant for
-    /// a scalar).
     fn zero_like(&self, b: &mut FunctionBuilder, v: Var) -> Result<Atom, AdError> {
-        match self.type_of(b, v)? {
-            Type::Prim(p) => Ok(Atom::Const(PrimValue::zero(p))),
-            Type::Acc(..) => unsupported(
-                self.span,
-                "static AD does not differentiate accumulators yet",
-            ),
-            Type::Array(p, dims) => {
-                let mut sizes = Vec::with_capacity(dims.len());
-                for (d, dim) in dims.iter().enumerate() {
-                    sizes.push(match dim {
-                        Dim::Const(c) => (Atom::Const(PrimValue::I64(*c)), Dim::Const(*c)),
-                        _ => {
-                            let n = b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(v, d));
-                            (Atom::Var(n), Dim::Var(n))
-                        }
-                    });
-                }
-                let mut acc = Atom::Const(PrimValue::zero(p));
-                let mut ty = Type::Prim(p);
-                for (n, dim) in sizes.into_iter().rev() {
-                    ty = ty.array_of(dim);
-                    acc = Atom::Var(b.bind1("zeros", ty.clone(), Exp::Replicate(n, acc)));
-                }
-                Ok(acc)
-            }
-        }
+        crate::util::zero_like(b, self.span, v)
     }
 
-    /// A zero shaped like the value of `a`.
     fn zero_of(&self, b: &mut FunctionBuilder, a: &Atom) -> Result<Atom, AdError> {
-        match a {
-            Atom::Const(c) => Ok(Atom::Const(PrimValue::zero(c.prim_type()))),
-            Atom::Var(v) => self.zero_like(b, *v),
-        }
+        crate::util::zero_of(b, self.span, a)
     }
 
     /// The tangent of `a`, made a value (zeros) if it is zero.

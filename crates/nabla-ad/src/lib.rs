@@ -33,6 +33,8 @@ use std::collections::HashMap;
 use std::fmt;
 
 pub mod forward;
+pub mod reverse;
+mod util;
 
 /// Why a program could not be differentiated statically.
 #[derive(Clone, Debug, PartialEq)]
@@ -54,6 +56,16 @@ impl fmt::Display for AdError {
 }
 
 impl std::error::Error for AdError {}
+
+impl From<nabla_ir::builder::UnknownVariable> for AdError {
+    fn from(u: nabla_ir::builder::UnknownVariable) -> AdError {
+        AdError {
+            message: u.to_string(),
+            span: Span::default(),
+            unsupported: false,
+        }
+    }
+}
 
 pub(crate) fn error<T>(span: Span, message: impl Into<String>) -> Result<T, AdError> {
     Err(AdError {
@@ -103,7 +115,7 @@ fn body_has_ad(b: &Body) -> bool {
 /// a `jvp`, or `lgamma`/`gamma` inside a `jvp` (their derivative, the
 /// polygamma function, has no IR operation).
 pub fn differentiate(prog: &mut Program) -> Result<bool, AdError> {
-    differentiate_with_report(prog).map(|r| r.static_jvps > 0)
+    differentiate_with_report(prog).map(|r| r.static_jvps + r.static_vjps > 0)
 }
 
 /// What [`differentiate_with_report`] did.
@@ -114,6 +126,8 @@ pub struct Report {
     /// `jvp`s left to the dynamic AD (they contain something static AD does
     /// not handle yet), with the reason of the first.
     pub dynamic_jvps: usize,
+    /// `vjp`s replaced by their forward and return sweeps.
+    pub static_vjps: usize,
     /// `vjp`s left to the dynamic AD.
     pub dynamic_vjps: usize,
     /// Why the first construct was left to the dynamic AD.
@@ -236,17 +250,40 @@ impl Ad {
                             Err(e) => Err(e),
                         }
                     }
-                    exp @ Exp::Vjp { .. } => {
-                        self.report.dynamic_vjps += 1;
-                        self.report.first_reason.get_or_insert_with(|| {
-                            "static AD does not differentiate vjp yet".to_string()
-                        });
-                        b.push(Stm {
-                            pat: stm.pat,
-                            exp,
+                    Exp::Vjp {
+                        lam,
+                        primals,
+                        adjoints,
+                    } => {
+                        b.set_span(stm.span);
+                        let original = Stm {
+                            pat: stm.pat.clone(),
+                            exp: Exp::Vjp {
+                                lam: lam.clone(),
+                                primals: primals.clone(),
+                                adjoints: adjoints.clone(),
+                            },
                             span: stm.span,
-                        });
-                        Ok(())
+                        };
+                        b.begin();
+                        let r = reverse::expand_vjp(
+                            self, b, &stm.pat, lam, primals, adjoints, stm.span,
+                        );
+                        let emitted = b.end(vec![]);
+                        match r {
+                            Ok(()) => {
+                                self.report.static_vjps += 1;
+                                emitted.stms.into_iter().for_each(|s| b.push(s));
+                                Ok(())
+                            }
+                            Err(e) if e.unsupported => {
+                                self.report.dynamic_vjps += 1;
+                                self.report.first_reason.get_or_insert(e.message);
+                                b.push(original);
+                                Ok(())
+                            }
+                            Err(e) => Err(e),
+                        }
                     }
                     exp => {
                         b.push(Stm {

@@ -1,0 +1,1236 @@
+//! Reverse mode by redundant execution (seed 003 §4): a forward sweep that
+//! runs the primal code, then a return sweep that visits the statements
+//! backwards and accumulates adjoints. Inside nested scopes (a branch, a
+//! loop body, a map's lambda) the primal code of the scope is run again in
+//! the return sweep, on fresh variables, instead of being stored; only the
+//! values carried by `for` loops are checkpointed (one array per loop
+//! parameter, written at each iteration's entry, seed 003 §4.2).
+//!
+//! Adjoints are kept in a map from primal variables to atoms ([`Adjoints`]);
+//! a variable without an entry has a zero adjoint, so a zero adjoint is
+//! never multiplied by a partial derivative (an infinite or NaN partial
+//! cannot turn it into NaN). Adjoint arrays that this code created and that
+//! nothing else refers to are updated in place (an index's adjoint is one
+//! element update, not a one-hot array).
+//!
+//! Constructs without a rule here yet (`scan`, `reduce_by_index`,
+//! `scatter`, reductions other than `+`, `while` loops, calls, maps whose
+//! lambda reads free arrays, accumulators) make the `vjp` fall back to the
+//! dynamic AD ([`crate::AdError::unsupported`]).
+
+use crate::util::{atom_type, shape_of, type_of, zero_like, zero_of};
+use crate::{error, unsupported, Ad, AdError};
+use nabla_ir::builder::{FunctionBuilder, UnknownVariable};
+use nabla_ir::derivatives::{eval_partials, Derivative, RuleAlgebra, RuleError, ScalarOp};
+use nabla_ir::rewrite::{dim_of_atom, walk_body_deep, Visitor};
+use nabla_ir::{
+    Atom, BinOp, Body, CmpOp, ConvOp, Dim, DimIndex, Exp, Lambda, LoopForm, Param, PrimType,
+    PrimValue, Soac, Span, Stm, TernOp, Type, UnOp, Var,
+};
+use std::collections::{BTreeSet, HashMap, HashSet};
+
+/// The adjoints accumulated so far (absent: zero).
+#[derive(Clone, Default, Debug)]
+pub struct Adjoints {
+    map: HashMap<Var, Atom>,
+    /// Adjoint arrays made here and referred to by one entry only: they may
+    /// be updated in place.
+    owned: HashSet<Var>,
+}
+
+impl Adjoints {
+    /// The adjoint of `v` (`None`: zero).
+    pub fn get(&self, v: Var) -> Option<Atom> {
+        self.map.get(&v).copied()
+    }
+}
+
+/// `let pat = vjp lam primals adjoints`: the forward sweep and the return
+/// sweep of the lambda's body, inlined; `pat` binds the primal results, then
+/// one adjoint per parameter.
+pub(crate) fn expand_vjp(
+    ad: &mut Ad,
+    b: &mut FunctionBuilder,
+    pat: &[Param],
+    lam: Lambda,
+    primals: Vec<Atom>,
+    adjoints: Vec<Atom>,
+    span: Span,
+) -> Result<(), AdError> {
+    let k = lam.body.result.len();
+    let m = lam.params.len();
+    if pat.len() != k + m || primals.len() != m || adjoints.len() != k {
+        return error(span, "internal error: malformed vjp (arities differ)");
+    }
+    b.push(Stm {
+        pat: lam
+            .params
+            .iter()
+            .map(|p| Param::new(p.var, p.ty.clone()))
+            .collect(),
+        exp: Exp::Atoms(primals),
+        span,
+    });
+    let mut rev = Reverse { _ad: ad, span };
+    let checkpoints = rev.forward_sweep(b, &lam.body.stms)?;
+    let mut adj = Adjoints::default();
+    for (r, a) in lam.body.result.iter().zip(&adjoints) {
+        if let Atom::Var(r) = r {
+            rev.add_shared(b, &mut adj, *r, *a)?;
+        }
+    }
+    rev.return_sweep(b, &lam.body.stms, &checkpoints, &mut adj)?;
+    let mut results = lam.body.result.clone();
+    for p in &lam.params {
+        let a = rev.materialize(b, &adj, p.var)?;
+        results.push(a);
+    }
+    b.set_span(span);
+    b.push(Stm {
+        pat: pat.to_vec(),
+        exp: Exp::Atoms(results),
+        span,
+    });
+    Ok(())
+}
+
+/// Emits scalar operations as IR statements (the rule table's algebra).
+struct Emit<'a> {
+    b: &'a mut FunctionBuilder,
+}
+
+enum EmitError {
+    Rule(RuleError),
+    Unknown(UnknownVariable),
+    Unsupported(&'static str),
+}
+
+impl From<RuleError> for EmitError {
+    fn from(e: RuleError) -> EmitError {
+        EmitError::Rule(e)
+    }
+}
+
+impl From<UnknownVariable> for EmitError {
+    fn from(e: UnknownVariable) -> EmitError {
+        EmitError::Unknown(e)
+    }
+}
+
+impl RuleAlgebra for Emit<'_> {
+    type Value = Atom;
+    type Error = EmitError;
+    fn constant(&mut self, value: PrimValue) -> Result<Atom, EmitError> {
+        Ok(Atom::Const(value))
+    }
+    fn binop(&mut self, op: BinOp, a: &Atom, b: &Atom) -> Result<Atom, EmitError> {
+        Ok(self.b.binop(op, *a, *b)?)
+    }
+    fn unop(&mut self, op: UnOp, a: &Atom) -> Result<Atom, EmitError> {
+        Ok(self.b.unop(op, *a)?)
+    }
+    fn ternop(&mut self, op: TernOp, a: &Atom, b: &Atom, c: &Atom) -> Result<Atom, EmitError> {
+        Ok(self.b.ternop(op, *a, *b, *c)?)
+    }
+    fn conv(&mut self, op: ConvOp, a: &Atom) -> Result<Atom, EmitError> {
+        Ok(self.b.conv(op, *a))
+    }
+    fn cmp(&mut self, op: CmpOp, a: &Atom, b: &Atom) -> Result<Atom, EmitError> {
+        Ok(self.b.cmp(op, *a, *b))
+    }
+    fn polygamma(&mut self, _order: u32, _x: &Atom) -> Result<Atom, EmitError> {
+        Err(EmitError::Unsupported(
+            "static AD cannot differentiate lgamma or gamma yet",
+        ))
+    }
+    fn decide(&self, cond: &Atom) -> Option<bool> {
+        match cond {
+            Atom::Const(PrimValue::Bool(x)) => Some(*x),
+            _ => None,
+        }
+    }
+    fn select(&mut self, cond: &Atom, then: &Atom, otherwise: &Atom) -> Result<Atom, EmitError> {
+        if then == otherwise {
+            return Ok(*then);
+        }
+        Ok(self.b.select(*cond, *then, *otherwise)?)
+    }
+}
+
+/// Copies code with fresh variables for everything it binds; `map` gives
+/// the atoms that free variables (e.g. loop parameters) become.
+struct Copier<'a> {
+    b: &'a mut FunctionBuilder,
+    map: HashMap<Var, Atom>,
+    failed: Option<String>,
+}
+
+impl Visitor for Copier<'_> {
+    fn atom(&mut self, a: &mut Atom) {
+        if let Atom::Var(v) = a {
+            if let Some(x) = self.map.get(v) {
+                *a = *x;
+            }
+        }
+    }
+    fn var(&mut self, v: &mut Var) {
+        match self.map.get(v) {
+            Some(Atom::Var(x)) => *v = *x,
+            Some(Atom::Const(_)) => {
+                self.failed = Some("internal error: a constant where an array is needed".into())
+            }
+            None => {}
+        }
+    }
+    fn bind(&mut self, v: &mut Var) {
+        match self.b.vars.fresh_like(*v) {
+            Ok(x) => {
+                self.map.insert(*v, Atom::Var(x));
+                *v = x;
+            }
+            Err(u) => self.failed = Some(u.to_string()),
+        }
+    }
+    fn dim(&mut self, d: &mut Dim) {
+        if let Dim::Var(v) = d {
+            if let Some(x) = self.map.get(v) {
+                *d = dim_of_atom(*x);
+            }
+        }
+    }
+    fn body(&mut self, b: &mut Body) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || walk_body_deep(b, self))
+    }
+}
+
+/// The return sweep of one function's code.
+struct Reverse<'a> {
+    _ad: &'a mut Ad,
+    span: Span,
+}
+
+/// The checkpoint arrays of the `for` loops of a forward sweep, by
+/// statement position.
+type Checkpoints = Vec<Option<Vec<Var>>>;
+
+impl Reverse<'_> {
+    fn unsupported<T>(&self, what: &str) -> Result<T, AdError> {
+        unsupported(
+            self.span,
+            format!("static AD does not differentiate {what} in vjp yet"),
+        )
+    }
+
+    fn unknown(&self, u: UnknownVariable) -> AdError {
+        AdError {
+            message: u.to_string(),
+            span: self.span,
+            unsupported: false,
+        }
+    }
+
+    /// A copy of `body` with fresh variables, free variables replaced by
+    /// `map`; the types of the new variables are recorded.
+    fn fresh_copy(
+        &self,
+        b: &mut FunctionBuilder,
+        body: &Body,
+        map: HashMap<Var, Atom>,
+    ) -> Result<Body, AdError> {
+        let mut copy = body.clone();
+        let mut c = Copier {
+            b,
+            map,
+            failed: None,
+        };
+        c.body(&mut copy);
+        if let Some(m) = c.failed {
+            return error(self.span, m);
+        }
+        b.vars.record_body(&copy);
+        Ok(copy)
+    }
+
+    /// Whether adjoints of values of type `t` are tracked (numbers and
+    /// arrays of numbers; not `bool`s or accumulators).
+    fn differentiable(t: &Type) -> bool {
+        !matches!(t, Type::Acc(..)) && t.elem() != PrimType::Bool
+    }
+
+    /// The adjoint of `v`, made a value (zeros) if it is zero.
+    fn materialize(
+        &self,
+        b: &mut FunctionBuilder,
+        adj: &Adjoints,
+        v: Var,
+    ) -> Result<Atom, AdError> {
+        match adj.get(v) {
+            Some(a) => Ok(a),
+            None => zero_like(b, self.span, v),
+        }
+    }
+
+    /// `x + y` elementwise on values of type `t`.
+    fn add_values(
+        &self,
+        b: &mut FunctionBuilder,
+        t: &Type,
+        x: Atom,
+        y: Atom,
+    ) -> Result<Atom, AdError> {
+        add_values(b, self.span, t, x, y)
+    }
+
+    /// Adds a contribution that may be shared with other code to the adjoint
+    /// of `v`.
+    fn add_shared(
+        &self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        v: Var,
+        contribution: Atom,
+    ) -> Result<(), AdError> {
+        self.add(b, adj, v, contribution, false)
+    }
+
+    /// Adds `contribution` to the adjoint of `v`; `owned`: the contribution
+    /// is a new array that nothing else refers to.
+    fn add(
+        &self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        v: Var,
+        contribution: Atom,
+        owned: bool,
+    ) -> Result<(), AdError> {
+        let t = type_of(b, self.span, v)?;
+        if !Self::differentiable(&t) {
+            return Ok(());
+        }
+        match adj.map.get(&v).copied() {
+            None => {
+                adj.map.insert(v, contribution);
+                if let (true, Atom::Var(c)) = (owned, contribution) {
+                    adj.owned.insert(c);
+                }
+            }
+            Some(old) => {
+                let sum = self.add_values(b, &t, old, contribution)?;
+                if let Atom::Var(o) = old {
+                    adj.owned.remove(&o);
+                }
+                adj.map.insert(v, sum);
+                if let Atom::Var(s) = sum {
+                    if t.rank() > 0 {
+                        adj.owned.insert(s);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The adjoint array of `v`, ready to be updated in place (taken out of
+    /// the map: the caller puts the updated array back).
+    fn owned_adjoint(
+        &self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        v: Var,
+    ) -> Result<Var, AdError> {
+        match adj.map.remove(&v) {
+            Some(Atom::Var(a)) if adj.owned.remove(&a) => Ok(a),
+            Some(Atom::Var(a)) => {
+                let t = type_of(b, self.span, a)?;
+                Ok(b.bind1("adj_copy", crate::util::existential(&t), Exp::Copy(a)))
+            }
+            _ => match zero_like(b, self.span, v)? {
+                Atom::Var(z) => Ok(z),
+                Atom::Const(_) => error(self.span, "internal error: scalar adjoint array"),
+            },
+        }
+    }
+
+    /// Emits `stms` (the forward sweep); `for` loops also checkpoint their
+    /// parameters at each iteration's entry.
+    fn forward_sweep(
+        &mut self,
+        b: &mut FunctionBuilder,
+        stms: &[Stm],
+    ) -> Result<Checkpoints, AdError> {
+        let mut out = Vec::with_capacity(stms.len());
+        for stm in stms {
+            self.span = stm.span;
+            b.set_span(stm.span);
+            match &stm.exp {
+                Exp::Loop {
+                    params,
+                    init,
+                    form: LoopForm::For { i, bound },
+                    body,
+                } => {
+                    let ck = self.checkpointing_loop(b, stm, params, init, *i, *bound, body)?;
+                    out.push(Some(ck));
+                }
+                _ => {
+                    b.push(stm.clone());
+                    out.push(None);
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// The loop, also writing each parameter's value at each iteration's
+    /// entry into a checkpoint array (`[bound]` rows); returns the final
+    /// checkpoint arrays.
+    #[allow(clippy::too_many_arguments)]
+    fn checkpointing_loop(
+        &mut self,
+        b: &mut FunctionBuilder,
+        stm: &Stm,
+        params: &[Param],
+        init: &[Atom],
+        i: Var,
+        bound: Atom,
+        body: &Body,
+    ) -> Result<Vec<Var>, AdError> {
+        let bound_t = atom_type(b, self.span, &bound)?.elem();
+        let n = if bound_t == PrimType::I64 {
+            bound
+        } else {
+            b.conv(ConvOp::Convert(bound_t, PrimType::I64), bound)
+        };
+        let n_dim = match n {
+            Atom::Var(v) => Dim::Var(v),
+            Atom::Const(PrimValue::I64(c)) => Dim::Const(c.max(0)),
+            Atom::Const(_) => Dim::Ext,
+        };
+        let mut ck_init = Vec::with_capacity(params.len());
+        for (p, a) in params.iter().zip(init) {
+            let row = zero_of(b, self.span, a)?;
+            let t = p.ty.array_of(n_dim);
+            ck_init.push((b.bind1("checkpoints", t.clone(), Exp::Replicate(n, row)), t));
+        }
+        let mut all_params = params.to_vec();
+        let mut ck_params = Vec::with_capacity(params.len());
+        for (_, t) in &ck_init {
+            let mut p = b.param("checkpoints", t.clone());
+            p.unique = true;
+            ck_params.push(p.clone());
+            all_params.push(p);
+        }
+        let mut stms = Vec::new();
+        let i64_i = if bound_t == PrimType::I64 {
+            Atom::Var(i)
+        } else {
+            let v = b.vars.fresh("i", Type::Prim(PrimType::I64));
+            stms.push(Stm {
+                pat: vec![Param::new(v, Type::Prim(PrimType::I64))],
+                exp: Exp::Conv(ConvOp::Convert(bound_t, PrimType::I64), Atom::Var(i)),
+                span: self.span,
+            });
+            Atom::Var(v)
+        };
+        let mut new_cks = Vec::with_capacity(params.len());
+        for (p, ck) in params.iter().zip(&ck_params) {
+            let t = ck.ty.clone();
+            let v = b.vars.fresh("checkpoints", t.clone());
+            stms.push(Stm {
+                pat: vec![Param::new(v, t)],
+                exp: Exp::Update(ck.var, vec![DimIndex::Fix(i64_i)], Atom::Var(p.var)),
+                span: self.span,
+            });
+            new_cks.push(Atom::Var(v));
+        }
+        stms.extend(body.stms.iter().cloned());
+        let mut result = body.result.clone();
+        result.extend(new_cks);
+        let mut init_all = init.to_vec();
+        init_all.extend(ck_init.iter().map(|(v, _)| Atom::Var(*v)));
+        let mut pat = stm.pat.clone();
+        let mut finals = Vec::with_capacity(params.len());
+        for (_, t) in &ck_init {
+            let v = b.vars.fresh("checkpoints", t.clone());
+            pat.push(Param::new(v, t.clone()));
+            finals.push(v);
+        }
+        b.push(Stm {
+            pat,
+            exp: Exp::Loop {
+                params: all_params,
+                init: init_all,
+                form: LoopForm::For { i, bound },
+                body: Body { stms, result },
+            },
+            span: stm.span,
+        });
+        Ok(finals)
+    }
+
+    /// Visits `stms` backwards, accumulating adjoints.
+    fn return_sweep(
+        &mut self,
+        b: &mut FunctionBuilder,
+        stms: &[Stm],
+        checkpoints: &Checkpoints,
+        adj: &mut Adjoints,
+    ) -> Result<(), AdError> {
+        for (k, stm) in stms.iter().enumerate().rev() {
+            self.span = stm.span;
+            b.set_span(stm.span);
+            let ck = checkpoints.get(k).and_then(|c| c.as_ref());
+            stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.stm(b, stm, ck, adj))?;
+        }
+        Ok(())
+    }
+
+    /// The adjoint contributions of one statement.
+    fn stm(
+        &mut self,
+        b: &mut FunctionBuilder,
+        stm: &Stm,
+        checkpoints: Option<&Vec<Var>>,
+        adj: &mut Adjoints,
+    ) -> Result<(), AdError> {
+        let pat = &stm.pat;
+        // The adjoints of the statement's results are complete now (every
+        // use is later in the code) and are not needed after it.
+        let ybar: Vec<Option<Atom>> = pat.iter().map(|p| adj.map.remove(&p.var)).collect();
+        if ybar.iter().all(|y| y.is_none()) {
+            return Ok(());
+        }
+        let g = ybar[0];
+        match &stm.exp {
+            Exp::Atoms(xs) => {
+                for (x, y) in xs.iter().zip(&ybar) {
+                    if let (Atom::Var(x), Some(y)) = (x, y) {
+                        self.add_shared(b, adj, *x, *y)?;
+                    }
+                }
+            }
+            Exp::BinOp(op, x, y) => self.scalar(b, adj, g, pat, ScalarOp::Bin(*op), &[*x, *y])?,
+            Exp::UnOp(op, x) => self.scalar(b, adj, g, pat, ScalarOp::Un(*op), &[*x])?,
+            Exp::TernOp(op, x, y, z) => {
+                self.scalar(b, adj, g, pat, ScalarOp::Tern(*op), &[*x, *y, *z])?
+            }
+            Exp::Conv(op, x) => self.scalar(b, adj, g, pat, ScalarOp::Conv(*op), &[*x])?,
+            Exp::CmpOp(..)
+            | Exp::Iota { .. }
+            | Exp::Size(..)
+            | Exp::Assert(..)
+            | Exp::AssertEqSizes(..) => {}
+            Exp::Index(v, idx) => {
+                let Some(g) = g else { return Ok(()) };
+                if !Self::differentiable(&type_of(b, self.span, *v)?) {
+                    return Ok(());
+                }
+                let a = self.owned_adjoint(b, adj, *v)?;
+                let t = pat[0].ty.clone();
+                let old = Atom::Var(b.bind1(
+                    "adj_elem",
+                    crate::util::existential(&t.clone()),
+                    Exp::Index(a, idx.clone()),
+                ));
+                let new = self.add_values(b, &t, old, g)?;
+                let at = type_of(b, self.span, a)?;
+                let updated = b.bind1(
+                    "adj_upd",
+                    crate::util::existential(&at),
+                    Exp::Update(a, idx.clone(), new),
+                );
+                adj.map.insert(*v, Atom::Var(updated));
+                adj.owned.insert(updated);
+            }
+            Exp::Update(arr, idx, val) => {
+                let Some(g) = g else { return Ok(()) };
+                let Atom::Var(gv) = g else {
+                    return error(self.span, "internal error: scalar adjoint of an array");
+                };
+                if let Atom::Var(val) = val {
+                    let vt = type_of(b, self.span, *val)?;
+                    if Self::differentiable(&vt) {
+                        let part = b.bind1(
+                            "adj_part",
+                            crate::util::existential(&vt),
+                            Exp::Index(gv, idx.clone()),
+                        );
+                        self.add(b, adj, *val, Atom::Var(part), false)?;
+                    }
+                }
+                // The adjoint of the old array: ȳ with the overwritten part
+                // zeroed (in place when ȳ is ours alone).
+                let gt = type_of(b, self.span, gv)?;
+                let owned = if adj.owned.remove(&gv) {
+                    gv
+                } else {
+                    b.bind1(
+                        "adj_copy",
+                        crate::util::existential(&gt.clone()),
+                        Exp::Copy(gv),
+                    )
+                };
+                let zero = zero_of(b, self.span, val)?;
+                let cleared = b.bind1(
+                    "adj_cleared",
+                    crate::util::existential(&gt),
+                    Exp::Update(owned, idx.clone(), zero),
+                );
+                self.add(b, adj, *arr, Atom::Var(cleared), true)?;
+            }
+            Exp::ArrayLit(xs, row) => {
+                let Some(Atom::Var(gv)) = g else {
+                    return Ok(());
+                };
+                for (i, x) in xs.iter().enumerate() {
+                    if let Atom::Var(x) = x {
+                        let part = b.bind1(
+                            "adj_row",
+                            crate::util::existential(&row.clone()),
+                            Exp::Index(
+                                gv,
+                                vec![DimIndex::Fix(Atom::Const(PrimValue::I64(i as i64)))],
+                            ),
+                        );
+                        self.add(b, adj, *x, Atom::Var(part), false)?;
+                    }
+                }
+            }
+            Exp::Replicate(n, x) => {
+                let (Some(Atom::Var(gv)), Atom::Var(x)) = (g, x) else {
+                    return Ok(());
+                };
+                let xt = type_of(b, self.span, *x)?;
+                if !Self::differentiable(&xt) {
+                    return Ok(());
+                }
+                let sum = self.sum_rows(b, *n, gv, &xt, Atom::Var(*x))?;
+                self.add(b, adj, *x, sum, true)?;
+            }
+            Exp::Copy(v) => {
+                if let Some(g) = g {
+                    self.add_shared(b, adj, *v, g)?;
+                }
+            }
+            Exp::Reshape(_, v) => {
+                let Some(Atom::Var(gv)) = g else {
+                    return Ok(());
+                };
+                let vt = type_of(b, self.span, *v)?;
+                let shape: Vec<Atom> = shape_of(b, self.span, *v)?
+                    .into_iter()
+                    .map(|s| s.0)
+                    .collect();
+                let r = b.bind1(
+                    "adj_reshape",
+                    crate::util::existential(&vt),
+                    Exp::Reshape(shape, gv),
+                );
+                self.add(b, adj, *v, Atom::Var(r), false)?;
+            }
+            Exp::Rearrange(perm, v) => {
+                let Some(Atom::Var(gv)) = g else {
+                    return Ok(());
+                };
+                let mut inverse = vec![0; perm.len()];
+                for (k, &p) in perm.iter().enumerate() {
+                    if p < inverse.len() {
+                        inverse[p] = k;
+                    }
+                }
+                let vt = type_of(b, self.span, *v)?;
+                let r = b.bind1(
+                    "adj_rearrange",
+                    crate::util::existential(&vt),
+                    Exp::Rearrange(inverse, gv),
+                );
+                self.add(b, adj, *v, Atom::Var(r), false)?;
+            }
+            Exp::Reverse(v) => {
+                let Some(Atom::Var(gv)) = g else {
+                    return Ok(());
+                };
+                let vt = type_of(b, self.span, *v)?;
+                let r = b.bind1(
+                    "adj_reverse",
+                    crate::util::existential(&vt),
+                    Exp::Reverse(gv),
+                );
+                self.add(b, adj, *v, Atom::Var(r), false)?;
+            }
+            Exp::Rotate(r, v) => {
+                let Some(Atom::Var(gv)) = g else {
+                    return Ok(());
+                };
+                let vt = type_of(b, self.span, *v)?;
+                let neg = b.unop(UnOp::Neg, *r).map_err(|u| self.unknown(u))?;
+                let x = b.bind1(
+                    "adj_rotate",
+                    crate::util::existential(&vt),
+                    Exp::Rotate(neg, gv),
+                );
+                self.add(b, adj, *v, Atom::Var(x), false)?;
+            }
+            Exp::Concat(vs) => {
+                let Some(Atom::Var(gv)) = g else {
+                    return Ok(());
+                };
+                let mut offset = Atom::Const(PrimValue::I64(0));
+                for v in vs {
+                    let vt = type_of(b, self.span, *v)?;
+                    let n = Atom::Var(b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(*v, 0)));
+                    let part = b.bind1(
+                        "adj_part",
+                        crate::util::existential(&vt.clone()),
+                        Exp::Index(
+                            gv,
+                            vec![DimIndex::Slice {
+                                start: offset,
+                                len: n,
+                                stride: Atom::Const(PrimValue::I64(1)),
+                            }],
+                        ),
+                    );
+                    if Self::differentiable(&vt) {
+                        self.add(b, adj, *v, Atom::Var(part), false)?;
+                    }
+                    offset = b
+                        .binop(BinOp::Add, offset, n)
+                        .map_err(|u| self.unknown(u))?;
+                }
+            }
+            Exp::If { cond, then_, else_ } => {
+                self.branch(b, adj, pat, &ybar, *cond, then_, else_)?
+            }
+            Exp::Loop {
+                params,
+                init,
+                form: LoopForm::For { i, bound },
+                body,
+            } => {
+                let Some(cks) = checkpoints else {
+                    return error(self.span, "internal error: loop without checkpoints");
+                };
+                self.for_loop(b, adj, &ybar, params, init, *i, *bound, body, cks)?
+            }
+            Exp::Loop { .. } => return self.unsupported("while loops"),
+            Exp::Soac(Soac::Map { w, lam, arrs }) => self.map(b, adj, pat, &ybar, *w, lam, arrs)?,
+            Exp::Soac(Soac::Reduce { w, lam, arrs, .. }) => {
+                if arrs.len() != 1 || !is_plus(lam) {
+                    return self.unsupported("reductions other than (+)");
+                }
+                let Some(g) = g else { return Ok(()) };
+                let at = type_of(b, self.span, arrs[0])?;
+                // The adjoint of every element is the result's (seed 003
+                // §5.1, the special case of +).
+                let bc = b.bind1(
+                    "adj_bcast",
+                    crate::util::existential(&at),
+                    Exp::Replicate(*w, g),
+                );
+                self.add(b, adj, arrs[0], Atom::Var(bc), true)?;
+            }
+            Exp::Soac(Soac::Scan { .. }) => return self.unsupported("scan"),
+            Exp::Soac(Soac::Hist { .. }) => return self.unsupported("reduce_by_index"),
+            Exp::Soac(Soac::Scatter { .. }) => return self.unsupported("scatter"),
+            Exp::Apply(..) => return self.unsupported("calls that were not inlined"),
+            Exp::WithAcc { .. } | Exp::UpdateAcc { .. } => return self.unsupported("accumulators"),
+            Exp::Jvp { .. } | Exp::Vjp { .. } => return self.unsupported("a nested jvp/vjp"),
+        }
+        Ok(())
+    }
+
+    /// The sum of the `n` rows of `g` (for the adjoint of `replicate`).
+    fn sum_rows(
+        &self,
+        b: &mut FunctionBuilder,
+        n: Atom,
+        g: Var,
+        row: &Type,
+        like: Atom,
+    ) -> Result<Atom, AdError> {
+        let span = self.span;
+        let neutral = zero_of(b, span, &like)?;
+        let row2 = row.clone();
+        let lam = b.lambda::<AdError>("a", vec![row.clone(), row.clone()], |b, ps| {
+            Ok(vec![add_values(
+                b,
+                span,
+                &row2,
+                Atom::Var(ps[0]),
+                Atom::Var(ps[1]),
+            )?])
+        })?;
+        let s = b.bind1(
+            "adj_sum",
+            crate::util::existential(&row.clone()),
+            Exp::Soac(Soac::Reduce {
+                w: n,
+                lam,
+                neutral: vec![neutral],
+                arrs: vec![g],
+                commutative: true,
+            }),
+        );
+        Ok(Atom::Var(s))
+    }
+
+    /// The adjoint of a scalar operation: x̄ᵢ += ȳ · ∂op/∂xᵢ, the partials
+    /// from the shared rule table.
+    fn scalar(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        g: Option<Atom>,
+        pat: &[Param],
+        op: ScalarOp,
+        operands: &[Atom],
+    ) -> Result<(), AdError> {
+        let Some(g) = g else {
+            return Ok(());
+        };
+        let t = atom_type(b, self.span, &operands[0])?.elem();
+        let result = Atom::Var(pat[0].var);
+        let derivative = eval_partials(&mut Emit { b }, op, t, operands, Some(&result));
+        let derivative = match derivative {
+            Ok(d) => d,
+            Err(EmitError::Unsupported(m)) => return unsupported(self.span, m),
+            Err(EmitError::Unknown(u)) => return Err(self.unknown(u)),
+            Err(EmitError::Rule(e)) => return error(self.span, e.to_string()),
+        };
+        match derivative {
+            Derivative::Constant => {}
+            Derivative::Conversion { backward, .. } => {
+                if let Atom::Var(x) = operands[0] {
+                    let c = b.conv(backward, g);
+                    self.add(b, adj, x, c, false)?;
+                }
+            }
+            Derivative::Partials(partials) => {
+                for (p, x) in partials.iter().zip(operands) {
+                    if let (Some(p), Atom::Var(x)) = (p, x) {
+                        let c = b.binop(BinOp::Mul, g, *p).map_err(|u| self.unknown(u))?;
+                        self.add(b, adj, *x, c, false)?;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The differentiable free variables of some code, in a fixed order.
+    fn candidates(
+        &self,
+        b: &FunctionBuilder,
+        free: impl IntoIterator<Item = Var>,
+        exclude: &[Var],
+    ) -> Result<Vec<Var>, AdError> {
+        let set: BTreeSet<Var> = free.into_iter().filter(|v| !exclude.contains(v)).collect();
+        let mut out = Vec::new();
+        for v in set {
+            if Self::differentiable(&type_of(b, self.span, v)?) {
+                out.push(v);
+            }
+        }
+        Ok(out)
+    }
+
+    /// `if`: each branch run again (on fresh variables) followed by its
+    /// return sweep; the branches return the adjoint contributions of the
+    /// free variables.
+    #[allow(clippy::too_many_arguments)]
+    fn branch(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        pat: &[Param],
+        ybar: &[Option<Atom>],
+        cond: Atom,
+        then_: &Body,
+        else_: &Body,
+    ) -> Result<(), AdError> {
+        let mut free = nabla_ir::free_vars_body(then_);
+        free.extend(nabla_ir::free_vars_body(else_));
+        let fvs = self.candidates(b, free, &[])?;
+        let _ = pat;
+        let mut sides = Vec::with_capacity(2);
+        for branch in [then_, else_] {
+            b.begin();
+            let r = self.branch_side(b, branch, ybar, &fvs);
+            let body = b.end(vec![]);
+            let contributions = r?;
+            sides.push((body, contributions));
+        }
+        let mut keep = Vec::new();
+        for (k, _) in fvs.iter().enumerate() {
+            if sides[0].1[k].is_some() || sides[1].1[k].is_some() {
+                keep.push(k);
+            }
+        }
+        if keep.is_empty() {
+            return Ok(());
+        }
+        let mut bodies = Vec::with_capacity(2);
+        for (mut body, contributions) in sides {
+            for &k in &keep {
+                let a = match contributions[k] {
+                    Some(a) => a,
+                    None => {
+                        b.begin();
+                        let z = zero_like(b, self.span, fvs[k]);
+                        body.stms.extend(b.end(vec![]).stms);
+                        z?
+                    }
+                };
+                body.result.push(a);
+            }
+            bodies.push(body);
+        }
+        let mut out = Vec::with_capacity(keep.len());
+        for &k in &keep {
+            let t = type_of(b, self.span, fvs[k])?;
+            out.push(Param::new(b.vars.fresh("adj", t.clone()), t));
+        }
+        let else_b = bodies.pop().unwrap_or_default();
+        let then_b = bodies.pop().unwrap_or_default();
+        b.push(Stm {
+            pat: out.clone(),
+            exp: Exp::If {
+                cond,
+                then_: then_b,
+                else_: else_b,
+            },
+            span: self.span,
+        });
+        for (&k, p) in keep.iter().zip(&out) {
+            self.add(b, adj, fvs[k], Atom::Var(p.var), true)?;
+        }
+        Ok(())
+    }
+
+    /// One side of [`Reverse::branch`]: emits the branch's code again and
+    /// its return sweep into the open body; the contribution to each free
+    /// variable.
+    fn branch_side(
+        &mut self,
+        b: &mut FunctionBuilder,
+        branch: &Body,
+        ybar: &[Option<Atom>],
+        fvs: &[Var],
+    ) -> Result<Vec<Option<Atom>>, AdError> {
+        let copy = self.fresh_copy(b, branch, HashMap::new())?;
+        let cks = self.forward_sweep(b, &copy.stms)?;
+        let mut inner = Adjoints::default();
+        for (r, y) in copy.result.iter().zip(ybar) {
+            if let (Atom::Var(r), Some(y)) = (r, y) {
+                self.add_shared(b, &mut inner, *r, *y)?;
+            }
+        }
+        self.return_sweep(b, &copy.stms, &cks, &mut inner)?;
+        Ok(fvs.iter().map(|v| inner.get(*v)).collect())
+    }
+
+    /// A `for` loop, reversed (seed 003 §4.2): iteration `n-1-j` of the
+    /// adjoint loop restores the parameters from the checkpoints, runs the
+    /// body again and then its return sweep, carrying the adjoints of the
+    /// parameters and of the body's free variables.
+    #[allow(clippy::too_many_arguments)]
+    fn for_loop(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        ybar: &[Option<Atom>],
+        params: &[Param],
+        init: &[Atom],
+        i: Var,
+        bound: Atom,
+        body: &Body,
+        checkpoints: &[Var],
+    ) -> Result<(), AdError> {
+        let mut exclude: Vec<Var> = params.iter().map(|p| p.var).collect();
+        exclude.push(i);
+        let fvs = self.candidates(b, nabla_ir::free_vars_body(body), &exclude)?;
+        let bound_t = atom_type(b, self.span, &bound)?.elem();
+        // Initial values of the adjoint loop's parameters.
+        let mut adj_init = Vec::new();
+        let mut adj_params = Vec::new();
+        for (k, p) in params.iter().enumerate() {
+            let a = match ybar[k] {
+                Some(a) => a,
+                None => zero_of(b, self.span, &init[k])?,
+            };
+            adj_init.push(a);
+            adj_params.push(b.param("adj", p.ty.clone()));
+        }
+        for v in &fvs {
+            let a = self.materialize(b, adj, *v)?;
+            adj_init.push(a);
+            let t = type_of(b, self.span, *v)?;
+            adj_params.push(b.param("adj", t));
+        }
+        let j = b.vars.fresh("j", Type::Prim(bound_t));
+        b.begin();
+        let r = (|| -> Result<Vec<Atom>, AdError> {
+            let last = b
+                .binop(BinOp::Sub, bound, Atom::Const(int_const(bound_t, 1)))
+                .map_err(|u| self.unknown(u))?;
+            let iteration = b
+                .binop(BinOp::Sub, last, Atom::Var(j))
+                .map_err(|u| self.unknown(u))?;
+            let index = b.conv(ConvOp::Convert(bound_t, PrimType::I64), iteration);
+            let mut map = HashMap::new();
+            map.insert(i, iteration);
+            let mut restored = Vec::new();
+            for (p, ck) in params.iter().zip(checkpoints) {
+                let v = b.bind1(
+                    "restored",
+                    crate::util::existential(&p.ty.clone()),
+                    Exp::Index(*ck, vec![DimIndex::Fix(index)]),
+                );
+                map.insert(p.var, Atom::Var(v));
+                restored.push(v);
+            }
+            let copy = self.fresh_copy(b, body, map)?;
+            let cks = self.forward_sweep(b, &copy.stms)?;
+            let mut inner = Adjoints::default();
+            for (v, a) in fvs.iter().zip(&adj_params[params.len()..]) {
+                inner.map.insert(*v, Atom::Var(a.var));
+            }
+            for (r, a) in copy.result.iter().zip(&adj_params[..params.len()]) {
+                if let Atom::Var(r) = r {
+                    self.add_shared(b, &mut inner, *r, Atom::Var(a.var))?;
+                }
+            }
+            self.return_sweep(b, &copy.stms, &cks, &mut inner)?;
+            let mut results = Vec::new();
+            for v in &restored {
+                results.push(self.materialize(b, &inner, *v)?);
+            }
+            for v in &fvs {
+                results.push(self.materialize(b, &inner, *v)?);
+            }
+            Ok(results)
+        })();
+        let loop_body = b.end(vec![]);
+        let results = r?;
+        let loop_body = Body {
+            stms: loop_body.stms,
+            result: results,
+        };
+        let mut out = Vec::new();
+        for p in &adj_params {
+            out.push(Param::new(b.vars.fresh("adj", p.ty.clone()), p.ty.clone()));
+        }
+        b.push(Stm {
+            pat: out.clone(),
+            exp: Exp::Loop {
+                params: adj_params,
+                init: adj_init,
+                form: LoopForm::For { i: j, bound },
+                body: loop_body,
+            },
+            span: self.span,
+        });
+        // The free variables' adjoints were carried through the loop (they
+        // replace the old ones); then the initial values get theirs (a
+        // variable may be both).
+        for (v, p) in fvs.iter().zip(&out[params.len()..]) {
+            if let Some(Atom::Var(old)) = adj.map.insert(*v, Atom::Var(p.var)) {
+                adj.owned.remove(&old);
+            }
+        }
+        for (k, a) in init.iter().enumerate() {
+            if let Atom::Var(x) = a {
+                self.add(b, adj, *x, Atom::Var(out[k].var), true)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `map`: the adjoint is a map (seed 003 §5.4) over the inputs and the
+    /// results' adjoints whose lambda runs the primal lambda again and then
+    /// its return sweep, returning the adjoints of its parameters (rows of
+    /// the inputs' adjoints) and its contributions to free scalars (summed
+    /// afterwards). Free arrays need accumulators: not yet.
+    #[allow(clippy::too_many_arguments)]
+    fn map(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        pat: &[Param],
+        ybar: &[Option<Atom>],
+        w: Atom,
+        lam: &Lambda,
+        arrs: &[Var],
+    ) -> Result<(), AdError> {
+        let fvs = self.candidates(b, nabla_ir::free_vars_lambda(lam), &[])?;
+        for v in &fvs {
+            if type_of(b, self.span, *v)?.rank() > 0 {
+                return self.unsupported("maps whose lambda reads free arrays");
+            }
+        }
+        for a in arrs {
+            if type_of(b, self.span, *a)?.is_acc() {
+                return self.unsupported("accumulators");
+            }
+        }
+        // Inputs of the adjoint map: the primal inputs, then the adjoints of
+        // the results that have one.
+        let mut inputs = arrs.to_vec();
+        let mut seeds = Vec::new();
+        for (k, y) in ybar.iter().enumerate() {
+            if let Some(Atom::Var(y)) = y {
+                inputs.push(*y);
+                seeds.push((k, lam.ret[k].clone()));
+            }
+        }
+        let n_arrs = arrs.len();
+        let mut param_types: Vec<Type> = lam.params.iter().map(|p| p.ty.clone()).collect();
+        param_types.extend(seeds.iter().map(|(_, t)| t.clone()));
+        let span = self.span;
+        let returned_types;
+        let new_lam = {
+            let mut rt_out = Vec::new();
+            let lam2 = b.lambda::<AdError>("x", param_types, |b, ps| {
+                let mut map = HashMap::new();
+                for (p, v) in lam.params.iter().zip(ps) {
+                    map.insert(p.var, Atom::Var(*v));
+                }
+                let copy = self.fresh_copy(b, &lam.body, map)?;
+                let cks = self.forward_sweep(b, &copy.stms)?;
+                let mut inner = Adjoints::default();
+                for ((k, _), s) in seeds.iter().zip(&ps[n_arrs..]) {
+                    if let Atom::Var(r) = copy.result[*k] {
+                        self.add_shared(b, &mut inner, r, Atom::Var(*s))?;
+                    }
+                }
+                self.return_sweep(b, &copy.stms, &cks, &mut inner)?;
+                let mut results = Vec::new();
+                for v in &ps[..n_arrs] {
+                    let t = type_of(b, span, *v)?;
+                    if Self::differentiable(&t) {
+                        results.push(self.materialize(b, &inner, *v)?);
+                        rt_out.push(t);
+                    }
+                }
+                for v in &fvs {
+                    results.push(self.materialize(b, &inner, *v)?);
+                    rt_out.push(type_of(b, span, *v)?);
+                }
+                Ok(results)
+            })?;
+            returned_types = rt_out;
+            lam2
+        };
+        let w_dim = match w {
+            Atom::Var(v) => Dim::Var(v),
+            Atom::Const(PrimValue::I64(c)) => Dim::Const(c),
+            _ => Dim::Ext,
+        };
+        let mut out = Vec::new();
+        for t in &returned_types {
+            let at = t.array_of(w_dim);
+            out.push(Param::new(b.vars.fresh("adj_map", at.clone()), at));
+        }
+        let _ = pat;
+        b.push(Stm {
+            pat: out.clone(),
+            exp: Exp::Soac(Soac::Map {
+                w,
+                lam: new_lam,
+                arrs: inputs,
+            }),
+            span: self.span,
+        });
+        let mut k = 0;
+        for a in arrs {
+            if Self::differentiable(&type_of(b, self.span, *a)?) {
+                self.add(b, adj, *a, Atom::Var(out[k].var), true)?;
+                k += 1;
+            }
+        }
+        for v in &fvs {
+            let t = type_of(b, self.span, *v)?;
+            let s = self.sum_rows(b, w, out[k].var, &t, Atom::Var(*v))?;
+            self.add(b, adj, *v, s, true)?;
+            k += 1;
+        }
+        Ok(())
+    }
+}
+
+/// The constant `x` of integer type `t`.
+fn int_const(t: PrimType, x: i64) -> PrimValue {
+    match t {
+        PrimType::I8 => PrimValue::I8(x as i8),
+        PrimType::I16 => PrimValue::I16(x as i16),
+        PrimType::I32 => PrimValue::I32(x as i32),
+        PrimType::U8 => PrimValue::U8(x as u8),
+        PrimType::U16 => PrimValue::U16(x as u16),
+        PrimType::U32 => PrimValue::U32(x as u32),
+        PrimType::U64 => PrimValue::U64(x as u64),
+        _ => PrimValue::I64(x),
+    }
+}
+
+/// Whether a reduction operator is `+` on one value.
+fn is_plus(lam: &Lambda) -> bool {
+    let [a, b] = lam.params.as_slice() else {
+        return false;
+    };
+    let [s] = lam.body.stms.as_slice() else {
+        return false;
+    };
+    let [Atom::Var(r)] = lam.body.result.as_slice() else {
+        return false;
+    };
+    s.pat.len() == 1
+        && s.pat[0].var == *r
+        && matches!(s.exp, Exp::BinOp(BinOp::Add, Atom::Var(x), Atom::Var(y))
+            if (x == a.var && y == b.var) || (x == b.var && y == a.var))
+}
+
+/// `x + y` elementwise on values of type `t` (a nest of maps for arrays).
+pub(crate) fn add_values(
+    b: &mut FunctionBuilder,
+    span: Span,
+    t: &Type,
+    x: Atom,
+    y: Atom,
+) -> Result<Atom, AdError> {
+    match t {
+        Type::Prim(_) => b.binop(BinOp::Add, x, y).map_err(|u| AdError {
+            message: u.to_string(),
+            span,
+            unsupported: false,
+        }),
+        Type::Acc(..) => unsupported(span, "static AD does not differentiate accumulators yet"),
+        Type::Array(..) => {
+            let (Atom::Var(xv), Atom::Var(yv)) = (x, y) else {
+                return error(span, "internal error: an array adjoint that is a constant");
+            };
+            let row = t.row().unwrap_or(Type::Prim(t.elem()));
+            let n = Atom::Var(b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(xv, 0)));
+            let row2 = row.clone();
+            let lam = b.lambda::<AdError>("a", vec![row.clone(), row], |b, ps| {
+                Ok(vec![add_values(
+                    b,
+                    span,
+                    &row2,
+                    Atom::Var(ps[0]),
+                    Atom::Var(ps[1]),
+                )?])
+            })?;
+            let sum = b.bind1(
+                "adj_sum",
+                crate::util::existential(t),
+                Exp::Soac(Soac::Map {
+                    w: n,
+                    lam,
+                    arrs: vec![xv, yv],
+                }),
+            );
+            Ok(Atom::Var(sum))
+        }
+    }
+}

@@ -1,0 +1,84 @@
+//! Helpers shared by forward and reverse mode: types and zeros.
+
+use crate::{unsupported, AdError};
+use nabla_ir::builder::FunctionBuilder;
+use nabla_ir::{Atom, Dim, Exp, PrimType, PrimValue, Span, Type, Var};
+
+/// The type of `v` (an internal error if it has none).
+pub(crate) fn type_of(b: &FunctionBuilder, span: Span, v: Var) -> Result<Type, AdError> {
+    b.type_of(v).map_err(|u| AdError {
+        message: u.to_string(),
+        span,
+        unsupported: false,
+    })
+}
+
+/// The type of an atom.
+pub(crate) fn atom_type(b: &FunctionBuilder, span: Span, a: &Atom) -> Result<Type, AdError> {
+    match a {
+        Atom::Var(v) => type_of(b, span, *v),
+        Atom::Const(c) => Ok(Type::Prim(c.prim_type())),
+    }
+}
+
+/// The sizes of `v`'s dimensions as atoms (constants where known, `size`
+/// statements otherwise) and as dimensions.
+pub(crate) fn shape_of(
+    b: &mut FunctionBuilder,
+    span: Span,
+    v: Var,
+) -> Result<Vec<(Atom, Dim)>, AdError> {
+    let dims = match type_of(b, span, v)? {
+        Type::Array(_, dims) => dims,
+        _ => return Ok(vec![]),
+    };
+    let mut sizes = Vec::with_capacity(dims.len());
+    for (d, dim) in dims.iter().enumerate() {
+        sizes.push(match dim {
+            Dim::Const(c) => (Atom::Const(PrimValue::I64(*c)), Dim::Const(*c)),
+            // Adjoint and tangent arrays made here get existential
+            // dimensions: they fit the primal's type wherever it is used.
+            _ => {
+                let n = b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(v, d));
+                (Atom::Var(n), Dim::Ext)
+            }
+        });
+    }
+    Ok(sizes)
+}
+
+/// A variable holding zeros shaped like `v` (a scalar zero constant for a
+/// scalar).
+pub(crate) fn zero_like(b: &mut FunctionBuilder, span: Span, v: Var) -> Result<Atom, AdError> {
+    match type_of(b, span, v)? {
+        Type::Prim(p) => Ok(Atom::Const(PrimValue::zero(p))),
+        Type::Acc(..) => unsupported(span, "static AD does not differentiate accumulators yet"),
+        Type::Array(p, _) => {
+            let sizes = shape_of(b, span, v)?;
+            let mut acc = Atom::Const(PrimValue::zero(p));
+            let mut ty = Type::Prim(p);
+            for (n, dim) in sizes.into_iter().rev() {
+                ty = ty.array_of(dim);
+                acc = Atom::Var(b.bind1("zeros", ty.clone(), Exp::Replicate(n, acc)));
+            }
+            Ok(acc)
+        }
+    }
+}
+
+/// A zero shaped like the value of `a`.
+pub(crate) fn zero_of(b: &mut FunctionBuilder, span: Span, a: &Atom) -> Result<Atom, AdError> {
+    match a {
+        Atom::Const(c) => Ok(Atom::Const(PrimValue::zero(c.prim_type()))),
+        Atom::Var(v) => zero_like(b, span, *v),
+    }
+}
+
+/// `t` with every variable dimension made existential (the type of a new
+/// array that has the shape of a value of type `t`).
+pub(crate) fn existential(t: &Type) -> Type {
+    t.map_dims(|d| match d {
+        Dim::Var(_) => Dim::Ext,
+        d => d,
+    })
+}
