@@ -71,16 +71,21 @@ pub(crate) fn expand_vjp(
         exp: Exp::Atoms(primals),
         span,
     });
-    let mut rev = Reverse { _ad: ad, span };
-    let checkpoints = rev.forward_sweep(b, &lam.body.stms)?;
+    let mut rev = Reverse {
+        ad,
+        span,
+        active: lam.params.iter().map(|p| p.var).collect(),
+    };
+    let body = rev.inline_calls(b, lam.body)?;
+    let checkpoints = rev.forward_sweep(b, &body.stms)?;
     let mut adj = Adjoints::default();
-    for (r, a) in lam.body.result.iter().zip(&adjoints) {
+    for (r, a) in body.result.iter().zip(&adjoints) {
         if let Atom::Var(r) = r {
             rev.add_shared(b, &mut adj, *r, *a)?;
         }
     }
-    rev.return_sweep(b, &lam.body.stms, &checkpoints, &mut adj)?;
-    let mut results = lam.body.result.clone();
+    rev.return_sweep(b, &body.stms, &checkpoints, &mut adj)?;
+    let mut results = body.result.clone();
     for p in &lam.params {
         let a = rev.materialize(b, &adj, p.var)?;
         results.push(a);
@@ -205,13 +210,25 @@ impl Visitor for Copier<'_> {
 
 /// The return sweep of one function's code.
 struct Reverse<'a> {
-    _ad: &'a mut Ad,
+    ad: &'a mut Ad,
     span: Span,
+    /// Active variables (activity analysis): those that depend on the
+    /// `vjp`'s parameters. Only they get adjoints; everything else is
+    /// computed on primals only.
+    active: HashSet<Var>,
 }
 
-/// The checkpoint arrays of the `for` loops of a forward sweep, by
-/// statement position.
-type Checkpoints = Vec<Option<Vec<Var>>>;
+/// What the forward sweep kept of a loop: its checkpoint arrays (one per
+/// parameter, a row per iteration), its trip count and index variable.
+#[derive(Clone, Debug)]
+struct LoopCheckpoints {
+    arrays: Vec<Var>,
+    bound: Atom,
+    i: Var,
+}
+
+/// The checkpoints of the loops of a forward sweep, by statement position.
+type Checkpoints = Vec<Option<LoopCheckpoints>>;
 
 impl Reverse<'_> {
     fn unsupported<T>(&self, what: &str) -> Result<T, AdError> {
@@ -303,6 +320,9 @@ impl Reverse<'_> {
         contribution: Atom,
         owned: bool,
     ) -> Result<(), AdError> {
+        if !self.active.contains(&v) {
+            return Ok(());
+        }
         let t = type_of(b, self.span, v)?;
         if !Self::differentiable(&t) {
             return Ok(());
@@ -362,6 +382,12 @@ impl Reverse<'_> {
         for stm in stms {
             self.span = stm.span;
             b.set_span(stm.span);
+            if nabla_ir::free_vars_stm(stm)
+                .iter()
+                .any(|v| self.active.contains(v))
+            {
+                self.active.extend(stm.pat.iter().map(|p| p.var));
+            }
             match &stm.exp {
                 Exp::Loop {
                     params,
@@ -369,8 +395,29 @@ impl Reverse<'_> {
                     form: LoopForm::For { i, bound },
                     body,
                 } => {
-                    let ck = self.checkpointing_loop(b, stm, params, init, *i, *bound, body)?;
-                    out.push(Some(ck));
+                    let arrays = self.checkpointing_loop(b, stm, params, init, *i, *bound, body)?;
+                    out.push(Some(LoopCheckpoints {
+                        arrays,
+                        bound: *bound,
+                        i: *i,
+                    }));
+                }
+                Exp::Loop {
+                    params,
+                    init,
+                    form: LoopForm::While { cond },
+                    body,
+                } if self.is_active_stm(stm) => {
+                    // Seed 003 §6.2: count the iterations first, then run
+                    // the loop as a `for` loop of that many iterations.
+                    let count = self.count_iterations(b, params, init, cond, body)?;
+                    let i = b.vars.fresh("i", Type::Prim(PrimType::I64));
+                    let arrays = self.checkpointing_loop(b, stm, params, init, i, count, body)?;
+                    out.push(Some(LoopCheckpoints {
+                        arrays,
+                        bound: count,
+                        i,
+                    }));
                 }
                 _ => {
                     b.push(stm.clone());
@@ -490,7 +537,7 @@ impl Reverse<'_> {
         &mut self,
         b: &mut FunctionBuilder,
         stm: &Stm,
-        checkpoints: Option<&Vec<Var>>,
+        checkpoints: Option<&LoopCheckpoints>,
         adj: &mut Adjoints,
     ) -> Result<(), AdError> {
         let pat = &stm.pat;
@@ -703,21 +750,25 @@ impl Reverse<'_> {
                 self.branch(b, adj, pat, &ybar, *cond, then_, else_)?
             }
             Exp::Loop {
-                params,
-                init,
-                form: LoopForm::For { i, bound },
-                body,
+                params, init, body, ..
             } => {
-                let Some(cks) = checkpoints else {
+                let Some(ck) = checkpoints else {
                     return error(self.span, "internal error: loop without checkpoints");
                 };
-                self.for_loop(b, adj, &ybar, params, init, *i, *bound, body, cks)?
+                self.for_loop(
+                    b, adj, &ybar, params, init, ck.i, ck.bound, body, &ck.arrays,
+                )?
             }
-            Exp::Loop { .. } => return self.unsupported("while loops"),
             Exp::Soac(Soac::Map { w, lam, arrs }) => self.map(b, adj, pat, &ybar, *w, lam, arrs)?,
+            Exp::Soac(Soac::Reduce { w, lam, arrs, .. })
+                if arrs.len() == 1 && min_or_max(lam).is_some() =>
+            {
+                let Some(g) = g else { return Ok(()) };
+                self.reduce_min_max(b, adj, *w, arrs[0], pat[0].var, g)?;
+            }
             Exp::Soac(Soac::Reduce { w, lam, arrs, .. }) => {
                 if arrs.len() != 1 || !is_plus(lam) {
-                    return self.unsupported("reductions other than (+)");
+                    return self.unsupported("reductions other than (+), min and max");
                 }
                 let Some(g) = g else { return Ok(()) };
                 let at = type_of(b, self.span, arrs[0])?;
@@ -733,11 +784,195 @@ impl Reverse<'_> {
             Exp::Soac(Soac::Scan { .. }) => return self.unsupported("scan"),
             Exp::Soac(Soac::Hist { .. }) => return self.unsupported("reduce_by_index"),
             Exp::Soac(Soac::Scatter { .. }) => return self.unsupported("scatter"),
-            Exp::Apply(..) => return self.unsupported("calls that were not inlined"),
+            Exp::Apply(..) => return error(self.span, "internal error: a call left in a vjp"),
             Exp::WithAcc { .. } | Exp::UpdateAcc { .. } => return self.unsupported("accumulators"),
             Exp::Jvp { .. } | Exp::Vjp { .. } => return self.unsupported("a nested jvp/vjp"),
         }
         Ok(())
+    }
+
+    /// Whether a statement binds an active variable.
+    fn is_active_stm(&self, stm: &Stm) -> bool {
+        stm.pat.iter().any(|p| self.active.contains(&p.var))
+    }
+
+    /// Runs a `while` loop (on fresh variables) counting its iterations;
+    /// returns the count (an `i64`).
+    fn count_iterations(
+        &mut self,
+        b: &mut FunctionBuilder,
+        params: &[Param],
+        init: &[Atom],
+        cond: &Body,
+        body: &Body,
+    ) -> Result<Atom, AdError> {
+        let mut map = HashMap::new();
+        let mut new_params = Vec::with_capacity(params.len() + 1);
+        for p in params {
+            let np = Param::new(b.vars.fresh_like(p.var)?, p.ty.clone());
+            map.insert(p.var, Atom::Var(np.var));
+            new_params.push(np);
+        }
+        let counter = b.param("count", Type::Prim(PrimType::I64));
+        let cond = self.fresh_copy(b, cond, map.clone())?;
+        let mut body = self.fresh_copy(b, body, map)?;
+        let next = b.vars.fresh("count", Type::Prim(PrimType::I64));
+        body.stms.push(Stm {
+            pat: vec![Param::new(next, Type::Prim(PrimType::I64))],
+            exp: Exp::BinOp(
+                BinOp::Add,
+                Atom::Var(counter.var),
+                Atom::Const(PrimValue::I64(1)),
+            ),
+            span: self.span,
+        });
+        body.result.push(Atom::Var(next));
+        new_params.push(counter);
+        let mut all_init = init.to_vec();
+        all_init.push(Atom::Const(PrimValue::I64(0)));
+        let mut pat: Vec<Param> = Vec::with_capacity(new_params.len());
+        for p in &new_params {
+            pat.push(Param::new(b.vars.fresh_like(p.var)?, p.ty.clone()));
+        }
+        let count = pat[pat.len() - 1].var;
+        b.push(Stm {
+            pat,
+            exp: Exp::Loop {
+                params: new_params,
+                init: all_init,
+                form: LoopForm::While {
+                    cond: Box::new(cond),
+                },
+                body,
+            },
+            span: self.span,
+        });
+        Ok(Atom::Var(count))
+    }
+
+    /// `reduce min`/`reduce max`: the result's adjoint goes to the first
+    /// element equal to the result (seed 003 §5.1: ties to the smallest
+    /// index), one sparse update.
+    fn reduce_min_max(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        w: Atom,
+        arr: Var,
+        result: Var,
+        g: Atom,
+    ) -> Result<(), AdError> {
+        if !self.active.contains(&arr) {
+            return Ok(());
+        }
+        let span = self.span;
+        let t = type_of(b, span, result)?;
+        let iota = b.bind1(
+            "iota",
+            Type::Array(PrimType::I64, vec![Dim::Ext]),
+            Exp::Iota {
+                n: w,
+                start: Atom::Const(PrimValue::I64(0)),
+                step: Atom::Const(PrimValue::I64(1)),
+                ty: PrimType::I64,
+            },
+        );
+        // The first index whose element equals the result (w if none).
+        let candidates =
+            b.lambda::<AdError>("i", vec![t.clone(), Type::Prim(PrimType::I64)], |b, ps| {
+                let eq = b.cmp(CmpOp::Eq, Atom::Var(ps[0]), Atom::Var(result));
+                Ok(vec![b.select(eq, Atom::Var(ps[1]), w)?])
+            })?;
+        let positions = b.bind1(
+            "positions",
+            Type::Array(PrimType::I64, vec![Dim::Ext]),
+            Exp::Soac(Soac::Map {
+                w,
+                lam: candidates,
+                arrs: vec![arr, iota],
+            }),
+        );
+        let min = b.lambda::<AdError>(
+            "i",
+            vec![Type::Prim(PrimType::I64), Type::Prim(PrimType::I64)],
+            |b, ps| {
+                Ok(vec![b.binop(
+                    BinOp::Min,
+                    Atom::Var(ps[0]),
+                    Atom::Var(ps[1]),
+                )?])
+            },
+        )?;
+        let first = b.bind1(
+            "first",
+            Type::Prim(PrimType::I64),
+            Exp::Soac(Soac::Reduce {
+                w,
+                lam: min,
+                neutral: vec![w],
+                arrs: vec![positions],
+                commutative: true,
+            }),
+        );
+        let a = self.owned_adjoint(b, adj, arr)?;
+        let at = crate::util::existential(&type_of(b, span, a)?);
+        let found = b.cmp(CmpOp::Lt, Atom::Var(first), w);
+        let idx = vec![DimIndex::Fix(Atom::Var(first))];
+        b.begin();
+        let old = b.bind1("adj_elem", t.clone(), Exp::Index(a, idx.clone()));
+        let new = b.binop(BinOp::Add, Atom::Var(old), g)?;
+        let upd = b.bind1("adj_upd", at.clone(), Exp::Update(a, idx, new));
+        let then_ = b.end(vec![Atom::Var(upd)]);
+        let else_ = Body {
+            stms: vec![],
+            result: vec![Atom::Var(a)],
+        };
+        let r = b.bind1(
+            "adj_arg",
+            at,
+            Exp::If {
+                cond: found,
+                then_,
+                else_,
+            },
+        );
+        adj.map.insert(arr, Atom::Var(r));
+        adj.owned.insert(r);
+        Ok(())
+    }
+
+    /// The body with every call inlined (recursively; the program has no
+    /// recursion), so the sweeps see only the callees' statements.
+    fn inline_calls(&mut self, b: &mut FunctionBuilder, body: Body) -> Result<Body, AdError> {
+        if !has_calls(&body) {
+            return Ok(body);
+        }
+        let mut out = Vec::with_capacity(body.stms.len());
+        for mut stm in body.stms {
+            stm.exp = match stm.exp {
+                Exp::Apply(f, args) => {
+                    let Some(callee) = self.ad.functions.get(f.0 as usize).cloned() else {
+                        return error(stm.span, "internal error: call of a missing function");
+                    };
+                    let copied = copy_function_body(b, &callee, &args, stm.span)?;
+                    let copied = self.inline_calls(b, copied)?;
+                    out.extend(copied.stms);
+                    Exp::Atoms(copied.result)
+                }
+                mut e => {
+                    for nested in nested_bodies_mut(&mut e) {
+                        let taken = std::mem::take(nested);
+                        *nested = self.inline_calls(b, taken)?;
+                    }
+                    e
+                }
+            };
+            out.push(stm);
+        }
+        Ok(Body {
+            stms: out,
+            result: body.result,
+        })
     }
 
     /// The sum of the `n` rows of `g` (for the adjoint of `replicate`).
@@ -789,6 +1024,12 @@ impl Reverse<'_> {
         let Some(g) = g else {
             return Ok(());
         };
+        let any_active = operands
+            .iter()
+            .any(|x| matches!(x, Atom::Var(v) if self.active.contains(v)));
+        if !any_active {
+            return Ok(());
+        }
         let t = atom_type(b, self.span, &operands[0])?.elem();
         let result = Atom::Var(pat[0].var);
         let derivative = eval_partials(&mut Emit { b }, op, t, operands, Some(&result));
@@ -825,7 +1066,10 @@ impl Reverse<'_> {
         free: impl IntoIterator<Item = Var>,
         exclude: &[Var],
     ) -> Result<Vec<Var>, AdError> {
-        let set: BTreeSet<Var> = free.into_iter().filter(|v| !exclude.contains(v)).collect();
+        let set: BTreeSet<Var> = free
+            .into_iter()
+            .filter(|v| !exclude.contains(v) && self.active.contains(v))
+            .collect();
         let mut out = Vec::new();
         for v in set {
             if Self::differentiable(&type_of(b, self.span, v)?) {
@@ -988,6 +1232,7 @@ impl Reverse<'_> {
                     Exp::Index(*ck, vec![DimIndex::Fix(index)]),
                 );
                 map.insert(p.var, Atom::Var(v));
+                self.active.insert(v);
                 restored.push(v);
             }
             let copy = self.fresh_copy(b, body, map)?;
@@ -1093,8 +1338,11 @@ impl Reverse<'_> {
             let mut rt_out = Vec::new();
             let lam2 = b.lambda::<AdError>("x", param_types, |b, ps| {
                 let mut map = HashMap::new();
-                for (p, v) in lam.params.iter().zip(ps) {
+                for ((p, v), a) in lam.params.iter().zip(ps).zip(arrs) {
                     map.insert(p.var, Atom::Var(*v));
+                    if self.active.contains(a) {
+                        self.active.insert(*v);
+                    }
                 }
                 let copy = self.fresh_copy(b, &lam.body, map)?;
                 let cks = self.forward_sweep(b, &copy.stms)?;
@@ -1156,6 +1404,159 @@ impl Reverse<'_> {
             k += 1;
         }
         Ok(())
+    }
+}
+
+/// Whether a body calls a function anywhere.
+fn has_calls(body: &Body) -> bool {
+    let mut stack = vec![body];
+    while let Some(b) = stack.pop() {
+        for s in &b.stms {
+            if matches!(s.exp, Exp::Apply(..)) {
+                return true;
+            }
+            s.exp.for_each_nested(|n| match n {
+                nabla_ir::Nested::Body(nb) => stack.push(nb),
+                nabla_ir::Nested::Lambda(l) => stack.push(&l.body),
+            });
+        }
+    }
+    false
+}
+
+/// The bodies and lambda bodies nested directly in an expression.
+fn nested_bodies_mut(e: &mut Exp) -> Vec<&mut Body> {
+    match e {
+        Exp::If { then_, else_, .. } => vec![then_, else_],
+        Exp::Loop { form, body, .. } => match form {
+            LoopForm::While { cond } => vec![&mut **cond, body],
+            LoopForm::For { .. } => vec![body],
+        },
+        Exp::Soac(
+            Soac::Map { lam, .. }
+            | Soac::Reduce { lam, .. }
+            | Soac::Scan { lam, .. }
+            | Soac::Hist { lam, .. },
+        )
+        | Exp::Jvp { lam, .. }
+        | Exp::Vjp { lam, .. } => vec![&mut lam.body],
+        Exp::WithAcc { inputs, lam } => {
+            let mut v: Vec<&mut Body> = Vec::new();
+            for i in inputs.iter_mut() {
+                if let nabla_ir::AccOp::Lambda(op, _) = &mut i.op {
+                    v.push(&mut op.body);
+                }
+            }
+            v.push(&mut lam.body);
+            v
+        }
+        _ => vec![],
+    }
+}
+
+/// The callee's body copied into the caller with fresh variables, its
+/// parameters replaced by the arguments (the result atoms are the call's
+/// results).
+fn copy_function_body(
+    b: &mut FunctionBuilder,
+    callee: &nabla_ir::Function,
+    args: &[Atom],
+    span: Span,
+) -> Result<Body, AdError> {
+    let source = nabla_ir::builder::VarTable::of_function(callee);
+    let mut c = CrossCopier {
+        b,
+        source: &source,
+        map: HashMap::new(),
+        failed: None,
+    };
+    for (p, a) in callee.params.iter().zip(args) {
+        c.map.insert(p.var, *a);
+    }
+    let mut body = callee.body.clone();
+    c.body(&mut body);
+    if let Some(m) = c.failed {
+        return error(span, m);
+    }
+    b.vars.record_body(&body);
+    Ok(body)
+}
+
+/// Like [`Copier`], for code from another function (its variables' names
+/// and types come from `source`).
+struct CrossCopier<'a> {
+    b: &'a mut FunctionBuilder,
+    source: &'a nabla_ir::builder::VarTable,
+    map: HashMap<Var, Atom>,
+    failed: Option<String>,
+}
+
+impl Visitor for CrossCopier<'_> {
+    fn atom(&mut self, a: &mut Atom) {
+        if let Atom::Var(v) = a {
+            match self.map.get(v) {
+                Some(x) => *a = *x,
+                None => {
+                    self.failed = Some(format!(
+                        "internal error: free variable #{} in a callee",
+                        v.0
+                    ))
+                }
+            }
+        }
+    }
+    fn var(&mut self, v: &mut Var) {
+        match self.map.get(v) {
+            Some(Atom::Var(x)) => *v = *x,
+            _ => self.failed = Some(format!("internal error: variable #{} in a callee", v.0)),
+        }
+    }
+    fn bind(&mut self, v: &mut Var) {
+        let ty = match self.source.type_of(*v) {
+            Ok(t) => t.clone(),
+            Err(u) => {
+                self.failed = Some(u.to_string());
+                Type::Prim(PrimType::Bool)
+            }
+        };
+        let name = nabla_ir::builder::base_name(self.source.name(*v)).to_string();
+        let x = self.b.vars.fresh(&name, ty);
+        self.map.insert(*v, Atom::Var(x));
+        *v = x;
+    }
+    fn dim(&mut self, d: &mut Dim) {
+        if let Dim::Var(v) = d {
+            *d = match self.map.get(v) {
+                Some(x) => dim_of_atom(*x),
+                None => Dim::Ext,
+            };
+        }
+    }
+    fn body(&mut self, b: &mut Body) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || walk_body_deep(b, self))
+    }
+}
+
+/// Whether a reduction operator is `min` or `max` on one value.
+fn min_or_max(lam: &Lambda) -> Option<BinOp> {
+    let [a, b] = lam.params.as_slice() else {
+        return None;
+    };
+    let [s] = lam.body.stms.as_slice() else {
+        return None;
+    };
+    let [Atom::Var(r)] = lam.body.result.as_slice() else {
+        return None;
+    };
+    match s.exp {
+        Exp::BinOp(op @ (BinOp::Min | BinOp::Max), Atom::Var(x), Atom::Var(y))
+            if s.pat.len() == 1
+                && s.pat[0].var == *r
+                && ((x == a.var && y == b.var) || (x == b.var && y == a.var)) =>
+        {
+            Some(op)
+        }
+        _ => None,
     }
 }
 
