@@ -3,10 +3,12 @@
 //!
 //! For every program `p`, `parse_program(&print_program(&p))` gives `p` back
 //! up to [`eq_modulo_spans`]: spans (the text has none; parsed statements and
-//! functions get `Span::default()`) and the names of variables that occur
+//! functions get `Span::default()`), the names of variables that occur
 //! nowhere in their function (a parsed function's `var_names` has one entry
-//! per index up to the largest one written, with empty names in the gaps).
-//! Printing the parsed program gives the same text again.
+//! per index up to the largest one written, with empty names in the gaps),
+//! and whether a name carries its `_index` suffix (the printer shows `x` and
+//! `x_5` for `Var(5)` alike; the parser stores `x_5`, the elaborator's
+//! convention). Printing the parsed program gives the same text again.
 //!
 //! The parser is a hand-written lexer and recursive descent. It never
 //! panics: every malformed input is a [`ParseError`] with a line and column
@@ -78,7 +80,7 @@
 //! function defined further down.
 
 use crate::print::{
-    binop_text, cmpop_symbol, ternop_name, unop_name, BINOPS, CMPOPS, TERNOPS, UNOPS,
+    base_name, binop_text, cmpop_symbol, ternop_name, unop_name, BINOPS, CMPOPS, TERNOPS, UNOPS,
 };
 use crate::rewrite::{self, Visitor};
 use crate::{
@@ -348,7 +350,7 @@ struct Parser {
     pos: usize,
     /// Current nesting of bodies.
     depth: usize,
-    /// The current function's variable names, by index.
+    /// The current function's variable names (without the `_index`), by index.
     names: Vec<Option<String>>,
     /// Every call, in order: the function name, the `@k` number if written,
     /// and the token where it is. `Exp::Apply` holds the call's index here
@@ -602,7 +604,11 @@ impl Parser {
         let body = self.body()?;
         let var_names = std::mem::take(&mut self.names)
             .into_iter()
-            .map(Option::unwrap_or_default)
+            .enumerate()
+            .map(|(i, n)| match n {
+                Some(n) => format!("{n}_{i}"),
+                None => String::new(),
+            })
             .collect();
         Ok(Function {
             name,
@@ -1390,10 +1396,11 @@ impl Visitor for FixCalls<'_> {
 // ------------------------------------------------------------ equality --
 
 /// Whether two programs are equal up to what the text form does not keep:
-/// spans, and the names of variables that occur nowhere in their function
-/// (so `var_names` may differ in length past the last variable used, and in
-/// the names of unused indices). Float constants compare by their bits, so
-/// a program with a NaN constant equals itself.
+/// spans, the names of variables that occur nowhere in their function (so
+/// `var_names` may differ in length past the last variable used, and in the
+/// names of unused indices), and a trailing `_index` on a variable's name
+/// (`x` and `x_5` both print as `x_5`). Float constants compare by their
+/// bits, so a program with a NaN constant equals itself.
 pub fn eq_modulo_spans(a: &Program, b: &Program) -> bool {
     let (a, ca) = normalise(a);
     let (b, cb) = normalise(b);
@@ -1427,10 +1434,12 @@ fn normalise(p: &Program) -> (Program, Vec<PrimValue>) {
         let used = n.used;
         let keep = used.iter().rposition(|&u| u).map_or(0, |i| i + 1);
         f.var_names.resize(keep, String::new());
-        for (name, u) in f.var_names.iter_mut().zip(&used) {
-            if !u {
-                name.clear();
-            }
+        for (i, (name, u)) in f.var_names.iter_mut().zip(&used).enumerate() {
+            *name = if *u {
+                base_name(name, i as u32).to_string()
+            } else {
+                String::new()
+            };
         }
     }
     (p, consts)
@@ -1795,11 +1804,14 @@ entry "odd name" = helper (params [1], results [1])
         f.params.push(p(4, Type::Prim(PrimType::I32)));
         f.params.push(p(5, Type::Prim(PrimType::I32)));
         let back = round_trip(&prog);
-        assert_eq!(back.functions[0].var_names, prog.functions[0].var_names);
+        assert_eq!(
+            back.functions[0].var_names,
+            vec!["x_0", "_1", "+^_2", "a b\"c_3", "y'_4", "__5"]
+        );
         let text = print_program(&prog);
         assert!(
             text.contains(
-                "(x_0_0: f64, _1: f64, \"+^\"_2: f64, \"a b\\\"c\"_3: i64, y'_4: i32, __5: i32)"
+                "(x_0: f64, _1: f64, \"+^\"_2: f64, \"a b\\\"c\"_3: i64, y'_4: i32, __5: i32)"
             ),
             "{text}"
         );
@@ -1808,7 +1820,7 @@ entry "odd name" = helper (params [1], results [1])
     #[test]
     fn var_names_get_gaps_and_conflicts_are_errors() {
         let prog = parse_program("fun f (x_3: i32): (i32) = {\n  in (x_3)\n}\n").unwrap();
-        assert_eq!(prog.functions[0].var_names, vec!["", "", "", "x"]);
+        assert_eq!(prog.functions[0].var_names, vec!["", "", "", "x_3"]);
         let e = parse_program("fun f (x_3: i32): (i32) = {\n  in (y_3)\n}\n").unwrap_err();
         assert_eq!((e.line, e.column), (2, 7));
         assert!(
