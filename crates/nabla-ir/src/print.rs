@@ -168,26 +168,16 @@ pub(crate) fn is_ident(s: &str) -> bool {
 /// Words with a meaning of their own in the text format: a function spelt
 /// like one of these is printed quoted.
 pub(crate) fn is_reserved(s: &str) -> bool {
+    // The words an expression may start with, and the top-level keywords.
     const WORDS: &[&str] = &[
         "fun",
         "entry",
         "let",
         "in",
         "if",
-        "then",
-        "else",
         "loop",
-        "for",
-        "while",
-        "do",
-        "with",
-        "init",
-        "unique",
         "true",
         "false",
-        "acc",
-        "params",
-        "results",
         "map",
         "reduce",
         "reduce_comm",
@@ -196,9 +186,6 @@ pub(crate) fn is_reserved(s: &str) -> bool {
         "scatter",
         "with_acc",
         "update_acc",
-        "add",
-        "write",
-        "op",
         "jvp",
         "vjp",
         "iota",
