@@ -345,6 +345,10 @@ fn unescape(cs: &[char]) -> Option<(char, usize)> {
 
 type R<T> = Result<T, ParseError>;
 
+/// A function reference as written: the name, the `@k` number if any, and
+/// the token where it is (for errors).
+type FunRef = (String, Option<u32>, usize);
+
 struct Parser {
     toks: Vec<Token>,
     pos: usize,
@@ -355,7 +359,7 @@ struct Parser {
     /// Every call, in order: the function name, the `@k` number if written,
     /// and the token where it is. `Exp::Apply` holds the call's index here
     /// until [`Parser::resolve_calls`] replaces it with the function's.
-    calls: Vec<(String, Option<u32>, usize)>,
+    calls: Vec<FunRef>,
 }
 
 /// A primitive type written as a word.
@@ -548,7 +552,7 @@ impl Parser {
     }
 
     /// A function reference `name` or `name@k`: (name, k, token position).
-    fn fun_ref(&mut self) -> R<(String, Option<u32>, usize)> {
+    fn fun_ref(&mut self) -> R<FunRef> {
         let pos = self.pos;
         let name = self.fun_name()?;
         let at = if self.eat_sym("@") {
@@ -621,7 +625,7 @@ impl Parser {
         })
     }
 
-    fn entry(&mut self) -> R<(EntryPoint, (String, Option<u32>, usize))> {
+    fn entry(&mut self) -> R<(EntryPoint, FunRef)> {
         self.word("entry")?;
         let name = self.fun_name()?;
         self.sym("=")?;

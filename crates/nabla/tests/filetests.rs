@@ -12,8 +12,8 @@
 //!   format;
 //! * `-- test: pass NAME[,NAME…]`, then `-- check: LINE` lines (each must
 //!   be found in a line of the printed result, in order) and/or an
-//!   `-- expect:` block (the whole printed result, the following `--` lines;
-//!   compared with whitespace normalised). `NABLA_BLESS=1` rewrites the
+//!   `-- expect:` block (the whole printed result: the following `--` lines
+//!   up to the next directive; compared with whitespace normalised). `NABLA_BLESS=1` rewrites the
 //!   expect blocks with the actual output.
 //!
 //! A file may hold several `test:` lines; the lines after one belong to it.
@@ -93,6 +93,14 @@ struct Test {
     expect: Option<(String, usize, usize)>,
 }
 
+/// The directive keys.
+const KEYS: [&str; 6] = ["test:", "input:", "output:", "error:", "check:", "expect:"];
+
+/// Whether a comment's text is a directive.
+fn is_directive(c: &str) -> bool {
+    KEYS.iter().any(|k| c.starts_with(k))
+}
+
 /// The text of a comment line (`-- text` → `text`), or `None`.
 fn comment(line: &str) -> Option<&str> {
     let rest = line.trim_start().strip_prefix("--")?;
@@ -137,9 +145,7 @@ fn directives(lines: &[&str]) -> Result<Vec<Test>, String> {
             i += 1;
             continue;
         }
-        let key = ["input:", "output:", "error:", "check:", "expect:"]
-            .into_iter()
-            .find(|k| c.starts_with(k));
+        let key = KEYS[1..].iter().copied().find(|k| c.starts_with(k));
         let Some(key) = key else {
             // An ordinary comment.
             i += 1;
@@ -163,10 +169,11 @@ fn directives(lines: &[&str]) -> Result<Vec<Test>, String> {
             },
             "check:" => test.checks.push(arg),
             _ => {
-                // The block: every following comment line.
+                // The block: the following comment lines, up to a directive
+                // (printed IR has no line that starts like one).
                 let start = i + 1;
                 let mut end = start;
-                while end < lines.len() && comment(lines[end]).is_some() {
+                while end < lines.len() && comment(lines[end]).is_some_and(|c| !is_directive(c)) {
                     end += 1;
                 }
                 let text: Vec<&str> = lines[start..end]
@@ -426,7 +433,10 @@ fn run_file(path: &Path, bless: bool) -> Result<usize, Vec<String>> {
     // (line index to insert or replace at, end, new text) per blessed test.
     let mut edits: Vec<(usize, usize, String)> = Vec::new();
     for t in &tests {
-        let mut b = if bless && matches!(t.kind, Kind::Pass(_)) {
+        // Blessing rewrites an expect block, or adds one to a pass test
+        // that has no expectation at all.
+        let blessable = t.expect.is_some() || t.checks.is_empty();
+        let mut b = if bless && blessable && matches!(t.kind, Kind::Pass(_)) {
             Some((t.line + 1, t.line + 1, String::new()))
         } else {
             None
@@ -539,10 +549,11 @@ fn directive_reader_and_diff() {
         "-- fun f",
         "--",
         "-- }",
+        "-- test: validate",
         "fun f (): () = {",
     ];
     let t = directives(&lines).unwrap();
-    assert_eq!(t.len(), 2);
+    assert_eq!(t.len(), 3);
     assert!(matches!(&t[0].kind, Kind::Interpret(e) if e == "main"));
     assert_eq!(t[0].runs.len(), 1);
     assert_eq!(t[1].checks, vec!["let"]);
