@@ -730,14 +730,21 @@ impl Parser {
         if self.is_word("acc") {
             self.next();
             self.sym("(")?;
-            let t = self.ty()?;
+            if self.is_word("acc") {
+                return self.err("an accumulator of an accumulator");
+            }
+            let t = self.array_ty()?;
             self.sym(")")?;
-            return match t {
-                Type::Prim(p) => Ok(Type::Acc(p, vec![])),
-                Type::Array(p, ds) => Ok(Type::Acc(p, ds)),
-                Type::Acc(..) => self.err("an accumulator of an accumulator"),
-            };
+            return Ok(match t {
+                Type::Prim(p) | Type::Acc(p, _) => Type::Acc(p, vec![]),
+                Type::Array(p, ds) => Type::Acc(p, ds),
+            });
         }
+        self.array_ty()
+    }
+
+    /// A scalar or array type (no `acc`).
+    fn array_ty(&mut self) -> R<Type> {
         let mut dims = Vec::new();
         while self.eat_sym("[") {
             let d = if self.eat_sym("?") {
@@ -1949,6 +1956,16 @@ entry "odd name" = helper (params [1], results [1])
             assert_eq!((e.line, e.column), *pos, "{text}: {e}");
             assert!(e.message.contains(msg), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn nested_accumulator_types_are_an_error_not_a_crash() {
+        let text = format!(
+            "fun f (x_0: {}f64): () = {{ in () }}",
+            "acc(".repeat(100_000)
+        );
+        let e = parse_program(&text).unwrap_err();
+        assert!(e.message.contains("accumulator of an accumulator"), "{e}");
     }
 
     #[test]
