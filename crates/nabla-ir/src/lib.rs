@@ -21,12 +21,14 @@ pub use nabla_syntax::Span;
 
 pub mod builder;
 pub mod derivatives;
+pub mod parse;
 mod print;
 pub mod rewrite;
 #[cfg(test)]
 mod test_util;
 mod validate;
 pub mod visit;
+pub use parse::{eq_modulo_spans, parse_program, ParseError};
 pub use print::print_program;
 pub use validate::{validate_program, ValidationError};
 pub use visit::{free_vars_body, free_vars_lambda, free_vars_stm, Nested, Use};

@@ -1,7 +1,8 @@
 //! Text printer for the core IR (`nabla dump-ir`).
 //!
-//! The output is stable (it depends only on the program) and meant for
-//! people and golden tests, not to be parsed back. Shape:
+//! The output is stable (it depends only on the program), meant for people
+//! and golden tests, and read back by [`crate::parse_program`] (the grammar
+//! is in the `parse` module's docs). Shape:
 //!
 //! ```text
 //! fun scale (x_0: f64, xs_1: [n_2]f64): ([n_2]f64) = {
@@ -16,15 +17,20 @@
 //! ```
 //!
 //! Variables print as `name_index` (the index is the `Var` number, so names
-//! are unique even where the source reused a name). Constants print as
-//! Futhark literals with their type suffix (`2i32`, `2.5f64`, `true`,
-//! `f64.nan`).
+//! are unique even where the source reused a name; a name that already ends
+//! in `_index` is not suffixed twice); a name that is not an identifier is
+//! quoted (`"+^"_3`), an empty one prints as `_3`. Constants
+//! print as Futhark literals with their type suffix (`2i32`, `2.5f64`,
+//! `true`, `f64.nan`), floats with the shortest digits that read back to the
+//! same bits. Function names that are not identifiers, or that are spelt
+//! like a built-in (`map`, `sqrt`, `f64`, …), are quoted; a call to a
+//! function whose name several functions share adds its number (`f@3`).
 
 use crate::{
     AccOp, Atom, Body, Dim, DimIndex, Exp, FunId, Function, Lambda, LoopForm, Param, Program, Soac,
     Type,
 };
-use nabla_prim::{BinOp, CmpOp, ConvOp, PrimValue, TernOp, UnOp};
+use nabla_prim::{BinOp, CmpOp, ConvOp, PrimType, PrimValue, TernOp, UnOp};
 use std::fmt::Write as _;
 
 /// Prints a program in a stable, readable text form: every function, then
@@ -46,11 +52,15 @@ pub fn print_program(prog: &Program) -> String {
         out.push('\n');
     }
     for e in &prog.entries {
+        let name = if is_ident(&e.name) {
+            e.name.clone()
+        } else {
+            print_string(&e.name)
+        };
         let _ = writeln!(
             out,
-            "entry {} = {} (params {:?}, results {:?})",
-            e.name,
-            fun_name(prog, e.fun),
+            "entry {name} = {} (params {:?}, results {:?})",
+            fun_ref(prog, e.fun),
             e.param_arity,
             e.result_arity
         );
@@ -59,10 +69,22 @@ pub fn print_program(prog: &Program) -> String {
 }
 
 /// Prints one primitive constant as a Futhark literal with its type suffix.
+///
+/// Floats print with the shortest digits that read back to the same value
+/// (`-0.0f64` keeps its sign); infinities as `f64.inf`/`-f64.inf`; the
+/// canonical quiet NaN as `f64.nan` (`-f64.nan` with the sign bit set) and
+/// any other NaN with its bits, `f64.nan(0x7ff0000000000001)`.
 pub fn print_prim_value(v: &PrimValue) -> String {
-    fn float(x: f64, t: &str) -> String {
+    /// `x` is the value widened to `f64` (exact for every narrower float).
+    fn float(x: f64, bits: u64, canonical_nan: u64, sign: u64, t: &str) -> String {
         if x.is_nan() {
-            format!("{t}.nan")
+            if bits == canonical_nan {
+                format!("{t}.nan")
+            } else if bits == canonical_nan | sign {
+                format!("-{t}.nan")
+            } else {
+                format!("{t}.nan(0x{bits:x})")
+            }
         } else if x.is_infinite() {
             if x > 0.0 {
                 format!("{t}.inf")
@@ -82,66 +104,249 @@ pub fn print_prim_value(v: &PrimValue) -> String {
         PrimValue::U16(x) => format!("{x}u16"),
         PrimValue::U32(x) => format!("{x}u32"),
         PrimValue::U64(x) => format!("{x}u64"),
-        PrimValue::F16(x) => float(f64::from(x.to_f32()), "f16"),
+        PrimValue::F16(x) => float(
+            f64::from(x.to_f32()),
+            u64::from(x.to_bits()),
+            u64::from(nabla_prim::f16::NAN.to_bits()),
+            0x8000,
+            "f16",
+        ),
         PrimValue::F32(x) => {
             // Print the shortest f32 digits, not the widened f64's.
             if x.is_finite() {
                 format!("{x:?}f32")
             } else {
-                float(f64::from(x), "f32")
+                float(
+                    f64::from(x),
+                    u64::from(x.to_bits()),
+                    u64::from(f32::NAN.to_bits()),
+                    0x8000_0000,
+                    "f32",
+                )
             }
         }
-        PrimValue::F64(x) => float(x, "f64"),
+        PrimValue::F64(x) => float(
+            x,
+            x.to_bits(),
+            f64::NAN.to_bits(),
+            0x8000_0000_0000_0000,
+            "f64",
+        ),
         PrimValue::Bool(b) => b.to_string(),
     }
 }
 
-fn fun_name(prog: &Program, id: FunId) -> String {
-    match prog.functions.get(id.0 as usize) {
-        Some(f) => f.name.clone(),
-        None => format!("<bad function #{}>", id.0),
-    }
-}
-
-/// The operator symbol of an infix binary operator, or `None` for those
-/// printed as function calls.
-fn binop_symbol(op: BinOp) -> Option<&'static str> {
-    Some(match op {
-        BinOp::Add => "+",
-        BinOp::Sub => "-",
-        BinOp::Mul => "*",
-        BinOp::Div => "/",
-        BinOp::Mod => "%",
-        BinOp::IntDiv => "//",
-        BinOp::IntMod => "%%",
-        BinOp::Pow => "**",
-        BinOp::BitAnd => "&",
-        BinOp::BitOr => "|",
-        BinOp::BitXor => "^",
-        BinOp::Shl => "<<",
-        BinOp::Shr => ">>",
-        BinOp::LShr => ">>>",
-        BinOp::LogAnd => "&&",
-        BinOp::LogOr => "||",
-        BinOp::Quot | BinOp::Rem | BinOp::Min | BinOp::Max | BinOp::Atan2 | BinOp::Hypot => {
-            return None
+/// Prints a string literal: `"` … `"` with `\\`, `\"`, `\n`, `\t`, `\r` and
+/// `\u{HEX}` (for every other control character) escaped.
+pub(crate) fn print_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            c if c.is_control() => {
+                let _ = write!(out, "\\u{{{:x}}}", c as u32);
+            }
+            c => out.push(c),
         }
-    })
+    }
+    out.push('"');
+    out
 }
 
-fn binop_name(op: BinOp) -> &'static str {
-    match op {
-        BinOp::Quot => "quot",
-        BinOp::Rem => "rem",
-        BinOp::Min => "min",
-        BinOp::Max => "max",
-        BinOp::Atan2 => "atan2",
-        BinOp::Hypot => "hypot",
-        _ => "binop",
+/// Whether `s` reads back as one identifier token: `[A-Za-z_][A-Za-z0-9_']*`.
+pub(crate) fn is_ident(s: &str) -> bool {
+    let mut cs = s.chars();
+    matches!(cs.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && cs.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '\'')
+}
+
+/// Words with a meaning of their own in the text format: a function spelt
+/// like one of these is printed quoted.
+pub(crate) fn is_reserved(s: &str) -> bool {
+    // The words an expression may start with, and the top-level keywords.
+    const WORDS: &[&str] = &[
+        "fun",
+        "entry",
+        "let",
+        "in",
+        "if",
+        "loop",
+        "true",
+        "false",
+        "map",
+        "reduce",
+        "reduce_comm",
+        "scan",
+        "hist",
+        "scatter",
+        "with_acc",
+        "update_acc",
+        "jvp",
+        "vjp",
+        "iota",
+        "replicate",
+        "copy",
+        "size",
+        "reshape",
+        "rearrange",
+        "concat",
+        "rotate",
+        "reverse",
+        "assert_eq_sizes",
+        "assert",
+        "bitcast",
+    ];
+    WORDS.contains(&s)
+        || PrimType::from_name(s).is_some()
+        || UNOPS.iter().any(|&o| unop_name(o) == s)
+        || BINOPS.iter().any(|&o| binop_text(o) == (false, s))
+        || TERNOPS.iter().any(|&o| ternop_name(o) == s)
+}
+
+/// A function name as written in a `fun` header: bare when it is an
+/// identifier that is not reserved, quoted otherwise.
+pub(crate) fn print_fun_name(name: &str) -> String {
+    if is_ident(name) && !is_reserved(name) {
+        name.to_string()
+    } else {
+        print_string(name)
     }
 }
 
-fn cmpop_symbol(op: CmpOp) -> &'static str {
+/// A reference to function `id` (a call or an entry point): its name, with
+/// `@id` added when several functions share the name (or `id` is not a
+/// function of the program).
+fn fun_ref(prog: &Program, id: FunId) -> String {
+    match prog.functions.get(id.0 as usize) {
+        Some(f) => {
+            let shared = prog.functions.iter().filter(|g| g.name == f.name).count() > 1;
+            if shared {
+                format!("{}@{}", print_fun_name(&f.name), id.0)
+            } else {
+                print_fun_name(&f.name)
+            }
+        }
+        None => format!("\"\"@{}", id.0),
+    }
+}
+
+/// Every binary operator, for the parser's reverse lookup.
+pub(crate) const BINOPS: [BinOp; 22] = [
+    BinOp::Add,
+    BinOp::Sub,
+    BinOp::Mul,
+    BinOp::Div,
+    BinOp::Mod,
+    BinOp::IntDiv,
+    BinOp::IntMod,
+    BinOp::Quot,
+    BinOp::Rem,
+    BinOp::Pow,
+    BinOp::BitAnd,
+    BinOp::BitOr,
+    BinOp::BitXor,
+    BinOp::Shl,
+    BinOp::Shr,
+    BinOp::LShr,
+    BinOp::LogAnd,
+    BinOp::LogOr,
+    BinOp::Min,
+    BinOp::Max,
+    BinOp::Atan2,
+    BinOp::Hypot,
+];
+
+/// Every comparison operator.
+pub(crate) const CMPOPS: [CmpOp; 6] = [
+    CmpOp::Eq,
+    CmpOp::Neq,
+    CmpOp::Lt,
+    CmpOp::Le,
+    CmpOp::Gt,
+    CmpOp::Ge,
+];
+
+/// Every unary operator.
+pub(crate) const UNOPS: [UnOp; 38] = [
+    UnOp::Neg,
+    UnOp::Not,
+    UnOp::Abs,
+    UnOp::Sgn,
+    UnOp::Sqrt,
+    UnOp::Cbrt,
+    UnOp::Exp,
+    UnOp::Exp2,
+    UnOp::Expm1,
+    UnOp::Log,
+    UnOp::Log2,
+    UnOp::Log10,
+    UnOp::Log1p,
+    UnOp::Sin,
+    UnOp::Cos,
+    UnOp::Tan,
+    UnOp::Asin,
+    UnOp::Acos,
+    UnOp::Atan,
+    UnOp::Sinh,
+    UnOp::Cosh,
+    UnOp::Tanh,
+    UnOp::Asinh,
+    UnOp::Acosh,
+    UnOp::Atanh,
+    UnOp::Lgamma,
+    UnOp::Gamma,
+    UnOp::Erf,
+    UnOp::Erfc,
+    UnOp::Floor,
+    UnOp::Ceil,
+    UnOp::Round,
+    UnOp::Trunc,
+    UnOp::IsNan,
+    UnOp::IsInf,
+    UnOp::Clz,
+    UnOp::Ctz,
+    UnOp::Popc,
+];
+
+/// Every ternary operator.
+pub(crate) const TERNOPS: [TernOp; 3] = [TernOp::Fma, TernOp::Mad, TernOp::Lerp];
+
+/// How a binary operator prints: `(true, symbol)` for an infix operator
+/// (`a + b`), `(false, name)` for one written as a call (`min(a, b)`).
+pub(crate) fn binop_text(op: BinOp) -> (bool, &'static str) {
+    match op {
+        BinOp::Add => (true, "+"),
+        BinOp::Sub => (true, "-"),
+        BinOp::Mul => (true, "*"),
+        BinOp::Div => (true, "/"),
+        BinOp::Mod => (true, "%"),
+        BinOp::IntDiv => (true, "//"),
+        BinOp::IntMod => (true, "%%"),
+        BinOp::Pow => (true, "**"),
+        BinOp::BitAnd => (true, "&"),
+        BinOp::BitOr => (true, "|"),
+        BinOp::BitXor => (true, "^"),
+        BinOp::Shl => (true, "<<"),
+        BinOp::Shr => (true, ">>"),
+        BinOp::LShr => (true, ">>>"),
+        BinOp::LogAnd => (true, "&&"),
+        BinOp::LogOr => (true, "||"),
+        BinOp::Quot => (false, "quot"),
+        BinOp::Rem => (false, "rem"),
+        BinOp::Min => (false, "min"),
+        BinOp::Max => (false, "max"),
+        BinOp::Atan2 => (false, "atan2"),
+        BinOp::Hypot => (false, "hypot"),
+    }
+}
+
+/// The infix symbol of a comparison.
+pub(crate) fn cmpop_symbol(op: CmpOp) -> &'static str {
     match op {
         CmpOp::Eq => "==",
         CmpOp::Neq => "!=",
@@ -152,22 +357,78 @@ fn cmpop_symbol(op: CmpOp) -> &'static str {
     }
 }
 
-fn unop_name(op: UnOp) -> String {
+/// The name a unary operator prints as (`sqrt(x)`; `!(x)` for `Not`).
+pub(crate) fn unop_name(op: UnOp) -> &'static str {
     match op {
-        UnOp::Neg => "neg".into(),
-        UnOp::Not => "!".into(),
-        UnOp::IsNan => "isnan".into(),
-        UnOp::IsInf => "isinf".into(),
-        // The remaining names are the Debug names lower-cased (`Sqrt` → `sqrt`).
-        other => format!("{other:?}").to_lowercase(),
+        UnOp::Neg => "neg",
+        UnOp::Not => "!",
+        UnOp::Abs => "abs",
+        UnOp::Sgn => "sgn",
+        UnOp::Sqrt => "sqrt",
+        UnOp::Cbrt => "cbrt",
+        UnOp::Exp => "exp",
+        UnOp::Exp2 => "exp2",
+        UnOp::Expm1 => "expm1",
+        UnOp::Log => "log",
+        UnOp::Log2 => "log2",
+        UnOp::Log10 => "log10",
+        UnOp::Log1p => "log1p",
+        UnOp::Sin => "sin",
+        UnOp::Cos => "cos",
+        UnOp::Tan => "tan",
+        UnOp::Asin => "asin",
+        UnOp::Acos => "acos",
+        UnOp::Atan => "atan",
+        UnOp::Sinh => "sinh",
+        UnOp::Cosh => "cosh",
+        UnOp::Tanh => "tanh",
+        UnOp::Asinh => "asinh",
+        UnOp::Acosh => "acosh",
+        UnOp::Atanh => "atanh",
+        UnOp::Lgamma => "lgamma",
+        UnOp::Gamma => "gamma",
+        UnOp::Erf => "erf",
+        UnOp::Erfc => "erfc",
+        UnOp::Floor => "floor",
+        UnOp::Ceil => "ceil",
+        UnOp::Round => "round",
+        UnOp::Trunc => "trunc",
+        UnOp::IsNan => "isnan",
+        UnOp::IsInf => "isinf",
+        UnOp::Clz => "clz",
+        UnOp::Ctz => "ctz",
+        UnOp::Popc => "popc",
     }
 }
 
-fn ternop_name(op: TernOp) -> &'static str {
+/// The name a ternary operator prints as.
+pub(crate) fn ternop_name(op: TernOp) -> &'static str {
     match op {
         TernOp::Fma => "fma",
         TernOp::Mad => "mad",
         TernOp::Lerp => "lerp",
+    }
+}
+
+/// The part of variable `index`'s name that is printed before `_index`:
+/// the name without a trailing `_index` when it has one (the elaborator
+/// names variables `x_5`; the optimiser gives the variables it makes bare
+/// names like `x`; both print as `x_5`).
+pub(crate) fn base_name(name: &str, index: u32) -> &str {
+    name.strip_suffix(&index.to_string())
+        .and_then(|p| p.strip_suffix('_'))
+        .unwrap_or(name)
+}
+
+/// A variable as printed: `base_index` (see [`base_name`]), the base quoted
+/// when it is not an identifier (`"+^"_3`), `_index` when it is empty.
+/// Variables beyond `var_names` print as if their name were empty.
+pub(crate) fn print_var(names: &[String], v: crate::Var) -> String {
+    let base = names.get(v.0 as usize).map_or("", |n| base_name(n, v.0));
+    if base.is_empty() || is_ident(base) {
+        format!("{base}_{}", v.0)
+    } else {
+        format!("{}_{}", print_string(base), v.0)
     }
 }
 
@@ -179,18 +440,7 @@ struct Printer<'a> {
 
 impl Printer<'_> {
     fn var(&self, v: crate::Var) -> String {
-        match self.fun.var_names.get(v.0 as usize) {
-            // A name that already ends in `_index` is printed as is.
-            Some(n)
-                if n.strip_suffix(&v.0.to_string())
-                    .is_some_and(|p| p.ends_with('_')) =>
-            {
-                n.clone()
-            }
-            Some(n) if !n.is_empty() => format!("{n}_{}", v.0),
-            Some(_) => format!("v_{}", v.0),
-            None => format!("?v_{}", v.0),
-        }
+        print_var(&self.fun.var_names, v)
     }
 
     fn atom(&self, a: &Atom) -> String {
@@ -205,6 +455,16 @@ impl Printer<'_> {
             .map(|a| self.atom(a))
             .collect::<Vec<_>>()
             .join(", ")
+    }
+
+    /// `, a, b` (empty for no items): the items that end an argument list.
+    fn list_tail(&self, items: impl Iterator<Item = String>) -> String {
+        items.map(|s| format!(", {s}")).collect()
+    }
+
+    /// `a, b, ` (empty for no items): the items that start an argument list.
+    fn list_head(&self, items: impl Iterator<Item = String>) -> String {
+        items.map(|s| format!("{s}, ")).collect()
     }
 
     fn vars(&self, xs: &[crate::Var]) -> String {
@@ -264,12 +524,15 @@ impl Printer<'_> {
 
     fn function(&mut self) {
         let f = self.fun;
+        // With one flag per result, the flags are `*`s on the result types;
+        // otherwise (an invalid function) they are listed after the results.
+        let flags_match = f.unique_ret.len() == f.ret.len();
         let ret = f
             .ret
             .iter()
             .enumerate()
             .map(|(i, t)| {
-                let star = if f.unique_ret.get(i).copied().unwrap_or(false) {
+                let star = if flags_match && f.unique_ret[i] {
                     "*"
                 } else {
                     ""
@@ -278,7 +541,17 @@ impl Printer<'_> {
             })
             .collect::<Vec<_>>()
             .join(", ");
-        let head = format!("fun {} ({}): ({ret}) = ", f.name, self.params(&f.params));
+        let flags = if flags_match {
+            String::new()
+        } else {
+            let fs: Vec<String> = f.unique_ret.iter().map(|b| b.to_string()).collect();
+            format!(" unique({})", fs.join(", "))
+        };
+        let head = format!(
+            "fun {} ({}): ({ret}){flags} = ",
+            print_fun_name(&f.name),
+            self.params(&f.params)
+        );
         self.out.push_str(&head);
         self.body(&f.body, 0);
         self.out.push('\n');
@@ -287,6 +560,10 @@ impl Printer<'_> {
     /// Prints `{ stms… in (result) }`; the opening brace continues the
     /// current line, the closing one is indented at `depth`.
     fn body(&mut self, b: &Body, depth: usize) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.body_inner(b, depth))
+    }
+
+    fn body_inner(&mut self, b: &Body, depth: usize) {
         self.out.push_str("{\n");
         for stm in &b.stms {
             self.indent(depth + 1);
@@ -348,9 +625,9 @@ impl Printer<'_> {
                 self.push(s);
             }
             Exp::BinOp(op, a, b) => {
-                let s = match binop_symbol(*op) {
-                    Some(sym) => format!("{} {sym} {}", self.atom(a), self.atom(b)),
-                    None => format!("{}({}, {})", binop_name(*op), self.atom(a), self.atom(b)),
+                let s = match binop_text(*op) {
+                    (true, sym) => format!("{} {sym} {}", self.atom(a), self.atom(b)),
+                    (false, name) => format!("{name}({}, {})", self.atom(a), self.atom(b)),
                 };
                 self.push(s);
             }
@@ -381,7 +658,7 @@ impl Printer<'_> {
                 self.push(s);
             }
             Exp::Apply(f, args) => {
-                let s = format!("{}({})", fun_name(self.prog, *f), self.atoms(args));
+                let s = format!("{}({})", fun_ref(self.prog, *f), self.atoms(args));
                 self.push(s);
             }
             Exp::If { cond, then_, else_ } => {
@@ -397,19 +674,23 @@ impl Printer<'_> {
                 form,
                 body,
             } => {
-                let ps = params
-                    .iter()
-                    .enumerate()
-                    .map(|(i, p)| {
-                        let init = init
-                            .get(i)
-                            .map(|a| self.atom(a))
-                            .unwrap_or_else(|| "?".into());
-                        format!("{} = {init}", self.param(p))
-                    })
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                self.push(format!("loop ({ps}) "));
+                if params.len() == init.len() {
+                    let ps = params
+                        .iter()
+                        .zip(init)
+                        .map(|(p, a)| format!("{} = {}", self.param(p), self.atom(a)))
+                        .collect::<Vec<_>>()
+                        .join(", ");
+                    self.push(format!("loop ({ps}) "));
+                } else {
+                    // An invalid loop: parameters and initial values apart.
+                    let s = format!(
+                        "loop ({}) init ({}) ",
+                        self.params(params),
+                        self.atoms(init)
+                    );
+                    self.push(s);
+                }
                 match form {
                     LoopForm::For { i, bound } => {
                         let s = format!("for {} < {} do ", self.var(*i), self.atom(bound));
@@ -483,11 +764,15 @@ impl Printer<'_> {
                 self.push(s);
             }
             Exp::AssertEqSizes(xs, msg) => {
-                let s = format!("assert_eq_sizes({}, {msg:?})", self.atoms(xs));
+                let s = format!(
+                    "assert_eq_sizes({}{})",
+                    self.list_head(xs.iter().map(|a| self.atom(a))),
+                    print_string(msg)
+                );
                 self.push(s);
             }
             Exp::Assert(c, msg) => {
-                let s = format!("assert({}, {msg:?})", self.atom(c));
+                let s = format!("assert({}, {})", self.atom(c), print_string(msg));
                 self.push(s);
             }
             Exp::WithAcc { inputs, lam } => {
@@ -554,7 +839,10 @@ impl Printer<'_> {
             Soac::Map { w, lam, arrs } => {
                 self.push(format!("map({}, ", self.atom(w)));
                 self.lambda(lam, depth);
-                self.push(format!(", {})", self.vars(arrs)));
+                self.push(format!(
+                    "{})",
+                    self.list_tail(arrs.iter().map(|v| self.var(*v)))
+                ));
             }
             Soac::Reduce {
                 w,
@@ -570,7 +858,12 @@ impl Printer<'_> {
                 };
                 self.push(format!("{name}({}, ", self.atom(w)));
                 self.lambda(lam, depth);
-                self.push(format!(", ({}), {})", self.atoms(neutral), self.vars(arrs)));
+                let s = format!(
+                    ", ({}){})",
+                    self.atoms(neutral),
+                    self.list_tail(arrs.iter().map(|v| self.var(*v)))
+                );
+                self.push(s);
             }
             Soac::Scan {
                 w,
@@ -580,7 +873,12 @@ impl Printer<'_> {
             } => {
                 self.push(format!("scan({}, ", self.atom(w)));
                 self.lambda(lam, depth);
-                self.push(format!(", ({}), {})", self.atoms(neutral), self.vars(arrs)));
+                let s = format!(
+                    ", ({}){})",
+                    self.atoms(neutral),
+                    self.list_tail(arrs.iter().map(|v| self.var(*v)))
+                );
+                self.push(s);
             }
             Soac::Hist {
                 w,
@@ -592,12 +890,13 @@ impl Printer<'_> {
             } => {
                 self.push(format!("hist({}, ({}), ", self.atom(w), self.vars(dest)));
                 self.lambda(lam, depth);
-                self.push(format!(
-                    ", ({}), {}, {})",
+                let s = format!(
+                    ", ({}), {}{})",
                     self.atoms(neutral),
                     self.var(*indices),
-                    self.vars(values)
-                ));
+                    self.list_tail(values.iter().map(|v| self.var(*v)))
+                );
+                self.push(s);
             }
             Soac::Scatter {
                 w,
@@ -821,8 +1120,8 @@ entry main = scale (params [1, 1, 1], results [1, 1])
             text.contains("let () = assert_eq_sizes(n_1, 3i64, \"zip\")"),
             "{text}"
         );
-        assert!(text.contains("let v_3: i32 = i32.i64(n_1)"), "{text}");
-        assert!(text.contains("let ?v_4: i64 = max(n_1, n_1)"), "{text}");
+        assert!(text.contains("let _3: i32 = i32.i64(n_1)"), "{text}");
+        assert!(text.contains("let _4: i64 = max(n_1, n_1)"), "{text}");
         assert!(text.contains("= g(a_0, n_1)"), "{text}");
     }
 
