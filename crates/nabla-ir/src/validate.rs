@@ -332,7 +332,7 @@ impl Cx<'_> {
     fn fits(&self, expected: &Type, actual: &Type) -> bool {
         match (expected, actual) {
             (Type::Prim(a), Type::Prim(b)) => a == b,
-            (Type::Array(a, da), Type::Array(b, db)) => {
+            (Type::Array(a, da), Type::Array(b, db)) | (Type::Acc(a, da), Type::Acc(b, db)) => {
                 a == b
                     && da.len() == db.len()
                     && da.iter().zip(db).all(|(x, y)| self.dims_fit(x, y))
@@ -341,9 +341,14 @@ impl Cx<'_> {
         }
     }
 
-    /// Element type and rank agree (for types from different scopes).
+    /// Element type and rank agree, and both or neither are accumulators
+    /// (of the same number of dimensions): for types from different scopes.
     fn same_shape_kind(expected: &Type, actual: &Type) -> bool {
-        expected.elem() == actual.elem() && expected.rank() == actual.rank()
+        match (expected, actual) {
+            (Type::Acc(a, da), Type::Acc(b, db)) => a == b && da.len() == db.len(),
+            (Type::Acc(..), _) | (_, Type::Acc(..)) => false,
+            _ => expected.elem() == actual.elem() && expected.rank() == actual.rank(),
+        }
     }
 
     fn expect_types(&mut self, what: &str, expected: &[Type], actual: &[Type]) -> Check<()> {
