@@ -14,6 +14,7 @@
 //!
 //! Size checks can be turned off with [`ValidateOptions`].
 
+use crate::analysis::{Analysis, FunctionAnalysis};
 use crate::{
     AccOp, Atom, Body, Dim, DimIndex, Exp, Function, Lambda, LoopForm, Param, PrimType, Program,
     Soac, Span, Type, Var,
@@ -60,9 +61,15 @@ impl Default for ValidateOptions {
 /// function references, entry points (their function exists and the
 /// parameter/result arities add up), and statically known sizes.
 ///
+/// Then, on each function that passed those checks, consumption, aliasing
+/// and accumulator linearity (see the `analysis` module: Futhark's
+/// uniqueness rules, and seed 003 §5.4 for accumulators).
+///
 /// Returns every problem found (several per function at most once per
-/// statement), or `Ok(())`.
-pub fn validate_program(prog: &Program) -> Result<(), Vec<ValidationError>> {
+/// statement), or, for a valid program, the [`Analysis`] of every function:
+/// the type of each variable, its number of uses, the variables consumed,
+/// and what each array variable may alias.
+pub fn validate_program(prog: &Program) -> Result<Analysis, Vec<ValidationError>> {
     validate_program_with(prog, ValidateOptions::default())
 }
 
@@ -70,9 +77,11 @@ pub fn validate_program(prog: &Program) -> Result<(), Vec<ValidationError>> {
 pub fn validate_program_with(
     prog: &Program,
     opts: ValidateOptions,
-) -> Result<(), Vec<ValidationError>> {
+) -> Result<Analysis, Vec<ValidationError>> {
     let mut errors = Vec::new();
-    for f in &prog.functions {
+    let mut analysis = Analysis::default();
+    for (fi, f) in prog.functions.iter().enumerate() {
+        let before = errors.len();
         let mut cx = Cx {
             prog,
             fun: f,
@@ -83,6 +92,12 @@ pub fn validate_program_with(
             span: None,
         };
         cx.function();
+        let fa = if errors.len() == before {
+            crate::analysis::check_function(prog, fi, &mut errors)
+        } else {
+            FunctionAnalysis::default()
+        };
+        analysis.functions.push(fa);
     }
     for e in &prog.entries {
         let err = |m: String| ValidationError {
@@ -119,7 +134,7 @@ pub fn validate_program_with(
         }
     }
     if errors.is_empty() {
-        Ok(())
+        Ok(analysis)
     } else {
         Err(errors)
     }
@@ -1256,7 +1271,7 @@ mod tests {
 
     fn errors(p: &Program) -> String {
         match validate_program(p) {
-            Ok(()) => String::new(),
+            Ok(_) => String::new(),
             Err(es) => es
                 .iter()
                 .map(|e| e.to_string())

@@ -128,7 +128,7 @@ fn message(prog: &Program, args: &[Value]) -> String {
 /// Validation errors, size-only ones left out when `sizes` is false.
 fn invalid(prog: &Program, sizes: bool) -> Vec<String> {
     match validate_program(prog) {
-        Ok(()) => vec![],
+        Ok(_) => vec![],
         Err(es) => es
             .into_iter()
             .filter(|e| sizes || !e.size_error)
