@@ -973,7 +973,7 @@ impl Uq<'_> {
         let mut r: Vec<Vec<Var>> = (0..params.len())
             .map(|k| {
                 let mut a = res.get(k).cloned().unwrap_or_default();
-                union(&mut a, &p_al[k]);
+                union(&mut a, p_al.get(k).map_or(&[][..], |x| x.as_slice()));
                 a
             })
             .collect();
@@ -1058,5 +1058,654 @@ impl Uq<'_> {
                 self.bind_pat(pat, Vec::new());
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::test_util::{p, stm, v};
+    use crate::*;
+
+    const F64: Type = Type::Prim(PrimType::F64);
+    const I64: Type = Type::Prim(PrimType::I64);
+    const BOOL: Type = Type::Prim(PrimType::Bool);
+    fn arr() -> Type {
+        Type::Array(PrimType::F64, vec![Dim::Ext])
+    }
+    fn acc() -> Type {
+        Type::Acc(PrimType::F64, vec![Dim::Ext])
+    }
+    fn c64(x: f64) -> Atom {
+        Atom::Const(PrimValue::F64(x))
+    }
+    fn ci(x: i64) -> Atom {
+        Atom::Const(PrimValue::I64(x))
+    }
+    fn up(var: u32, ty: Type) -> Param {
+        Param {
+            unique: true,
+            ..p(var, ty)
+        }
+    }
+    /// `dst = src with [i] = x`
+    fn upd(dst: u32, src: u32, i: i64, x: f64) -> Stm {
+        stm(
+            vec![p(dst, arr())],
+            Exp::Update(Var(src), vec![DimIndex::Fix(ci(i))], c64(x)),
+        )
+    }
+    /// `dst = src[i]` (a scalar)
+    fn idx(dst: u32, src: u32, i: i64) -> Stm {
+        stm(
+            vec![p(dst, F64)],
+            Exp::Index(Var(src), vec![DimIndex::Fix(ci(i))]),
+        )
+    }
+    /// `dst = update_acc a [i] x`
+    fn upd_acc(dst: u32, a: u32, i: Atom, x: f64) -> Stm {
+        stm(
+            vec![p(dst, acc())],
+            Exp::UpdateAcc {
+                acc: Var(a),
+                indices: vec![i],
+                value: c64(x),
+            },
+        )
+    }
+    fn function(name: &str, params: Vec<Param>, ret: Vec<Type>, b: Body, n: usize) -> Function {
+        Function {
+            name: name.into(),
+            params,
+            unique_ret: vec![false; ret.len()],
+            ret,
+            body: b,
+            var_names: (0..n).map(|i| format!("x{i}")).collect(),
+            span: Span::default(),
+        }
+    }
+    fn program(fs: Vec<Function>) -> Program {
+        let entries = vec![EntryPoint {
+            name: "main".into(),
+            fun: FunId(0),
+            param_arity: vec![1; fs[0].params.len()],
+            result_arity: vec![1; fs[0].ret.len()],
+        }];
+        Program {
+            functions: fs,
+            entries,
+        }
+    }
+    fn one(params: Vec<Param>, ret: Vec<Type>, stms: Vec<Stm>, result: Vec<Atom>) -> Program {
+        program(vec![function(
+            "main",
+            params,
+            ret,
+            Body { stms, result },
+            40,
+        )])
+    }
+    fn errors(pr: &Program) -> String {
+        match validate_program(pr) {
+            Ok(_) => String::new(),
+            Err(es) => es
+                .iter()
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        }
+    }
+    fn rejects(pr: &Program, what: &str) {
+        let e = errors(pr);
+        assert!(e.contains(what), "expected `{what}`, got: {e:?}");
+    }
+    fn accepts(pr: &Program) {
+        assert_eq!(errors(pr), "");
+    }
+
+    /// `with_acc [x0 add] (\x1 -> body)` binding `x2` (and the extra results).
+    fn with_acc(body: Body, extra: Vec<Param>) -> Stm {
+        let mut ret = vec![acc()];
+        ret.extend(extra.iter().map(|p| p.ty.clone()));
+        let mut pat = vec![p(2, arr())];
+        pat.extend(extra);
+        stm(
+            pat,
+            Exp::WithAcc {
+                inputs: vec![AccInput {
+                    array: Var(0),
+                    op: AccOp::Add,
+                }],
+                lam: Lambda {
+                    params: vec![p(1, acc())],
+                    body,
+                    ret,
+                },
+            },
+        )
+    }
+
+    #[test]
+    fn use_after_update() {
+        let pr = one(
+            vec![up(0, arr())],
+            vec![F64],
+            vec![upd(1, 0, 0, 1.0), idx(2, 0, 1)],
+            vec![v(2)],
+        );
+        rejects(&pr, "variable x0_0 is used after it was consumed");
+    }
+
+    #[test]
+    fn update_then_use_the_result() {
+        let pr = one(
+            vec![up(0, arr())],
+            vec![F64, arr()],
+            vec![upd(1, 0, 0, 1.0), idx(2, 1, 1)],
+            vec![v(2), v(1)],
+        );
+        accepts(&pr);
+    }
+
+    #[test]
+    fn use_of_an_alias_after_consumption() {
+        // x1 = reverse x0; x2 = x0 with [0] = 1; x3 = x1[0]
+        let pr = one(
+            vec![up(0, arr())],
+            vec![F64],
+            vec![
+                stm(vec![p(1, arr())], Exp::Reverse(Var(0))),
+                upd(2, 0, 0, 1.0),
+                idx(3, 1, 0),
+            ],
+            vec![v(3)],
+        );
+        rejects(&pr, "variable x1_1 is used after it was consumed");
+        // The other way round: consuming the alias kills the original.
+        let pr = one(
+            vec![up(0, arr())],
+            vec![F64],
+            vec![
+                stm(
+                    vec![p(1, arr())],
+                    Exp::Index(
+                        Var(0),
+                        vec![DimIndex::Slice {
+                            start: ci(0),
+                            len: ci(1),
+                            stride: ci(1),
+                        }],
+                    ),
+                ),
+                upd(2, 1, 0, 1.0),
+                idx(3, 0, 0),
+            ],
+            vec![v(3)],
+        );
+        rejects(&pr, "variable x0_0 is used after it was consumed");
+        // Through a copy of atoms as well.
+        let pr = one(
+            vec![up(0, arr())],
+            vec![F64],
+            vec![
+                stm(vec![p(1, arr())], Exp::Atoms(vec![v(0)])),
+                upd(2, 1, 0, 1.0),
+                idx(3, 0, 0),
+            ],
+            vec![v(3)],
+        );
+        rejects(&pr, "x0_0 is used after it was consumed");
+    }
+
+    #[test]
+    fn consuming_a_non_unique_parameter() {
+        let pr = one(
+            vec![p(0, arr())],
+            vec![arr()],
+            vec![upd(1, 0, 0, 1.0)],
+            vec![v(1)],
+        );
+        rejects(&pr, "consumes x0_0, a non-unique parameter of the function");
+        // Through an alias.
+        let pr = one(
+            vec![p(0, arr())],
+            vec![arr()],
+            vec![
+                stm(vec![p(1, arr())], Exp::Reverse(Var(0))),
+                upd(2, 1, 0, 1.0),
+            ],
+            vec![v(2)],
+        );
+        rejects(
+            &pr,
+            "consumes x0_0, a non-unique parameter of the function (through x1_1",
+        );
+    }
+
+    #[test]
+    fn copy_then_update() {
+        // The parameter is not unique, but its copy is fresh; the parameter
+        // stays usable.
+        let pr = one(
+            vec![p(0, arr())],
+            vec![arr(), F64],
+            vec![
+                stm(vec![p(1, arr())], Exp::Copy(Var(0))),
+                upd(2, 1, 0, 1.0),
+                idx(3, 0, 0),
+            ],
+            vec![v(2), v(3)],
+        );
+        accepts(&pr);
+    }
+
+    /// `if x1 then (x2 = x0 with [0] = 1; x2) else x0` binding x3, then `rest`.
+    fn branch(rest: Vec<Stm>, result: Vec<Atom>, ret: Vec<Type>) -> Program {
+        let mut stms = vec![stm(
+            vec![p(3, arr())],
+            Exp::If {
+                cond: v(1),
+                then_: Body {
+                    stms: vec![upd(2, 0, 0, 1.0)],
+                    result: vec![v(2)],
+                },
+                else_: Body {
+                    stms: vec![],
+                    result: vec![v(0)],
+                },
+            },
+        )];
+        stms.extend(rest);
+        one(vec![up(0, arr()), p(1, BOOL)], ret, stms, result)
+    }
+
+    #[test]
+    fn consumption_in_one_branch_only() {
+        accepts(&branch(vec![idx(4, 3, 0)], vec![v(4)], vec![F64]));
+        // …counts as consumed after the if.
+        rejects(
+            &branch(vec![idx(4, 0, 0)], vec![v(4)], vec![F64]),
+            "x0_0 is used after it was consumed",
+        );
+    }
+
+    #[test]
+    fn unique_call_argument_is_consumed() {
+        // f (x: *[]f64) = x with [0] = 1; main calls f x0 and then reads x0.
+        let f = Function {
+            unique_ret: vec![true],
+            ..function(
+                "f",
+                vec![up(0, arr())],
+                vec![arr()],
+                Body {
+                    stms: vec![upd(1, 0, 0, 1.0)],
+                    result: vec![v(1)],
+                },
+                2,
+            )
+        };
+        let call = |x: u32| stm(vec![p(1, arr())], Exp::Apply(FunId(1), vec![v(x)]));
+        let main = function(
+            "main",
+            vec![up(0, arr())],
+            vec![F64],
+            Body {
+                stms: vec![call(0), idx(2, 0, 0)],
+                result: vec![v(2)],
+            },
+            3,
+        );
+        let pr = program(vec![main, f.clone()]);
+        rejects(&pr, "x0_0 is used after it was consumed");
+        // A non-unique parameter cannot be passed on to a unique one.
+        let main = function(
+            "main",
+            vec![p(0, arr())],
+            vec![arr()],
+            Body {
+                stms: vec![call(0)],
+                result: vec![v(1)],
+            },
+            2,
+        );
+        rejects(
+            &program(vec![main, f]),
+            "consumes x0_0, a non-unique parameter",
+        );
+    }
+
+    #[test]
+    fn loop_body_may_not_consume_outer_arrays() {
+        // loop (x2 = 0.0) for x3 < 2 do (x4 = x0 with [0] = 1; x5 = x4[0]; x5)
+        let pr = one(
+            vec![up(0, arr())],
+            vec![F64],
+            vec![stm(
+                vec![p(1, F64)],
+                Exp::Loop {
+                    params: vec![p(2, F64)],
+                    init: vec![c64(0.0)],
+                    form: LoopForm::For {
+                        i: Var(3),
+                        bound: ci(2),
+                    },
+                    body: Body {
+                        stms: vec![upd(4, 0, 0, 1.0), idx(5, 4, 0)],
+                        result: vec![v(5)],
+                    },
+                },
+            )],
+            vec![v(1)],
+        );
+        rejects(&pr, "bound outside the enclosing loop body or lambda");
+    }
+
+    #[test]
+    fn loop_uniqueness_is_inferred() {
+        // loop (x2 = x0) for x3 < 2 do x2 with [0] = 1: the parameter must
+        // become unique, and then the loop consumes x0.
+        let mk = |rest: Vec<Stm>, res: Vec<Atom>, ret: Vec<Type>| {
+            let mut stms = vec![stm(
+                vec![p(1, arr())],
+                Exp::Loop {
+                    params: vec![p(2, arr())],
+                    init: vec![v(0)],
+                    form: LoopForm::For {
+                        i: Var(3),
+                        bound: ci(2),
+                    },
+                    body: Body {
+                        stms: vec![upd(4, 2, 0, 1.0)],
+                        result: vec![v(4)],
+                    },
+                },
+            )];
+            stms.extend(rest);
+            one(vec![up(0, arr())], ret, stms, res)
+        };
+        let mut pr = mk(vec![], vec![v(1)], vec![arr()]);
+        rejects(&pr, "consumes x2_2, a non-unique loop parameter");
+        infer_loop_uniqueness(&mut pr);
+        accepts(&pr);
+        let mut pr = mk(vec![idx(5, 0, 0)], vec![v(5)], vec![F64]);
+        infer_loop_uniqueness(&mut pr);
+        rejects(&pr, "x0_0 is used after it was consumed");
+    }
+
+    #[test]
+    fn accumulator_used_twice() {
+        let pr = one(
+            vec![up(0, arr())],
+            vec![arr()],
+            vec![with_acc(
+                Body {
+                    stms: vec![upd_acc(3, 1, ci(0), 1.0), upd_acc(4, 1, ci(1), 2.0)],
+                    result: vec![v(4)],
+                },
+                vec![],
+            )],
+            vec![v(2)],
+        );
+        rejects(&pr, "accumulator x1_1 is used after it was consumed");
+    }
+
+    #[test]
+    fn accumulator_threaded_linearly() {
+        let pr = one(
+            vec![up(0, arr())],
+            vec![arr()],
+            vec![with_acc(
+                Body {
+                    stms: vec![upd_acc(3, 1, ci(0), 1.0), upd_acc(4, 3, ci(1), 2.0)],
+                    result: vec![v(4)],
+                },
+                vec![],
+            )],
+            vec![v(2)],
+        );
+        accepts(&pr);
+        // The input is consumed by with_acc.
+        let mut pr = pr;
+        pr.functions[0].body.stms.push(idx(5, 0, 0));
+        pr.functions[0].body.result = vec![v(5)];
+        pr.functions[0].ret = vec![F64];
+        rejects(&pr, "x0_0 is used after it was consumed");
+    }
+
+    #[test]
+    fn accumulator_never_used_or_dropped() {
+        // The update's result is dropped: the lambda returns the old one.
+        let pr = one(
+            vec![up(0, arr())],
+            vec![arr()],
+            vec![with_acc(
+                Body {
+                    stms: vec![upd_acc(3, 1, ci(0), 1.0)],
+                    result: vec![v(1)],
+                },
+                vec![],
+            )],
+            vec![v(2)],
+        );
+        rejects(&pr, "used after it was consumed");
+        rejects(&pr, "accumulator x3_3 is never used");
+        let pr = one(
+            vec![up(0, arr())],
+            vec![arr()],
+            vec![with_acc(
+                Body {
+                    stms: vec![
+                        upd_acc(3, 1, ci(0), 1.0),
+                        stm(vec![p(4, acc())], Exp::Atoms(vec![v(3)])),
+                        upd_acc(5, 4, ci(0), 1.0),
+                    ],
+                    result: vec![v(4)],
+                },
+                vec![],
+            )],
+            vec![v(2)],
+        );
+        rejects(&pr, "accumulator x4_4 is used after it was consumed");
+        let pr = one(
+            vec![up(0, arr())],
+            vec![arr()],
+            vec![with_acc(
+                Body {
+                    stms: vec![upd_acc(3, 1, ci(0), 1.0), upd_acc(4, 3, ci(0), 1.0)],
+                    result: vec![v(3)],
+                },
+                vec![],
+            )],
+            vec![v(2)],
+        );
+        let e = errors(&pr);
+        assert!(e.contains("x3_3 is used after it was consumed"), "{e}");
+    }
+
+    #[test]
+    fn accumulator_free_in_a_lambda() {
+        // with_acc (\x1 -> map (\x5 -> update_acc x1 [x5] 1) (iota 3)) — x1 free.
+        let map = stm(
+            vec![p(4, acc())],
+            Exp::Soac(Soac::Map {
+                w: ci(3),
+                lam: Lambda {
+                    params: vec![p(5, I64)],
+                    body: Body {
+                        stms: vec![upd_acc(6, 1, v(5), 1.0)],
+                        result: vec![v(6)],
+                    },
+                    ret: vec![acc()],
+                },
+                arrs: vec![Var(3)],
+            }),
+        );
+        let iota = stm(
+            vec![p(3, Type::Array(PrimType::I64, vec![Dim::Const(3)]))],
+            Exp::Iota {
+                n: ci(3),
+                start: ci(0),
+                step: ci(1),
+                ty: PrimType::I64,
+            },
+        );
+        let pr = one(
+            vec![up(0, arr())],
+            vec![arr()],
+            vec![with_acc(
+                Body {
+                    stms: vec![iota.clone(), map],
+                    result: vec![v(4)],
+                },
+                vec![],
+            )],
+            vec![v(2)],
+        );
+        rejects(&pr, "accumulator x1_1 is free in a lambda");
+        // Passed as the map's input instead, it is fine.
+        let map = stm(
+            vec![p(4, acc())],
+            Exp::Soac(Soac::Map {
+                w: ci(3),
+                lam: Lambda {
+                    params: vec![p(7, acc()), p(5, I64)],
+                    body: Body {
+                        stms: vec![upd_acc(6, 7, v(5), 1.0)],
+                        result: vec![v(6)],
+                    },
+                    ret: vec![acc()],
+                },
+                arrs: vec![Var(1), Var(3)],
+            }),
+        );
+        let pr = one(
+            vec![up(0, arr())],
+            vec![arr()],
+            vec![with_acc(
+                Body {
+                    stms: vec![iota, map],
+                    result: vec![v(4)],
+                },
+                vec![],
+            )],
+            vec![v(2)],
+        );
+        accepts(&pr);
+    }
+
+    #[test]
+    fn accumulator_in_one_branch_or_in_a_call() {
+        let pr = one(
+            vec![up(0, arr()), p(5, BOOL)],
+            vec![arr()],
+            vec![with_acc(
+                Body {
+                    stms: vec![stm(
+                        vec![p(4, F64)],
+                        Exp::If {
+                            cond: v(5),
+                            then_: Body {
+                                stms: vec![upd_acc(3, 1, ci(0), 1.0)],
+                                result: vec![c64(0.0)],
+                            },
+                            else_: Body {
+                                stms: vec![],
+                                result: vec![c64(1.0)],
+                            },
+                        },
+                    )],
+                    result: vec![v(1)],
+                },
+                vec![],
+            )],
+            vec![v(2)],
+        );
+        let e = errors(&pr);
+        assert!(
+            e.contains("accumulator x1_1 is used in one branch of an if but not in the other"),
+            "{e}"
+        );
+        let g = function(
+            "g",
+            vec![p(0, acc())],
+            vec![F64],
+            Body {
+                stms: vec![],
+                result: vec![c64(0.0)],
+            },
+            1,
+        );
+        let main = function(
+            "main",
+            vec![up(0, arr())],
+            vec![arr()],
+            Body {
+                stms: vec![with_acc(
+                    Body {
+                        stms: vec![stm(vec![p(3, F64)], Exp::Apply(FunId(1), vec![v(1)]))],
+                        result: vec![v(1)],
+                    },
+                    vec![],
+                )],
+                result: vec![v(2)],
+            },
+            4,
+        );
+        let e = errors(&program(vec![main, g]));
+        assert!(
+            e.contains("in function main: accumulator x1_1 cannot be used by a function call"),
+            "{e}"
+        );
+        assert!(
+            e.contains("in function g: function parameter x0_0 is an accumulator"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn analysis_contents() {
+        // main (x0: *[]f64) = let x1 = reverse x0 in let x2 = x1[0]
+        //                     let x3 = copy x1 in let x4 = x3 with [0] = x2 in x4
+        let pr = one(
+            vec![up(0, arr())],
+            vec![arr()],
+            vec![
+                stm(vec![p(1, arr())], Exp::Reverse(Var(0))),
+                idx(2, 1, 0),
+                stm(vec![p(3, arr())], Exp::Copy(Var(1))),
+                stm(
+                    vec![p(4, arr())],
+                    Exp::Update(Var(3), vec![DimIndex::Fix(ci(0))], v(2)),
+                ),
+            ],
+            vec![v(4)],
+        );
+        let a = validate_program(&pr).expect("valid");
+        let f = FunId(0);
+        assert_eq!(a.type_of(f, Var(2)), Some(&F64));
+        assert_eq!(a.type_of(f, Var(4)), Some(&arr()));
+        assert_eq!(a.type_of(f, Var(30)), None);
+        assert_eq!(a.uses(f, Var(1)), 2);
+        assert_eq!(a.uses(f, Var(4)), 1);
+        assert_eq!(a.uses(f, Var(0)), 1);
+        assert!(a.is_consumed(f, Var(3)));
+        assert!(!a.is_consumed(f, Var(1)));
+        let consumed: Vec<Var> = a.function(f).unwrap().consumed().collect();
+        assert_eq!(consumed, vec![Var(3)]);
+        assert_eq!(a.aliases(f, Var(1)), &[Var(0)]);
+        assert_eq!(a.aliases(f, Var(3)), &[] as &[Var]);
+        assert_eq!(a.aliases(f, Var(4)), &[] as &[Var]);
+        assert_eq!(a.aliases(f, Var(2)), &[] as &[Var]);
+    }
+
+    #[test]
+    fn unique_result_may_not_alias_a_non_unique_parameter() {
+        let mut pr = one(vec![p(0, arr())], vec![arr()], vec![], vec![v(0)]);
+        accepts(&pr);
+        pr.functions[0].unique_ret = vec![true];
+        rejects(
+            &pr,
+            "result 1 is unique but may alias the non-unique parameter x0_0",
+        );
     }
 }
