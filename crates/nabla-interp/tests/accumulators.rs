@@ -648,3 +648,78 @@ fn wrong_row_shape_is_a_located_size_error() {
     assert!(e.message.contains("size error"), "{}", e.message);
     assert_eq!(e.span, Some(sp(77)));
 }
+
+#[test]
+fn branches_carry_accumulators() {
+    // with_acc [xs add] (\a -> if c then update_acc a [1] 2.5 else a)
+    let run_with = |c: bool| {
+        let mut vs = Vars::new();
+        let (xs, cv, a, b, r, ys) = (
+            vs.v("xs"),
+            vs.v("c"),
+            vs.v("a"),
+            vs.v("b"),
+            vs.v("r"),
+            vs.v("ys"),
+        );
+        let l = lam(
+            vec![param(a, acc1(F64))],
+            body(
+                vec![st(
+                    &[(r, acc1(F64))],
+                    Exp::If {
+                        cond: av(cv),
+                        then_: body(
+                            vec![st(
+                                &[(b, acc1(F64))],
+                                Exp::UpdateAcc {
+                                    acc: a,
+                                    indices: vec![i64c(1)],
+                                    value: f64c(2.5),
+                                },
+                                21,
+                            )],
+                            vec![av(b)],
+                        ),
+                        else_: body(vec![], vec![av(a)]),
+                    },
+                    20,
+                )],
+                vec![av(r)],
+            ),
+            vec![acc1(F64)],
+        );
+        let stms = vec![st(
+            &[(ys, arr1(F64))],
+            Exp::WithAcc {
+                inputs: vec![AccInput {
+                    array: xs,
+                    op: AccOp::Add,
+                }],
+                lam: l,
+            },
+            1,
+        )];
+        let params = vec![
+            Param {
+                unique: true,
+                ..param(xs, arr1(F64))
+            },
+            param(cv, t(PrimType::Bool)),
+        ];
+        run(
+            vs,
+            params,
+            vec![arr1(F64)],
+            stms,
+            vec![av(ys)],
+            vec![
+                f64s(&[1.0, 1.0]),
+                Value::Prim(PrimValue::Bool(c)),
+            ],
+        )
+        .unwrap()
+    };
+    assert_eq!(run_with(true), vec![f64s(&[1.0, 3.5])]);
+    assert_eq!(run_with(false), vec![f64s(&[1.0, 1.0])]);
+}

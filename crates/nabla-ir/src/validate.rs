@@ -10,7 +10,12 @@
 //! * sizes where statically known: two dimensions must be equal when both are
 //!   `Dim::Const` or both `Dim::Var`; `Dim::Ext` matches anything, and a
 //!   `Const` against a `Var` is accepted (only known at run time).
-//!   Size variables in types must be in scope (or bound by the same pattern).
+//!   Size variables in types must be in scope (or bound by the same pattern);
+//! * then, on functions that pass the checks above, consumption (no use of
+//!   an array, or of an alias of it, after it is consumed; only unique
+//!   parameters may be consumed) and the linearity of accumulators: see the
+//!   `analysis` module, which also computes the [`Analysis`] that
+//!   [`validate_program`] returns.
 //!
 //! Size checks can be turned off with [`ValidateOptions`].
 
