@@ -713,10 +713,7 @@ fn branches_carry_accumulators() {
             vec![arr1(F64)],
             stms,
             vec![av(ys)],
-            vec![
-                f64s(&[1.0, 1.0]),
-                Value::Prim(PrimValue::Bool(c)),
-            ],
+            vec![f64s(&[1.0, 1.0]), Value::Prim(PrimValue::Bool(c))],
         )
         .unwrap()
     };
