@@ -954,6 +954,29 @@ impl Uq<'_> {
         for p in params {
             self.check_acc_used(p.var);
         }
+        // The next value of a unique parameter is consumed by the next
+        // iteration: it may not alias a live variable from outside the loop.
+        for (k, p) in params.iter().enumerate() {
+            if !p.unique || !matches!(p.ty, Type::Array(..)) {
+                continue;
+            }
+            let outer = res.get(k).and_then(|r| {
+                r.iter().copied().find(|x| {
+                    self.in_scope(*x)
+                        && self.dead_at(*x).is_none()
+                        && self
+                            .level
+                            .get(x.0 as usize)
+                            .is_some_and(|l| *l < self.cur_level)
+                })
+            });
+            if let Some(x) = outer {
+                let (pn, xn) = (self.name(p.var), self.name(x));
+                self.err(format!(
+                    "the loop body's next value of the unique parameter {pn} may alias {xn}, bound outside the loop (the next iteration would consume it)"
+                ));
+            }
+        }
         self.cur_level -= 1;
         // What each result may alias after any number of iterations: the
         // body result's aliases, where a loop parameter stands for what it
@@ -1419,6 +1442,42 @@ mod tests {
         let mut pr = mk(vec![idx(5, 0, 0)], vec![v(5)], vec![F64]);
         infer_loop_uniqueness(&mut pr);
         rejects(&pr, "x0_0 is used after it was consumed");
+    }
+
+    #[test]
+    fn unique_loop_parameter_may_not_become_an_outer_array() {
+        // loop (x2: *[]f64 = x4) for x3 < 2 do (x5 = x2 with [0] = 1; x0)
+        // with x4 = copy x0: the second iteration would update x0.
+        let mk = |next: u32| {
+            one(
+                vec![p(0, arr())],
+                vec![arr()],
+                vec![
+                    stm(vec![p(4, arr())], Exp::Copy(Var(0))),
+                    stm(
+                        vec![p(1, arr())],
+                        Exp::Loop {
+                            params: vec![up(2, arr())],
+                            init: vec![v(4)],
+                            form: LoopForm::For {
+                                i: Var(3),
+                                bound: ci(2),
+                            },
+                            body: Body {
+                                stms: vec![upd(5, 2, 0, 1.0)],
+                                result: vec![v(next)],
+                            },
+                        },
+                    ),
+                ],
+                vec![v(1)],
+            )
+        };
+        rejects(
+            &mk(0),
+            "next value of the unique parameter x2_2 may alias x0_0, bound outside the loop",
+        );
+        accepts(&mk(5));
     }
 
     #[test]
