@@ -1,8 +1,8 @@
 //! The evaluator: one frame (`Vec<Value>` indexed by variable number) per
 //! function call; statements write their results into frame slots.
 //!
-//! Consumption: `Update`, `Hist` and `Scatter` *take* their consumed array out
-//! of its slot (the IR guarantees, as Futhark's uniqueness types do, that a
+//! Consumption: `Update`, `Hist`, `Scatter` and `WithAcc` *take* their
+//! consumed array out of its slot (the IR guarantees, as Futhark's uniqueness types do, that a
 //! consumed variable is not used afterwards), so an unshared buffer is
 //! updated in place; a shared one is copied first (copy-on-write). Results of
 //! `if` branches and loop bodies that are arrays bound inside that body are
