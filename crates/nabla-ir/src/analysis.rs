@@ -483,8 +483,13 @@ impl Uq<'_> {
     /// A use of accumulator `v`: it consumes it; `v` must not be free in
     /// the lambda the use is in.
     fn use_acc(&mut self, v: Var) {
+        if self.dead_at(v).is_some() {
+            // Also a second use by the same statement.
+            self.use_var(v);
+            return;
+        }
         let i = v.0 as usize;
-        if self.lam_depth.get(i).is_some_and(|d| *d < self.cur_lam) && self.dead_at(v).is_none() {
+        if self.lam_depth.get(i).is_some_and(|d| *d < self.cur_lam) {
             let n = self.name(v);
             self.err(format!(
                 "accumulator {n} is free in a lambda (accumulators enter lambdas only as parameters)"
@@ -621,9 +626,10 @@ impl Uq<'_> {
                 res.push(Vec::new());
                 continue;
             };
-            self.use_var(v);
             if self.is_acc(v) {
                 self.use_acc(v);
+            } else {
+                self.use_var(v);
             }
             res.push(self.closure(v));
         }
@@ -686,9 +692,12 @@ impl Uq<'_> {
         let mut uses = Vec::new();
         e.for_each_use(|v, _| uses.push(v));
         for v in &uses {
-            self.use_var(*v);
+            if !self.is_acc(*v) {
+                self.use_var(*v);
+            }
         }
-        // Accumulators: where they may appear (each use consumes them).
+        // Accumulators: where they may appear (each use consumes them, so
+        // a second use, even by the same statement, is an error).
         let acc_ok: Vec<Var> = match e {
             Exp::UpdateAcc { acc, .. } => vec![*acc],
             Exp::Atoms(xs) | Exp::Loop { init: xs, .. } => {
@@ -1489,6 +1498,23 @@ mod tests {
                 Body {
                     stms: vec![upd_acc(3, 1, ci(0), 1.0), upd_acc(4, 1, ci(1), 2.0)],
                     result: vec![v(4)],
+                },
+                vec![],
+            )],
+            vec![v(2)],
+        );
+        rejects(&pr, "accumulator x1_1 is used after it was consumed");
+        // Twice by one statement.
+        let pr = one(
+            vec![up(0, arr())],
+            vec![arr()],
+            vec![with_acc(
+                Body {
+                    stms: vec![
+                        stm(vec![p(3, acc()), p(4, acc())], Exp::Atoms(vec![v(1), v(1)])),
+                        upd_acc(5, 4, ci(0), 1.0),
+                    ],
+                    result: vec![v(3)],
                 },
                 vec![],
             )],
