@@ -113,7 +113,11 @@ fn elaborate_inner(files: &[ast::Program]) -> Result<nabla_ir::Program, Vec<Diag
             }
         }
     }
-    Ok(nabla_ir::Program { functions, entries })
+    let mut prog = nabla_ir::Program { functions, entries };
+    // Loop parameters that their body updates in place are unique (the
+    // validator's consumption rule relies on it).
+    nabla_ir::infer_loop_uniqueness(&mut prog);
+    Ok(prog)
 }
 
 fn entry_point<'a>(

@@ -1,8 +1,8 @@
 //! The evaluator: one frame (`Vec<Value>` indexed by variable number) per
 //! function call; statements write their results into frame slots.
 //!
-//! Consumption: `Update`, `Hist` and `Scatter` *take* their consumed array out
-//! of its slot (the IR guarantees, as Futhark's uniqueness types do, that a
+//! Consumption: `Update`, `Hist`, `Scatter` and `WithAcc` *take* their
+//! consumed array out of its slot (the IR guarantees, as Futhark's uniqueness types do, that a
 //! consumed variable is not used afterwards), so an unshared buffer is
 //! updated in place; a shared one is copied first (copy-on-write). Results of
 //! `if` branches and loop bodies that are arrays bound inside that body are
@@ -12,7 +12,8 @@ use crate::array::{self, int_of, int_to, Builder, Ix, Region};
 use crate::scalar;
 use crate::RuntimeError;
 use nabla_ir::{
-    Atom, Body, Dim, DimIndex, Exp, FunId, Lambda, LoopForm, Param, Program, Soac, Stm, Type, Var,
+    AccInput, AccOp, Atom, Body, Dim, DimIndex, Exp, FunId, Lambda, LoopForm, Param, Program, Soac,
+    Stm, Type, Var,
 };
 use nabla_prim::{PrimType, PrimValue};
 use nabla_values::{shape_elems, ArrayValue, Value};
@@ -101,6 +102,33 @@ pub(crate) struct Interp<'p> {
     pub(crate) dead_after: crate::live::DeadTable,
     /// Counters of the paths taken (see [`crate::Stats`]).
     pub(crate) stats: crate::Stats,
+    /// The live accumulators, innermost `with_acc` last (see [`AccState`]).
+    pub(crate) accs: Vec<AccState>,
+}
+
+/// One live accumulator of a running `with_acc`: the array it writes into
+/// (taken from the consumed input, unshared, updated in place) and how an
+/// update combines with a cell. At run time an accumulator *value* is
+/// `Value::Prim(PrimValue::I64(k))`, the index of its state in
+/// [`Interp::accs`]: updates mutate the state and return the same index, so
+/// threading an accumulator through a `map`, a loop or a branch is copying
+/// that index. `with_acc` is lexically scoped, so the states form a stack.
+pub(crate) struct AccState {
+    array: ArrayValue,
+    op: AccKind,
+}
+
+/// The operator of an accumulator ([`nabla_ir::AccOp`] with the lambda shared).
+#[derive(Clone)]
+enum AccKind {
+    Add,
+    Write,
+    Lambda(Rc<Lambda>),
+}
+
+/// The run-time value of the accumulator with state index `k`.
+fn acc_value(k: usize) -> Value {
+    Value::Prim(PrimValue::I64(k as i64))
 }
 
 impl<'p> Interp<'p> {
@@ -146,6 +174,7 @@ impl<'p> Interp<'p> {
             frames: Vec::new(),
             dead_after: Default::default(),
             stats: crate::Stats::default(),
+            accs: Vec::new(),
         }
     }
 
@@ -545,8 +574,22 @@ impl<'p> Interp<'p> {
     fn exec_exp(&mut self, s: &mut [Value], stm: &Stm) -> Res<()> {
         let pat = &stm.pat;
         match &stm.exp {
-            Exp::WithAcc { .. } | Exp::UpdateAcc { .. } => {
-                err("accumulators (with_acc/update_acc) are not supported by the interpreter yet")
+            Exp::WithAcc { inputs, lam } => {
+                if inputs.iter().any(|i| self.is_shared(s, i.array)) {
+                    self.release_dead(s, stm);
+                }
+                stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
+                    self.exec_with_acc(s, pat, inputs, lam)
+                })
+            }
+            Exp::UpdateAcc {
+                acc,
+                indices,
+                value,
+            } => {
+                let k = self.acc_id(s, *acc)?;
+                self.update_acc(s, k, indices, value)?;
+                self.bind1(s, pat, acc_value(k))
             }
             Exp::BinOp(op, a, b) => {
                 let (x, y) = (self.prim(s, a)?, self.prim(s, b)?);
@@ -900,6 +943,263 @@ impl<'p> Interp<'p> {
         Ok(())
     }
 
+    // ----- accumulators ----------------------------------------------------
+
+    /// The state index of the accumulator held by `v`.
+    fn acc_id(&self, s: &[Value], v: Var) -> Res<usize> {
+        match self.slot(s, v)? {
+            Value::Prim(PrimValue::I64(k)) if *k >= 0 && (*k as usize) < self.accs.len() => {
+                Ok(*k as usize)
+            }
+            _ => err(format!(
+                "internal error: variable {} does not hold a live accumulator",
+                self.var_name(v)
+            )),
+        }
+    }
+
+    /// `with_acc`: takes each input array (consumed) as the state of a new
+    /// accumulator, runs the lambda on their indices, then binds the final
+    /// arrays followed by the lambda's other results. The states are popped
+    /// whether the lambda succeeds or fails.
+    fn exec_with_acc(
+        &mut self,
+        s: &mut [Value],
+        pat: &[Param],
+        inputs: &[AccInput],
+        lam: &Lambda,
+    ) -> Res<()> {
+        let n = inputs.len();
+        if lam.params.len() != n || lam.body.result.len() < n {
+            return err(format!(
+                "internal error: with_acc of {n} arrays with a lambda of {} parameters and {} results",
+                lam.params.len(),
+                lam.body.result.len()
+            ));
+        }
+        let base = self.accs.len();
+        let r = self.with_acc_run(s, pat, inputs, lam, base);
+        self.accs.truncate(base);
+        r
+    }
+
+    fn with_acc_run(
+        &mut self,
+        s: &mut [Value],
+        pat: &[Param],
+        inputs: &[AccInput],
+        lam: &Lambda,
+        base: usize,
+    ) -> Res<()> {
+        for (input, p) in inputs.iter().zip(&lam.params) {
+            let mut array = self.take_array(s, input.array)?;
+            if array.rank() == 0 {
+                return err("internal error: with_acc of a rank-0 array");
+            }
+            array.materialize();
+            let op = match &input.op {
+                AccOp::Add => AccKind::Add,
+                AccOp::Write => AccKind::Write,
+                AccOp::Lambda(l, _) => {
+                    if l.params.len() != 2 || l.body.result.len() != 1 {
+                        return err(
+                            "internal error: with_acc operator must take two values and return one",
+                        );
+                    }
+                    AccKind::Lambda(Rc::new((**l).clone()))
+                }
+            };
+            let k = self.accs.len();
+            self.accs.push(AccState { array, op });
+            self.set(s, p.var, acc_value(k))?;
+        }
+        self.exec_body(s, &lam.body)?;
+        let n = inputs.len();
+        let mut states: Vec<Option<AccState>> = self.accs.drain(base..).map(Some).collect();
+        let mut xs = Vec::with_capacity(lam.body.result.len());
+        for a in &lam.body.result[..n] {
+            let k = match a {
+                Atom::Var(v) => match self.slot(s, *v)? {
+                    Value::Prim(PrimValue::I64(k)) if *k >= base as i64 => Some(*k as usize - base),
+                    _ => None,
+                },
+                Atom::Const(_) => None,
+            };
+            match k.and_then(|k| states.get_mut(k)).and_then(Option::take) {
+                Some(st) => xs.push(Value::Array(st.array)),
+                None => {
+                    return err(
+                        "internal error: with_acc lambda does not return its own accumulators",
+                    )
+                }
+            }
+        }
+        for a in &lam.body.result[n..] {
+            xs.push(self.value(s, a)?);
+        }
+        self.bind_all(s, pat, xs)
+    }
+
+    /// `update_acc`: combines `value` into the cell (or row) of accumulator
+    /// `k` at `indices` with its operator, in place; out-of-bounds indices
+    /// make it do nothing.
+    fn update_acc(&mut self, s: &mut [Value], k: usize, indices: &[Atom], value: &Atom) -> Res<()> {
+        let x = self.value(s, value)?;
+        let Some(st) = self.accs.get(k) else {
+            return err("internal error: update of a dead accumulator");
+        };
+        let shape = st.array.shape();
+        if indices.len() > shape.len() {
+            return err(format!(
+                "internal error: update_acc with {} indices into an accumulator of rank {}",
+                indices.len(),
+                shape.len()
+            ));
+        }
+        let mut pos = 0usize;
+        for (a, &d) in indices.iter().zip(shape) {
+            let i = self.int(s, a)?;
+            if i < 0 || i >= d {
+                return Ok(());
+            }
+            pos = pos * d as usize + i as usize;
+        }
+        let cell = &shape[indices.len()..];
+        if x.shape() != cell {
+            return err(format!(
+                "size error: update_acc: a value of shape {} does not fit a cell of shape {}",
+                array::show_shape(x.shape()),
+                array::show_shape(cell)
+            ));
+        }
+        let len = shape_elems(cell).unwrap_or(0);
+        let start = pos * len;
+        let op = st.op.clone();
+        match op {
+            AccKind::Write => {
+                let reg = Region::Contiguous { start, len };
+                if !array::write_region(&mut self.accs[k].array, &reg, &x) {
+                    return err("internal error: update_acc with a value of another element type");
+                }
+            }
+            AccKind::Add => {
+                for e in 0..len {
+                    let y = match &x {
+                        Value::Prim(p) => *p,
+                        Value::Array(a) => array::get_prim(&a.buffer, a.offset + e),
+                    };
+                    let dst = &mut self.accs[k].array;
+                    let old = array::get_prim(&dst.buffer, dst.offset + start + e);
+                    let r = scalar::binop(nabla_prim::BinOp::Add, old, y).or_else(err)?;
+                    self.write_cell(k, start + e, r)?;
+                }
+            }
+            AccKind::Lambda(l) => {
+                for e in 0..len {
+                    let y = match &x {
+                        Value::Prim(p) => *p,
+                        Value::Array(a) => array::get_prim(&a.buffer, a.offset + e),
+                    };
+                    let dst = &self.accs[k].array;
+                    let old = array::get_prim(&dst.buffer, dst.offset + start + e);
+                    self.set(s, l.params[0].var, Value::Prim(old))?;
+                    self.set(s, l.params[1].var, Value::Prim(y))?;
+                    self.exec_body(s, &l.body)?;
+                    let r = self.prim(s, &l.body.result[0])?;
+                    if k >= self.accs.len() {
+                        return err("internal error: accumulator operator ended its accumulator");
+                    }
+                    self.write_cell(k, start + e, r)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes one element of accumulator `k`'s array (in place: the array
+    /// is unshared since `with_acc` took it).
+    #[inline]
+    fn write_cell(&mut self, k: usize, at: usize, x: PrimValue) -> Res<()> {
+        let reg = Region::Contiguous { start: at, len: 1 };
+        if !array::write_region(&mut self.accs[k].array, &reg, &Value::Prim(x)) {
+            return err("internal error: accumulator operator changes the element type");
+        }
+        Ok(())
+    }
+
+    /// `map` with accumulators among its inputs: each accumulator is passed
+    /// whole to every iteration (not indexed) and threaded through them in
+    /// order; the `i`-th accumulator result of the lambda is the next value
+    /// of the `i`-th accumulator input, and the map binds its final value.
+    fn exec_map_acc(
+        &mut self,
+        s: &mut [Value],
+        pat: &[Param],
+        w: usize,
+        lam: &Lambda,
+        arrs: &[Var],
+    ) -> Res<()> {
+        if lam.params.len() != arrs.len() || lam.body.result.len() != lam.ret.len() {
+            return err("internal error: map lambda arity differs from its inputs or results");
+        }
+        let mut rows = Vec::new();
+        let mut cur = Vec::new();
+        for (p, v) in lam.params.iter().zip(arrs) {
+            if p.ty.is_acc() {
+                let k = self.acc_id(s, *v)?;
+                cur.push(acc_value(k));
+            } else {
+                rows.push(
+                    self.soac_inputs(s, std::slice::from_ref(v), w, "map")?
+                        .remove(0),
+                );
+            }
+        }
+        let n_acc_res = lam.ret.iter().filter(|t| t.is_acc()).count();
+        if n_acc_res != cur.len() {
+            return err("internal error: map with accumulators returns a different number of them");
+        }
+        let mut outs: Vec<Option<Collector>> = lam
+            .ret
+            .iter()
+            .map(|t| (!t.is_acc()).then(|| Collector::new(t, w)))
+            .collect();
+        for j in 0..w {
+            let (mut ai, mut ri) = (0, 0);
+            for p in &lam.params {
+                let x = if p.ty.is_acc() {
+                    ai += 1;
+                    cur[ai - 1].clone()
+                } else {
+                    ri += 1;
+                    rows[ri - 1].row(j)
+                };
+                self.set(s, p.var, x)?;
+            }
+            self.exec_body(s, &lam.body)?;
+            let mut ai = 0;
+            for (c, a) in outs.iter_mut().zip(&lam.body.result) {
+                let x = self.value(s, a)?;
+                match c {
+                    Some(c) => c.push(&x)?,
+                    None => {
+                        cur[ai] = x;
+                        ai += 1;
+                    }
+                }
+            }
+        }
+        let mut cur = cur.into_iter();
+        let mut xs = Vec::with_capacity(outs.len());
+        for (c, t) in outs.into_iter().zip(&lam.ret) {
+            xs.push(match c {
+                Some(c) => Value::Array(c.finish(w, &self.type_shape(s, t))),
+                None => cur.next().unwrap_or(DEAD),
+            });
+        }
+        self.bind_all(s, pat, xs)
+    }
+
     // ----- indexing --------------------------------------------------------
 
     pub(crate) fn resolve_indices(&self, s: &[Value], idx: &[DimIndex]) -> Res<Vec<Ix>> {
@@ -1043,6 +1343,9 @@ impl<'p> Interp<'p> {
         match soac {
             Soac::Map { w, lam, arrs } => {
                 let w = self.size(s, w, "map")?;
+                if lam.params.iter().any(|p| p.ty.is_acc()) {
+                    return self.exec_map_acc(s, pat, w, lam, arrs);
+                }
                 let inputs = self.soac_inputs(s, arrs, w, "map")?;
                 if lam.params.len() != inputs.len() {
                     return err(

@@ -58,7 +58,7 @@ struct Level {
 fn is_consuming(e: &Exp) -> bool {
     matches!(
         e,
-        Exp::Update(..) | Exp::Soac(Soac::Hist { .. } | Soac::Scatter { .. })
+        Exp::Update(..) | Exp::Soac(Soac::Hist { .. } | Soac::Scatter { .. }) | Exp::WithAcc { .. }
     )
 }
 

@@ -22,6 +22,7 @@ pub use nabla_syntax::Span;
 pub mod builder;
 pub mod derivatives;
 pub mod parse;
+mod analysis;
 mod print;
 pub mod rewrite;
 #[cfg(test)]
@@ -29,8 +30,9 @@ mod test_util;
 mod validate;
 pub mod visit;
 pub use parse::{eq_modulo_spans, parse_program, ParseError};
+pub use analysis::{infer_loop_uniqueness, Analysis, FunctionAnalysis};
 pub use print::print_program;
-pub use validate::{validate_program, ValidationError};
+pub use validate::{validate_program, validate_program_with, ValidateOptions, ValidationError};
 pub use visit::{free_vars_body, free_vars_lambda, free_vars_stm, Nested, Use};
 
 /// A variable, local to one function (index into `Function::var_names`).

@@ -10,10 +10,16 @@
 //! * sizes where statically known: two dimensions must be equal when both are
 //!   `Dim::Const` or both `Dim::Var`; `Dim::Ext` matches anything, and a
 //!   `Const` against a `Var` is accepted (only known at run time).
-//!   Size variables in types must be in scope (or bound by the same pattern).
+//!   Size variables in types must be in scope (or bound by the same pattern);
+//! * then, on functions that pass the checks above, consumption (no use of
+//!   an array, or of an alias of it, after it is consumed; only unique
+//!   parameters may be consumed) and the linearity of accumulators: see the
+//!   `analysis` module, which also computes the [`Analysis`] that
+//!   [`validate_program`] returns.
 //!
 //! Size checks can be turned off with [`ValidateOptions`].
 
+use crate::analysis::{Analysis, FunctionAnalysis};
 use crate::{
     AccOp, Atom, Body, Dim, DimIndex, Exp, Function, Lambda, LoopForm, Param, PrimType, Program,
     Soac, Span, Type, Var,
@@ -60,9 +66,15 @@ impl Default for ValidateOptions {
 /// function references, entry points (their function exists and the
 /// parameter/result arities add up), and statically known sizes.
 ///
+/// Then, on each function that passed those checks, consumption, aliasing
+/// and accumulator linearity (see the `analysis` module: Futhark's
+/// uniqueness rules, and seed 003 §5.4 for accumulators).
+///
 /// Returns every problem found (several per function at most once per
-/// statement), or `Ok(())`.
-pub fn validate_program(prog: &Program) -> Result<(), Vec<ValidationError>> {
+/// statement), or, for a valid program, the [`Analysis`] of every function:
+/// the type of each variable, its number of uses, the variables consumed,
+/// and what each array variable may alias.
+pub fn validate_program(prog: &Program) -> Result<Analysis, Vec<ValidationError>> {
     validate_program_with(prog, ValidateOptions::default())
 }
 
@@ -70,9 +82,11 @@ pub fn validate_program(prog: &Program) -> Result<(), Vec<ValidationError>> {
 pub fn validate_program_with(
     prog: &Program,
     opts: ValidateOptions,
-) -> Result<(), Vec<ValidationError>> {
+) -> Result<Analysis, Vec<ValidationError>> {
     let mut errors = Vec::new();
-    for f in &prog.functions {
+    let mut analysis = Analysis::default();
+    for (fi, f) in prog.functions.iter().enumerate() {
+        let before = errors.len();
         let mut cx = Cx {
             prog,
             fun: f,
@@ -83,6 +97,12 @@ pub fn validate_program_with(
             span: None,
         };
         cx.function();
+        let fa = if errors.len() == before {
+            crate::analysis::check_function(prog, fi, &mut errors)
+        } else {
+            FunctionAnalysis::default()
+        };
+        analysis.functions.push(fa);
     }
     for e in &prog.entries {
         let err = |m: String| ValidationError {
@@ -119,7 +139,7 @@ pub fn validate_program_with(
         }
     }
     if errors.is_empty() {
-        Ok(())
+        Ok(analysis)
     } else {
         Err(errors)
     }
@@ -332,7 +352,7 @@ impl Cx<'_> {
     fn fits(&self, expected: &Type, actual: &Type) -> bool {
         match (expected, actual) {
             (Type::Prim(a), Type::Prim(b)) => a == b,
-            (Type::Array(a, da), Type::Array(b, db)) => {
+            (Type::Array(a, da), Type::Array(b, db)) | (Type::Acc(a, da), Type::Acc(b, db)) => {
                 a == b
                     && da.len() == db.len()
                     && da.iter().zip(db).all(|(x, y)| self.dims_fit(x, y))
@@ -341,9 +361,14 @@ impl Cx<'_> {
         }
     }
 
-    /// Element type and rank agree (for types from different scopes).
+    /// Element type and rank agree, and both or neither are accumulators
+    /// (of the same number of dimensions): for types from different scopes.
     fn same_shape_kind(expected: &Type, actual: &Type) -> bool {
-        expected.elem() == actual.elem() && expected.rank() == actual.rank()
+        match (expected, actual) {
+            (Type::Acc(a, da), Type::Acc(b, db)) => a == b && da.len() == db.len(),
+            (Type::Acc(..), _) | (_, Type::Acc(..)) => false,
+            _ => expected.elem() == actual.elem() && expected.rank() == actual.rank(),
+        }
     }
 
     fn expect_types(&mut self, what: &str, expected: &[Type], actual: &[Type]) -> Check<()> {
@@ -1251,7 +1276,7 @@ mod tests {
 
     fn errors(p: &Program) -> String {
         match validate_program(p) {
-            Ok(()) => String::new(),
+            Ok(_) => String::new(),
             Err(es) => es
                 .iter()
                 .map(|e| e.to_string())

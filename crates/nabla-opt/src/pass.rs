@@ -362,10 +362,12 @@ impl Pipeline {
 
 /// Runs the validator (sizes included); `after` names the pass that just ran.
 fn validate(prog: &Program, after: Option<&str>) -> Result<(), PassError> {
-    nabla_ir::validate_program(prog).map_err(|errors| PassError::InvalidIr {
-        after: after.map(str::to_string),
-        errors,
-    })
+    nabla_ir::validate_program(prog)
+        .map(|_| ())
+        .map_err(|errors| PassError::InvalidIr {
+            after: after.map(str::to_string),
+            errors,
+        })
 }
 
 /// `inline`: inlines calls to small or once-called functions into every

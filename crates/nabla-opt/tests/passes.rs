@@ -128,7 +128,7 @@ fn message(prog: &Program, args: &[Value]) -> String {
 /// Validation errors, size-only ones left out when `sizes` is false.
 fn invalid(prog: &Program, sizes: bool) -> Vec<String> {
     match validate_program(prog) {
-        Ok(()) => vec![],
+        Ok(_) => vec![],
         Err(es) => es
             .into_iter()
             .filter(|e| sizes || !e.size_error)
@@ -545,13 +545,16 @@ fn constant_if_is_spliced_and_true_assert_dropped() {
 
 #[test]
 fn consumed_arrays_are_not_merged() {
-    // let y = xs; let z = y with [0] = 9; in (z, xs) — xs must survive.
+    // let c = copy xs; let y = c; let z = y with [0] = 9; in (z, xs) — xs
+    // must survive. (Updating an alias of xs itself and then returning xs
+    // is invalid IR: the validator's consumption rule.)
     let main = fun(
         "main",
         vec![p(0, arr(Dim::Ext))],
         vec![arr(Dim::Ext), arr(Dim::Ext)],
         vec![
-            stm(vec![p(1, arr(Dim::Ext))], Exp::Atoms(vec![v(0)])),
+            stm(vec![p(3, arr(Dim::Ext))], Exp::Copy(Var(0))),
+            stm(vec![p(1, arr(Dim::Ext))], Exp::Atoms(vec![v(3)])),
             stm(
                 vec![p(2, arr(Dim::Ext))],
                 Exp::Update(Var(1), vec![DimIndex::Fix(i64c(0))], f64c(9.0)),
@@ -570,11 +573,14 @@ fn consumed_arrays_are_not_merged() {
 
 #[test]
 fn callee_consuming_its_parameter_gets_a_copy_binding() {
-    // upd (a: [n]f64) = a with [0] = 0;  main xs = (upd xs, xs)
+    // upd (a: *[n]f64) = a with [0] = 0;  main xs = let c = copy xs in (upd c, xs)
     let n = Dim::Var(Var(0));
     let upd = fun(
         "upd",
-        vec![p(1, arr(n))],
+        vec![Param {
+            unique: true,
+            ..p(1, arr(n))
+        }],
         vec![arr(n)],
         vec![stm(
             vec![p(2, arr(n))],
@@ -586,10 +592,10 @@ fn callee_consuming_its_parameter_gets_a_copy_binding() {
         "main",
         vec![p(0, arr(Dim::Ext))],
         vec![arr(Dim::Ext), arr(Dim::Ext)],
-        vec![stm(
-            vec![p(1, arr(Dim::Ext))],
-            Exp::Apply(FunId(1), vec![v(0)]),
-        )],
+        vec![
+            stm(vec![p(2, arr(Dim::Ext))], Exp::Copy(Var(0))),
+            stm(vec![p(1, arr(Dim::Ext))], Exp::Apply(FunId(1), vec![v(2)])),
+        ],
         vec![v(1), v(0)],
     );
     let prog = program(vec![main, upd]);

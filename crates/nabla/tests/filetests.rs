@@ -228,7 +228,7 @@ fn validation_errors_where(
     keep: impl Fn(&nabla_ir::ValidationError) -> bool,
 ) -> Vec<String> {
     match validate_program(prog) {
-        Ok(()) => vec![],
+        Ok(_) => vec![],
         Err(es) => es
             .iter()
             .filter(|e| keep(e))

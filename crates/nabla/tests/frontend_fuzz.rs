@@ -637,7 +637,7 @@ fn front_end(src: &str) -> Result<bool, String> {
         }
         match nabla_elab::elaborate(&files) {
             Ok(prog) => match nabla_ir::validate_program(&prog) {
-                Ok(()) => Ok(true),
+                Ok(_) => Ok(true),
                 Err(es) => {
                     let es: Vec<String> = es
                         .iter()
