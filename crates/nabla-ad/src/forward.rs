@@ -475,8 +475,44 @@ impl Forward<'_> {
                 }
             }
             Exp::Soac(soac) => self.soac(b, tans, pat, soac)?,
-            Exp::WithAcc { .. } | Exp::UpdateAcc { .. } => {
-                return unsupported(span, "static AD does not differentiate accumulators yet")
+            Exp::WithAcc { inputs, lam } => self.with_acc(b, tans, pat, inputs, lam)?,
+            Exp::UpdateAcc {
+                acc,
+                indices,
+                value,
+            } => {
+                // The tangent accumulator gets the value's tangent at the
+                // same place (both are linear: the old ones are consumed).
+                let tacc = tans.get(&Atom::Var(acc));
+                let tv = tans.get(&value);
+                primal(
+                    b,
+                    Exp::UpdateAcc {
+                        acc,
+                        indices: indices.clone(),
+                        value,
+                    },
+                );
+                match (tacc, tv) {
+                    (Some(Atom::Var(ta)), Some(tv)) => self.bind_tangent(
+                        b,
+                        tans,
+                        &pat[0],
+                        Exp::UpdateAcc {
+                            acc: ta,
+                            indices,
+                            value: tv,
+                        },
+                    ),
+                    (Some(ta), None) => tans.set(pat[0].var, Some(ta)),
+                    (None, Some(_)) => {
+                        return unsupported(
+                            span,
+                            "an update of an accumulator without a tangent by a value with one",
+                        )
+                    }
+                    _ => tans.set(pat[0].var, None),
+                }
             }
             // A nested jvp left here could not be transformed, nor can the
             // enclosing one be.
@@ -484,6 +520,107 @@ impl Forward<'_> {
             Exp::Vjp { .. } => {
                 return unsupported(span, "static AD does not differentiate vjp yet")
             }
+        }
+        Ok(())
+    }
+
+    /// `with_acc`: a tangent accumulator beside each accumulator whose array
+    /// has a tangent (the same operator: the tangent of a sum of updates is
+    /// the sum of their tangents; of writes, the written tangents).
+    fn with_acc(
+        &mut self,
+        b: &mut FunctionBuilder,
+        tans: &mut Tangents,
+        pat: Vec<Param>,
+        inputs: Vec<nabla_ir::AccInput>,
+        lam: Lambda,
+    ) -> Result<(), AdError> {
+        let n = inputs.len();
+        let mut all_inputs = inputs.clone();
+        let mut with_tangent = Vec::with_capacity(n);
+        // Every accumulator gets a tangent one (zeros where its array has
+        // none): the updates' values may carry tangents either way.
+        for input in &inputs {
+            if matches!(input.op, nabla_ir::AccOp::Lambda(..)) {
+                return unsupported(self.span, "accumulators with an operator lambda");
+            }
+            let t = self.fresh_tangent_array(b, tans, input.array)?;
+            all_inputs.push(nabla_ir::AccInput {
+                array: t,
+                op: input.op.clone(),
+            });
+            with_tangent.push(true);
+        }
+        let mut inner = tans.clone();
+        let mut params = lam.params[..n].to_vec();
+        for (p, &w) in lam.params[..n].iter().zip(&with_tangent) {
+            if w {
+                let tp = self.tangent_param(b, p);
+                inner.set(p.var, Some(Atom::Var(tp.var)));
+                params.push(tp);
+            } else {
+                inner.set(p.var, None);
+            }
+        }
+        params.extend(lam.params[n..].iter().cloned());
+        let (mut body, rt) = self.nested_body(b, lam.body, inner)?;
+        let mut ret = lam.ret[..n].to_vec();
+        let mut results = body.result[..n].to_vec();
+        for i in 0..n {
+            if with_tangent[i] {
+                match rt[i] {
+                    Some(t) => results.push(t),
+                    None => {
+                        return error(
+                            self.span,
+                            "internal error: a tangent accumulator was dropped",
+                        )
+                    }
+                }
+                ret.push(lam.ret[i].clone());
+            }
+        }
+        results.extend(body.result[n..].iter().copied());
+        ret.extend(lam.ret[n..].iter().cloned());
+        let mut extra_with = Vec::new();
+        for (i, t) in rt.iter().enumerate().skip(n) {
+            if let Some(t) = *t {
+                results.push(t);
+                ret.push(lam.ret[i].clone());
+                extra_with.push(true);
+            } else {
+                extra_with.push(false);
+            }
+        }
+        body.result = results;
+        // Pattern: arrays, tangent arrays, extra values, their tangents.
+        let mut full: Vec<Param> = pat[..n].to_vec();
+        let mut tangent_of = vec![None; pat.len()];
+        for i in 0..n {
+            if with_tangent[i] {
+                let tp = self.tangent_param(b, &pat[i]);
+                tangent_of[i] = Some(tp.var);
+                full.push(tp);
+            }
+        }
+        full.extend(pat[n..].iter().cloned());
+        for (k, &w) in extra_with.iter().enumerate() {
+            if w {
+                let tp = self.tangent_param(b, &pat[n + k]);
+                tangent_of[n + k] = Some(tp.var);
+                full.push(tp);
+            }
+        }
+        b.push(Stm {
+            pat: full,
+            exp: Exp::WithAcc {
+                inputs: all_inputs,
+                lam: Lambda { params, body, ret },
+            },
+            span: self.span,
+        });
+        for (p, t) in pat.iter().zip(tangent_of) {
+            tans.set(p.var, t.map(Atom::Var));
         }
         Ok(())
     }

@@ -75,6 +75,7 @@ pub(crate) fn expand_vjp(
         ad,
         span,
         active: lam.params.iter().map(|p| p.var).collect(),
+        redirect: HashMap::new(),
     };
     let body = rev.inline_calls(b, lam.body)?;
     let checkpoints = rev.forward_sweep(b, &body.stms)?;
@@ -216,6 +217,9 @@ struct Reverse<'a> {
     /// `vjp`'s parameters. Only they get adjoints; everything else is
     /// computed on primals only.
     active: HashSet<Var>,
+    /// Free arrays of the map lambda being reversed whose adjoints go to
+    /// an accumulator: the accumulator variable now in scope.
+    redirect: HashMap<Var, Var>,
 }
 
 /// What the forward sweep kept of a loop: its checkpoint arrays (one per
@@ -301,7 +305,7 @@ impl Reverse<'_> {
     /// Adds a contribution that may be shared with other code to the adjoint
     /// of `v`.
     fn add_shared(
-        &self,
+        &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
         v: Var,
@@ -313,7 +317,7 @@ impl Reverse<'_> {
     /// Adds `contribution` to the adjoint of `v`; `owned`: the contribution
     /// is a new array that nothing else refers to.
     fn add(
-        &self,
+        &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
         v: Var,
@@ -321,6 +325,21 @@ impl Reverse<'_> {
         owned: bool,
     ) -> Result<(), AdError> {
         if !self.active.contains(&v) {
+            return Ok(());
+        }
+        if let Some(acc) = self.redirect.get(&v).copied() {
+            // A whole-array contribution to a free array of a map lambda.
+            let t = type_of(b, self.span, acc)?;
+            let next = b.bind1(
+                "acc",
+                t,
+                Exp::UpdateAcc {
+                    acc,
+                    indices: vec![],
+                    value: contribution,
+                },
+            );
+            self.redirect.insert(v, next);
             return Ok(());
         }
         let t = type_of(b, self.span, v)?;
@@ -358,6 +377,9 @@ impl Reverse<'_> {
         adj: &mut Adjoints,
         v: Var,
     ) -> Result<Var, AdError> {
+        if self.redirect.contains_key(&v) {
+            return self.unsupported("this use of a free array inside a map");
+        }
         match adj.map.remove(&v) {
             Some(Atom::Var(a)) if adj.owned.remove(&a) => Ok(a),
             Some(Atom::Var(a)) => {
@@ -418,6 +440,18 @@ impl Reverse<'_> {
                         bound: count,
                         i,
                     }));
+                }
+                Exp::Update(arr, idx, v) => {
+                    // The return sweep still reads the old array (and views
+                    // of it): update a copy instead of consuming it.
+                    let t = crate::util::existential(&type_of(b, self.span, *arr)?);
+                    let c = b.bind1("fwd_copy", t, Exp::Copy(*arr));
+                    b.push(Stm {
+                        pat: stm.pat.clone(),
+                        exp: Exp::Update(c, idx.clone(), *v),
+                        span: stm.span,
+                    });
+                    out.push(None);
                 }
                 _ => {
                     b.push(stm.clone());
@@ -567,6 +601,33 @@ impl Reverse<'_> {
             | Exp::Size(..)
             | Exp::Assert(..)
             | Exp::AssertEqSizes(..) => {}
+            Exp::Index(v, idx) if self.redirect.contains_key(v) => {
+                let Some(g) = g else { return Ok(()) };
+                if !self.active.contains(v) {
+                    return Ok(());
+                }
+                let mut indices = Vec::with_capacity(idx.len());
+                for d in idx {
+                    match d {
+                        DimIndex::Fix(a) => indices.push(*a),
+                        DimIndex::Slice { .. } => {
+                            return self.unsupported("slices of a free array inside a map")
+                        }
+                    }
+                }
+                let acc = self.redirect[v];
+                let t = type_of(b, self.span, acc)?;
+                let next = b.bind1(
+                    "acc",
+                    t,
+                    Exp::UpdateAcc {
+                        acc,
+                        indices,
+                        value: g,
+                    },
+                );
+                self.redirect.insert(*v, next);
+            }
             Exp::Index(v, idx) => {
                 let Some(g) = g else { return Ok(()) };
                 if !Self::differentiable(&type_of(b, self.span, *v)?) {
@@ -755,9 +816,7 @@ impl Reverse<'_> {
                 let Some(ck) = checkpoints else {
                     return error(self.span, "internal error: loop without checkpoints");
                 };
-                self.for_loop(
-                    b, adj, &ybar, params, init, ck.i, ck.bound, body, &ck.arrays,
-                )?
+                self.for_loop(b, adj, &ybar, pat, params, init, ck, body)?
             }
             Exp::Soac(Soac::Map { w, lam, arrs }) => self.map(b, adj, pat, &ybar, *w, lam, arrs)?,
             Exp::Soac(Soac::Reduce { w, lam, arrs, .. })
@@ -1097,6 +1156,9 @@ impl Reverse<'_> {
         free.extend(nabla_ir::free_vars_body(else_));
         let fvs = self.candidates(b, free, &[])?;
         let _ = pat;
+        if fvs.iter().any(|v| self.redirect.contains_key(v)) {
+            return self.unsupported("branches reading a free array inside a map");
+        }
         let mut sides = Vec::with_capacity(2);
         for branch in [then_, else_] {
             b.begin();
@@ -1184,24 +1246,29 @@ impl Reverse<'_> {
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
         ybar: &[Option<Atom>],
+        pat: &[Param],
         params: &[Param],
         init: &[Atom],
-        i: Var,
-        bound: Atom,
+        ck: &LoopCheckpoints,
         body: &Body,
-        checkpoints: &[Var],
     ) -> Result<(), AdError> {
+        let (i, bound, checkpoints) = (ck.i, ck.bound, &ck.arrays);
         let mut exclude: Vec<Var> = params.iter().map(|p| p.var).collect();
         exclude.push(i);
         let fvs = self.candidates(b, nabla_ir::free_vars_body(body), &exclude)?;
+        if fvs.iter().any(|v| self.redirect.contains_key(v)) {
+            return self.unsupported("loops reading a free array inside a map");
+        }
         let bound_t = atom_type(b, self.span, &bound)?.elem();
         // Initial values of the adjoint loop's parameters.
         let mut adj_init = Vec::new();
         let mut adj_params = Vec::new();
         for (k, p) in params.iter().enumerate() {
+            // Zeros shaped like the loop's result (the initial value may
+            // have been consumed by the loop).
             let a = match ybar[k] {
                 Some(a) => a,
-                None => zero_of(b, self.span, &init[k])?,
+                None => zero_like(b, self.span, pat[k].var)?,
             };
             adj_init.push(a);
             adj_params.push(b.param("adj", p.ty.clone()));
@@ -1226,11 +1293,17 @@ impl Reverse<'_> {
             map.insert(i, iteration);
             let mut restored = Vec::new();
             for (p, ck) in params.iter().zip(checkpoints) {
-                let v = b.bind1(
+                let t = crate::util::existential(&p.ty);
+                let mut v = b.bind1(
                     "restored",
-                    crate::util::existential(&p.ty.clone()),
+                    t.clone(),
                     Exp::Index(*ck, vec![DimIndex::Fix(index)]),
                 );
+                if p.unique && t.rank() > 0 {
+                    // The body consumes this parameter: give it its own
+                    // copy, not a view of the checkpoints.
+                    v = b.bind1("restored", t, Exp::Copy(v));
+                }
                 map.insert(p.var, Atom::Var(v));
                 self.active.insert(v);
                 restored.push(v);
@@ -1296,7 +1369,9 @@ impl Reverse<'_> {
     /// results' adjoints whose lambda runs the primal lambda again and then
     /// its return sweep, returning the adjoints of its parameters (rows of
     /// the inputs' adjoints) and its contributions to free scalars (summed
-    /// afterwards). Free arrays need accumulators: not yet.
+    /// afterwards). Free arrays receive their adjoints through accumulators
+    /// (seed 003 §5.4): a `with_acc` around the adjoint map at the outermost
+    /// map, the enclosing accumulators threaded through nested maps.
     #[allow(clippy::too_many_arguments)]
     fn map(
         &mut self,
@@ -1308,10 +1383,15 @@ impl Reverse<'_> {
         lam: &Lambda,
         arrs: &[Var],
     ) -> Result<(), AdError> {
+        let _ = pat;
         let fvs = self.candidates(b, nabla_ir::free_vars_lambda(lam), &[])?;
-        for v in &fvs {
-            if type_of(b, self.span, *v)?.rank() > 0 {
-                return self.unsupported("maps whose lambda reads free arrays");
+        let mut scalar_fvs = Vec::new();
+        let mut array_fvs = Vec::new();
+        for v in fvs {
+            if type_of(b, self.span, v)?.rank() > 0 {
+                array_fvs.push(v);
+            } else {
+                scalar_fvs.push(v);
             }
         }
         for a in arrs {
@@ -1319,8 +1399,106 @@ impl Reverse<'_> {
                 return self.unsupported("accumulators");
             }
         }
-        // Inputs of the adjoint map: the primal inputs, then the adjoints of
-        // the results that have one.
+        let redirected = array_fvs
+            .iter()
+            .filter(|v| self.redirect.contains_key(v))
+            .count();
+        let (outs, new_arrays) = if array_fvs.is_empty() {
+            (
+                self.adjoint_map(b, ybar, w, lam, arrs, &scalar_fvs, &[], &[])?
+                    .0,
+                vec![],
+            )
+        } else if redirected == array_fvs.len() {
+            // Inside an enclosing adjoint map: thread its accumulators.
+            let accs: Vec<Var> = array_fvs.iter().map(|v| self.redirect[v]).collect();
+            let (outs, acc_outs) =
+                self.adjoint_map(b, ybar, w, lam, arrs, &scalar_fvs, &array_fvs, &accs)?;
+            for (v, a) in array_fvs.iter().zip(acc_outs) {
+                self.redirect.insert(*v, a);
+            }
+            (outs, vec![])
+        } else if redirected == 0 {
+            // The outermost map: accumulators for the free arrays' adjoints.
+            let mut inputs = Vec::new();
+            let mut acc_types = Vec::new();
+            let mut array_types = Vec::new();
+            for v in &array_fvs {
+                let a = self.owned_adjoint(b, adj, *v)?;
+                let t = type_of(b, self.span, a)?;
+                let Type::Array(p, dims) = &t else {
+                    return error(self.span, "internal error: array adjoint");
+                };
+                acc_types.push(Type::Acc(*p, dims.clone()));
+                array_types.push(crate::util::existential(&t));
+                inputs.push(nabla_ir::AccInput {
+                    array: a,
+                    op: nabla_ir::AccOp::Add,
+                });
+            }
+            let mut other_types = Vec::new();
+            let with_lam = b.lambda::<AdError>("acc", acc_types, |b, ps| {
+                let (outs, acc_outs) =
+                    self.adjoint_map(b, ybar, w, lam, arrs, &scalar_fvs, &array_fvs, ps)?;
+                for o in &outs {
+                    other_types.push(type_of(b, self.span, *o)?);
+                }
+                let mut results: Vec<Atom> = acc_outs.into_iter().map(Atom::Var).collect();
+                results.extend(outs.into_iter().map(Atom::Var));
+                Ok(results)
+            })?;
+            let mut types = array_types;
+            types.extend(other_types);
+            let bound = b.bind(
+                "adj_acc",
+                types,
+                Exp::WithAcc {
+                    inputs,
+                    lam: with_lam,
+                },
+            );
+            let (arrays, outs) = bound.split_at(array_fvs.len());
+            (outs.to_vec(), arrays.to_vec())
+        } else {
+            return self.unsupported("maps reading both enclosing and local free arrays");
+        };
+        for (v, a) in array_fvs.iter().zip(new_arrays) {
+            adj.map.insert(*v, Atom::Var(a));
+            adj.owned.insert(a);
+        }
+        let mut k = 0;
+        for a in arrs {
+            if Self::differentiable(&type_of(b, self.span, *a)?) {
+                self.add(b, adj, *a, Atom::Var(outs[k]), true)?;
+                k += 1;
+            }
+        }
+        for v in &scalar_fvs {
+            let t = type_of(b, self.span, *v)?;
+            let s = self.sum_rows(b, w, outs[k], &t, Atom::Var(*v))?;
+            self.add(b, adj, *v, s, true)?;
+            k += 1;
+        }
+        Ok(())
+    }
+
+    /// Emits the adjoint map of [`Reverse::map`]: inputs the primal
+    /// inputs, the results' adjoints and the accumulators `accs` (one per
+    /// free array in `array_fvs`); returns the non-accumulator results
+    /// (adjoints of the differentiable inputs, then per-element
+    /// contributions to `scalar_fvs`) and the final accumulators.
+    #[allow(clippy::too_many_arguments)]
+    fn adjoint_map(
+        &mut self,
+        b: &mut FunctionBuilder,
+        ybar: &[Option<Atom>],
+        w: Atom,
+        lam: &Lambda,
+        arrs: &[Var],
+        scalar_fvs: &[Var],
+        array_fvs: &[Var],
+        accs: &[Var],
+    ) -> Result<(Vec<Var>, Vec<Var>), AdError> {
         let mut inputs = arrs.to_vec();
         let mut seeds = Vec::new();
         for (k, y) in ybar.iter().enumerate() {
@@ -1329,60 +1507,70 @@ impl Reverse<'_> {
                 seeds.push((k, lam.ret[k].clone()));
             }
         }
+        inputs.extend(accs.iter().copied());
         let n_arrs = arrs.len();
+        let n_seeds = seeds.len();
         let mut param_types: Vec<Type> = lam.params.iter().map(|p| p.ty.clone()).collect();
         param_types.extend(seeds.iter().map(|(_, t)| t.clone()));
+        for a in accs {
+            param_types.push(type_of(b, self.span, *a)?);
+        }
         let span = self.span;
-        let returned_types;
-        let new_lam = {
-            let mut rt_out = Vec::new();
-            let lam2 = b.lambda::<AdError>("x", param_types, |b, ps| {
-                let mut map = HashMap::new();
-                for ((p, v), a) in lam.params.iter().zip(ps).zip(arrs) {
-                    map.insert(p.var, Atom::Var(*v));
-                    if self.active.contains(a) {
-                        self.active.insert(*v);
-                    }
+        let mut returned_types = Vec::new();
+        let saved = self.redirect.clone();
+        let new_lam = b.lambda::<AdError>("x", param_types, |b, ps| {
+            let mut map = HashMap::new();
+            for ((p, v), a) in lam.params.iter().zip(ps).zip(arrs) {
+                map.insert(p.var, Atom::Var(*v));
+                if self.active.contains(a) {
+                    self.active.insert(*v);
                 }
-                let copy = self.fresh_copy(b, &lam.body, map)?;
-                let cks = self.forward_sweep(b, &copy.stms)?;
-                let mut inner = Adjoints::default();
-                for ((k, _), s) in seeds.iter().zip(&ps[n_arrs..]) {
-                    if let Atom::Var(r) = copy.result[*k] {
-                        self.add_shared(b, &mut inner, r, Atom::Var(*s))?;
-                    }
+            }
+            for (f, a) in array_fvs.iter().zip(&ps[n_arrs + n_seeds..]) {
+                self.redirect.insert(*f, *a);
+            }
+            let copy = self.fresh_copy(b, &lam.body, map)?;
+            let cks = self.forward_sweep(b, &copy.stms)?;
+            let mut inner = Adjoints::default();
+            for ((k, _), s) in seeds.iter().zip(&ps[n_arrs..]) {
+                if let Atom::Var(r) = copy.result[*k] {
+                    self.add_shared(b, &mut inner, r, Atom::Var(*s))?;
                 }
-                self.return_sweep(b, &copy.stms, &cks, &mut inner)?;
-                let mut results = Vec::new();
-                for v in &ps[..n_arrs] {
-                    let t = type_of(b, span, *v)?;
-                    if Self::differentiable(&t) {
-                        results.push(self.materialize(b, &inner, *v)?);
-                        rt_out.push(t);
-                    }
-                }
-                for v in &fvs {
+            }
+            self.return_sweep(b, &copy.stms, &cks, &mut inner)?;
+            let mut results = Vec::new();
+            for v in &ps[..n_arrs] {
+                let t = type_of(b, span, *v)?;
+                if Self::differentiable(&t) {
                     results.push(self.materialize(b, &inner, *v)?);
-                    rt_out.push(type_of(b, span, *v)?);
+                    returned_types.push(crate::util::existential(&t));
                 }
-                Ok(results)
-            })?;
-            returned_types = rt_out;
-            lam2
-        };
+            }
+            for v in scalar_fvs {
+                results.push(self.materialize(b, &inner, *v)?);
+                returned_types.push(type_of(b, span, *v)?);
+            }
+            for f in array_fvs {
+                let a = self.redirect[f];
+                results.push(Atom::Var(a));
+                returned_types.push(type_of(b, span, a)?);
+            }
+            Ok(results)
+        });
+        self.redirect = saved;
+        let new_lam = new_lam?;
         let w_dim = match w {
             Atom::Var(v) => Dim::Var(v),
             Atom::Const(PrimValue::I64(c)) => Dim::Const(c),
             _ => Dim::Ext,
         };
-        let mut out = Vec::new();
+        let mut pat = Vec::new();
         for t in &returned_types {
             let at = t.array_of(w_dim);
-            out.push(Param::new(b.vars.fresh("adj_map", at.clone()), at));
+            pat.push(Param::new(b.vars.fresh("adj_map", at.clone()), at));
         }
-        let _ = pat;
         b.push(Stm {
-            pat: out.clone(),
+            pat: pat.clone(),
             exp: Exp::Soac(Soac::Map {
                 w,
                 lam: new_lam,
@@ -1390,20 +1578,11 @@ impl Reverse<'_> {
             }),
             span: self.span,
         });
-        let mut k = 0;
-        for a in arrs {
-            if Self::differentiable(&type_of(b, self.span, *a)?) {
-                self.add(b, adj, *a, Atom::Var(out[k].var), true)?;
-                k += 1;
-            }
-        }
-        for v in &fvs {
-            let t = type_of(b, self.span, *v)?;
-            let s = self.sum_rows(b, w, out[k].var, &t, Atom::Var(*v))?;
-            self.add(b, adj, *v, s, true)?;
-            k += 1;
-        }
-        Ok(())
+        let n_acc = accs.len();
+        let n = pat.len();
+        let outs = pat[..n - n_acc].iter().map(|p| p.var).collect();
+        let acc_outs = pat[n - n_acc..].iter().map(|p| p.var).collect();
+        Ok((outs, acc_outs))
     }
 }
 

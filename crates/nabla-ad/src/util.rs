@@ -36,6 +36,9 @@ pub(crate) fn shape_of(
     for (d, dim) in dims.iter().enumerate() {
         sizes.push(match dim {
             Dim::Const(c) => (Atom::Const(PrimValue::I64(*c)), Dim::Const(*c)),
+            // A size variable in scope: no need to ask the array (which a
+            // later statement may have consumed).
+            Dim::Var(n) => (Atom::Var(*n), Dim::Ext),
             // Adjoint and tangent arrays made here get existential
             // dimensions: they fit the primal's type wherever it is used.
             _ => {

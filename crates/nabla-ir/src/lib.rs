@@ -19,18 +19,18 @@
 pub use nabla_prim::{BinOp, CmpOp, ConvOp, PrimType, PrimValue, TernOp, UnOp};
 pub use nabla_syntax::Span;
 
+mod analysis;
 pub mod builder;
 pub mod derivatives;
 pub mod parse;
-mod analysis;
 mod print;
 pub mod rewrite;
 #[cfg(test)]
 mod test_util;
 mod validate;
 pub mod visit;
-pub use parse::{eq_modulo_spans, parse_program, ParseError};
 pub use analysis::{infer_loop_uniqueness, Analysis, FunctionAnalysis};
+pub use parse::{eq_modulo_spans, parse_program, ParseError};
 pub use print::print_program;
 pub use validate::{validate_program, validate_program_with, ValidateOptions, ValidationError};
 pub use visit::{free_vars_body, free_vars_lambda, free_vars_stm, Nested, Use};

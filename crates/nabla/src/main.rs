@@ -110,7 +110,10 @@ enum Command {
     },
     /// Act as a GradBench tool: protocol messages on stdin, one JSON
     /// response per line on stdout (programs in `gradbench/`).
-    Gradbench,
+    Gradbench {
+        #[command(flatten)]
+        pipeline: PipelineArgs,
+    },
     /// Run objective and gradient of an ADBench input file (gmm, lstm, ba,
     /// hand) and print the results as JSON.
     Adbench {
@@ -249,7 +252,7 @@ fn run(cli: Cli) -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-        Command::Gradbench => gradbench(),
+        Command::Gradbench { pipeline } => gradbench(pipeline.compile_options()),
         Command::Adbench { problem, file } => adbench(&problem, &file),
     }
 }
@@ -270,9 +273,11 @@ fn print_passes() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn gradbench() -> ExitCode {
+fn gradbench(options: CompileOptions) -> ExitCode {
     let stdin = std::io::stdin();
-    match nabla::gradbench::serve(stdin.lock(), std::io::stdout().lock()) {
+    let programs = nabla::gradbench::programs::Programs::new().compiled_with(options);
+    let session = nabla::gradbench::Session::with_programs(programs);
+    match nabla::gradbench::protocol::serve_with(session, stdin.lock(), std::io::stdout().lock()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("nabla gradbench: {e}");

@@ -27,8 +27,19 @@ fn with_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
         .expect("the test thread panicked")
 }
 
-/// Checks one stored pair: evaluate its input and compare with its output.
+/// Checks one stored pair with the interpreter's dynamic AD.
 fn check(rel: &str) {
+    check_with(rel, false)
+}
+
+/// Checks one stored pair with static AD (the `ad` pass): the same
+/// reference outputs, so static and dynamic AD agree on every workload.
+fn check_static(rel: &str) {
+    check_with(rel, true)
+}
+
+/// Checks one stored pair: evaluate its input and compare with its output.
+fn check_with(rel: &str, static_ad: bool) {
     let path = data_dir().join(rel);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
@@ -39,7 +50,13 @@ fn check(rel: &str) {
                      "function": function, "input": pair["input"]});
     let line = msg.to_string();
     let (resp, define) = with_stack(move || {
-        let mut s = Session::new();
+        let mut s = if static_ad {
+            let options =
+                nabla::CompileOptions::new(nabla::Pipeline::with_static_ad().validating(true));
+            Session::with_programs(nabla::gradbench::Programs::new().compiled_with(options))
+        } else {
+            Session::new()
+        };
         let define = s
             .handle_line(&json!({"id": 6, "kind": "define", "module": module}).to_string())
             .unwrap()
@@ -75,6 +92,16 @@ macro_rules! pairs {
                 check($file);
             }
         )*
+        /// The same pairs through static AD.
+        mod static_ad {
+            $(
+                #[test]
+                $(#[$attr])*
+                fn $name() {
+                    super::check_static($file);
+                }
+            )*
+        }
         /// Every stored file, so that `all_files_are_covered` can check the list.
         const FILES: &[&str] = &[$($file),*];
     };

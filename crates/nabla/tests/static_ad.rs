@@ -178,16 +178,23 @@ def f5 (x: f64) = let (a, b) = loop (a, b) = (x, 1) for i < 3 do (a * b + 1, f64
 def f6 (x: f64) = let (_, y) = loop (k, y) = (0i32, x) while k < 4 do (k + 1, y * 1.5 + f64.exp (-y)) in y
 def f7 (x: f64) = reduce f64.max (-100) (map (\i -> f64.sin (x + f64.i64 i)) (iota 5))
                   + reduce f64.min 100 (map (\i -> (x - f64.i64 i) ** 2) (iota 4))
+def f8 (x: f64) = let xs = map (\i -> f64.sin (x * f64.i64 (i + 1))) (iota 4)
+                  let m = map (\i -> map (\j -> xs[i] * xs[j] + x) (iota 3)) (iota 4)
+                  in reduce (+) 0 (map (\i -> xs[(i + 1) % 4] * xs[i] + reduce (+) 0 m[i]) (iota 4))
 
 entry grad (k: i32) (x: f64) : f64 =
   if k == 0 then vjp f0 x 1 else if k == 1 then vjp f1 x 1 else if k == 2 then vjp f2 x 1
   else if k == 3 then vjp f3 x 1 else if k == 4 then vjp f4 x 1 else if k == 5 then vjp f5 x 1
-  else if k == 6 then vjp f6 x 1 else vjp f7 x 1
+  else if k == 6 then vjp f6 x 1 else if k == 7 then vjp f7 x 1 else vjp f8 x 1
+
+-- Second derivatives: forward over reverse (the accumulators of f8's
+-- reverse mode get tangent accumulators).
+entry hess (k: i32) (x: f64) : f64 = jvp (\x -> grad k x) x 1
 
 entry primal (k: i32) (x: f64) : f64 =
   if k == 0 then f0 x else if k == 1 then f1 x else if k == 2 then f2 x
   else if k == 3 then f3 x else if k == 4 then f4 x else if k == 5 then f5 x
-  else if k == 6 then f6 x else f7 x
+  else if k == 6 then f6 x else if k == 7 then f7 x else f8 x
 "#;
 
 /// Reverse mode: static vjp = dynamic vjp and finite differences, on every
@@ -220,6 +227,7 @@ fn static_vjp_agrees_with_dynamic_and_finite_differences() {
     assert!(count_vjps(&dynamic.program) >= 8);
     assert_eq!(count_vjps(&static_.program), 0, "every vjp is static");
     assert_eq!(count_vjps(&uninlined.program), 0, "every vjp is static");
+    assert_eq!(count_jvps(&static_.program), 0, "every jvp is static");
     let run = |c: &nabla::Compiled, name: &str, input: &str| -> f64 {
         let r = c
             .run_on_input(name, input.as_bytes())
@@ -227,7 +235,7 @@ fn static_vjp_agrees_with_dynamic_and_finite_differences() {
         scalar(&r[0])
     };
     let mut compared_with_fd = 0;
-    for k in 0..8 {
+    for k in 0..9 {
         for x in [-1.3, -0.4, 0.35, 0.8, 1.7, 2.9] {
             let input = format!("{k}i32 {x:?}f64");
             let d = run(&dynamic, "grad", &input);
@@ -257,6 +265,26 @@ fn static_vjp_agrees_with_dynamic_and_finite_differences() {
         }
     }
     assert!(compared_with_fd >= 40, "{compared_with_fd}");
+    // Forward over reverse: static = dynamic, and = finite differences of
+    // the static gradient.
+    for k in [0, 2, 4, 8] {
+        for x in [-0.4, 0.35, 1.7] {
+            let input = format!("{k}i32 {x:?}f64");
+            let d = run(&dynamic, "hess", &input);
+            let s = run(&static_, "hess", &input);
+            assert!(
+                (d - s).abs() <= 1e-8 * (1.0 + d.abs()),
+                "hessian of f{k} at {x}: static {s} vs dynamic {d}"
+            );
+            let h = 1e-5;
+            let g = |y: f64| run(&static_, "grad", &format!("{k}i32 {y:?}f64"));
+            let fd = (g(x + h) - g(x - h)) / (2.0 * h);
+            assert!(
+                (fd - s).abs() <= 1e-4 * (1.0 + s.abs()),
+                "hessian of f{k} at {x}: static {s} vs finite differences {fd}"
+            );
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -6,7 +6,7 @@
 //! compile-time `CARGO_MANIFEST_DIR/../../gradbench`; and finally copies
 //! embedded in the binary (`include_str!`), written to a temporary folder.
 
-use crate::driver::{compile, Compiled};
+use crate::driver::{compile_with, CompileOptions, Compiled};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -73,6 +73,8 @@ pub struct Programs {
     /// A temporary folder holding the embedded copies (removed on drop).
     temp: Option<PathBuf>,
     cache: HashMap<String, Compiled>,
+    /// How the programs are compiled (the default pipeline unless set).
+    options: CompileOptions,
 }
 
 impl Default for Programs {
@@ -89,7 +91,15 @@ impl Programs {
             dir: find_program_dir(),
             temp: None,
             cache: HashMap::new(),
+            options: CompileOptions::default(),
         }
+    }
+
+    /// The same programs, compiled with `options` (e.g. static AD).
+    pub fn compiled_with(mut self, options: CompileOptions) -> Programs {
+        self.options = options;
+        self.cache.clear();
+        self
     }
 
     /// Programs from the embedded copies only.
@@ -98,6 +108,7 @@ impl Programs {
             dir: None,
             temp: None,
             cache: HashMap::new(),
+            options: CompileOptions::default(),
         }
     }
 
@@ -130,7 +141,7 @@ impl Programs {
         }
         if !self.cache.contains_key(module) {
             let path = self.dir()?.join(format!("{module}.fut"));
-            let c = compile(&path)
+            let c = compile_with(&path, &self.options)
                 .map_err(|e| format!("cannot compile {}: {}", path.display(), e.summary))?;
             self.cache.insert(module.to_string(), c);
         }

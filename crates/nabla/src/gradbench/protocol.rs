@@ -183,8 +183,16 @@ impl Session {
 /// Serves a whole session: reads lines from `input` until it ends, writes
 /// one response line per message to `output` (flushed after each), and logs
 /// problems on stderr.
-pub fn serve(input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
-    let mut session = Session::new();
+pub fn serve(input: impl BufRead, output: impl Write) -> std::io::Result<()> {
+    serve_with(Session::new(), input, output)
+}
+
+/// [`serve`] with a given session (e.g. programs compiled with static AD).
+pub fn serve_with(
+    mut session: Session,
+    input: impl BufRead,
+    mut output: impl Write,
+) -> std::io::Result<()> {
     for line in input.lines() {
         let line = match line {
             Ok(l) => l,
