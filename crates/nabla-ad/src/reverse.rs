@@ -1154,18 +1154,27 @@ impl Reverse<'_> {
     ) -> Result<(), AdError> {
         let mut free = nabla_ir::free_vars_body(then_);
         free.extend(nabla_ir::free_vars_body(else_));
-        let fvs = self.candidates(b, free, &[])?;
+        let all = self.candidates(b, free, &[])?;
         let _ = pat;
-        if fvs.iter().any(|v| self.redirect.contains_key(v)) {
-            return self.unsupported("branches reading a free array inside a map");
-        }
+        // Free arrays whose adjoints go to accumulators (inside a map): each
+        // branch takes the accumulator and returns its successor.
+        let (accumulated, fvs): (Vec<Var>, Vec<Var>) =
+            all.into_iter().partition(|v| self.redirect.contains_key(v));
+        let saved = self.redirect.clone();
         let mut sides = Vec::with_capacity(2);
+        let mut acc_results = Vec::with_capacity(2);
         for branch in [then_, else_] {
             b.begin();
             let r = self.branch_side(b, branch, ybar, &fvs);
             let body = b.end(vec![]);
+            let finals: Vec<Atom> = accumulated
+                .iter()
+                .map(|v| Atom::Var(self.redirect[v]))
+                .collect();
+            self.redirect = saved.clone();
             let contributions = r?;
             sides.push((body, contributions));
+            acc_results.push(finals);
         }
         let mut keep = Vec::new();
         for (k, _) in fvs.iter().enumerate() {
@@ -1173,11 +1182,12 @@ impl Reverse<'_> {
                 keep.push(k);
             }
         }
-        if keep.is_empty() {
+        if keep.is_empty() && accumulated.is_empty() {
             return Ok(());
         }
         let mut bodies = Vec::with_capacity(2);
-        for (mut body, contributions) in sides {
+        for ((mut body, contributions), finals) in sides.into_iter().zip(acc_results) {
+            body.result.extend(finals);
             for &k in &keep {
                 let a = match contributions[k] {
                     Some(a) => a,
@@ -1192,6 +1202,11 @@ impl Reverse<'_> {
             }
             bodies.push(body);
         }
+        let mut accs_out = Vec::with_capacity(accumulated.len());
+        for v in &accumulated {
+            let t = type_of(b, self.span, self.redirect[v])?;
+            accs_out.push(Param::new(b.vars.fresh("acc", t.clone()), t));
+        }
         let mut out = Vec::with_capacity(keep.len());
         for &k in &keep {
             let t = type_of(b, self.span, fvs[k])?;
@@ -1199,8 +1214,13 @@ impl Reverse<'_> {
         }
         let else_b = bodies.pop().unwrap_or_default();
         let then_b = bodies.pop().unwrap_or_default();
+        let mut pattern = accs_out.clone();
+        pattern.extend(out.iter().cloned());
+        for (v, p) in accumulated.iter().zip(&accs_out) {
+            self.redirect.insert(*v, p.var);
+        }
         b.push(Stm {
-            pat: out.clone(),
+            pat: pattern,
             exp: Exp::If {
                 cond,
                 then_: then_b,

@@ -181,11 +181,13 @@ def f7 (x: f64) = reduce f64.max (-100) (map (\i -> f64.sin (x + f64.i64 i)) (io
 def f8 (x: f64) = let xs = map (\i -> f64.sin (x * f64.i64 (i + 1))) (iota 4)
                   let m = map (\i -> map (\j -> xs[i] * xs[j] + x) (iota 3)) (iota 4)
                   in reduce (+) 0 (map (\i -> xs[(i + 1) % 4] * xs[i] + reduce (+) 0 m[i]) (iota 4))
+def f9 (x: f64) = let xs = map (\i -> f64.cos (x + f64.i64 i)) (iota 4)
+                  in reduce (+) 0 (map (\i -> if xs[i] > 0 then xs[i] * xs[3 - i] else x * xs[(i + 1) % 4]) (iota 4))
 
 entry grad (k: i32) (x: f64) : f64 =
   if k == 0 then vjp f0 x 1 else if k == 1 then vjp f1 x 1 else if k == 2 then vjp f2 x 1
   else if k == 3 then vjp f3 x 1 else if k == 4 then vjp f4 x 1 else if k == 5 then vjp f5 x 1
-  else if k == 6 then vjp f6 x 1 else if k == 7 then vjp f7 x 1 else vjp f8 x 1
+  else if k == 6 then vjp f6 x 1 else if k == 7 then vjp f7 x 1 else if k == 8 then vjp f8 x 1 else vjp f9 x 1
 
 -- Second derivatives: forward over reverse (the accumulators of f8's
 -- reverse mode get tangent accumulators).
@@ -194,7 +196,7 @@ entry hess (k: i32) (x: f64) : f64 = jvp (\x -> grad k x) x 1
 entry primal (k: i32) (x: f64) : f64 =
   if k == 0 then f0 x else if k == 1 then f1 x else if k == 2 then f2 x
   else if k == 3 then f3 x else if k == 4 then f4 x else if k == 5 then f5 x
-  else if k == 6 then f6 x else if k == 7 then f7 x else f8 x
+  else if k == 6 then f6 x else if k == 7 then f7 x else if k == 8 then f8 x else f9 x
 "#;
 
 /// Reverse mode: static vjp = dynamic vjp and finite differences, on every
@@ -235,7 +237,7 @@ fn static_vjp_agrees_with_dynamic_and_finite_differences() {
         scalar(&r[0])
     };
     let mut compared_with_fd = 0;
-    for k in 0..9 {
+    for k in 0..10 {
         for x in [-1.3, -0.4, 0.35, 0.8, 1.7, 2.9] {
             let input = format!("{k}i32 {x:?}f64");
             let d = run(&dynamic, "grad", &input);
@@ -267,7 +269,7 @@ fn static_vjp_agrees_with_dynamic_and_finite_differences() {
     assert!(compared_with_fd >= 40, "{compared_with_fd}");
     // Forward over reverse: static = dynamic, and = finite differences of
     // the static gradient.
-    for k in [0, 2, 4, 8] {
+    for k in [0, 2, 4, 8, 9] {
         for x in [-0.4, 0.35, 1.7] {
             let input = format!("{k}i32 {x:?}f64");
             let d = run(&dynamic, "hess", &input);
