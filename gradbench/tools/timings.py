@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Times every GradBench workload in testdata/gradbench through `nabla gradbench`.
 
-Usage: python3 gradbench/tools/timings.py target/release/nabla [DATA_DIR]
+Usage: python3 gradbench/tools/timings.py target/release/nabla [DATA_DIR] [-- NABLA_FLAGS...]
+
+Flags after `--` go to `nabla gradbench` (e.g. `-- --ad=static`).
 
 Sends one `define` per eval and one `evaluate` per data file (listed in the
 data folder's manifest.json) in a single session, and prints, per file, the
@@ -16,9 +18,14 @@ import sys
 
 
 def main():
-    nabla = sys.argv[1]
+    args = sys.argv[1:]
+    flags = []
+    if "--" in args:
+        flags = args[args.index("--") + 1:]
+        args = args[:args.index("--")]
+    nabla = args[0]
     here = os.path.dirname(os.path.abspath(__file__))
-    root = sys.argv[2] if len(sys.argv) > 2 else os.path.join(here, "../../testdata/gradbench")
+    root = args[1] if len(args) > 1 else os.path.join(here, "../../testdata/gradbench")
     manifest = json.load(open(os.path.join(root, "manifest.json")))
     lines, items, next_id = [], {}, 0
     for ev in sorted({e["eval"] for e in manifest}):
@@ -30,7 +37,7 @@ def main():
                                  "function": e["function"], "input": data["input"]}))
         items[next_id] = e
         next_id += 1
-    out = subprocess.run([nabla, "gradbench"], input="\n".join(lines) + "\n",
+    out = subprocess.run([nabla, "gradbench", *flags], input="\n".join(lines) + "\n",
                          capture_output=True, text=True).stdout
     for line in out.splitlines():
         r = json.loads(line)
