@@ -6,6 +6,7 @@
 //! operators are defaulted at the end of each top-level definition.
 
 use crate::consume;
+use crate::rules;
 use crate::sig::{self, is_operator, mk_array, Class, Scheme};
 use crate::unify::{collect_vars, subst, Constraint, Tcx};
 use nabla_prim::PrimType;
@@ -186,9 +187,10 @@ impl Checker {
                 self.depth = 0;
                 let scheme = match r {
                     Ok(s) => {
-                        // Types are known: check the consumption rules too.
+                        // Types are known: check the static rules and the
+                        // consumption rules too.
                         let (sig, r) = consume::check_valbind(vb, &self.globals, &self.intrinsics);
-                        if let Err(e) = r {
+                        if let Err(e) = rules::check_valbind(vb).and(r) {
                             diags.push(e);
                         }
                         self.globals.insert(
@@ -245,6 +247,7 @@ impl Checker {
     }
 
     fn check_typebind(&mut self, tb: &mut TypeBind) -> R<Abbrev> {
+        rules::check_typebind(tb)?;
         self.tparams.clear();
         self.locals.clear();
         for p in &tb.params {
