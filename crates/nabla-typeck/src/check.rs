@@ -1020,7 +1020,10 @@ impl Checker {
                 if binds.iter().any(|(n, _, _)| n == &i.name) {
                     return Err(err(
                         i.span,
-                        format!("`{}` is bound twice in the same pattern", i.name),
+                        format!(
+                            "`{}` is bound twice in the same pattern or parameter list; rename one of them",
+                            i.name
+                        ),
                     ));
                 }
                 let t = self.tcx.fresh(i.span);

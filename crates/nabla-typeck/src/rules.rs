@@ -106,10 +106,21 @@ fn check_sizes_used(tps: &[TypeParam], params: &[Pat], what: &str) -> R<()> {
     for tp in tps {
         let TypeParam::Size(n) = tp else { continue };
         if !params.iter().any(|p| pat_mentions_size(p, &n.name)) {
+            let fix = if params.len() == 1 && !what.contains("function") {
+                format!(
+                    "use `{}` in the pattern's type annotation, or drop it",
+                    n.name
+                )
+            } else {
+                format!(
+                    "use `{0}` in a parameter's type, or make it an ordinary parameter `({0}: i64)`",
+                    n.name
+                )
+            };
             return Err(err(
                 n.span,
                 format!(
-                    "the size parameter `[{0}]` is not the size of any parameter of this {what}, so its value can never be known; use `{0}` in a parameter's type, or make it an ordinary parameter `({0}: i64)`",
+                    "the size parameter `[{0}]` is not the size of any parameter of this {what}, so its value can never be known; {fix}",
                     n.name
                 ),
             ));
