@@ -199,6 +199,7 @@ impl Checker {
                                 name: vb.name.name.clone(),
                                 constant: vb.params.is_empty() && vb.type_params.is_empty(),
                                 sig: Rc::new(sig),
+                                ty: vb.ty.clone(),
                             },
                         );
                         s

@@ -107,6 +107,8 @@ pub(crate) struct GlobalInfo {
     /// never consumed.
     pub constant: bool,
     pub sig: Rc<FnSig>,
+    /// The definition's declared type (with its unique parameters).
+    pub ty: Option<Type>,
 }
 
 fn type_diet(t: Option<&Type>) -> Diet {
@@ -184,6 +186,50 @@ pub(crate) fn ret_als(t: &Type) -> RetAls {
             }
         }
         _ => RetAls::Fresh,
+    }
+}
+
+/// The signature of a call of `n` arguments to a function known only by its
+/// type `t` (a function parameter, a closure, a lambda): the diets of its
+/// parameters come from their declared uniqueness, and a non-unique array
+/// result aliases every argument that is not consumed (Futhark's rule for
+/// the result of an application). `None` if `t` is not a function of `n`
+/// parameters.
+fn type_sig(t: &Type, n: usize) -> Option<Rc<FnSig>> {
+    let mut params = Vec::new();
+    let mut t = t;
+    while params.len() < n {
+        let Type::Arrow { param, ret, .. } = t else {
+            return None;
+        };
+        params.push(type_diet(Some(param)));
+        t = ret;
+    }
+    Some(Rc::new(FnSig {
+        params,
+        ret: ret_als(t),
+    }))
+}
+
+/// Whether values of type `t` are or contain functions.
+fn contains_function(t: &Type) -> bool {
+    match t {
+        Type::Arrow { .. } => true,
+        Type::Array { elem, .. } => contains_function(elem),
+        Type::Record(fs) => fs.iter().any(|(_, t)| contains_function(t)),
+        Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(contains_function),
+        _ => false,
+    }
+}
+
+/// Whether a function of type `t` consumes (some part of) one of its
+/// arguments, in any of its curried parameters.
+fn consumes_argument(t: &Type) -> bool {
+    match t {
+        Type::Arrow { param, ret, .. } => {
+            type_diet(Some(param)).consumes() || consumes_argument(ret)
+        }
+        _ => false,
     }
 }
 
@@ -323,6 +369,7 @@ impl Als {
     fn mask(&self, t: Option<&Type>) -> Als {
         match t {
             Some(Type::Prim(_)) | Some(Type::Arrow { .. }) => Als::none(),
+            Some(t @ Type::Sum(_)) if !has_array(t) => Als::none(),
             Some(Type::Record(fs)) => Als::Rec(
                 fs.iter()
                     .map(|(n, ft)| (n.clone(), self.field(n).mask(Some(ft))))
@@ -420,6 +467,9 @@ struct Cx<'a> {
     uses: Vec<(u32, Span, Rc<str>)>,
     loop_depth: usize,
     depth: usize,
+    /// How many in-place updates have been checked outside lambda and local
+    /// function bodies (for the rule on `let`-bound functions).
+    updates: usize,
 }
 
 /// Checks the consumption rules in one type-checked top-level definition,
@@ -443,6 +493,7 @@ pub(crate) fn check_valbind(
         uses: Vec::new(),
         loop_depth: 0,
         depth: 0,
+        updates: 0,
     };
     let params = param_diets(&vb.params);
     match cx.function(&vb.params, vb_ret_type(vb).map(type_retu), &vb.body) {
@@ -589,10 +640,12 @@ impl<'a> Cx<'a> {
                     self.bind_pat(q, &als.field(&f.name), mode, field_type(declared, &f.name));
                 }
             }
-            // Sum payloads: not tracked (conservative).
+            // A constructor's payload aliases the matched value as a whole
+            // (payloads are not tracked one by one).
             PatKind::Constr(_, ps) => {
+                let whole = Als::Set(als.flat());
                 for q in ps {
-                    self.bind_pat(q, &Als::none(), mode, None);
+                    self.bind_pat(q, &whole, mode, None);
                 }
             }
             PatKind::Wildcard | PatKind::Lit(_) => {}
@@ -701,7 +754,17 @@ impl<'a> Cx<'a> {
     /// Consumes the values with ids `ids` at `span`.
     fn consume(&mut self, ids: &BTreeSet<u32>, span: Span) -> R<()> {
         let barrier = self.barriers.last().copied();
-        for &i in ids {
+        // The innermost binding explains best why something is not
+        // consumable: a `for … in` element before the array it comes from.
+        let mut order: Vec<u32> = ids.iter().copied().collect();
+        order.sort_by_key(|&i| {
+            let for_in = self
+                .ids
+                .get(i as usize)
+                .is_some_and(|x| x.kind == Kind::ForIn);
+            (!for_in, i)
+        });
+        for &i in &order {
             let Some(info) = self.ids.get(i as usize) else {
                 continue;
             };
@@ -824,6 +887,9 @@ impl<'a> Cx<'a> {
             if let Some(ret) = &ret {
                 self.check_unique_return(ret, &als, imark as u32, body)?;
             }
+            if self.barriers.len() == 1 && !params.is_empty() {
+                self.check_result_not_global(&als, body)?;
+            }
             let ids = &self.ids;
             let free = |i: u32| {
                 (i as usize) < imark || ids.get(i as usize).is_some_and(|x| x.kind == Kind::Global)
@@ -834,6 +900,27 @@ impl<'a> Cx<'a> {
         self.consumed = saved;
         self.unbind(vmark, imark);
         r
+    }
+
+    /// Error index "alias-free-variable": the result of a top-level
+    /// function may alias its parameters, but not a top-level constant.
+    fn check_result_not_global(&self, als: &Als, body: &Expr) -> R<()> {
+        let global = als.mask(body.ty.as_ref()).flat().into_iter().find(|&i| {
+            self.ids
+                .get(i as usize)
+                .is_some_and(|x| x.kind == Kind::Global)
+        });
+        match global {
+            None => Ok(()),
+            Some(i) => Err(err(
+                result_expr(body).span,
+                format!(
+                    "the function's result may alias the top-level definition {0}; a function's result may only alias its parameters (return `copy {1}` instead)",
+                    self.describe(i),
+                    self.ids.get(i as usize).map_or("it", |x| x.name.as_str())
+                ),
+            )),
+        }
     }
 
     fn check_unique_return(&self, ret: &RetU, als: &Als, first: u32, body: &Expr) -> R<()> {
@@ -919,7 +1006,10 @@ impl<'a> Cx<'a> {
     }
 
     fn apply(&mut self, f: &Expr, args: &[&Expr]) -> R<Als> {
-        let sig = self.callee_sig(f);
+        let sig = self
+            .callee_sig(f)
+            .or_else(|| f.ty.as_ref().and_then(|t| type_sig(t, args.len())));
+        self.check_function_args(f, args)?;
         let mut arg_als: Vec<Als> = vec![Als::none(); args.len()];
         // Futhark evaluates (and checks) arguments right to left.
         for k in (0..args.len()).rev() {
@@ -954,6 +1044,61 @@ impl<'a> Cx<'a> {
             return Ok(Als::none());
         }
         Ok(build_ret(&sig.ret, &sig.params, &arg_als))
+    }
+
+    /// Futhark's second rule on uniqueness and higher-order functions: a
+    /// function that consumes one of its arguments may not be passed as an
+    /// argument to another function (which cannot promise how often, or to
+    /// what, it will apply it) — unless that function's parameter is itself
+    /// declared to consume (`f: *a -> b`).
+    fn check_function_args(&self, f: &Expr, args: &[&Expr]) -> R<()> {
+        let mut callee = self.declared_type(f);
+        for a in args {
+            let declared = match callee {
+                Some(Type::Arrow { param, ret, .. }) => {
+                    callee = Some(ret);
+                    Some(&**param)
+                }
+                _ => {
+                    callee = None;
+                    None
+                }
+            };
+            let Some(at) = a.ty.as_ref() else { continue };
+            if !consumes_argument(at) {
+                continue;
+            }
+            if declared.is_some_and(consumes_argument) {
+                continue;
+            }
+            return Err(err(
+                a.span,
+                "this function consumes its argument (it has a unique `*` parameter), so it may not be passed to another function, which could apply it more than once; pass a function that works on a `copy` instead",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The declared type of a callee, where it is known: the signature of a
+    /// top-level definition (whose unique parameters the use site's
+    /// instantiated type may not show), else the callee's own type.
+    fn declared_type<'e>(&'e self, f: &'e Expr) -> Option<&'e Type> {
+        match &f.kind {
+            ExprKind::Parens(x) | ExprKind::Attr(_, x) => self.declared_type(x),
+            ExprKind::Var {
+                res: Some(Res::Global(id)),
+                ..
+            } => self
+                .globals
+                .get(id)
+                .and_then(|g| g.ty.as_ref())
+                .or(f.ty.as_ref()),
+            ExprKind::Var {
+                res: Some(Res::Intrinsic(n)),
+                ..
+            } => self.intrinsics.get(n).map(|s| &s.ty).or(f.ty.as_ref()),
+            _ => f.ty.as_ref(),
+        }
     }
 
     /// Checks branches (of `if`/`match`) separately from the same state;
@@ -1131,7 +1276,9 @@ impl<'a> Cx<'a> {
                 for p in params {
                     self.bind_pat(p, &Als::none(), BindMode::Param, None);
                 }
+                let updates = self.updates;
                 let r = self.expr(body);
+                self.updates = updates;
                 self.barriers.pop();
                 self.consumed = saved;
                 self.unbind(vmark, imark);
@@ -1141,7 +1288,14 @@ impl<'a> Cx<'a> {
             ExprKind::LetPat {
                 pat, value, body, ..
             } => {
+                let updates_before = self.updates;
                 let a = self.expr(value)?;
+                if self.updates > updates_before && pat.ty.as_ref().is_some_and(contains_function) {
+                    return Err(err(
+                        pat.span,
+                        "this binds a function, but the bound expression performs an in-place update; Futhark forbids this, as the function could observe the update; do the update in a separate `let` first",
+                    ));
+                }
                 let (vmark, imark) = (self.vars.len(), self.ids.len());
                 self.bind_pat(pat, &a, BindMode::Let, None);
                 let r = self.expr(body);
@@ -1156,7 +1310,9 @@ impl<'a> Cx<'a> {
                 body,
                 ..
             } => {
+                let updates = self.updates;
                 let r = self.function(params, ret.as_ref().map(te_retu), value)?;
+                self.updates = updates;
                 let sig = Rc::new(FnSig {
                     params: param_diets(params),
                     ret: r,
@@ -1187,6 +1343,7 @@ impl<'a> Cx<'a> {
                 let va = self.expr(value)?;
                 self.check_update_value(&src, &va, value.span, dest.span)?;
                 self.consume(&src.flat(), dest.span)?;
+                self.updates += 1;
                 let (vmark, imark) = (self.vars.len(), self.ids.len());
                 self.bind_var(&dest.name, None, &Als::none(), true, Kind::Let, dest.span);
                 let r = self.expr(body);
@@ -1203,6 +1360,7 @@ impl<'a> Cx<'a> {
                 let sa = self.expr(src)?;
                 self.check_update_value(&sa, &va, value.span, src.span)?;
                 self.consume(&sa.flat(), e.span)?;
+                self.updates += 1;
                 Ok(Als::none())
             }
             ExprKind::RecordUpdate { src, path, value } => {
@@ -1228,7 +1386,7 @@ impl<'a> Cx<'a> {
             ExprKind::Constr(_, xs) => {
                 let mut s = BTreeSet::new();
                 for x in xs {
-                    self.expr(x)?.flat_into(&mut s);
+                    self.expr(x)?.mask(x.ty.as_ref()).flat_into(&mut s);
                 }
                 Ok(Als::Set(s))
             }
@@ -1246,9 +1404,15 @@ impl<'a> Cx<'a> {
         // The initial value's aliases (checked after the body, as Futhark
         // does, but computed first for `loop x for …` without initialiser).
         // The bound or the array of `for … in` is evaluated outside the loop.
+        let mut elements = Als::none();
         match form {
-            LoopForm::For(_, b) | LoopForm::ForIn(_, b) => {
+            LoopForm::For(_, b) => {
                 self.expr(b)?;
+            }
+            LoopForm::ForIn(_, b) => {
+                // The elements of `for x in xs` (rows, for a multi-dimensional
+                // `xs`) alias `xs`.
+                elements = Als::Set(self.expr(b)?.flat());
             }
             LoopForm::While(_) => {}
         }
@@ -1267,7 +1431,7 @@ impl<'a> Cx<'a> {
                 LoopForm::For(i, _) => {
                     self.bind_var(&i.name, None, &Als::none(), false, Kind::ForIn, i.span)
                 }
-                LoopForm::ForIn(p, _) => self.bind_pat(p, &Als::none(), BindMode::ForIn, None),
+                LoopForm::ForIn(p, _) => self.bind_pat(p, &elements, BindMode::ForIn, None),
                 LoopForm::While(c) => {
                     self.expr(c)?;
                 }
