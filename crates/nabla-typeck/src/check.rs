@@ -904,14 +904,7 @@ impl Checker {
                 }
                 Ok(mk_array(t, vec![s], false))
             }
-            TypeExp::Unique(t, _) => Ok(match self.resolve_type(t)? {
-                Type::Array { elem, shape, .. } => Type::Array {
-                    elem,
-                    shape,
-                    unique: true,
-                },
-                t => t,
-            }),
+            TypeExp::Unique(t, _) => Ok(make_unique(self.resolve_type(t)?)),
             TypeExp::Arrow(name, p, r, _) => {
                 let pt = self.resolve_type(p)?;
                 match name {
@@ -1887,6 +1880,22 @@ impl Checker {
 
 /// Replaces any leftover unification variables by `()` (only reachable for
 /// variables created outside the current definition; never observed).
+/// The type `*t`: uniqueness applies to every array in `t`, also inside
+/// tuples and records (`*([]i64, []i64)` consumes both arrays).
+fn make_unique(t: Type) -> Type {
+    match t {
+        Type::Array { elem, shape, .. } => Type::Array {
+            elem,
+            shape,
+            unique: true,
+        },
+        Type::Record(fs) => {
+            Type::Record(fs.into_iter().map(|(n, t)| (n, make_unique(t))).collect())
+        }
+        t => t,
+    }
+}
+
 fn subst_vars_unit(t: &Type) -> Type {
     match t {
         Type::Var(_) => Type::unit(),

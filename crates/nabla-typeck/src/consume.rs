@@ -275,7 +275,7 @@ fn type_retu(t: &Type) -> RetU {
 
 fn te_retu(te: &TypeExp) -> RetU {
     match te {
-        TypeExp::Unique(t, _) if matches!(**t, TypeExp::Array(..)) => RetU::Unique,
+        TypeExp::Unique(t, _) => te_retu_unique(t),
         TypeExp::Tuple(ts, _) if ts.len() == 1 => te_retu(&ts[0]),
         TypeExp::Tuple(ts, _) => RetU::Rec(
             ts.iter()
@@ -286,6 +286,28 @@ fn te_retu(te: &TypeExp) -> RetU {
         TypeExp::Record(fs, _) => RetU::Rec(
             fs.iter()
                 .map(|(i, t)| (i.name.clone(), te_retu(t)))
+                .collect(),
+        ),
+        _ => RetU::Other,
+    }
+}
+
+/// The uniqueness of `*t`: every array in `t`, also inside tuples and
+/// records, is unique.
+fn te_retu_unique(te: &TypeExp) -> RetU {
+    match te {
+        TypeExp::Array(..) => RetU::Unique,
+        TypeExp::Unique(t, _) => te_retu_unique(t),
+        TypeExp::Tuple(ts, _) if ts.len() == 1 => te_retu_unique(&ts[0]),
+        TypeExp::Tuple(ts, _) => RetU::Rec(
+            ts.iter()
+                .enumerate()
+                .map(|(i, t)| (i.to_string(), te_retu_unique(t)))
+                .collect(),
+        ),
+        TypeExp::Record(fs, _) => RetU::Rec(
+            fs.iter()
+                .map(|(i, t)| (i.name.clone(), te_retu_unique(t)))
                 .collect(),
         ),
         _ => RetU::Other,
@@ -496,6 +518,17 @@ pub(crate) fn check_valbind(
         updates: 0,
     };
     let params = param_diets(&vb.params);
+    if vb.params.is_empty() && vb.ret.is_some() {
+        if let Err(e) = cx.check_no_hidden_consumption(&vb.body, vb.ty.as_ref(), vb.name.span) {
+            return (
+                FnSig {
+                    params,
+                    ret: RetAls::Fresh,
+                },
+                Err(e),
+            );
+        }
+    }
     match cx.function(&vb.params, vb_ret_type(vb).map(type_retu), &vb.body) {
         Ok(ret) => (FnSig { params, ret }, Ok(())),
         Err(e) => (
@@ -846,6 +879,40 @@ impl<'a> Cx<'a> {
         }
     }
 
+    /// Error index "self-aliasing-arg": the consumed components of a
+    /// record or tuple argument must not alias each other (`g (x, x)` for
+    /// `g (t: *([]i64, []i64))`), as the callee may update each separately.
+    fn check_not_self_aliased(&self, diet: &Diet, als: &Als, span: Span) -> R<()> {
+        let Diet::Rec(ds) = diet else {
+            return Ok(());
+        };
+        let mut parts: Vec<(BTreeSet<u32>, bool)> = Vec::new();
+        for (n, d) in ds {
+            let field = als.field(n);
+            self.check_not_self_aliased(d, &field, span)?;
+            let mut ids = BTreeSet::new();
+            field.flat_into(&mut ids);
+            parts.push((self.live_ids(&ids), d.consumes()));
+        }
+        for (k, (a, ca)) in parts.iter().enumerate() {
+            for (b, cb) in &parts[k + 1..] {
+                if !(*ca || *cb) {
+                    continue;
+                }
+                if let Some(&i) = a.intersection(b).next() {
+                    return Err(err(
+                        span,
+                        format!(
+                            "this argument is passed for a consuming (`*`) parameter, but its components may alias each other (both may be {}); pass separate arrays, e.g. with `copy`",
+                            self.describe(i)
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The ids of the parts of `als` that `diet` consumes.
     fn consumed_part(diet: &Diet, als: &Als, out: &mut BTreeSet<u32>) {
         match diet {
@@ -886,6 +953,7 @@ impl<'a> Cx<'a> {
             let als = self.expr(body)?;
             if let Some(ret) = &ret {
                 self.check_unique_return(ret, &als, imark as u32, body)?;
+                self.check_unique_components(ret, &als, body)?;
             }
             if self.barriers.len() == 1 && !params.is_empty() {
                 self.check_result_not_global(&als, body)?;
@@ -921,6 +989,38 @@ impl<'a> Cx<'a> {
                 ),
             )),
         }
+    }
+
+    /// Error index "unique-return-aliased": two unique components of a
+    /// result may not alias each other (`(xs, xs)` as `(*[]i32, *[]i32)`).
+    fn check_unique_components(&self, ret: &RetU, als: &Als, body: &Expr) -> R<()> {
+        fn unique_parts(ret: &RetU, als: &Als, out: &mut Vec<BTreeSet<u32>>) {
+            match ret {
+                RetU::Other => {}
+                RetU::Unique => out.push(als.flat()),
+                RetU::Rec(fs) => {
+                    for (n, r) in fs {
+                        unique_parts(r, &als.field(n), out);
+                    }
+                }
+            }
+        }
+        let mut parts = Vec::new();
+        unique_parts(ret, als, &mut parts);
+        for (k, a) in parts.iter().enumerate() {
+            for b in &parts[k + 1..] {
+                if let Some(&i) = a.intersection(b).next() {
+                    return Err(err(
+                        result_expr(body).span,
+                        format!(
+                            "two unique (`*`) components of the result may alias each other (both may be {}); a unique result must not share memory with anything, so `copy` one of them",
+                            self.describe(i)
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check_unique_return(&self, ret: &RetU, als: &Als, first: u32, body: &Expr) -> R<()> {
@@ -1016,6 +1116,7 @@ impl<'a> Cx<'a> {
             let a = self.expr(args[k])?;
             if let Some(d) = sig.as_ref().and_then(|s| s.params.get(k)) {
                 if d.consumes() {
+                    self.check_not_self_aliased(d, &a, args[k].span)?;
                     let mut mine = BTreeSet::new();
                     Self::consumed_part(d, &a, &mut mine);
                     let mine = self.live_ids(&mine);
@@ -1079,6 +1180,31 @@ impl<'a> Cx<'a> {
         Ok(())
     }
 
+    /// Error index "unify-consuming-param": a function that consumes its
+    /// argument may not be given a type (by an ascription or a declared
+    /// type) whose parameter does not consume, which would hide the
+    /// consumption from its callers.
+    fn check_no_hidden_consumption(
+        &self,
+        value: &Expr,
+        target: Option<&Type>,
+        span: Span,
+    ) -> R<()> {
+        let Some(target @ Type::Arrow { .. }) = target else {
+            return Ok(());
+        };
+        let Some(actual) = self.declared_type(value) else {
+            return Ok(());
+        };
+        if consumes_argument(actual) && !consumes_argument(target) {
+            return Err(err(
+                span,
+                "this function consumes its argument (it has a unique `*` parameter), but the declared type does not consume; declare the parameter unique (`*`) in the type too, or make the function work on a `copy`",
+            ));
+        }
+        Ok(())
+    }
+
     /// The declared type of a callee, where it is known: the signature of a
     /// top-level definition (whose unique parameters the use site's
     /// instantiated type may not show), else the callee's own type.
@@ -1131,9 +1257,12 @@ impl<'a> Cx<'a> {
                 Ok(Als::none())
             }
             ExprKind::Var { name, res, .. } => self.observe_var(name, res.as_ref(), e.span),
+            ExprKind::Ascribe(x, _) => {
+                self.check_no_hidden_consumption(x, e.ty.as_ref(), e.span)?;
+                self.expr(x)
+            }
             ExprKind::Parens(x)
             | ExprKind::Attr(_, x)
-            | ExprKind::Ascribe(x, _)
             | ExprKind::Coerce(x, _)
             | ExprKind::LocalOpen(_, x) => self.expr(x),
             ExprKind::Negate(x) | ExprKind::Not(x) => {
@@ -1288,6 +1417,9 @@ impl<'a> Cx<'a> {
             ExprKind::LetPat {
                 pat, value, body, ..
             } => {
+                if let PatKind::Ascribe(..) = pat.kind {
+                    self.check_no_hidden_consumption(value, pat.ty.as_ref(), pat.span)?;
+                }
                 let updates_before = self.updates;
                 let a = self.expr(value)?;
                 if self.updates > updates_before && pat.ty.as_ref().is_some_and(contains_function) {

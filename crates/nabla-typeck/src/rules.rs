@@ -56,7 +56,7 @@ pub(crate) fn check_valbind(vb: &ValBind) -> R<()> {
     };
     check_duplicate_type_params(&vb.type_params)?;
     let mark = cx.push_lifted(&vb.type_params);
-    check_sizes_used(&vb.type_params, &vb.params, "function")?;
+    check_sizes_used(&vb.type_params, &vb.params, "function", vb.entry)?;
     for p in &vb.params {
         cx.irrefutable(p, "a function parameter")?;
     }
@@ -102,10 +102,27 @@ fn check_duplicate_type_params(tps: &[TypeParam]) -> R<()> {
 /// Error index "unused-size": each size parameter must be the size of some
 /// parameter (named in a parameter's type annotation or inferred into its
 /// type); otherwise no value can be given to it when the function is called.
-fn check_sizes_used(tps: &[TypeParam], params: &[Pat], what: &str) -> R<()> {
+///
+/// For an entry point (`constructive`), the size must be used directly as
+/// the size of an array parameter (error index "nonconstructive-entry"): a
+/// use only inside a size expression such as `[n+1]` does not count, since
+/// the caller outside the program cannot solve it for `n`.
+fn check_sizes_used(tps: &[TypeParam], params: &[Pat], what: &str, constructive: bool) -> R<()> {
     for tp in tps {
         let TypeParam::Size(n) = tp else { continue };
-        if !params.iter().any(|p| pat_mentions_size(p, &n.name)) {
+        if constructive
+            && params.iter().any(|p| pat_mentions_size(p, &n.name, false))
+            && !params.iter().any(|p| pat_mentions_size(p, &n.name, true))
+        {
+            return Err(err(
+                n.span,
+                format!(
+                    "the entry point's size parameter `[{0}]` is used only inside a size expression, not directly as the size of an array parameter, so it cannot be determined from the arguments; use `[{0}]` directly (and coerce with `:>` in the body), or pass `{0}` as an ordinary parameter",
+                    n.name
+                ),
+            ));
+        }
+        if !params.iter().any(|p| pat_mentions_size(p, &n.name, false)) {
             let fix = if params.len() == 1 && !what.contains("function") {
                 format!(
                     "use `{}` in the pattern's type annotation, or drop it",
@@ -131,14 +148,19 @@ fn check_sizes_used(tps: &[TypeParam], params: &[Pat], what: &str) -> R<()> {
 
 /// Whether the pattern's type (as inferred, or as annotated) refers to the
 /// size `n`.
-fn pat_mentions_size(p: &Pat, n: &str) -> bool {
+/// With `direct`, only a use as a whole array size counts.
+fn pat_mentions_size(p: &Pat, n: &str, direct: bool) -> bool {
     if p.ty.as_ref().is_some_and(|t| type_mentions_size(t, n)) {
         return true;
     }
     match &p.kind {
-        PatKind::Ascribe(q, te) => typeexp_mentions_size(te, n) || pat_mentions_size(q, n),
-        PatKind::Tuple(ps) | PatKind::Constr(_, ps) => ps.iter().any(|q| pat_mentions_size(q, n)),
-        PatKind::Record(fs) => fs.iter().any(|(_, q)| pat_mentions_size(q, n)),
+        PatKind::Ascribe(q, te) => {
+            typeexp_mentions_size(te, n, direct) || pat_mentions_size(q, n, direct)
+        }
+        PatKind::Tuple(ps) | PatKind::Constr(_, ps) => {
+            ps.iter().any(|q| pat_mentions_size(q, n, direct))
+        }
+        PatKind::Record(fs) => fs.iter().any(|(_, q)| pat_mentions_size(q, n, direct)),
         PatKind::Id(_) | PatKind::Wildcard | PatKind::Lit(_) => false,
     }
 }
@@ -160,26 +182,31 @@ fn type_mentions_size(t: &Type, n: &str) -> bool {
     }
 }
 
-fn typeexp_mentions_size(te: &TypeExp, n: &str) -> bool {
+fn typeexp_mentions_size(te: &TypeExp, n: &str, direct: bool) -> bool {
     let size = |s: &SizeExp| match s {
         SizeExp::Any(_) => false,
+        SizeExp::Expr(e) if direct => {
+            matches!(&e.kind, ExprKind::Var { name, .. } if name.quals.is_empty() && name.name == n)
+        }
         SizeExp::Expr(e) => expr_names(e, n),
     };
     match te {
         TypeExp::Prim(..) => false,
         TypeExp::Named(_, args, _) => args.iter().any(|a| match a {
             TypeArg::Size(s) => size(s),
-            TypeArg::Type(t) => typeexp_mentions_size(t, n),
+            TypeArg::Type(t) => typeexp_mentions_size(t, n, direct),
         }),
-        TypeExp::Tuple(ts, _) => ts.iter().any(|t| typeexp_mentions_size(t, n)),
-        TypeExp::Record(fs, _) => fs.iter().any(|(_, t)| typeexp_mentions_size(t, n)),
-        TypeExp::Array(s, t, _) => size(s) || typeexp_mentions_size(t, n),
-        TypeExp::Unique(t, _) | TypeExp::Exists(_, t, _) => typeexp_mentions_size(t, n),
-        TypeExp::Arrow(_, a, b, _) => typeexp_mentions_size(a, n) || typeexp_mentions_size(b, n),
+        TypeExp::Tuple(ts, _) => ts.iter().any(|t| typeexp_mentions_size(t, n, direct)),
+        TypeExp::Record(fs, _) => fs.iter().any(|(_, t)| typeexp_mentions_size(t, n, direct)),
+        TypeExp::Array(s, t, _) => size(s) || typeexp_mentions_size(t, n, direct),
+        TypeExp::Unique(t, _) | TypeExp::Exists(_, t, _) => typeexp_mentions_size(t, n, direct),
+        TypeExp::Arrow(_, a, b, _) => {
+            typeexp_mentions_size(a, n, direct) || typeexp_mentions_size(b, n, direct)
+        }
         TypeExp::Sum(cs, _) => cs
             .iter()
             .flat_map(|(_, ts)| ts)
-            .any(|t| typeexp_mentions_size(t, n)),
+            .any(|t| typeexp_mentions_size(t, n, direct)),
     }
 }
 
@@ -250,6 +277,19 @@ impl Rules {
     }
 
     fn entry_point(&self, vb: &ValBind) -> R<()> {
+        if let Some(TypeParam::Type(t, _)) = vb
+            .type_params
+            .iter()
+            .find(|tp| matches!(tp, TypeParam::Type(..)))
+        {
+            return Err(err(
+                t.span,
+                format!(
+                    "the entry point `{}` has the type parameter `'{}`, but entry points may not be polymorphic; define one monomorphic entry point per type, each calling a polymorphic `def`",
+                    vb.name.name, t.name
+                ),
+            ));
+        }
         for p in &vb.params {
             if p.ty
                 .as_ref()
@@ -433,7 +473,7 @@ impl Rules {
             } => {
                 let tps: Vec<TypeParam> = sizes.iter().cloned().map(TypeParam::Size).collect();
                 check_duplicate_type_params(&tps)?;
-                check_sizes_used(&tps, std::slice::from_ref(pat), "`let` pattern")?;
+                check_sizes_used(&tps, std::slice::from_ref(pat), "`let` pattern", false)?;
                 self.irrefutable(pat, "a `let` pattern")?;
                 self.expr(value)?;
                 self.expr(body)
@@ -446,7 +486,7 @@ impl Rules {
                 ..
             } => {
                 check_duplicate_type_params(type_params)?;
-                check_sizes_used(type_params, params, "local function")?;
+                check_sizes_used(type_params, params, "local function", false)?;
                 let mark = self.push_lifted(type_params);
                 let r = (|| {
                     for p in params {
@@ -498,7 +538,7 @@ impl Rules {
             } => {
                 let tps: Vec<TypeParam> = sizes.iter().cloned().map(TypeParam::Size).collect();
                 check_duplicate_type_params(&tps)?;
-                check_sizes_used(&tps, std::slice::from_ref(pat), "loop's parameter")?;
+                check_sizes_used(&tps, std::slice::from_ref(pat), "loop's parameter", false)?;
                 if pat
                     .ty
                     .as_ref()
