@@ -529,7 +529,12 @@ pub(crate) fn check_valbind(
             );
         }
     }
-    match cx.function(&vb.params, vb_ret_type(vb).map(type_retu), &vb.body) {
+    match cx.function(
+        &vb.params,
+        vb_ret_type(vb).map(type_retu),
+        &vb.body,
+        "function",
+    ) {
         Ok(ret) => (FnSig { params, ret }, Ok(())),
         Err(e) => (
             FnSig {
@@ -939,10 +944,16 @@ impl<'a> Cx<'a> {
     /// body, and (with a declared return type) the unique-return rule.
     /// Consumption inside the body does not escape. Returns what the result
     /// aliases, in terms of the parameters and free variables.
-    fn function(&mut self, params: &[Pat], ret: Option<RetU>, body: &Expr) -> R<RetAls> {
+    fn function(
+        &mut self,
+        params: &[Pat],
+        ret: Option<RetU>,
+        body: &Expr,
+        what: &'static str,
+    ) -> R<RetAls> {
         let (vmark, imark) = (self.vars.len(), self.ids.len());
         let saved = self.consumed.clone();
-        self.barriers.push((imark as u32, "function"));
+        self.barriers.push((imark as u32, what));
         let r = (|| {
             let mut ranges = Vec::new();
             for p in params {
@@ -1398,19 +1409,10 @@ impl<'a> Cx<'a> {
                 self.expr(x)?;
                 Ok(Als::none())
             }
-            ExprKind::Lambda { params, body, .. } => {
-                let (vmark, imark) = (self.vars.len(), self.ids.len());
-                let saved = self.consumed.clone();
-                self.barriers.push((imark as u32, "lambda"));
-                for p in params {
-                    self.bind_pat(p, &Als::none(), BindMode::Param, None);
-                }
+            ExprKind::Lambda { params, ret, body } => {
                 let updates = self.updates;
-                let r = self.expr(body);
+                let r = self.function(params, ret.as_ref().map(te_retu), body, "lambda");
                 self.updates = updates;
-                self.barriers.pop();
-                self.consumed = saved;
-                self.unbind(vmark, imark);
                 r?;
                 Ok(Als::none())
             }
@@ -1443,7 +1445,7 @@ impl<'a> Cx<'a> {
                 ..
             } => {
                 let updates = self.updates;
-                let r = self.function(params, ret.as_ref().map(te_retu), value)?;
+                let r = self.function(params, ret.as_ref().map(te_retu), value, "function")?;
                 self.updates = updates;
                 let sig = Rc::new(FnSig {
                     params: param_diets(params),
@@ -1585,7 +1587,8 @@ impl<'a> Cx<'a> {
         self.barriers.pop();
         self.consumed = saved_after_form;
         self.unbind(vmark, imark);
-        let r = r.and_then(|x| self.finish_loop(x, pat, init, &body_uses, imark));
+        let result_span = result_expr(body).span;
+        let r = r.and_then(|x| self.finish_loop(x, pat, init, &body_uses, imark, result_span));
         if self.loop_depth == 0 {
             self.uses.truncate(uses_mark);
         }
@@ -1601,6 +1604,7 @@ impl<'a> Cx<'a> {
         init: Option<&Expr>,
         body_uses: &std::ops::Range<usize>,
         imark: usize,
+        result_span: Span,
     ) -> R<Als> {
         // The initial value, and what the body's consumption of the loop
         // parameters consumes in it.
@@ -1613,6 +1617,26 @@ impl<'a> Cx<'a> {
             }
         };
         let diet = loop_diet(pat, &consumed_params);
+        // Futhark: the new value of a unique (consumed or `*`) loop parameter
+        // may not alias anything bound outside the loop, which the next
+        // iteration would otherwise update in place.
+        let mut returned = BTreeSet::new();
+        Self::consumed_part(&diet, &body_als.mask(pat.ty.as_ref()), &mut returned);
+        if let Some(&i) = returned.iter().find(|&&i| {
+            (i as usize) < imark
+                || self
+                    .ids
+                    .get(i as usize)
+                    .is_some_and(|x| x.kind == Kind::Global)
+        }) {
+            return Err(err(
+                result_span,
+                format!(
+                    "the loop body returns, for a loop parameter that is unique (updated in place or declared `*`), a value that may alias {}, which is bound outside the loop; return a `copy` of it",
+                    self.describe(i)
+                ),
+            ));
+        }
         let span = init.map(|i| i.span).unwrap_or(pat.span);
         self.consume_diet(&diet, &init_als, span)?;
         // The loop body may not use anything the initial value consumes
