@@ -23,30 +23,44 @@
 //!   `for … in` elements, top-level constants, and (inside a lambda, local
 //!   function or loop body) anything bound outside that body.
 //! - A function whose declared return type is unique may not return an alias
-//!   of a non-unique parameter; an argument passed for a unique parameter
-//!   may not alias an argument evaluated before it (arguments are checked
-//!   right to left, as Futhark evaluates them).
+//!   of a non-unique parameter, and two unique components of a result may
+//!   not alias each other; an argument passed for a unique parameter may
+//!   not alias an argument evaluated before it (arguments are checked right
+//!   to left, as Futhark evaluates them), and the consumed components of a
+//!   tuple argument may not alias each other ("self-aliasing-arg").
+//! - The result of a top-level function may not alias a top-level constant
+//!   ("alias-free-variable").
 //! - In `a with [i] = v` (and `let a[i] = v`) the value `v` may not alias
 //!   `a`.
 //! - A loop whose parameter consumes its initial value: the loop body may
 //!   not use anything that initial value consumes (Futhark: "Loop body uses
 //!   x (or an alias), but this is consumed by the initial loop argument").
 //!   Uses in a `while` condition are not checked (Futhark's checker looks at
-//!   the body only).
+//!   the body only). The body's new value for such a (unique) parameter may
+//!   not alias anything bound outside the loop.
+//! - Higher-order functions (language reference, "Higher-order
+//!   functions"): a call through a function known only by its type (a
+//!   parameter, a closure, a lambda) consumes the arguments of its unique
+//!   parameters, and its non-unique array result aliases its other
+//!   arguments; a function that consumes an argument may not be passed for
+//!   a parameter whose function type does not consume, nor be given such a
+//!   type by an ascription ("consuming-argument", "unify-consuming-param");
+//!   `let p = e` may not bind a function when `e` performs an in-place
+//!   update.
+//! - Sum-type payloads bound by a pattern alias the matched value, and the
+//!   elements of `for x in xs` alias `xs`.
 //!
-//! Not checked (Futhark does): self-aliased arguments of unique parameters,
-//! results aliasing top-level constants, and consumption inside arguments
-//! of function type. Both rules above only see the aliasing this module
-//! tracks, which never exceeds Futhark's (function results are aliased from
-//! the callee's body, not from its declared non-unique return type), so
-//! they reject no program that Futhark accepts.
+//! Not checked (Futhark does): results of lambdas and local functions
+//! aliasing free variables, and results of known functions are aliased from
+//! the callee's body rather than from its declared non-unique return type
+//! (so a call may alias fewer arguments than Futhark assumes). Every rule
+//! above only sees the aliasing this module tracks, which never exceeds
+//! Futhark's, so they reject no program that Futhark accepts.
 //!
-//! The analysis is deliberately *conservative*: wherever it cannot tell what
-//! Futhark would decide it assumes less aliasing and more consumability, so
-//! that every program Futhark accepts is accepted (unannotated parameters are
-//! consumable; results of calls through unknown functions, of polymorphic
-//! return types and of closures are fresh; sum-type payloads bound by
-//! patterns alias nothing).
+//! Where it cannot tell what Futhark would decide, the analysis assumes
+//! less aliasing and more consumability, so that every program Futhark
+//! accepts is accepted (unannotated parameters are consumable; results of
+//! polymorphic return types are fresh).
 
 use crate::sig::Scheme;
 use nabla_syntax::ast::*;
