@@ -842,7 +842,10 @@ impl Exhaustiveness {
                 .collect();
             let mut w = self.witness(defaults, rest_tys)?;
             let (c, payload) = ctors.iter().find(|(c, _)| !present.contains(c))?;
-            let head = if is_sum {
+            // No case names a constructor here: any value is missing.
+            let head = if present.is_empty() {
+                "_".to_string()
+            } else if is_sum {
                 show_constr(c, &vec!["_".to_string(); payload.len()])
             } else {
                 c.clone()
