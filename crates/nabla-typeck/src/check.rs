@@ -270,6 +270,7 @@ impl Checker {
 
     fn check_valbind(&mut self, vb: &mut ValBind) -> R<Rc<Scheme>> {
         let mark = self.tcx.vars.len();
+        self.tcx.constr_sites.clear();
         self.locals.clear();
         self.tparams.clear();
         self.bind_type_params(&vb.type_params);
@@ -647,7 +648,28 @@ impl Checker {
     /// Unifies `expected` with `found`, reporting a mismatch at `span`.
     fn unify_at(&mut self, expected: &Type, found: &Type, span: Span, ctx: &str) -> R<()> {
         let (es, fs) = (self.show(expected), self.show(found));
-        self.tcx.unify(expected, found).map_err(|detail| {
+        let r = self.tcx.unify(expected, found);
+        // A constructor that the sum type lacks is the offending code: report
+        // there, with the context as a label.
+        if let (Err(detail), Some((name, var_span))) = (&r, self.tcx.blame.take()) {
+            // The use of that constructor within the checked code, else the
+            // place the constrained type came from.
+            let within =
+                |s: &Span| s.file == span.file && s.start >= span.start && s.end <= span.end;
+            let at = self
+                .tcx
+                .constr_sites
+                .iter()
+                .rev()
+                .find(|(n, s)| *n == name && within(s))
+                .map_or(var_span, |(_, s)| *s);
+            if at != Span::default() && at != span {
+                return Err(
+                    err(at, format!("{ctx}: {detail}")).with_label(span, "the type is fixed here")
+                );
+            }
+        }
+        r.map_err(|detail| {
             // A type still containing inference variables (`?t12`) says
             // little; the detail (e.g. "… has no constructor #c") says more.
             if (es.contains("?t") || fs.contains("?t"))
@@ -1055,6 +1077,7 @@ impl Checker {
             }
             PatKind::Lit(l) => Ok(self.lit_type(l, span)),
             PatKind::Constr(c, ps) => {
+                self.tcx.constr_sites.push((c.name.clone(), span));
                 let mut ts = Vec::new();
                 for p in ps.iter_mut() {
                     ts.push(self.infer_pat(p, binds)?);
@@ -1860,6 +1883,7 @@ impl Checker {
                 Ok(t)
             }
             ExprKind::Constr(c, xs) => {
+                self.tcx.constr_sites.push((c.name.clone(), span));
                 let mut ts = Vec::new();
                 for x in xs.iter_mut() {
                     ts.push(self.infer(x)?);

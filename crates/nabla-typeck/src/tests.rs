@@ -1248,3 +1248,26 @@ fn consume_higher_order_rules_are_located() {
         def f (xs: *[]i32) : []i32 = apply reset xs",
     );
 }
+
+#[test]
+fn sum_constructor_errors_point_at_the_constructor() {
+    let (m, at) = first_error(
+        "type t = #a | #b i32\n\
+         def f (x: i32) : []t = [#a, #b x, #c]",
+    );
+    assert!(m.contains("has no constructor #c"), "{m}");
+    assert_eq!(at, "#c");
+    let (m, at) = first_error(
+        "type t = #a | #b i32\n\
+         def g (x: t) : i32 = 0\n\
+         def f (x: i32) : i32 = g (#b x x)",
+    );
+    assert!(m.contains("different number of payloads"), "{m}");
+    assert_eq!(at, "#b x x");
+    let (m, at) = first_error(
+        "type t = #a | #b i32\n\
+         def f (x: t) : i32 = match x case #a -> 1 case #z -> 2",
+    );
+    assert!(m.contains("has no constructor #z"), "{m}");
+    assert_eq!(at, "#z");
+}
