@@ -971,6 +971,7 @@ impl Checker {
                 Ok(Type::Sum(out))
             }
             TypeExp::Exists(ns, t, _) => {
+                rules::check_existentials_used(ns, t)?;
                 let k = self.exist.len();
                 self.exist.extend(ns.iter().map(|i| i.name.clone()));
                 let r = self.resolve_type(t);

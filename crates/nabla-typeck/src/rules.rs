@@ -210,6 +210,48 @@ fn typeexp_mentions_size(te: &TypeExp, n: &str, direct: bool) -> bool {
     }
 }
 
+/// Error index "unused-existential": each size bound by `?[n].t` must be
+/// used *constructively* in `t`, as the size of an array that is not inside
+/// a function type (a function does not carry the sizes of its parameter or
+/// result at run time, so `n` could never be read from it).
+pub(crate) fn check_existentials_used(names: &[Ident], t: &TypeExp) -> R<()> {
+    for n in names {
+        if !typeexp_sizes_constructively(t, &n.name) {
+            return Err(err(
+                n.span,
+                format!(
+                    "the existential size `[{0}]` is not used as the size of an array (outside function types), so its value could never be known; use it, e.g. with a witness array of type `[{0}]()`, or drop it",
+                    n.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `n` is the size of an array in `t`, outside function types.
+fn typeexp_sizes_constructively(t: &TypeExp, n: &str) -> bool {
+    match t {
+        TypeExp::Arrow(..) | TypeExp::Prim(..) => false,
+        TypeExp::Array(s, elem, _) => {
+            matches!(s, SizeExp::Expr(e) if expr_names(e, n))
+                || typeexp_sizes_constructively(elem, n)
+        }
+        TypeExp::Named(_, args, _) => args.iter().any(|a| match a {
+            TypeArg::Size(SizeExp::Expr(e)) => expr_names(e, n),
+            TypeArg::Size(SizeExp::Any(_)) => false,
+            TypeArg::Type(t) => typeexp_sizes_constructively(t, n),
+        }),
+        TypeExp::Tuple(ts, _) => ts.iter().any(|t| typeexp_sizes_constructively(t, n)),
+        TypeExp::Record(fs, _) => fs.iter().any(|(_, t)| typeexp_sizes_constructively(t, n)),
+        TypeExp::Unique(t, _) | TypeExp::Exists(_, t, _) => typeexp_sizes_constructively(t, n),
+        TypeExp::Sum(cs, _) => cs
+            .iter()
+            .flat_map(|(_, ts)| ts)
+            .any(|t| typeexp_sizes_constructively(t, n)),
+    }
+}
+
 /// Whether a size expression is (or, through parentheses, contains) the
 /// plain name `n`.
 fn expr_names(e: &Expr, n: &str) -> bool {
