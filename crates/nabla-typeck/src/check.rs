@@ -339,16 +339,26 @@ impl Checker {
         ty
     }
 
-    /// End of a top-level definition: closes sum types, defaults overloaded
+    /// End of a top-level definition: rejects sum types known only by some
+    /// of their constructors (ambiguous, as in Futhark), defaults overloaded
     /// variables, generalises the remaining free variables of `ty`, and binds
     /// every other leftover variable (to `()`). Returns the final type.
     fn close_def(&mut self, mark: usize, ty: &Type) -> R<Type> {
         let n = self.tcx.vars.len();
+        // Futhark (error index "ambiguous-type"): a sum type known only by
+        // the constructors used is ambiguous, as other constructors could
+        // exist; a type annotation must give the whole type.
         for v in mark..n {
             if self.tcx.vars[v].binding.is_none() {
                 if let Constraint::Constrs(cs) = &self.tcx.vars[v].constraint {
                     let t = Type::Sum(cs.iter().map(|(c, ts)| (c.clone(), ts.clone())).collect());
-                    self.tcx.vars[v].binding = Some(t);
+                    let shown = self.show(&t);
+                    return Err(err(
+                        self.tcx.vars[v].span,
+                        format!(
+                            "the type of this value is ambiguous: a sum type with the constructors {shown}, but it may have others; add a type annotation that gives the whole sum type (on a parameter, the return type, or a `let`)"
+                        ),
+                    ));
                 }
             }
         }
