@@ -398,13 +398,17 @@ fn sum_types_and_match() {
                 def mk = #circle 2.0 : shape\n\
                 def n (x: i32) = match x case 0 -> 1 case _ -> 2\n\
                 def o = match (1, true) case (_, true) -> 1 case (a, false) -> a\n\
-                def inferred b = if b then #yes else #no");
+                def annotated b : #no | #yes = if b then #yes else #no");
     assert_eq!(c.ty("area"), "(#circle f64 | #rect f64 f64) -> f64");
     assert_eq!(c.ty("mk"), "#circle f64 | #rect f64 f64");
     assert_eq!(c.ty("n"), "(i32) -> i32");
     assert_eq!(c.ty("o"), "i32");
-    assert_eq!(c.ty("inferred"), "(bool) -> #no | #yes");
+    assert_eq!(c.ty("annotated"), "(bool) -> #no | #yes");
     all_typed(&c);
+    // Without the annotation the sum type is ambiguous, as in Futhark.
+    let (m, at) = first_error("def inferred b = if b then #yes else #no");
+    assert!(m.contains("ambiguous"), "{m}");
+    assert!(at == "#yes" || at == "#no", "{at}");
 }
 
 #[test]
