@@ -17,6 +17,12 @@
 //!   must be the size of something in the parameters (the pattern), since
 //!   that is where its value comes from at run time. A size that appears
 //!   only in the result type (`def f [n] (x: i32) : [n]i32`) is rejected.
+//!   One used only inside a function-typed parameter is accepted, as Futhark
+//!   does (it is ambiguous only at uses that do not fix it). An entry
+//!   point's size parameters must be used directly as array sizes (not only
+//!   inside `[n+1]`), and a size bound by `?[n].t` must be the size of an
+//!   array outside function types ("unused-existential").
+//! - **Entry points** may not be polymorphic ("polymorphic-entry").
 //! - **Higher-order restrictions** (section "Higher-order functions"):
 //!   functions may not be returned from the branches of `if` or `match`,
 //!   loop parameters may not be (or contain) functions, and entry points may
