@@ -1178,7 +1178,12 @@ impl<'a> Cx<'a> {
     /// what, it will apply it) — unless that function's parameter is itself
     /// declared to consume (`f: *a -> b`).
     fn check_function_args(&self, f: &Expr, args: &[&Expr]) -> R<()> {
-        let mut callee = self.declared_type(f);
+        self.check_function_args_of(self.declared_type(f), args)
+    }
+
+    /// [`Cx::check_function_args`] for a callee of declared type `callee`.
+    fn check_function_args_of(&self, callee: Option<&Type>, args: &[&Expr]) -> R<()> {
+        let mut callee = callee;
         for a in args {
             let declared = match callee {
                 Some(Type::Arrow { param, ret, .. }) => {
@@ -1228,6 +1233,16 @@ impl<'a> Cx<'a> {
             ));
         }
         Ok(())
+    }
+
+    /// The declared type of a name that resolved to `res`: a top-level
+    /// definition's or an intrinsic's.
+    fn declared_type_of_res(&self, res: Option<&Res>) -> Option<&Type> {
+        match res? {
+            Res::Global(id) => self.globals.get(id).and_then(|g| g.ty.as_ref()),
+            Res::Intrinsic(n) => self.intrinsics.get(n).map(|s| &s.ty),
+            Res::Local | Res::Size => None,
+        }
     }
 
     /// The declared type of a callee, where it is known: the signature of a
@@ -1386,6 +1401,11 @@ impl<'a> Cx<'a> {
                 rhs,
                 ..
             } => {
+                // An operator is a function applied to two arguments.
+                self.check_function_args_of(
+                    self.declared_type_of_res(op_res.as_ref()),
+                    &[&**lhs, &**rhs],
+                )?;
                 let sig = self.res_sig(&op.name, op_res.as_ref());
                 let diet = |k: usize| {
                     sig.as_ref()
