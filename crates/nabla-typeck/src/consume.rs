@@ -50,10 +50,15 @@
 //! - Sum-type payloads bound by a pattern alias the matched value, and the
 //!   elements of `for x in xs` alias `xs`.
 //!
+//! - A call's result aliases what the callee's type says: for a top-level
+//!   function with a declared return type, a non-unique array result
+//!   aliases every argument it does not consume; without a declared return
+//!   type the aliasing found in its body is used (Futhark infers the return
+//!   type, and its uniqueness, from the body).
+//!
 //! Not checked (Futhark does): results of lambdas and local functions
-//! aliasing free variables, and results of known functions are aliased from
-//! the callee's body rather than from its declared non-unique return type
-//! (so a call may alias fewer arguments than Futhark assumes). Every rule
+//! aliasing free variables; calls of local functions are aliased from their
+//! bodies. Every rule
 //! above only sees the aliasing this module tracks, which never exceeds
 //! Futhark's, so they reject no program that Futhark accepts.
 //!
@@ -549,7 +554,16 @@ pub(crate) fn check_valbind(
         &vb.body,
         "function",
     ) {
-        Ok(ret) => (FnSig { params, ret }, Ok(())),
+        Ok(ret) => {
+            // Futhark: a call's result aliases what the callee's *type*
+            // says: with a declared return type, a non-unique array result
+            // aliases every argument not consumed.
+            let ret = match vb_ret_type(vb) {
+                Some(t) => ret_als(t),
+                None => ret,
+            };
+            (FnSig { params, ret }, Ok(()))
+        }
         Err(e) => (
             FnSig {
                 params,
