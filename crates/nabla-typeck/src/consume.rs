@@ -1493,8 +1493,16 @@ impl<'a> Cx<'a> {
                 ..
             } => {
                 let updates = self.updates;
-                let r = self.function(params, ret.as_ref().map(te_retu), value, "function")?;
+                let declared = ret.as_ref().map(te_retu);
+                let r = self.function(params, declared.clone(), value, "function")?;
                 self.updates = updates;
+                // As for top-level functions, a declared non-unique array
+                // result aliases every argument (and what the body's result
+                // aliases among the free variables).
+                let r = match &declared {
+                    Some(d) => widen_to_declared(&r, d, value.ty.as_ref(), params.len()),
+                    None => r,
+                };
                 let sig = Rc::new(FnSig {
                     params: param_diets(params),
                     ret: r,
@@ -1841,6 +1849,55 @@ fn infer_ret(
                 RetAls::Params(ps, fr)
             }
         }
+    }
+}
+
+/// The result aliasing of a function with a declared return type: `r` (from
+/// its body) widened so that every non-unique array part of the result
+/// aliases all `n` parameters; unique parts are fresh.
+fn widen_to_declared(r: &RetAls, declared: &RetU, t: Option<&Type>, n: usize) -> RetAls {
+    let field_of = |r: &RetAls, f: &str| match r {
+        RetAls::Rec(fs) => fs
+            .iter()
+            .find(|(m, _)| m == f)
+            .map_or(RetAls::Fresh, |(_, x)| x.clone()),
+        other => other.clone(),
+    };
+    let collapse = |fs: Vec<(Name, RetAls)>| {
+        if fs.iter().all(|(_, x)| *x == RetAls::Fresh) {
+            RetAls::Fresh
+        } else {
+            RetAls::Rec(fs)
+        }
+    };
+    match (declared, t) {
+        (RetU::Unique, _) => RetAls::Fresh,
+        (RetU::Rec(ds), _) => collapse(
+            ds.iter()
+                .map(|(f, d)| {
+                    let ft = field_type(t, f);
+                    (f.clone(), widen_to_declared(&field_of(r, f), d, ft, n))
+                })
+                .collect(),
+        ),
+        (RetU::Other, Some(Type::Record(fs))) => collapse(
+            fs.iter()
+                .map(|(f, ft)| {
+                    (
+                        f.clone(),
+                        widen_to_declared(&field_of(r, f), &RetU::Other, Some(ft), n),
+                    )
+                })
+                .collect(),
+        ),
+        (RetU::Other, Some(Type::Array { .. })) => {
+            let free = match r {
+                RetAls::Params(_, free) => free.clone(),
+                _ => BTreeSet::new(),
+            };
+            RetAls::Params((0..n).collect(), free)
+        }
+        (RetU::Other, _) => r.clone(),
     }
 }
 
