@@ -56,9 +56,12 @@
 //!   type the aliasing found in its body is used (Futhark infers the return
 //!   type, and its uniqueness, from the body).
 //!
-//! Not checked (Futhark does): results of lambdas and local functions
-//! aliasing free variables; calls of local functions are aliased from their
-//! bodies. Every rule
+//!   Local functions and lambdas bound by `let` are never inferred to
+//!   return unique arrays (as in Futhark): without a declared `*` result,
+//!   their array results alias all their arguments, plus the free variables
+//!   their bodies return.
+//!
+//! Every rule
 //! above only sees the aliasing this module tracks, which never exceeds
 //! Futhark's, so they reject no program that Futhark accepts.
 //!
@@ -228,6 +231,25 @@ fn type_sig(t: &Type, n: usize) -> Option<Rc<FnSig>> {
         params,
         ret: ret_als(t),
     }))
+}
+
+/// Whether `e` is a lambda (possibly in parentheses or under attributes).
+fn is_lambda(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Lambda { .. } => true,
+        ExprKind::Parens(x) | ExprKind::Attr(_, x) | ExprKind::Ascribe(x, _) => is_lambda(x),
+        _ => false,
+    }
+}
+
+/// The variable a pattern binds as a whole (`f`, `(f)`, `f: t`), if any.
+fn pat_var_name(p: &Pat) -> Option<&str> {
+    match &p.kind {
+        PatKind::Id(i) => Some(&i.name),
+        PatKind::Ascribe(q, _) => pat_var_name(q),
+        PatKind::Tuple(ps) if ps.len() == 1 => pat_var_name(&ps[0]),
+        _ => None,
+    }
 }
 
 /// Whether values of type `t` are or contain functions.
@@ -511,6 +533,10 @@ struct Cx<'a> {
     /// How many in-place updates have been checked outside lambda and local
     /// function bodies (for the rule on `let`-bound functions).
     updates: usize,
+    /// The signature of the lambda checked last (its result aliases its
+    /// arguments and the free variables its body returns), for `let f =
+    /// \x -> …`.
+    last_lambda: Option<Rc<FnSig>>,
 }
 
 /// Checks the consumption rules in one type-checked top-level definition,
@@ -535,6 +561,7 @@ pub(crate) fn check_valbind(
         loop_depth: 0,
         depth: 0,
         updates: 0,
+        last_lambda: None,
     };
     let params = param_diets(&vb.params);
     if vb.params.is_empty() && vb.ret.is_some() {
@@ -1459,9 +1486,20 @@ impl<'a> Cx<'a> {
             }
             ExprKind::Lambda { params, ret, body } => {
                 let updates = self.updates;
-                let r = self.function(params, ret.as_ref().map(te_retu), body, "lambda");
+                let declared = ret.as_ref().map(te_retu);
+                let r = self.function(params, declared.clone(), body, "lambda");
                 self.updates = updates;
-                r?;
+                let r = r?;
+                // Remembered for a `let` that binds this lambda to a name.
+                self.last_lambda = Some(Rc::new(FnSig {
+                    params: param_diets(params),
+                    ret: widen_to_declared(
+                        &r,
+                        &declared.unwrap_or(RetU::Other),
+                        body.ty.as_ref(),
+                        params.len(),
+                    ),
+                }));
                 Ok(Als::none())
             }
             ExprKind::LetPat {
@@ -1478,8 +1516,14 @@ impl<'a> Cx<'a> {
                         "this binds a function, but the bound expression performs an in-place update; Futhark forbids this, as the function could observe the update; do the update in a separate `let` first",
                     ));
                 }
+                let lambda = self.last_lambda.take().filter(|_| is_lambda(value));
                 let (vmark, imark) = (self.vars.len(), self.ids.len());
                 self.bind_pat(pat, &a, BindMode::Let, None);
+                if let (Some(sig), Some(name)) = (lambda, pat_var_name(pat)) {
+                    if let Some(v) = self.vars[vmark..].iter_mut().find(|v| v.name == name) {
+                        v.sig = Some(sig);
+                    }
+                }
                 let r = self.expr(body);
                 self.unbind(vmark, imark);
                 Ok(self.outer(r?, imark))
@@ -1499,10 +1543,15 @@ impl<'a> Cx<'a> {
                 // As for top-level functions, a declared non-unique array
                 // result aliases every argument (and what the body's result
                 // aliases among the free variables).
-                let r = match &declared {
-                    Some(d) => widen_to_declared(&r, d, value.ty.as_ref(), params.len()),
-                    None => r,
-                };
+                // Without a declared return type the result is not unique
+                // either (Futhark infers uniqueness only for top-level
+                // functions).
+                let r = widen_to_declared(
+                    &r,
+                    declared.as_ref().unwrap_or(&RetU::Other),
+                    value.ty.as_ref(),
+                    params.len(),
+                );
                 let sig = Rc::new(FnSig {
                     params: param_diets(params),
                     ret: r,
