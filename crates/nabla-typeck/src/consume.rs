@@ -49,21 +49,17 @@
 //!   update.
 //! - Sum-type payloads bound by a pattern alias the matched value, and the
 //!   elements of `for x in xs` alias `xs`.
-//!
 //! - A call's result aliases what the callee's type says: for a top-level
 //!   function with a declared return type, a non-unique array result
 //!   aliases every argument it does not consume; without a declared return
 //!   type the aliasing found in its body is used (Futhark infers the return
-//!   type, and its uniqueness, from the body).
+//!   type, and its uniqueness, from the body). Local functions and lambdas
+//!   bound by `let` are never inferred to return unique arrays (as in
+//!   Futhark): without a declared `*` result, their array results alias all
+//!   their arguments, plus the free variables their bodies return.
 //!
-//!   Local functions and lambdas bound by `let` are never inferred to
-//!   return unique arrays (as in Futhark): without a declared `*` result,
-//!   their array results alias all their arguments, plus the free variables
-//!   their bodies return.
-//!
-//! Every rule
-//! above only sees the aliasing this module tracks, which never exceeds
-//! Futhark's, so they reject no program that Futhark accepts.
+//! Every rule above only sees the aliasing this module tracks, which never
+//! exceeds Futhark's, so they reject no program that Futhark accepts.
 //!
 //! Where it cannot tell what Futhark would decide, the analysis assumes
 //! less aliasing and more consumability, so that every program Futhark
