@@ -191,10 +191,11 @@ pub(crate) fn pat_diet(p: &Pat, declared: Option<&Type>) -> Diet {
     }
 }
 
-/// The result aliasing of a declared return type.
+/// The result aliasing of a declared return type (a type parameter may be
+/// instantiated with an array, so it aliases the arguments too).
 pub(crate) fn ret_als(t: &Type) -> RetAls {
     match t {
-        Type::Array { unique: false, .. } => RetAls::Args,
+        Type::Array { unique: false, .. } | Type::Param(_) => RetAls::Args,
         Type::Record(fs) => {
             let rs: Vec<(Name, RetAls)> = fs.iter().map(|(n, t)| (n.clone(), ret_als(t))).collect();
             if rs.iter().all(|(_, r)| *r == RetAls::Fresh) {
