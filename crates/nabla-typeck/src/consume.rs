@@ -63,8 +63,9 @@
 //!
 //! Where it cannot tell what Futhark would decide, the analysis assumes
 //! less aliasing and more consumability, so that every program Futhark
-//! accepts is accepted (unannotated parameters are consumable; results of
-//! polymorphic return types are fresh).
+//! accepts is accepted (unannotated parameters are consumable; closures
+//! reached through function parameters or data structures alias only their
+//! arguments).
 
 use crate::sig::Scheme;
 use nabla_syntax::ast::*;
