@@ -209,26 +209,89 @@ pub(crate) fn ret_als(t: &Type) -> RetAls {
     }
 }
 
-/// The signature of a call of `n` arguments to a function known only by its
-/// type `t` (a function parameter, a closure, a lambda): the diets of its
-/// parameters come from their declared uniqueness, and a non-unique array
-/// result aliases every argument that is not consumed (Futhark's rule for
-/// the result of an application). `None` if `t` is not a function of `n`
-/// parameters.
-fn type_sig(t: &Type, n: usize) -> Option<Rc<FnSig>> {
-    let mut params = Vec::new();
+/// The signature of a call of `n` arguments to a function known only by the
+/// type inferred for it (a record field, a partial application of an
+/// unknown function): its parameters are taken to observe (an inferred type
+/// may carry uniqueness from the arguments it was unified with, so it does
+/// not show what the function consumes), and a non-unique array result
+/// aliases every argument (Futhark's rule for the result of an
+/// application). `None` if `t` is not a function of `n` parameters.
+fn observing_sig(t: &Type, n: usize) -> Option<Rc<FnSig>> {
     let mut t = t;
-    while params.len() < n {
-        let Type::Arrow { param, ret, .. } = t else {
+    for _ in 0..n {
+        let Type::Arrow { ret, .. } = t else {
             return None;
         };
-        params.push(type_diet(Some(param)));
         t = ret;
     }
     Some(Rc::new(FnSig {
-        params,
+        params: vec![Diet::Observe; n],
         ret: ret_als(t),
     }))
+}
+
+/// The signature of a function from its *declared* type (a parameter
+/// annotated with a function type): its unique parameters consume.
+fn declared_sig(t: &Type) -> FnSig {
+    let mut params = Vec::new();
+    let mut t = t;
+    while let Type::Arrow { param, ret, .. } = t {
+        params.push(type_diet(Some(param)));
+        t = ret;
+    }
+    FnSig {
+        params,
+        ret: ret_als(t),
+    }
+}
+
+/// An application `f a b` with nested partial applications `(f a) b`
+/// flattened: the function applied and all its arguments, in order.
+fn flatten_apply<'e>(f: &'e Expr, args: &'e [Expr]) -> (&'e Expr, Vec<&'e Expr>) {
+    let mut f = f;
+    let mut all: Vec<&Expr> = args.iter().collect();
+    loop {
+        match &f.kind {
+            ExprKind::Parens(x) => f = x,
+            ExprKind::Apply(g, xs) => {
+                let mut v: Vec<&Expr> = xs.iter().collect();
+                v.extend(all);
+                all = v;
+                f = g;
+            }
+            _ => return (f, all),
+        }
+    }
+}
+
+/// Whether a written function type (`[]f32 -> f32`) has no unique
+/// parameter, so that giving it to a consuming function would hide the
+/// consumption. Named types (abbreviations) are not looked into.
+fn typeexp_hides_consumption(te: &TypeExp) -> bool {
+    fn unique(te: &TypeExp) -> bool {
+        match te {
+            TypeExp::Unique(..) => true,
+            TypeExp::Tuple(ts, _) => ts.iter().any(unique),
+            TypeExp::Record(fs, _) => fs.iter().any(|(_, t)| unique(t)),
+            _ => false,
+        }
+    }
+    fn arrows_observe(te: &TypeExp) -> bool {
+        match te {
+            TypeExp::Arrow(_, p, r, _) => !unique(p) && arrows_observe(r),
+            TypeExp::Named(..) => false,
+            _ => true,
+        }
+    }
+    matches!(te, TypeExp::Arrow(..)) && arrows_observe(te)
+}
+
+/// `e` without parentheses and attributes around it.
+fn peel(e: &Expr) -> &Expr {
+    match &e.kind {
+        ExprKind::Parens(x) | ExprKind::Attr(_, x) => peel(x),
+        _ => e,
+    }
 }
 
 /// Whether `e` is a lambda (possibly in parentheses or under attributes).
@@ -562,8 +625,8 @@ pub(crate) fn check_valbind(
         last_lambda: None,
     };
     let params = param_diets(&vb.params);
-    if vb.params.is_empty() && vb.ret.is_some() {
-        if let Err(e) = cx.check_no_hidden_consumption(&vb.body, vb.ty.as_ref(), vb.name.span) {
+    if let (true, Some(te)) = (vb.params.is_empty(), vb.ret.as_ref()) {
+        if let Err(e) = cx.check_no_hidden_consumption(&vb.body, te, vb.name.span) {
             return (
                 FnSig {
                     params,
@@ -717,6 +780,13 @@ impl<'a> Cx<'a> {
                     BindMode::ForIn => (false, Kind::ForIn),
                 };
                 self.bind_var(&i.name, p.ty.as_ref(), als, consumable, kind, i.span);
+                // A parameter of declared function type: calls of it consume
+                // what its type's unique parameters say.
+                if let (BindMode::Param, Some(t @ Type::Arrow { .. })) = (mode, declared) {
+                    if let Some(v) = self.vars.last_mut() {
+                        v.sig = Some(Rc::new(declared_sig(t)));
+                    }
+                }
             }
             PatKind::Ascribe(inner, _) => self.bind_pat(inner, als, mode, p.ty.as_ref()),
             PatKind::Tuple(ps) if ps.len() == 1 => self.bind_pat(&ps[0], als, mode, declared),
@@ -783,7 +853,9 @@ impl<'a> Cx<'a> {
 
     fn callee_sig(&mut self, f: &Expr) -> Option<Rc<FnSig>> {
         match &f.kind {
-            ExprKind::Parens(x) | ExprKind::Attr(_, x) => self.callee_sig(x),
+            ExprKind::Parens(x) | ExprKind::Attr(_, x) | ExprKind::Ascribe(x, _) => {
+                self.callee_sig(x)
+            }
             ExprKind::Var { name, res, .. } => self.res_sig(&name.name, res.as_ref()),
             _ => None,
         }
@@ -1172,7 +1244,7 @@ impl<'a> Cx<'a> {
     fn apply(&mut self, f: &Expr, args: &[&Expr]) -> R<Als> {
         let sig = self
             .callee_sig(f)
-            .or_else(|| f.ty.as_ref().and_then(|t| type_sig(t, args.len())));
+            .or_else(|| f.ty.as_ref().and_then(|t| observing_sig(t, args.len())));
         self.check_function_args(f, args)?;
         let mut arg_als: Vec<Als> = vec![Als::none(); args.len()];
         // Futhark evaluates (and checks) arguments right to left.
@@ -1216,12 +1288,13 @@ impl<'a> Cx<'a> {
     /// argument to another function (which cannot promise how often, or to
     /// what, it will apply it) — unless that function's parameter is itself
     /// declared to consume (`f: *a -> b`).
-    fn check_function_args(&self, f: &Expr, args: &[&Expr]) -> R<()> {
-        self.check_function_args_of(self.declared_type(f), args)
+    fn check_function_args(&mut self, f: &Expr, args: &[&Expr]) -> R<()> {
+        let callee = self.declared_type(f).cloned();
+        self.check_function_args_of(callee.as_ref(), args)
     }
 
     /// [`Cx::check_function_args`] for a callee of declared type `callee`.
-    fn check_function_args_of(&self, callee: Option<&Type>, args: &[&Expr]) -> R<()> {
+    fn check_function_args_of(&mut self, callee: Option<&Type>, args: &[&Expr]) -> R<()> {
         let mut callee = callee;
         for a in args {
             let declared = match callee {
@@ -1234,11 +1307,7 @@ impl<'a> Cx<'a> {
                     None
                 }
             };
-            let Some(at) = a.ty.as_ref() else { continue };
-            if !consumes_argument(at) {
-                continue;
-            }
-            if declared.is_some_and(consumes_argument) {
+            if declared.is_some_and(consumes_argument) || !self.function_value_consumes(a) {
                 continue;
             }
             return Err(err(
@@ -1249,23 +1318,38 @@ impl<'a> Cx<'a> {
         Ok(())
     }
 
+    /// Whether the function value `e` consumes one of its arguments, as its
+    /// declaration says: a top-level function, intrinsic, local function,
+    /// parameter of annotated function type or `let`-bound lambda (also
+    /// partially applied), or a lambda with a unique parameter. Values whose
+    /// functions are not known this way are taken not to consume.
+    fn function_value_consumes(&mut self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Parens(x) | ExprKind::Attr(_, x) | ExprKind::Ascribe(x, _) => {
+                self.function_value_consumes(x)
+            }
+            ExprKind::Var { .. } => self
+                .callee_sig(e)
+                .is_some_and(|s| s.params.iter().any(Diet::consumes)),
+            ExprKind::Apply(f, args) => {
+                let (g, all) = flatten_apply(f, args);
+                self.callee_sig(g)
+                    .is_some_and(|s| s.params.iter().skip(all.len()).any(Diet::consumes))
+            }
+            ExprKind::Lambda { params, .. } => params.iter().any(|p| pat_diet(p, None).consumes()),
+            _ => false,
+        }
+    }
+
     /// Error index "unify-consuming-param": a function that consumes its
     /// argument may not be given a type (by an ascription or a declared
     /// type) whose parameter does not consume, which would hide the
     /// consumption from its callers.
-    fn check_no_hidden_consumption(
-        &self,
-        value: &Expr,
-        target: Option<&Type>,
-        span: Span,
-    ) -> R<()> {
-        let Some(target @ Type::Arrow { .. }) = target else {
+    fn check_no_hidden_consumption(&mut self, value: &Expr, target: &TypeExp, span: Span) -> R<()> {
+        if !typeexp_hides_consumption(target) {
             return Ok(());
-        };
-        let Some(actual) = self.declared_type(value) else {
-            return Ok(());
-        };
-        if consumes_argument(actual) && !consumes_argument(target) {
+        }
+        if self.function_value_consumes(value) {
             return Err(err(
                 span,
                 "this function consumes its argument (it has a unique `*` parameter), but the declared type does not consume; declare the parameter unique (`*`) in the type too, or make the function work on a `copy`",
@@ -1336,8 +1420,8 @@ impl<'a> Cx<'a> {
                 Ok(Als::none())
             }
             ExprKind::Var { name, res, .. } => self.observe_var(name, res.as_ref(), e.span),
-            ExprKind::Ascribe(x, _) => {
-                self.check_no_hidden_consumption(x, e.ty.as_ref(), e.span)?;
+            ExprKind::Ascribe(x, te) => {
+                self.check_no_hidden_consumption(x, te, e.span)?;
                 self.expr(x)
             }
             ExprKind::Parens(x)
@@ -1430,7 +1514,7 @@ impl<'a> Cx<'a> {
                 Ok(Als::Set(a.flat()))
             }
             ExprKind::Apply(f, args) => {
-                let args: Vec<&Expr> = args.iter().collect();
+                let (f, args) = flatten_apply(f, args);
                 self.apply(f, &args)
             }
             ExprKind::BinOp {
@@ -1441,10 +1525,8 @@ impl<'a> Cx<'a> {
                 ..
             } => {
                 // An operator is a function applied to two arguments.
-                self.check_function_args_of(
-                    self.declared_type_of_res(op_res.as_ref()),
-                    &[&**lhs, &**rhs],
-                )?;
+                let op_type = self.declared_type_of_res(op_res.as_ref()).cloned();
+                self.check_function_args_of(op_type.as_ref(), &[&**lhs, &**rhs])?;
                 let sig = self.res_sig(&op.name, op_res.as_ref());
                 let diet = |k: usize| {
                     sig.as_ref()
@@ -1503,8 +1585,8 @@ impl<'a> Cx<'a> {
             ExprKind::LetPat {
                 pat, value, body, ..
             } => {
-                if let PatKind::Ascribe(..) = pat.kind {
-                    self.check_no_hidden_consumption(value, pat.ty.as_ref(), pat.span)?;
+                if let PatKind::Ascribe(_, te) = &pat.kind {
+                    self.check_no_hidden_consumption(value, te, pat.span)?;
                 }
                 let updates_before = self.updates;
                 let a = self.expr(value)?;
@@ -1515,6 +1597,14 @@ impl<'a> Cx<'a> {
                     ));
                 }
                 let lambda = self.last_lambda.take().filter(|_| is_lambda(value));
+                // `let g = f`: `g` is called like `f`.
+                let lambda = match lambda {
+                    Some(s) => Some(s),
+                    None => match &peel(value).kind {
+                        ExprKind::Var { .. } => self.callee_sig(peel(value)),
+                        _ => None,
+                    },
+                };
                 let (vmark, imark) = (self.vars.len(), self.ids.len());
                 self.bind_pat(pat, &a, BindMode::Let, None);
                 if let (Some(sig), Some(name)) = (lambda, pat_var_name(pat)) {

@@ -1275,3 +1275,31 @@ fn sum_constructor_errors_point_at_the_constructor() {
     assert!(m.contains("has no constructor #z"), "{m}");
     assert_eq!(at, "#z");
 }
+
+#[test]
+fn consume_inferred_uniqueness_of_function_types_is_not_trusted() {
+    // `pick`'s type parameter is instantiated with the type of a fresh
+    // (unique) array literal; that must not make the call consume `w`.
+    ok(
+        "def pick 't (b: bool) (x: t) (y: t) : t = if b then x else y\n\
+        def f (n: i64) : i64 =\n\
+          let w = iota n\n\
+          let v = (pick true) w [9i64, 5i64]\n\
+          in w[0] + v[0]",
+    );
+    ok(
+        "def pick 't (b: bool) (x: t) (y: t) : t = if b then x else y\n\
+        def f (xs: []i64) : []i64 = xs |> pick true (map (+1) xs)",
+    );
+    // A parameter declared with a consuming function type consumes.
+    let (m, at) =
+        first_error("def f (g: *[]i32 -> i32) (xs: *[]i32) : i32 = let r = g xs in r + xs[0]");
+    assert!(m.contains("`xs` is used after being consumed"), "{m}");
+    assert_eq!(at, "xs");
+    // `let g = f` calls like `f`.
+    let (m, _) = first_error(
+        "def reset (xs: *[]i32) : *[]i32 = xs with [0] = 0\n\
+         def f (xs: []i32) : []i32 = let g = reset in g xs",
+    );
+    assert!(m.contains("cannot consume `xs`"), "{m}");
+}
