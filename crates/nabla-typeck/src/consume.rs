@@ -39,10 +39,12 @@
 //!   the body only). The body's new value for such a (unique) parameter may
 //!   not alias anything bound outside the loop.
 //! - Higher-order functions (language reference, "Higher-order
-//!   functions"): a call through a function known only by its type (a
-//!   parameter, a closure, a lambda) consumes the arguments of its unique
-//!   parameters, and its non-unique array result aliases its other
-//!   arguments; a function that consumes an argument may not be passed for
+//!   functions"): a call through a function value (a parameter of declared
+//!   function type, a local function, a `let`-bound lambda or alias of a
+//!   function) consumes the arguments of its declared unique parameters,
+//!   and its non-unique array result aliases its other arguments (a value
+//!   known only by an inferred type is taken to consume nothing, as
+//!   inferred types carry uniqueness from unification); a function that consumes an argument may not be passed for
 //!   a parameter whose function type does not consume, nor be given such a
 //!   type by an ascription ("consuming-argument", "unify-consuming-param");
 //!   `let p = e` may not bind a function when `e` performs an in-place
