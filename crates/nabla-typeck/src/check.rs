@@ -6,6 +6,7 @@
 //! operators are defaulted at the end of each top-level definition.
 
 use crate::consume;
+use crate::rules;
 use crate::sig::{self, is_operator, mk_array, Class, Scheme};
 use crate::unify::{collect_vars, subst, Constraint, Tcx};
 use nabla_prim::PrimType;
@@ -186,9 +187,10 @@ impl Checker {
                 self.depth = 0;
                 let scheme = match r {
                     Ok(s) => {
-                        // Types are known: check the consumption rules too.
+                        // Types are known: check the static rules and the
+                        // consumption rules too.
                         let (sig, r) = consume::check_valbind(vb, &self.globals, &self.intrinsics);
-                        if let Err(e) = r {
+                        if let Err(e) = rules::check_valbind(vb).and(r) {
                             diags.push(e);
                         }
                         self.globals.insert(
@@ -197,6 +199,7 @@ impl Checker {
                                 name: vb.name.name.clone(),
                                 constant: vb.params.is_empty() && vb.type_params.is_empty(),
                                 sig: Rc::new(sig),
+                                ty: vb.ty.clone(),
                             },
                         );
                         s
@@ -245,6 +248,7 @@ impl Checker {
     }
 
     fn check_typebind(&mut self, tb: &mut TypeBind) -> R<Abbrev> {
+        rules::check_typebind(tb)?;
         self.tparams.clear();
         self.locals.clear();
         for p in &tb.params {
@@ -266,6 +270,7 @@ impl Checker {
 
     fn check_valbind(&mut self, vb: &mut ValBind) -> R<Rc<Scheme>> {
         let mark = self.tcx.vars.len();
+        self.tcx.constr_sites.clear();
         self.locals.clear();
         self.tparams.clear();
         self.bind_type_params(&vb.type_params);
@@ -334,16 +339,26 @@ impl Checker {
         ty
     }
 
-    /// End of a top-level definition: closes sum types, defaults overloaded
+    /// End of a top-level definition: rejects sum types known only by some
+    /// of their constructors (ambiguous, as in Futhark), defaults overloaded
     /// variables, generalises the remaining free variables of `ty`, and binds
     /// every other leftover variable (to `()`). Returns the final type.
     fn close_def(&mut self, mark: usize, ty: &Type) -> R<Type> {
         let n = self.tcx.vars.len();
+        // Futhark (error index "ambiguous-type"): a sum type known only by
+        // the constructors used is ambiguous, as other constructors could
+        // exist; a type annotation must give the whole type.
         for v in mark..n {
             if self.tcx.vars[v].binding.is_none() {
                 if let Constraint::Constrs(cs) = &self.tcx.vars[v].constraint {
                     let t = Type::Sum(cs.iter().map(|(c, ts)| (c.clone(), ts.clone())).collect());
-                    self.tcx.vars[v].binding = Some(t);
+                    let shown = self.show(&t);
+                    return Err(err(
+                        self.tcx.vars[v].span,
+                        format!(
+                            "the type of this value is ambiguous: a sum type with the constructors {shown}, but it may have others; add a type annotation that gives the whole sum type (on a parameter, the return type, or a `let`)"
+                        ),
+                    ));
                 }
             }
         }
@@ -643,7 +658,28 @@ impl Checker {
     /// Unifies `expected` with `found`, reporting a mismatch at `span`.
     fn unify_at(&mut self, expected: &Type, found: &Type, span: Span, ctx: &str) -> R<()> {
         let (es, fs) = (self.show(expected), self.show(found));
-        self.tcx.unify(expected, found).map_err(|detail| {
+        let r = self.tcx.unify(expected, found);
+        // A constructor that the sum type lacks is the offending code: report
+        // there, with the context as a label.
+        if let (Err(detail), Some((name, var_span))) = (&r, self.tcx.blame.take()) {
+            // The use of that constructor within the checked code, else the
+            // place the constrained type came from.
+            let within =
+                |s: &Span| s.file == span.file && s.start >= span.start && s.end <= span.end;
+            let at = self
+                .tcx
+                .constr_sites
+                .iter()
+                .rev()
+                .find(|(n, s)| *n == name && within(s))
+                .map_or(var_span, |(_, s)| *s);
+            if at != Span::default() && at != span {
+                return Err(
+                    err(at, format!("{ctx}: {detail}")).with_label(span, "the type is fixed here")
+                );
+            }
+        }
+        r.map_err(|detail| {
             // A type still containing inference variables (`?t12`) says
             // little; the detail (e.g. "… has no constructor #c") says more.
             if (es.contains("?t") || fs.contains("?t"))
@@ -900,14 +936,7 @@ impl Checker {
                 }
                 Ok(mk_array(t, vec![s], false))
             }
-            TypeExp::Unique(t, _) => Ok(match self.resolve_type(t)? {
-                Type::Array { elem, shape, .. } => Type::Array {
-                    elem,
-                    shape,
-                    unique: true,
-                },
-                t => t,
-            }),
+            TypeExp::Unique(t, _) => Ok(make_unique(self.resolve_type(t)?)),
             TypeExp::Arrow(name, p, r, _) => {
                 let pt = self.resolve_type(p)?;
                 match name {
@@ -952,6 +981,7 @@ impl Checker {
                 Ok(Type::Sum(out))
             }
             TypeExp::Exists(ns, t, _) => {
+                rules::check_existentials_used(ns, t)?;
                 let k = self.exist.len();
                 self.exist.extend(ns.iter().map(|i| i.name.clone()));
                 let r = self.resolve_type(t);
@@ -1017,7 +1047,10 @@ impl Checker {
                 if binds.iter().any(|(n, _, _)| n == &i.name) {
                     return Err(err(
                         i.span,
-                        format!("`{}` is bound twice in the same pattern", i.name),
+                        format!(
+                            "`{}` is bound twice in the same pattern or parameter list; rename one of them",
+                            i.name
+                        ),
                     ));
                 }
                 let t = self.tcx.fresh(i.span);
@@ -1055,6 +1088,7 @@ impl Checker {
             }
             PatKind::Lit(l) => Ok(self.lit_type(l, span)),
             PatKind::Constr(c, ps) => {
+                self.tcx.constr_sites.push((c.name.clone(), span));
                 let mut ts = Vec::new();
                 for p in ps.iter_mut() {
                     ts.push(self.infer_pat(p, binds)?);
@@ -1860,6 +1894,7 @@ impl Checker {
                 Ok(t)
             }
             ExprKind::Constr(c, xs) => {
+                self.tcx.constr_sites.push((c.name.clone(), span));
                 let mut ts = Vec::new();
                 for x in xs.iter_mut() {
                     ts.push(self.infer(x)?);
@@ -1880,6 +1915,22 @@ impl Checker {
 
 /// Replaces any leftover unification variables by `()` (only reachable for
 /// variables created outside the current definition; never observed).
+/// The type `*t`: uniqueness applies to every array in `t`, also inside
+/// tuples and records (`*([]i64, []i64)` consumes both arrays).
+fn make_unique(t: Type) -> Type {
+    match t {
+        Type::Array { elem, shape, .. } => Type::Array {
+            elem,
+            shape,
+            unique: true,
+        },
+        Type::Record(fs) => {
+            Type::Record(fs.into_iter().map(|(n, t)| (n, make_unique(t))).collect())
+        }
+        t => t,
+    }
+}
+
 fn subst_vars_unit(t: &Type) -> Type {
     match t {
         Type::Var(_) => Type::unit(),

@@ -23,30 +23,51 @@
 //!   `for … in` elements, top-level constants, and (inside a lambda, local
 //!   function or loop body) anything bound outside that body.
 //! - A function whose declared return type is unique may not return an alias
-//!   of a non-unique parameter; an argument passed for a unique parameter
-//!   may not alias an argument evaluated before it (arguments are checked
-//!   right to left, as Futhark evaluates them).
+//!   of a non-unique parameter, and two unique components of a result may
+//!   not alias each other; an argument passed for a unique parameter may
+//!   not alias an argument evaluated before it (arguments are checked right
+//!   to left, as Futhark evaluates them), and the consumed components of a
+//!   tuple argument may not alias each other ("self-aliasing-arg").
+//! - The result of a top-level function may not alias a top-level constant
+//!   ("alias-free-variable").
 //! - In `a with [i] = v` (and `let a[i] = v`) the value `v` may not alias
 //!   `a`.
 //! - A loop whose parameter consumes its initial value: the loop body may
 //!   not use anything that initial value consumes (Futhark: "Loop body uses
 //!   x (or an alias), but this is consumed by the initial loop argument").
 //!   Uses in a `while` condition are not checked (Futhark's checker looks at
-//!   the body only).
+//!   the body only). The body's new value for such a (unique) parameter may
+//!   not alias anything bound outside the loop.
+//! - Higher-order functions (language reference, "Higher-order
+//!   functions"): a call through a function value (a parameter of declared
+//!   function type, a local function, a `let`-bound lambda or alias of a
+//!   function) consumes the arguments of its declared unique parameters,
+//!   and its non-unique array result aliases its other arguments (a value
+//!   known only by an inferred type is taken to consume nothing, as
+//!   inferred types carry uniqueness from unification); a function that consumes an argument may not be passed for
+//!   a parameter whose function type does not consume, nor be given such a
+//!   type by an ascription ("consuming-argument", "unify-consuming-param");
+//!   `let p = e` may not bind a function when `e` performs an in-place
+//!   update.
+//! - Sum-type payloads bound by a pattern alias the matched value, and the
+//!   elements of `for x in xs` alias `xs`.
+//! - A call's result aliases what the callee's type says: for a top-level
+//!   function with a declared return type, a non-unique array result
+//!   aliases every argument it does not consume; without a declared return
+//!   type the aliasing found in its body is used (Futhark infers the return
+//!   type, and its uniqueness, from the body). Local functions and lambdas
+//!   bound by `let` are never inferred to return unique arrays (as in
+//!   Futhark): without a declared `*` result, their array results alias all
+//!   their arguments, plus the free variables their bodies return.
 //!
-//! Not checked (Futhark does): self-aliased arguments of unique parameters,
-//! results aliasing top-level constants, and consumption inside arguments
-//! of function type. Both rules above only see the aliasing this module
-//! tracks, which never exceeds Futhark's (function results are aliased from
-//! the callee's body, not from its declared non-unique return type), so
-//! they reject no program that Futhark accepts.
+//! Every rule above only sees the aliasing this module tracks, which never
+//! exceeds Futhark's, so they reject no program that Futhark accepts.
 //!
-//! The analysis is deliberately *conservative*: wherever it cannot tell what
-//! Futhark would decide it assumes less aliasing and more consumability, so
-//! that every program Futhark accepts is accepted (unannotated parameters are
-//! consumable; results of calls through unknown functions, of polymorphic
-//! return types and of closures are fresh; sum-type payloads bound by
-//! patterns alias nothing).
+//! Where it cannot tell what Futhark would decide, the analysis assumes
+//! less aliasing and more consumability, so that every program Futhark
+//! accepts is accepted (unannotated parameters are consumable; closures
+//! reached through function parameters or data structures alias only their
+//! arguments).
 
 use crate::sig::Scheme;
 use nabla_syntax::ast::*;
@@ -107,6 +128,8 @@ pub(crate) struct GlobalInfo {
     /// never consumed.
     pub constant: bool,
     pub sig: Rc<FnSig>,
+    /// The definition's declared type (with its unique parameters).
+    pub ty: Option<Type>,
 }
 
 fn type_diet(t: Option<&Type>) -> Diet {
@@ -171,10 +194,11 @@ pub(crate) fn pat_diet(p: &Pat, declared: Option<&Type>) -> Diet {
     }
 }
 
-/// The result aliasing of a declared return type.
+/// The result aliasing of a declared return type (a type parameter may be
+/// instantiated with an array, so it aliases the arguments too).
 pub(crate) fn ret_als(t: &Type) -> RetAls {
     match t {
-        Type::Array { unique: false, .. } => RetAls::Args,
+        Type::Array { unique: false, .. } | Type::Param(_) => RetAls::Args,
         Type::Record(fs) => {
             let rs: Vec<(Name, RetAls)> = fs.iter().map(|(n, t)| (n.clone(), ret_als(t))).collect();
             if rs.iter().all(|(_, r)| *r == RetAls::Fresh) {
@@ -184,6 +208,132 @@ pub(crate) fn ret_als(t: &Type) -> RetAls {
             }
         }
         _ => RetAls::Fresh,
+    }
+}
+
+/// The signature of a call of `n` arguments to a function known only by the
+/// type inferred for it (a record field, a partial application of an
+/// unknown function): its parameters are taken to observe (an inferred type
+/// may carry uniqueness from the arguments it was unified with, so it does
+/// not show what the function consumes), and a non-unique array result
+/// aliases every argument (Futhark's rule for the result of an
+/// application). `None` if `t` is not a function of `n` parameters.
+fn observing_sig(t: &Type, n: usize) -> Option<Rc<FnSig>> {
+    let mut t = t;
+    for _ in 0..n {
+        let Type::Arrow { ret, .. } = t else {
+            return None;
+        };
+        t = ret;
+    }
+    Some(Rc::new(FnSig {
+        params: vec![Diet::Observe; n],
+        ret: ret_als(t),
+    }))
+}
+
+/// The signature of a function from its *declared* type (a parameter
+/// annotated with a function type): its unique parameters consume.
+fn declared_sig(t: &Type) -> FnSig {
+    let mut params = Vec::new();
+    let mut t = t;
+    while let Type::Arrow { param, ret, .. } = t {
+        params.push(type_diet(Some(param)));
+        t = ret;
+    }
+    FnSig {
+        params,
+        ret: ret_als(t),
+    }
+}
+
+/// An application `f a b` with nested partial applications `(f a) b`
+/// flattened: the function applied and all its arguments, in order.
+fn flatten_apply<'e>(f: &'e Expr, args: &'e [Expr]) -> (&'e Expr, Vec<&'e Expr>) {
+    let mut f = f;
+    let mut all: Vec<&Expr> = args.iter().collect();
+    loop {
+        match &f.kind {
+            ExprKind::Parens(x) => f = x,
+            ExprKind::Apply(g, xs) => {
+                let mut v: Vec<&Expr> = xs.iter().collect();
+                v.extend(all);
+                all = v;
+                f = g;
+            }
+            _ => return (f, all),
+        }
+    }
+}
+
+/// Whether a written function type (`[]f32 -> f32`) has no unique
+/// parameter, so that giving it to a consuming function would hide the
+/// consumption. Named types (abbreviations) are not looked into.
+fn typeexp_hides_consumption(te: &TypeExp) -> bool {
+    fn unique(te: &TypeExp) -> bool {
+        match te {
+            TypeExp::Unique(..) => true,
+            TypeExp::Tuple(ts, _) => ts.iter().any(unique),
+            TypeExp::Record(fs, _) => fs.iter().any(|(_, t)| unique(t)),
+            _ => false,
+        }
+    }
+    fn arrows_observe(te: &TypeExp) -> bool {
+        match te {
+            TypeExp::Arrow(_, p, r, _) => !unique(p) && arrows_observe(r),
+            TypeExp::Named(..) => false,
+            _ => true,
+        }
+    }
+    matches!(te, TypeExp::Arrow(..)) && arrows_observe(te)
+}
+
+/// `e` without parentheses and attributes around it.
+fn peel(e: &Expr) -> &Expr {
+    match &e.kind {
+        ExprKind::Parens(x) | ExprKind::Attr(_, x) => peel(x),
+        _ => e,
+    }
+}
+
+/// Whether `e` is a lambda (possibly in parentheses or under attributes).
+fn is_lambda(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Lambda { .. } => true,
+        ExprKind::Parens(x) | ExprKind::Attr(_, x) | ExprKind::Ascribe(x, _) => is_lambda(x),
+        _ => false,
+    }
+}
+
+/// The variable a pattern binds as a whole (`f`, `(f)`, `f: t`), if any.
+fn pat_var_name(p: &Pat) -> Option<&str> {
+    match &p.kind {
+        PatKind::Id(i) => Some(&i.name),
+        PatKind::Ascribe(q, _) => pat_var_name(q),
+        PatKind::Tuple(ps) if ps.len() == 1 => pat_var_name(&ps[0]),
+        _ => None,
+    }
+}
+
+/// Whether values of type `t` are or contain functions.
+fn contains_function(t: &Type) -> bool {
+    match t {
+        Type::Arrow { .. } => true,
+        Type::Array { elem, .. } => contains_function(elem),
+        Type::Record(fs) => fs.iter().any(|(_, t)| contains_function(t)),
+        Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(contains_function),
+        _ => false,
+    }
+}
+
+/// Whether a function of type `t` consumes (some part of) one of its
+/// arguments, in any of its curried parameters.
+fn consumes_argument(t: &Type) -> bool {
+    match t {
+        Type::Arrow { param, ret, .. } => {
+            type_diet(Some(param)).consumes() || consumes_argument(ret)
+        }
+        _ => false,
     }
 }
 
@@ -229,7 +379,7 @@ fn type_retu(t: &Type) -> RetU {
 
 fn te_retu(te: &TypeExp) -> RetU {
     match te {
-        TypeExp::Unique(t, _) if matches!(**t, TypeExp::Array(..)) => RetU::Unique,
+        TypeExp::Unique(t, _) => te_retu_unique(t),
         TypeExp::Tuple(ts, _) if ts.len() == 1 => te_retu(&ts[0]),
         TypeExp::Tuple(ts, _) => RetU::Rec(
             ts.iter()
@@ -240,6 +390,28 @@ fn te_retu(te: &TypeExp) -> RetU {
         TypeExp::Record(fs, _) => RetU::Rec(
             fs.iter()
                 .map(|(i, t)| (i.name.clone(), te_retu(t)))
+                .collect(),
+        ),
+        _ => RetU::Other,
+    }
+}
+
+/// The uniqueness of `*t`: every array in `t`, also inside tuples and
+/// records, is unique.
+fn te_retu_unique(te: &TypeExp) -> RetU {
+    match te {
+        TypeExp::Array(..) => RetU::Unique,
+        TypeExp::Unique(t, _) => te_retu_unique(t),
+        TypeExp::Tuple(ts, _) if ts.len() == 1 => te_retu_unique(&ts[0]),
+        TypeExp::Tuple(ts, _) => RetU::Rec(
+            ts.iter()
+                .enumerate()
+                .map(|(i, t)| (i.to_string(), te_retu_unique(t)))
+                .collect(),
+        ),
+        TypeExp::Record(fs, _) => RetU::Rec(
+            fs.iter()
+                .map(|(i, t)| (i.name.clone(), te_retu_unique(t)))
                 .collect(),
         ),
         _ => RetU::Other,
@@ -323,6 +495,7 @@ impl Als {
     fn mask(&self, t: Option<&Type>) -> Als {
         match t {
             Some(Type::Prim(_)) | Some(Type::Arrow { .. }) => Als::none(),
+            Some(t @ Type::Sum(_)) if !has_array(t) => Als::none(),
             Some(Type::Record(fs)) => Als::Rec(
                 fs.iter()
                     .map(|(n, ft)| (n.clone(), self.field(n).mask(Some(ft))))
@@ -420,6 +593,13 @@ struct Cx<'a> {
     uses: Vec<(u32, Span, Rc<str>)>,
     loop_depth: usize,
     depth: usize,
+    /// How many in-place updates have been checked outside lambda and local
+    /// function bodies (for the rule on `let`-bound functions).
+    updates: usize,
+    /// The signature of the lambda checked last (its result aliases its
+    /// arguments and the free variables its body returns), for `let f =
+    /// \x -> …`.
+    last_lambda: Option<Rc<FnSig>>,
 }
 
 /// Checks the consumption rules in one type-checked top-level definition,
@@ -443,10 +623,37 @@ pub(crate) fn check_valbind(
         uses: Vec::new(),
         loop_depth: 0,
         depth: 0,
+        updates: 0,
+        last_lambda: None,
     };
     let params = param_diets(&vb.params);
-    match cx.function(&vb.params, vb_ret_type(vb).map(type_retu), &vb.body) {
-        Ok(ret) => (FnSig { params, ret }, Ok(())),
+    if let (true, Some(te)) = (vb.params.is_empty(), vb.ret.as_ref()) {
+        if let Err(e) = cx.check_no_hidden_consumption(&vb.body, te, vb.name.span) {
+            return (
+                FnSig {
+                    params,
+                    ret: RetAls::Fresh,
+                },
+                Err(e),
+            );
+        }
+    }
+    match cx.function(
+        &vb.params,
+        vb_ret_type(vb).map(type_retu),
+        &vb.body,
+        "function",
+    ) {
+        Ok(ret) => {
+            // Futhark: a call's result aliases what the callee's *type*
+            // says: with a declared return type, a non-unique array result
+            // aliases every argument not consumed.
+            let ret = match vb_ret_type(vb) {
+                Some(t) => ret_als(t),
+                None => ret,
+            };
+            (FnSig { params, ret }, Ok(()))
+        }
         Err(e) => (
             FnSig {
                 params,
@@ -575,6 +782,13 @@ impl<'a> Cx<'a> {
                     BindMode::ForIn => (false, Kind::ForIn),
                 };
                 self.bind_var(&i.name, p.ty.as_ref(), als, consumable, kind, i.span);
+                // A parameter of declared function type: calls of it consume
+                // what its type's unique parameters say.
+                if let (BindMode::Param, Some(t @ Type::Arrow { .. })) = (mode, declared) {
+                    if let Some(v) = self.vars.last_mut() {
+                        v.sig = Some(Rc::new(declared_sig(t)));
+                    }
+                }
             }
             PatKind::Ascribe(inner, _) => self.bind_pat(inner, als, mode, p.ty.as_ref()),
             PatKind::Tuple(ps) if ps.len() == 1 => self.bind_pat(&ps[0], als, mode, declared),
@@ -589,10 +803,12 @@ impl<'a> Cx<'a> {
                     self.bind_pat(q, &als.field(&f.name), mode, field_type(declared, &f.name));
                 }
             }
-            // Sum payloads: not tracked (conservative).
+            // A constructor's payload aliases the matched value as a whole
+            // (payloads are not tracked one by one).
             PatKind::Constr(_, ps) => {
+                let whole = Als::Set(als.flat());
                 for q in ps {
-                    self.bind_pat(q, &Als::none(), mode, None);
+                    self.bind_pat(q, &whole, mode, None);
                 }
             }
             PatKind::Wildcard | PatKind::Lit(_) => {}
@@ -639,7 +855,9 @@ impl<'a> Cx<'a> {
 
     fn callee_sig(&mut self, f: &Expr) -> Option<Rc<FnSig>> {
         match &f.kind {
-            ExprKind::Parens(x) | ExprKind::Attr(_, x) => self.callee_sig(x),
+            ExprKind::Parens(x) | ExprKind::Attr(_, x) | ExprKind::Ascribe(x, _) => {
+                self.callee_sig(x)
+            }
             ExprKind::Var { name, res, .. } => self.res_sig(&name.name, res.as_ref()),
             _ => None,
         }
@@ -701,7 +919,17 @@ impl<'a> Cx<'a> {
     /// Consumes the values with ids `ids` at `span`.
     fn consume(&mut self, ids: &BTreeSet<u32>, span: Span) -> R<()> {
         let barrier = self.barriers.last().copied();
-        for &i in ids {
+        // The innermost binding explains best why something is not
+        // consumable: a `for … in` element before the array it comes from.
+        let mut order: Vec<u32> = ids.iter().copied().collect();
+        order.sort_by_key(|&i| {
+            let for_in = self
+                .ids
+                .get(i as usize)
+                .is_some_and(|x| x.kind == Kind::ForIn);
+            (!for_in, i)
+        });
+        for &i in &order {
             let Some(info) = self.ids.get(i as usize) else {
                 continue;
             };
@@ -783,6 +1011,40 @@ impl<'a> Cx<'a> {
         }
     }
 
+    /// Error index "self-aliasing-arg": the consumed components of a
+    /// record or tuple argument must not alias each other (`g (x, x)` for
+    /// `g (t: *([]i64, []i64))`), as the callee may update each separately.
+    fn check_not_self_aliased(&self, diet: &Diet, als: &Als, span: Span) -> R<()> {
+        let Diet::Rec(ds) = diet else {
+            return Ok(());
+        };
+        let mut parts: Vec<(BTreeSet<u32>, bool)> = Vec::new();
+        for (n, d) in ds {
+            let field = als.field(n);
+            self.check_not_self_aliased(d, &field, span)?;
+            let mut ids = BTreeSet::new();
+            field.flat_into(&mut ids);
+            parts.push((self.live_ids(&ids), d.consumes()));
+        }
+        for (k, (a, ca)) in parts.iter().enumerate() {
+            for (b, cb) in &parts[k + 1..] {
+                if !(*ca || *cb) {
+                    continue;
+                }
+                if let Some(&i) = a.intersection(b).next() {
+                    return Err(err(
+                        span,
+                        format!(
+                            "this argument is passed for a consuming (`*`) parameter, but its components may alias each other (both may be {}); pass separate arrays, e.g. with `copy`",
+                            self.describe(i)
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The ids of the parts of `als` that `diet` consumes.
     fn consumed_part(diet: &Diet, als: &Als, out: &mut BTreeSet<u32>) {
         match diet {
@@ -809,10 +1071,16 @@ impl<'a> Cx<'a> {
     /// body, and (with a declared return type) the unique-return rule.
     /// Consumption inside the body does not escape. Returns what the result
     /// aliases, in terms of the parameters and free variables.
-    fn function(&mut self, params: &[Pat], ret: Option<RetU>, body: &Expr) -> R<RetAls> {
+    fn function(
+        &mut self,
+        params: &[Pat],
+        ret: Option<RetU>,
+        body: &Expr,
+        what: &'static str,
+    ) -> R<RetAls> {
         let (vmark, imark) = (self.vars.len(), self.ids.len());
         let saved = self.consumed.clone();
-        self.barriers.push((imark as u32, "function"));
+        self.barriers.push((imark as u32, what));
         let r = (|| {
             let mut ranges = Vec::new();
             for p in params {
@@ -823,6 +1091,10 @@ impl<'a> Cx<'a> {
             let als = self.expr(body)?;
             if let Some(ret) = &ret {
                 self.check_unique_return(ret, &als, imark as u32, body)?;
+                self.check_unique_components(ret, &als, body)?;
+            }
+            if self.barriers.len() == 1 && !params.is_empty() {
+                self.check_result_not_global(&als, body)?;
             }
             let ids = &self.ids;
             let free = |i: u32| {
@@ -834,6 +1106,59 @@ impl<'a> Cx<'a> {
         self.consumed = saved;
         self.unbind(vmark, imark);
         r
+    }
+
+    /// Error index "alias-free-variable": the result of a top-level
+    /// function may alias its parameters, but not a top-level constant.
+    fn check_result_not_global(&self, als: &Als, body: &Expr) -> R<()> {
+        let global = als.mask(body.ty.as_ref()).flat().into_iter().find(|&i| {
+            self.ids
+                .get(i as usize)
+                .is_some_and(|x| x.kind == Kind::Global)
+        });
+        match global {
+            None => Ok(()),
+            Some(i) => Err(err(
+                result_expr(body).span,
+                format!(
+                    "the function's result may alias the top-level definition {0}; a function's result may only alias its parameters (return `copy {1}` instead)",
+                    self.describe(i),
+                    self.ids.get(i as usize).map_or("it", |x| x.name.as_str())
+                ),
+            )),
+        }
+    }
+
+    /// Error index "unique-return-aliased": two unique components of a
+    /// result may not alias each other (`(xs, xs)` as `(*[]i32, *[]i32)`).
+    fn check_unique_components(&self, ret: &RetU, als: &Als, body: &Expr) -> R<()> {
+        fn unique_parts(ret: &RetU, als: &Als, out: &mut Vec<BTreeSet<u32>>) {
+            match ret {
+                RetU::Other => {}
+                RetU::Unique => out.push(als.flat()),
+                RetU::Rec(fs) => {
+                    for (n, r) in fs {
+                        unique_parts(r, &als.field(n), out);
+                    }
+                }
+            }
+        }
+        let mut parts = Vec::new();
+        unique_parts(ret, als, &mut parts);
+        for (k, a) in parts.iter().enumerate() {
+            for b in &parts[k + 1..] {
+                if let Some(&i) = a.intersection(b).next() {
+                    return Err(err(
+                        result_expr(body).span,
+                        format!(
+                            "two unique (`*`) components of the result may alias each other (both may be {}); a unique result must not share memory with anything, so `copy` one of them",
+                            self.describe(i)
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(())
     }
 
     fn check_unique_return(&self, ret: &RetU, als: &Als, first: u32, body: &Expr) -> R<()> {
@@ -919,13 +1244,17 @@ impl<'a> Cx<'a> {
     }
 
     fn apply(&mut self, f: &Expr, args: &[&Expr]) -> R<Als> {
-        let sig = self.callee_sig(f);
+        let sig = self
+            .callee_sig(f)
+            .or_else(|| f.ty.as_ref().and_then(|t| observing_sig(t, args.len())));
+        self.check_function_args(f, args)?;
         let mut arg_als: Vec<Als> = vec![Als::none(); args.len()];
         // Futhark evaluates (and checks) arguments right to left.
         for k in (0..args.len()).rev() {
             let a = self.expr(args[k])?;
             if let Some(d) = sig.as_ref().and_then(|s| s.params.get(k)) {
                 if d.consumes() {
+                    self.check_not_self_aliased(d, &a, args[k].span)?;
                     let mut mine = BTreeSet::new();
                     Self::consumed_part(d, &a, &mut mine);
                     let mine = self.live_ids(&mine);
@@ -954,6 +1283,113 @@ impl<'a> Cx<'a> {
             return Ok(Als::none());
         }
         Ok(build_ret(&sig.ret, &sig.params, &arg_als))
+    }
+
+    /// Futhark's second rule on uniqueness and higher-order functions: a
+    /// function that consumes one of its arguments may not be passed as an
+    /// argument to another function (which cannot promise how often, or to
+    /// what, it will apply it) — unless that function's parameter is itself
+    /// declared to consume (`f: *a -> b`).
+    fn check_function_args(&mut self, f: &Expr, args: &[&Expr]) -> R<()> {
+        let callee = self.declared_type(f).cloned();
+        self.check_function_args_of(callee.as_ref(), args)
+    }
+
+    /// [`Cx::check_function_args`] for a callee of declared type `callee`.
+    fn check_function_args_of(&mut self, callee: Option<&Type>, args: &[&Expr]) -> R<()> {
+        let mut callee = callee;
+        for a in args {
+            let declared = match callee {
+                Some(Type::Arrow { param, ret, .. }) => {
+                    callee = Some(ret);
+                    Some(&**param)
+                }
+                _ => {
+                    callee = None;
+                    None
+                }
+            };
+            if declared.is_some_and(consumes_argument) || !self.function_value_consumes(a) {
+                continue;
+            }
+            return Err(err(
+                a.span,
+                "this function consumes its argument (it has a unique `*` parameter), so it may not be passed to another function, which could apply it more than once; pass a function that works on a `copy` instead",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Whether the function value `e` consumes one of its arguments, as its
+    /// declaration says: a top-level function, intrinsic, local function,
+    /// parameter of annotated function type or `let`-bound lambda (also
+    /// partially applied), or a lambda with a unique parameter. Values whose
+    /// functions are not known this way are taken not to consume.
+    fn function_value_consumes(&mut self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Parens(x) | ExprKind::Attr(_, x) | ExprKind::Ascribe(x, _) => {
+                self.function_value_consumes(x)
+            }
+            ExprKind::Var { .. } => self
+                .callee_sig(e)
+                .is_some_and(|s| s.params.iter().any(Diet::consumes)),
+            ExprKind::Apply(f, args) => {
+                let (g, all) = flatten_apply(f, args);
+                self.callee_sig(g)
+                    .is_some_and(|s| s.params.iter().skip(all.len()).any(Diet::consumes))
+            }
+            ExprKind::Lambda { params, .. } => params.iter().any(|p| pat_diet(p, None).consumes()),
+            _ => false,
+        }
+    }
+
+    /// Error index "unify-consuming-param": a function that consumes its
+    /// argument may not be given a type (by an ascription or a declared
+    /// type) whose parameter does not consume, which would hide the
+    /// consumption from its callers.
+    fn check_no_hidden_consumption(&mut self, value: &Expr, target: &TypeExp, span: Span) -> R<()> {
+        if !typeexp_hides_consumption(target) {
+            return Ok(());
+        }
+        if self.function_value_consumes(value) {
+            return Err(err(
+                span,
+                "this function consumes its argument (it has a unique `*` parameter), but the declared type does not consume; declare the parameter unique (`*`) in the type too, or make the function work on a `copy`",
+            ));
+        }
+        Ok(())
+    }
+
+    /// The declared type of a name that resolved to `res`: a top-level
+    /// definition's or an intrinsic's.
+    fn declared_type_of_res(&self, res: Option<&Res>) -> Option<&Type> {
+        match res? {
+            Res::Global(id) => self.globals.get(id).and_then(|g| g.ty.as_ref()),
+            Res::Intrinsic(n) => self.intrinsics.get(n).map(|s| &s.ty),
+            Res::Local | Res::Size => None,
+        }
+    }
+
+    /// The declared type of a callee, where it is known: the signature of a
+    /// top-level definition (whose unique parameters the use site's
+    /// instantiated type may not show), else the callee's own type.
+    fn declared_type<'e>(&'e self, f: &'e Expr) -> Option<&'e Type> {
+        match &f.kind {
+            ExprKind::Parens(x) | ExprKind::Attr(_, x) => self.declared_type(x),
+            ExprKind::Var {
+                res: Some(Res::Global(id)),
+                ..
+            } => self
+                .globals
+                .get(id)
+                .and_then(|g| g.ty.as_ref())
+                .or(f.ty.as_ref()),
+            ExprKind::Var {
+                res: Some(Res::Intrinsic(n)),
+                ..
+            } => self.intrinsics.get(n).map(|s| &s.ty).or(f.ty.as_ref()),
+            _ => f.ty.as_ref(),
+        }
     }
 
     /// Checks branches (of `if`/`match`) separately from the same state;
@@ -986,9 +1422,12 @@ impl<'a> Cx<'a> {
                 Ok(Als::none())
             }
             ExprKind::Var { name, res, .. } => self.observe_var(name, res.as_ref(), e.span),
+            ExprKind::Ascribe(x, te) => {
+                self.check_no_hidden_consumption(x, te, e.span)?;
+                self.expr(x)
+            }
             ExprKind::Parens(x)
             | ExprKind::Attr(_, x)
-            | ExprKind::Ascribe(x, _)
             | ExprKind::Coerce(x, _)
             | ExprKind::LocalOpen(_, x) => self.expr(x),
             ExprKind::Negate(x) | ExprKind::Not(x) => {
@@ -1077,7 +1516,7 @@ impl<'a> Cx<'a> {
                 Ok(Als::Set(a.flat()))
             }
             ExprKind::Apply(f, args) => {
-                let args: Vec<&Expr> = args.iter().collect();
+                let (f, args) = flatten_apply(f, args);
                 self.apply(f, &args)
             }
             ExprKind::BinOp {
@@ -1087,6 +1526,9 @@ impl<'a> Cx<'a> {
                 rhs,
                 ..
             } => {
+                // An operator is a function applied to two arguments.
+                let op_type = self.declared_type_of_res(op_res.as_ref()).cloned();
+                self.check_function_args_of(op_type.as_ref(), &[&**lhs, &**rhs])?;
                 let sig = self.res_sig(&op.name, op_res.as_ref());
                 let diet = |k: usize| {
                     sig.as_ref()
@@ -1124,26 +1566,54 @@ impl<'a> Cx<'a> {
                 self.expr(x)?;
                 Ok(Als::none())
             }
-            ExprKind::Lambda { params, body, .. } => {
-                let (vmark, imark) = (self.vars.len(), self.ids.len());
-                let saved = self.consumed.clone();
-                self.barriers.push((imark as u32, "lambda"));
-                for p in params {
-                    self.bind_pat(p, &Als::none(), BindMode::Param, None);
-                }
-                let r = self.expr(body);
-                self.barriers.pop();
-                self.consumed = saved;
-                self.unbind(vmark, imark);
-                r?;
+            ExprKind::Lambda { params, ret, body } => {
+                let updates = self.updates;
+                let declared = ret.as_ref().map(te_retu);
+                let r = self.function(params, declared.clone(), body, "lambda");
+                self.updates = updates;
+                let r = r?;
+                // Remembered for a `let` that binds this lambda to a name.
+                self.last_lambda = Some(Rc::new(FnSig {
+                    params: param_diets(params),
+                    ret: widen_to_declared(
+                        &r,
+                        &declared.unwrap_or(RetU::Other),
+                        body.ty.as_ref(),
+                        params.len(),
+                    ),
+                }));
                 Ok(Als::none())
             }
             ExprKind::LetPat {
                 pat, value, body, ..
             } => {
+                if let PatKind::Ascribe(_, te) = &pat.kind {
+                    self.check_no_hidden_consumption(value, te, pat.span)?;
+                }
+                let updates_before = self.updates;
                 let a = self.expr(value)?;
+                if self.updates > updates_before && pat.ty.as_ref().is_some_and(contains_function) {
+                    return Err(err(
+                        pat.span,
+                        "this binds a function, but the bound expression performs an in-place update; Futhark forbids this, as the function could observe the update; do the update in a separate `let` first",
+                    ));
+                }
+                let lambda = self.last_lambda.take().filter(|_| is_lambda(value));
+                // `let g = f`: `g` is called like `f`.
+                let lambda = match lambda {
+                    Some(s) => Some(s),
+                    None => match &peel(value).kind {
+                        ExprKind::Var { .. } => self.callee_sig(peel(value)),
+                        _ => None,
+                    },
+                };
                 let (vmark, imark) = (self.vars.len(), self.ids.len());
                 self.bind_pat(pat, &a, BindMode::Let, None);
+                if let (Some(sig), Some(name)) = (lambda, pat_var_name(pat)) {
+                    if let Some(v) = self.vars[vmark..].iter_mut().find(|v| v.name == name) {
+                        v.sig = Some(sig);
+                    }
+                }
                 let r = self.expr(body);
                 self.unbind(vmark, imark);
                 Ok(self.outer(r?, imark))
@@ -1156,7 +1626,22 @@ impl<'a> Cx<'a> {
                 body,
                 ..
             } => {
-                let r = self.function(params, ret.as_ref().map(te_retu), value)?;
+                let updates = self.updates;
+                let declared = ret.as_ref().map(te_retu);
+                let r = self.function(params, declared.clone(), value, "function")?;
+                self.updates = updates;
+                // As for top-level functions, a declared non-unique array
+                // result aliases every argument (and what the body's result
+                // aliases among the free variables).
+                // Without a declared return type the result is not unique
+                // either (Futhark infers uniqueness only for top-level
+                // functions).
+                let r = widen_to_declared(
+                    &r,
+                    declared.as_ref().unwrap_or(&RetU::Other),
+                    value.ty.as_ref(),
+                    params.len(),
+                );
                 let sig = Rc::new(FnSig {
                     params: param_diets(params),
                     ret: r,
@@ -1187,6 +1672,7 @@ impl<'a> Cx<'a> {
                 let va = self.expr(value)?;
                 self.check_update_value(&src, &va, value.span, dest.span)?;
                 self.consume(&src.flat(), dest.span)?;
+                self.updates += 1;
                 let (vmark, imark) = (self.vars.len(), self.ids.len());
                 self.bind_var(&dest.name, None, &Als::none(), true, Kind::Let, dest.span);
                 let r = self.expr(body);
@@ -1203,6 +1689,7 @@ impl<'a> Cx<'a> {
                 let sa = self.expr(src)?;
                 self.check_update_value(&sa, &va, value.span, src.span)?;
                 self.consume(&sa.flat(), e.span)?;
+                self.updates += 1;
                 Ok(Als::none())
             }
             ExprKind::RecordUpdate { src, path, value } => {
@@ -1228,7 +1715,7 @@ impl<'a> Cx<'a> {
             ExprKind::Constr(_, xs) => {
                 let mut s = BTreeSet::new();
                 for x in xs {
-                    self.expr(x)?.flat_into(&mut s);
+                    self.expr(x)?.mask(x.ty.as_ref()).flat_into(&mut s);
                 }
                 Ok(Als::Set(s))
             }
@@ -1246,9 +1733,15 @@ impl<'a> Cx<'a> {
         // The initial value's aliases (checked after the body, as Futhark
         // does, but computed first for `loop x for …` without initialiser).
         // The bound or the array of `for … in` is evaluated outside the loop.
+        let mut elements = Als::none();
         match form {
-            LoopForm::For(_, b) | LoopForm::ForIn(_, b) => {
+            LoopForm::For(_, b) => {
                 self.expr(b)?;
+            }
+            LoopForm::ForIn(_, b) => {
+                // The elements of `for x in xs` (rows, for a multi-dimensional
+                // `xs`) alias `xs`.
+                elements = Als::Set(self.expr(b)?.flat());
             }
             LoopForm::While(_) => {}
         }
@@ -1267,7 +1760,7 @@ impl<'a> Cx<'a> {
                 LoopForm::For(i, _) => {
                     self.bind_var(&i.name, None, &Als::none(), false, Kind::ForIn, i.span)
                 }
-                LoopForm::ForIn(p, _) => self.bind_pat(p, &Als::none(), BindMode::ForIn, None),
+                LoopForm::ForIn(p, _) => self.bind_pat(p, &elements, BindMode::ForIn, None),
                 LoopForm::While(c) => {
                     self.expr(c)?;
                 }
@@ -1289,7 +1782,8 @@ impl<'a> Cx<'a> {
         self.barriers.pop();
         self.consumed = saved_after_form;
         self.unbind(vmark, imark);
-        let r = r.and_then(|x| self.finish_loop(x, pat, init, &body_uses, imark));
+        let result_span = result_expr(body).span;
+        let r = r.and_then(|x| self.finish_loop(x, pat, init, &body_uses, imark, result_span));
         if self.loop_depth == 0 {
             self.uses.truncate(uses_mark);
         }
@@ -1305,6 +1799,7 @@ impl<'a> Cx<'a> {
         init: Option<&Expr>,
         body_uses: &std::ops::Range<usize>,
         imark: usize,
+        result_span: Span,
     ) -> R<Als> {
         // The initial value, and what the body's consumption of the loop
         // parameters consumes in it.
@@ -1317,6 +1812,26 @@ impl<'a> Cx<'a> {
             }
         };
         let diet = loop_diet(pat, &consumed_params);
+        // Futhark: the new value of a unique (consumed or `*`) loop parameter
+        // may not alias anything bound outside the loop, which the next
+        // iteration would otherwise update in place.
+        let mut returned = BTreeSet::new();
+        Self::consumed_part(&diet, &body_als.mask(pat.ty.as_ref()), &mut returned);
+        if let Some(&i) = returned.iter().find(|&&i| {
+            (i as usize) < imark
+                || self
+                    .ids
+                    .get(i as usize)
+                    .is_some_and(|x| x.kind == Kind::Global)
+        }) {
+            return Err(err(
+                result_span,
+                format!(
+                    "the loop body returns, for a loop parameter that is unique (updated in place or declared `*`), a value that may alias {}, which is bound outside the loop; return a `copy` of it",
+                    self.describe(i)
+                ),
+            ));
+        }
         let span = init.map(|i| i.span).unwrap_or(pat.span);
         self.consume_diet(&diet, &init_als, span)?;
         // The loop body may not use anything the initial value consumes
@@ -1473,6 +1988,55 @@ fn infer_ret(
                 RetAls::Params(ps, fr)
             }
         }
+    }
+}
+
+/// The result aliasing of a function with a declared return type: `r` (from
+/// its body) widened so that every non-unique array part of the result
+/// aliases all `n` parameters; unique parts are fresh.
+fn widen_to_declared(r: &RetAls, declared: &RetU, t: Option<&Type>, n: usize) -> RetAls {
+    let field_of = |r: &RetAls, f: &str| match r {
+        RetAls::Rec(fs) => fs
+            .iter()
+            .find(|(m, _)| m == f)
+            .map_or(RetAls::Fresh, |(_, x)| x.clone()),
+        other => other.clone(),
+    };
+    let collapse = |fs: Vec<(Name, RetAls)>| {
+        if fs.iter().all(|(_, x)| *x == RetAls::Fresh) {
+            RetAls::Fresh
+        } else {
+            RetAls::Rec(fs)
+        }
+    };
+    match (declared, t) {
+        (RetU::Unique, _) => RetAls::Fresh,
+        (RetU::Rec(ds), _) => collapse(
+            ds.iter()
+                .map(|(f, d)| {
+                    let ft = field_type(t, f);
+                    (f.clone(), widen_to_declared(&field_of(r, f), d, ft, n))
+                })
+                .collect(),
+        ),
+        (RetU::Other, Some(Type::Record(fs))) => collapse(
+            fs.iter()
+                .map(|(f, ft)| {
+                    (
+                        f.clone(),
+                        widen_to_declared(&field_of(r, f), &RetU::Other, Some(ft), n),
+                    )
+                })
+                .collect(),
+        ),
+        (RetU::Other, Some(Type::Array { .. })) => {
+            let free = match r {
+                RetAls::Params(_, free) => free.clone(),
+                _ => BTreeSet::new(),
+            };
+            RetAls::Params((0..n).collect(), free)
+        }
+        (RetU::Other, _) => r.clone(),
     }
 }
 

@@ -8,6 +8,7 @@
 
 mod check;
 mod consume;
+mod rules;
 mod sig;
 mod unify;
 

@@ -398,13 +398,17 @@ fn sum_types_and_match() {
                 def mk = #circle 2.0 : shape\n\
                 def n (x: i32) = match x case 0 -> 1 case _ -> 2\n\
                 def o = match (1, true) case (_, true) -> 1 case (a, false) -> a\n\
-                def inferred b = if b then #yes else #no");
+                def annotated b : #no | #yes = if b then #yes else #no");
     assert_eq!(c.ty("area"), "(#circle f64 | #rect f64 f64) -> f64");
     assert_eq!(c.ty("mk"), "#circle f64 | #rect f64 f64");
     assert_eq!(c.ty("n"), "(i32) -> i32");
     assert_eq!(c.ty("o"), "i32");
-    assert_eq!(c.ty("inferred"), "(bool) -> #no | #yes");
+    assert_eq!(c.ty("annotated"), "(bool) -> #no | #yes");
     all_typed(&c);
+    // Without the annotation the sum type is ambiguous, as in Futhark.
+    let (m, at) = first_error("def inferred b = if b then #yes else #no");
+    assert!(m.contains("ambiguous"), "{m}");
+    assert!(at == "#yes" || at == "#no", "{at}");
 }
 
 #[test]
@@ -1116,4 +1120,206 @@ fn consume_loop_body_uses_consumed_initial_value() {
     // Only the consumed component of a tuple parameter counts.
     ok("def main (n: i64) = let xs = iota n let zs = iota n \
         in loop (a, b) = (xs, zs) for i < n do (a with [i] = zs[i], b)");
+}
+
+/// The first diagnostic of `src`: its message and the source text it covers.
+fn first_error(src: &str) -> (String, String) {
+    fails(src).into_iter().next().unwrap_or_default()
+}
+
+#[test]
+fn rules_duplicate_size_and_type_parameters_are_located() {
+    let (m, at) = first_error("def f [n] [n] (xs: [n]i32) : i32 = 0");
+    assert!(m.contains("size parameter `n` is bound twice"), "{m}");
+    assert_eq!(at, "n");
+    let (m, _) = first_error("def f 'a [n] 'a (xs: [n]a) : i64 = n");
+    assert!(m.contains("type parameter `a` is bound twice"), "{m}");
+    let (m, _) = first_error("type t 'a 'a = (a, a)");
+    assert!(m.contains("type parameter `a`"), "{m}");
+    let (m, _) = first_error("def f (x: i32) : i32 = let g 'b 'b (y: b) : b = y in g x");
+    assert!(m.contains("bound twice"), "{m}");
+    // A size and a type parameter live in different name spaces.
+    ok("def f [t] 't (xs: [t]t) : i64 = t");
+}
+
+#[test]
+fn rules_underscore_names_may_be_bound_but_not_used() {
+    let (m, at) = first_error("def f (_x: i32) : i32 = _x + 1");
+    assert!(m.contains("`_x` cannot be used"), "{m}");
+    assert_eq!(at, "_x");
+    let (m, _) = first_error("def f (x: i32) = let _y = x in {_y}");
+    assert!(m.contains("`_y` cannot be used"), "{m}");
+    ok("def f (_x: i32) (y: i32) : i32 = let _z = y in loop a = y for _i < 3 do a + 1");
+}
+
+#[test]
+fn rules_size_parameters_must_be_sizes_of_parameters() {
+    let (m, at) = first_error("def f [n] (x: i32) : [n]i32 = replicate n x");
+    assert!(m.contains("`[n]` is not the size of any parameter"), "{m}");
+    assert_eq!(at, "n");
+    let (m, _) = first_error("def f (x: i32) : i32 = let [k] (y: i32) = x in y");
+    assert!(m.contains("`[k]`"), "{m}");
+    let (m, _) = first_error("def f (x: i32) : i32 = let g [k] (y: i32) : i32 = y in g x");
+    assert!(m.contains("`[k]`"), "{m}");
+    // Used only in a function-typed parameter: accepted at the definition,
+    // as Futhark does (it is ambiguous only at some uses).
+    ok("def f [n] (g: [n]i32 -> i32) (xs: [n]i32) : i32 = g xs");
+    ok("def f [n] [m] (xss: [n][m]f64) : i64 = n * m");
+    ok("def f [n] (xs: [n+1]i32) : i32 = xs[n]");
+    let (m, _) = first_error("entry e [n] (xs: [n+1]i32) : i32 = xs[n]");
+    assert!(m.contains("only inside a size expression"), "{m}");
+}
+
+#[test]
+fn rules_higher_order_restrictions() {
+    let (m, at) =
+        first_error("def f (b: bool) : i32 -> i32 = if b then (\\x -> x + 1) else (\\x -> x)");
+    assert!(
+        m.contains("branches of an `if` may not return a function"),
+        "{m}"
+    );
+    assert!(at.starts_with("if b"), "{at}");
+    let (m, _) = first_error("def f '^a (b: bool) (x: a) (y: a) : a = if b then x else y");
+    assert!(m.contains("may not return a function"), "{m}");
+    let (m, at) = first_error(
+        "def f (n: i32) : i32 = let (g, _) = loop (g, k) = ((\\(x: i32) -> x), 0) for i < n do (g, k + 1) in g 1",
+    );
+    assert!(m.contains("loop parameter may not"), "{m}");
+    assert_eq!(at, "(g, k)");
+    let (m, at) = first_error("entry f (p: (i32, i32 -> i32)) : i32 = p.1 p.0");
+    assert!(m.contains("takes a function"), "{m}");
+    assert_eq!(at, "(p: (i32, i32 -> i32))");
+    // Functions in records, passed and returned by functions, are fine.
+    ok("def mk (k: i32) = {f = \\(x: i32) -> x + k, k}\n\
+        def f (b: bool) : i32 = let r = mk 2 in if b then r.f 1 else r.k");
+    ok("def f 'a (b: bool) (x: a) (y: a) : a = if b then x else y");
+}
+
+#[test]
+fn rules_match_must_be_exhaustive() {
+    let (m, at) = first_error(
+        "type t = #a | #b i32 | #c\n\
+         def f (x: t) : i32 = match x case #a -> 1 case #b 0 -> 2 case #c -> 3",
+    );
+    assert!(m.contains("no case matches `#b 1`"), "{m}");
+    assert!(at.starts_with("match x"), "{at}");
+    let (m, _) = first_error(
+        "type o = #none | #some (bool, i32)\n\
+         def f (x: o) : i32 = match x case #none -> 0 case #some (true, _) -> 1",
+    );
+    assert!(m.contains("`#some (false, _)`"), "{m}");
+    let (m, _) =
+        first_error("def f (r: {a: i32, b: bool}) : i32 = match r case {a = _, b = true} -> 1");
+    assert!(m.contains("`{a = _, b = false}`"), "{m}");
+    let (m, _) = first_error(
+        "def f (t: (bool, bool, bool, bool, bool, bool, bool, bool, bool, bool, bool)) : i32 =\n\
+         match t case (_, _, _, _, _, _, _, _, _, _, true) -> 1",
+    );
+    assert!(m.contains("`(_, _, _, _, _, _, _, _, _, _, false)`"), "{m}");
+    ok("type t = #a | #b i32 | #c\n\
+        def f (x: t) : i32 = match x case #a -> 1 case #b 0 -> 2 case #b _ -> 5 case #c -> 3");
+    ok("def f (p: (bool, bool)) : i32 =\n\
+        match p case (true, _) -> 1 case (false, true) -> 2 case (false, false) -> 3");
+    ok("def f (x: f64) : i32 = match x case 1.0 -> 1 case _ -> 2");
+    // Many boolean columns: the search stays bounded and accepts.
+    let cols = 24;
+    let ty = vec!["bool"; cols].join(", ");
+    let mut cases = String::new();
+    for k in 0..cols {
+        let mut ps = vec!["_"; cols];
+        ps[k] = "true";
+        cases.push_str(&format!(" case ({}) -> {k}", ps.join(", ")));
+    }
+    cases.push_str(&format!(" case ({}) -> 99", vec!["false"; cols].join(", ")));
+    ok(&format!("def f (t: ({ty})) : i32 = match t{cases}"));
+}
+
+#[test]
+fn rules_bindings_must_be_irrefutable() {
+    let (m, at) = first_error(
+        "type s = #c f64 | #q f64\n\
+         def f (r: f64) : f64 = let (#c x) : s = #c r in x",
+    );
+    assert!(m.contains("refutable") && m.contains("#q _"), "{m}");
+    assert_eq!(at, "(#c x) : s");
+    ok("type w = #w f64\n\
+        def f (r: f64) : f64 = let (#w x) : w = #w r in x");
+}
+
+#[test]
+fn consume_higher_order_rules_are_located() {
+    let (m, at) = first_error(
+        "def reset (xs: *[]i32) : *[]i32 = xs with [0] = 0\n\
+         def f (xss: *[][]i32) : [][]i32 = map reset xss",
+    );
+    assert!(m.contains("may not be passed to another function"), "{m}");
+    assert_eq!(at, "reset");
+    let (m, _) = first_error("def f (g: *[]i32 -> *[]i32) (xs: []i32) : []i32 = g xs");
+    assert!(m.contains("cannot consume `xs`"), "{m}");
+    let (m, at) = first_error(
+        "def f (xs: []i32) : []i32 = loop acc = copy xs for i < 2 do let acc[i] = 0 in xs",
+    );
+    assert!(m.contains("bound outside the loop"), "{m}");
+    assert_eq!(at, "xs");
+    let (m, _) = first_error(
+        "type b = #e | #f ([]i32)\n\
+         def f (o: b) : i32 = match o case #f xs -> (let xs[0] = 1 in xs[0]) case #e -> 0",
+    );
+    assert!(m.contains("cannot consume `o`"), "{m}");
+    ok(
+        "def apply (g: *[]i32 -> *[]i32) (xs: *[]i32) : *[]i32 = g xs\n\
+        def reset (xs: *[]i32) : *[]i32 = xs with [0] = 0\n\
+        def f (xs: *[]i32) : []i32 = apply reset xs",
+    );
+}
+
+#[test]
+fn sum_constructor_errors_point_at_the_constructor() {
+    let (m, at) = first_error(
+        "type t = #a | #b i32\n\
+         def f (x: i32) : []t = [#a, #b x, #c]",
+    );
+    assert!(m.contains("has no constructor #c"), "{m}");
+    assert_eq!(at, "#c");
+    let (m, at) = first_error(
+        "type t = #a | #b i32\n\
+         def g (x: t) : i32 = 0\n\
+         def f (x: i32) : i32 = g (#b x x)",
+    );
+    assert!(m.contains("different number of payloads"), "{m}");
+    assert_eq!(at, "#b x x");
+    let (m, at) = first_error(
+        "type t = #a | #b i32\n\
+         def f (x: t) : i32 = match x case #a -> 1 case #z -> 2",
+    );
+    assert!(m.contains("has no constructor #z"), "{m}");
+    assert_eq!(at, "#z");
+}
+
+#[test]
+fn consume_inferred_uniqueness_of_function_types_is_not_trusted() {
+    // `pick`'s type parameter is instantiated with the type of a fresh
+    // (unique) array literal; that must not make the call consume `w`.
+    ok(
+        "def pick 't (b: bool) (x: t) (y: t) : t = if b then x else y\n\
+        def f (n: i64) : i64 =\n\
+          let w = iota n\n\
+          let v = (pick true) w [9i64, 5i64]\n\
+          in w[0] + v[0]",
+    );
+    ok(
+        "def pick 't (b: bool) (x: t) (y: t) : t = if b then x else y\n\
+        def f (xs: []i64) : []i64 = xs |> pick true (map (+1) xs)",
+    );
+    // A parameter declared with a consuming function type consumes.
+    let (m, at) =
+        first_error("def f (g: *[]i32 -> i32) (xs: *[]i32) : i32 = let r = g xs in r + xs[0]");
+    assert!(m.contains("`xs` is used after being consumed"), "{m}");
+    assert_eq!(at, "xs");
+    // `let g = f` calls like `f`.
+    let (m, _) = first_error(
+        "def reset (xs: *[]i32) : *[]i32 = xs with [0] = 0\n\
+         def f (xs: []i32) : []i32 = let g = reset in g xs",
+    );
+    assert!(m.contains("cannot consume `xs`"), "{m}");
 }

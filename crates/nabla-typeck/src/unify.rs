@@ -57,6 +57,13 @@ pub(crate) struct VarInfo {
 pub(crate) struct Tcx {
     pub vars: Vec<VarInfo>,
     pub sizes: Vec<Option<Size>>,
+    /// After a failed [`Tcx::unify`]: the constructor that a sum type lacks
+    /// (or has with another number of payloads), and where the constrained
+    /// variable came from.
+    pub blame: Option<(Name, Span)>,
+    /// Every constructor use (expression or pattern) with its span, to
+    /// locate the one a failed unification blames.
+    pub constr_sites: Vec<(Name, Span)>,
 }
 
 const MAX_DEPTH: usize = 400;
@@ -238,6 +245,7 @@ impl Tcx {
     /// Unifies `a` (expected) with `b` (found). On failure, a short
     /// description of the innermost conflict.
     pub fn unify(&mut self, a: &Type, b: &Type) -> Result<(), String> {
+        self.blame = None;
         self.unify_d(a, b, 0)
     }
 
@@ -470,13 +478,15 @@ impl Tcx {
                                 }
                             }
                             Some(_) => {
+                                self.blame = Some((n.clone(), self.vars[v as usize].span));
                                 return Err(format!(
                                     "constructor #{n} of {} has a different number of payloads",
                                     self.zonk(t)
-                                ))
+                                ));
                             }
                             None => {
-                                return Err(format!("{} has no constructor #{n}", self.zonk(t)))
+                                self.blame = Some((n.clone(), self.vars[v as usize].span));
+                                return Err(format!("{} has no constructor #{n}", self.zonk(t)));
                             }
                         }
                     }

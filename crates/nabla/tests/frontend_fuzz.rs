@@ -56,6 +56,15 @@ enum T {
 }
 
 impl T {
+    /// Whether values of this type contain arrays (and so may alias one).
+    fn has_array(&self) -> bool {
+        match self {
+            T::Arr(_) => true,
+            T::Tup(ts) => ts.iter().any(T::has_array),
+            T::I32 | T::I64 | T::F64 | T::Bool | T::Pt | T::Opt => false,
+        }
+    }
+
     fn src(&self) -> String {
         match self {
             T::I32 => "i32".into(),
@@ -307,7 +316,14 @@ impl Gen {
                 let xs = self.fresh("w");
                 let arr = self.expr(&T::Arr(Box::new(t.clone())), d);
                 let i = self.expr(&T::I64, d);
-                let body = self.with_var(&xs, &T::Arr(Box::new(t.clone())), |g| g.expr(t, d));
+                // The written value may read `xs` only if it cannot alias it
+                // (Futhark rejects `let xs[i] = v` where `v` aliases `xs`,
+                // such as a row of `xs`).
+                let body = if t.has_array() {
+                    self.expr(t, d)
+                } else {
+                    self.with_var(&xs, &T::Arr(Box::new(t.clone())), |g| g.expr(t, d))
+                };
                 return format!("(let {xs} = copy {arr} let {xs}[{i}] = {body} in {xs}[0])");
             }
             _ => {}

@@ -1,0 +1,10 @@
+-- The result of a closure aliases the free variables its body returns:
+-- updating `ys` consumes `z` too.
+-- ==
+-- error: `z` is used after being consumed \(it may alias `ys`\)
+
+def main (ys: *[]i32) : i32 =
+  let g = \(_k: i32) -> ys
+  let z = g 1
+  let ys[0] = 5
+  in z[0]

@@ -1,0 +1,8 @@
+-- Operators are functions too: `|>` takes a non-consuming function, so a
+-- consuming one may not be piped into.
+-- ==
+-- error: consumes its argument .* may not be passed to another function
+
+def reset (xs: *[]i32) : *[]i32 = xs with [0] = 0
+
+def main (xs: *[]i32) : []i32 = xs |> reset

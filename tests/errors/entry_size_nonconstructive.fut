@@ -1,0 +1,5 @@
+-- An entry point's size parameter must be used directly as an array size.
+-- ==
+-- error: size parameter `\[x\]` is used only inside a size expression
+
+entry main [x] (a: [x + 1]i32) : i32 = a[x]

@@ -1,0 +1,8 @@
+-- Functions may not be returned from the branches of an `if`.
+-- ==
+-- error: branches of an `if` may not return a function
+
+def choose (up: bool) : i32 -> i32 =
+  if up then (\x -> x + 1) else (\x -> x - 1)
+
+def main (up: bool) (x: i32) : i32 = choose up x

@@ -1,0 +1,8 @@
+-- A lambda whose result is declared unique may not return (an alias of) a
+-- non-unique parameter.
+-- ==
+-- error: declared unique .* may alias the parameter `x`
+
+def main (xs: []i32) : []i32 =
+  let fresh = \(x: []i32) : *[]i32 -> x
+  in fresh xs
