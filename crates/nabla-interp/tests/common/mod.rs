@@ -5,7 +5,8 @@ use nabla_ir::*;
 use nabla_syntax::FileId;
 use nabla_values::{ArrayValue, Value};
 
-/// Allocates variables of one function.
+/// The variable names of one function; fresh variables come from
+/// nabla-ir's supply ([`nabla_ir::rewrite::fresh_var`]), as in every pass.
 #[derive(Default)]
 pub struct Vars {
     pub names: Vec<String>,
@@ -16,8 +17,7 @@ impl Vars {
         Vars::default()
     }
     pub fn v(&mut self, name: &str) -> Var {
-        self.names.push(name.to_string());
-        Var(self.names.len() as u32 - 1)
+        nabla_ir::rewrite::fresh_var(&mut self.names, name)
     }
 }
 
