@@ -840,14 +840,235 @@ impl Reverse<'_> {
                 );
                 self.add(b, adj, arrs[0], Atom::Var(bc), true)?;
             }
-            Exp::Soac(Soac::Scan { .. }) => return self.unsupported("scan"),
-            Exp::Soac(Soac::Hist { .. }) => return self.unsupported("reduce_by_index"),
-            Exp::Soac(Soac::Scatter { .. }) => return self.unsupported("scatter"),
+            Exp::Soac(Soac::Scan { w, lam, arrs, .. }) if arrs.len() == 1 && is_plus(lam) => {
+                // Seed 003 §5.2: the adjoint of an inclusive (+)-scan is the
+                // reversed (+)-scan of the reversed adjoints.
+                let Some(Atom::Var(g)) = g else { return Ok(()) };
+                if !self.active.contains(&arrs[0]) {
+                    return Ok(());
+                }
+                let t = crate::util::existential(&type_of(b, self.span, arrs[0])?);
+                let reversed = b.bind1("adj_rev", t.clone(), Exp::Reverse(g));
+                let op = lam.clone();
+                let fresh_op = self.fresh_lambda(b, &op)?;
+                let zero = Atom::Const(PrimValue::zero(t.elem()));
+                let scanned = b.bind1(
+                    "adj_scan",
+                    t.clone(),
+                    Exp::Soac(Soac::Scan {
+                        w: *w,
+                        lam: fresh_op,
+                        neutral: vec![zero],
+                        arrs: vec![reversed],
+                    }),
+                );
+                let x = b.bind1("adj_rev", t, Exp::Reverse(scanned));
+                self.add(b, adj, arrs[0], Atom::Var(x), true)?;
+            }
+            Exp::Soac(Soac::Scan { .. }) => return self.unsupported("scans other than (+)"),
+            Exp::Soac(Soac::Hist {
+                w,
+                dest,
+                lam,
+                indices,
+                values,
+                ..
+            }) if dest.len() == 1 && is_plus(lam) => {
+                // `+` histogram (seed 002): the destination's adjoint passes
+                // through; each value gets the adjoint of its bucket.
+                let Some(Atom::Var(g)) = g else { return Ok(()) };
+                if type_of(b, self.span, g)?.rank() != 1 {
+                    return self.unsupported("reduce_by_index into arrays of rank > 1");
+                }
+                self.add_shared(b, adj, dest[0], Atom::Var(g))?;
+                if self.active.contains(&values[0]) {
+                    let gathered = self.gather(b, g, *indices, *w, false)?;
+                    self.add(b, adj, values[0], Atom::Var(gathered), true)?;
+                }
+            }
+            Exp::Soac(Soac::Hist { .. }) => {
+                return self.unsupported("reduce_by_index with operators other than (+)")
+            }
+            Exp::Soac(Soac::Scatter {
+                w,
+                dest,
+                indices,
+                values,
+            }) if indices.len() == 1 => {
+                // Seed 003 §5.3: each written value gets the adjoint of the
+                // cell it wrote; the destination's adjoint is the result's
+                // with the written cells zeroed.
+                for (k, (d, v)) in dest.iter().zip(values).enumerate() {
+                    let Some(Atom::Var(g)) = ybar[k] else {
+                        continue;
+                    };
+                    let gt = type_of(b, self.span, g)?;
+                    if gt.rank() != 1 {
+                        return self.unsupported("scatter into arrays of rank > 1");
+                    }
+                    if self.active.contains(v) {
+                        let gathered = self.gather(b, g, indices[0], *w, true)?;
+                        self.add(b, adj, *v, Atom::Var(gathered), true)?;
+                    }
+                    if self.active.contains(d) {
+                        let t = crate::util::existential(&gt);
+                        let copy = b.bind1("adj_copy", t.clone(), Exp::Copy(g));
+                        let zeros = b.bind1(
+                            "zeros",
+                            Type::Array(gt.elem(), vec![Dim::Ext]),
+                            Exp::Replicate(*w, Atom::Const(PrimValue::zero(gt.elem()))),
+                        );
+                        let cleared = b.bind1(
+                            "adj_cleared",
+                            t,
+                            Exp::Soac(Soac::Scatter {
+                                w: *w,
+                                dest: vec![copy],
+                                indices: indices.clone(),
+                                values: vec![zeros],
+                            }),
+                        );
+                        self.add(b, adj, *d, Atom::Var(cleared), true)?;
+                    }
+                }
+            }
+            Exp::Soac(Soac::Scatter { .. }) => {
+                return self.unsupported("multi-dimensional scatter")
+            }
             Exp::Apply(..) => return error(self.span, "internal error: a call left in a vjp"),
             Exp::WithAcc { .. } | Exp::UpdateAcc { .. } => return self.unsupported("accumulators"),
             Exp::Jvp { .. } | Exp::Vjp { .. } => return self.unsupported("a nested jvp/vjp"),
         }
         Ok(())
+    }
+
+    /// A copy of a lambda with fresh variables.
+    fn fresh_lambda(&self, b: &mut FunctionBuilder, lam: &Lambda) -> Result<Lambda, AdError> {
+        let mut map = HashMap::new();
+        let mut params = Vec::with_capacity(lam.params.len());
+        for p in &lam.params {
+            let v = b.vars.fresh_like(p.var)?;
+            map.insert(p.var, Atom::Var(v));
+            params.push(Param::new(v, p.ty.clone()));
+        }
+        let body = self.fresh_copy(b, &lam.body, map)?;
+        Ok(Lambda {
+            params,
+            body,
+            ret: lam.ret.clone(),
+        })
+    }
+
+    /// `map (\i -> if 0 <= i < length g then g[i] else 0) indices`: the
+    /// adjoint of each element read (or written) at `indices`, zero out of
+    /// bounds. `g` has rank 1. With `last_write_wins` (scatter), only the
+    /// last of several writes to one cell gets its adjoint: the others were
+    /// overwritten.
+    fn gather(
+        &self,
+        b: &mut FunctionBuilder,
+        g: Var,
+        indices: Var,
+        w: Atom,
+        last_write_wins: bool,
+    ) -> Result<Var, AdError> {
+        let span = self.span;
+        let elem = type_of(b, span, g)?.elem();
+        let i64t = Type::Prim(PrimType::I64);
+        let n = Atom::Var(b.bind1("n", i64t.clone(), Exp::Size(g, 0)));
+        let iota = b.bind1(
+            "iota",
+            Type::Array(PrimType::I64, vec![Dim::Ext]),
+            Exp::Iota {
+                n: w,
+                start: Atom::Const(PrimValue::I64(0)),
+                step: Atom::Const(PrimValue::I64(1)),
+                ty: PrimType::I64,
+            },
+        );
+        // The position of the last write to each cell (scatter's own rule).
+        let winners = if last_write_wins {
+            let none = b.bind1(
+                "writers",
+                Type::Array(PrimType::I64, vec![Dim::Ext]),
+                Exp::Replicate(n, Atom::Const(PrimValue::I64(-1))),
+            );
+            Some(b.bind1(
+                "writers",
+                Type::Array(PrimType::I64, vec![Dim::Ext]),
+                Exp::Soac(Soac::Scatter {
+                    w,
+                    dest: vec![none],
+                    indices: vec![indices],
+                    values: vec![iota],
+                }),
+            ))
+        } else {
+            None
+        };
+        let lam = b.lambda::<AdError>("i", vec![i64t.clone(), i64t.clone()], |b, ps| {
+            let (i, j) = (Atom::Var(ps[0]), Atom::Var(ps[1]));
+            let lo = b.cmp(CmpOp::Le, Atom::Const(PrimValue::I64(0)), i);
+            let hi = b.cmp(CmpOp::Lt, i, n);
+            let inside = b.binop(BinOp::LogAnd, lo, hi)?;
+            let inside = match winners {
+                None => inside,
+                Some(winners) => {
+                    // Only read `winners[i]` in bounds.
+                    b.begin();
+                    let who = b.bind1(
+                        "writer",
+                        Type::Prim(PrimType::I64),
+                        Exp::Index(winners, vec![DimIndex::Fix(i)]),
+                    );
+                    let last = b.cmp(CmpOp::Eq, Atom::Var(who), j);
+                    let then_ = b.end(vec![last]);
+                    let else_ = Body {
+                        stms: vec![],
+                        result: vec![Atom::Const(PrimValue::Bool(false))],
+                    };
+                    Atom::Var(b.bind1(
+                        "last",
+                        Type::Prim(PrimType::Bool),
+                        Exp::If {
+                            cond: inside,
+                            then_,
+                            else_,
+                        },
+                    ))
+                }
+            };
+            b.begin();
+            let x = b.bind1(
+                "adj_elem",
+                Type::Prim(elem),
+                Exp::Index(g, vec![DimIndex::Fix(i)]),
+            );
+            let then_ = b.end(vec![Atom::Var(x)]);
+            let else_ = Body {
+                stms: vec![],
+                result: vec![Atom::Const(PrimValue::zero(elem))],
+            };
+            let r = b.bind1(
+                "adj_elem",
+                Type::Prim(elem),
+                Exp::If {
+                    cond: inside,
+                    then_,
+                    else_,
+                },
+            );
+            Ok(vec![Atom::Var(r)])
+        })?;
+        Ok(b.bind1(
+            "adj_gather",
+            Type::Array(elem, vec![Dim::Ext]),
+            Exp::Soac(Soac::Map {
+                w,
+                lam,
+                arrs: vec![indices, iota],
+            }),
+        ))
     }
 
     /// Whether a statement binds an active variable.

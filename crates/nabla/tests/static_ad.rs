@@ -183,11 +183,20 @@ def f8 (x: f64) = let xs = map (\i -> f64.sin (x * f64.i64 (i + 1))) (iota 4)
                   in reduce (+) 0 (map (\i -> xs[(i + 1) % 4] * xs[i] + reduce (+) 0 m[i]) (iota 4))
 def f9 (x: f64) = let xs = map (\i -> f64.cos (x + f64.i64 i)) (iota 4)
                   in reduce (+) 0 (map (\i -> if xs[i] > 0 then xs[i] * xs[3 - i] else x * xs[(i + 1) % 4]) (iota 4))
+def f10 (x: f64) = let ys = scan (+) 0 (map (\i -> f64.sin (x * f64.i64 i)) (iota 6))
+                   in reduce (+) 0 (map2 (*) ys (map f64.i64 (iota 6)))
+def f11 (x: f64) = let vs = map (\i -> x * f64.i64 i + x * x) (iota 6)
+                   let h = reduce_by_index (replicate 3 x) (+) 0 [0, 2, 2, 1, 7, -1] vs
+                   in h[0] * h[1] + h[2] * x
+def f12 (x: f64) = let d = map (\i -> f64.exp (x - f64.i64 i)) (iota 5)
+                   let s = scatter (copy d) [1, 3, 9] [x * x, 2 * x, x]
+                   in s[0] * s[1] + s[3] * s[4] + s[2]
 
 entry grad (k: i32) (x: f64) : f64 =
   if k == 0 then vjp f0 x 1 else if k == 1 then vjp f1 x 1 else if k == 2 then vjp f2 x 1
   else if k == 3 then vjp f3 x 1 else if k == 4 then vjp f4 x 1 else if k == 5 then vjp f5 x 1
-  else if k == 6 then vjp f6 x 1 else if k == 7 then vjp f7 x 1 else if k == 8 then vjp f8 x 1 else vjp f9 x 1
+  else if k == 6 then vjp f6 x 1 else if k == 7 then vjp f7 x 1 else if k == 8 then vjp f8 x 1 else if k == 9 then vjp f9 x 1
+  else if k == 10 then vjp f10 x 1 else if k == 11 then vjp f11 x 1 else vjp f12 x 1
 
 -- Second derivatives: forward over reverse (the accumulators of f8's
 -- reverse mode get tangent accumulators).
@@ -196,7 +205,8 @@ entry hess (k: i32) (x: f64) : f64 = jvp (\x -> grad k x) x 1
 entry primal (k: i32) (x: f64) : f64 =
   if k == 0 then f0 x else if k == 1 then f1 x else if k == 2 then f2 x
   else if k == 3 then f3 x else if k == 4 then f4 x else if k == 5 then f5 x
-  else if k == 6 then f6 x else if k == 7 then f7 x else if k == 8 then f8 x else f9 x
+  else if k == 6 then f6 x else if k == 7 then f7 x else if k == 8 then f8 x else if k == 9 then f9 x
+  else if k == 10 then f10 x else if k == 11 then f11 x else f12 x
 "#;
 
 /// Reverse mode: static vjp = dynamic vjp and finite differences, on every
@@ -237,7 +247,7 @@ fn static_vjp_agrees_with_dynamic_and_finite_differences() {
         scalar(&r[0])
     };
     let mut compared_with_fd = 0;
-    for k in 0..10 {
+    for k in 0..13 {
         for x in [-1.3, -0.4, 0.35, 0.8, 1.7, 2.9] {
             let input = format!("{k}i32 {x:?}f64");
             let d = run(&dynamic, "grad", &input);
@@ -269,7 +279,7 @@ fn static_vjp_agrees_with_dynamic_and_finite_differences() {
     assert!(compared_with_fd >= 40, "{compared_with_fd}");
     // Forward over reverse: static = dynamic, and = finite differences of
     // the static gradient.
-    for k in [0, 2, 4, 8, 9] {
+    for k in [0, 2, 4, 8, 9, 10, 11, 12] {
         for x in [-0.4, 0.35, 1.7] {
             let input = format!("{k}i32 {x:?}f64");
             let d = run(&dynamic, "hess", &input);
