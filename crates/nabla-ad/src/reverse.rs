@@ -825,9 +825,25 @@ impl Reverse<'_> {
                 let Some(g) = g else { return Ok(()) };
                 self.reduce_min_max(b, adj, *w, arrs[0], pat[0].var, g)?;
             }
+            Exp::Soac(Soac::Reduce {
+                w,
+                lam,
+                neutral,
+                arrs,
+                ..
+            }) if arrs.len() == 1 && !is_plus(lam) => {
+                let Some(g) = g else { return Ok(()) };
+                if !self.active.contains(&arrs[0]) {
+                    return Ok(());
+                }
+                if type_of(b, self.span, arrs[0])?.rank() != 1 {
+                    return self.unsupported("reductions of arrays of arrays");
+                }
+                self.reduce_generic(b, adj, *w, lam, neutral[0], arrs[0], g)?;
+            }
             Exp::Soac(Soac::Reduce { w, lam, arrs, .. }) => {
                 if arrs.len() != 1 || !is_plus(lam) {
-                    return self.unsupported("reductions other than (+), min and max");
+                    return self.unsupported("reductions of several arrays");
                 }
                 let Some(g) = g else { return Ok(()) };
                 let at = type_of(b, self.span, arrs[0])?;
@@ -940,6 +956,112 @@ impl Reverse<'_> {
             Exp::Jvp { .. } | Exp::Vjp { .. } => return self.unsupported("a nested jvp/vjp"),
         }
         Ok(())
+    }
+
+    /// The generic rule for `reduce op ne xs` on scalars (seed 003 §5.1):
+    /// with `l[i]` the reduction of the elements before `i` and `r[i]` of
+    /// those after it (exclusive scans from both ends), the result is
+    /// `op(op(l[i], xs[i]), r[i])` for every `i`, so `x̄[i]` is the `vjp` of
+    /// that function of `xs[i]` (itself differentiated statically).
+    #[allow(clippy::too_many_arguments)]
+    fn reduce_generic(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        w: Atom,
+        op: &Lambda,
+        neutral: Atom,
+        arr: Var,
+        g: Atom,
+    ) -> Result<(), AdError> {
+        if op.params.len() != 2 || op.ret.len() != 1 {
+            return self.unsupported("reductions of several values");
+        }
+        let span = self.span;
+        let t = op.ret[0].clone();
+        let at = Type::Array(t.elem(), vec![Dim::Ext]);
+        let i64t = Type::Prim(PrimType::I64);
+        // Inclusive scans from the front, and from the back (on the
+        // reversed array, with the operator's arguments swapped).
+        let front_op = self.fresh_lambda(b, op)?;
+        let front = b.bind1(
+            "prefix",
+            at.clone(),
+            Exp::Soac(Soac::Scan {
+                w,
+                lam: front_op,
+                neutral: vec![neutral],
+                arrs: vec![arr],
+            }),
+        );
+        let reversed = b.bind1("reversed", at.clone(), Exp::Reverse(arr));
+        let mut back_op = self.fresh_lambda(b, op)?;
+        back_op.params.swap(0, 1);
+        let back = b.bind1(
+            "suffix",
+            at.clone(),
+            Exp::Soac(Soac::Scan {
+                w,
+                lam: back_op,
+                neutral: vec![neutral],
+                arrs: vec![reversed],
+            }),
+        );
+        let iota = b.bind1(
+            "iota",
+            Type::Array(PrimType::I64, vec![Dim::Ext]),
+            Exp::Iota {
+                n: w,
+                start: Atom::Const(PrimValue::I64(0)),
+                step: Atom::Const(PrimValue::I64(1)),
+                ty: PrimType::I64,
+            },
+        );
+        let lam = b.lambda::<AdError>("x", vec![t.clone(), i64t.clone()], |b, ps| {
+            let (x, i) = (ps[0], Atom::Var(ps[1]));
+            // l = i == 0 ? ne : prefix[i-1]; r = i == w-1 ? ne : suffix[w-2-i]
+            let first = b.cmp(CmpOp::Eq, i, Atom::Const(PrimValue::I64(0)));
+            let before = b.binop(BinOp::Sub, i, Atom::Const(PrimValue::I64(1)))?;
+            let l = exclusive(b, first, neutral, front, before, &t)?;
+            let last_index = b.binop(BinOp::Sub, w, Atom::Const(PrimValue::I64(1)))?;
+            let last = b.cmp(CmpOp::Eq, i, last_index);
+            let w2 = b.binop(BinOp::Sub, w, Atom::Const(PrimValue::I64(2)))?;
+            let after = b.binop(BinOp::Sub, w2, i)?;
+            let r = exclusive(b, last, neutral, back, after, &t)?;
+            // vjp (\x -> op (op l x) r) x g
+            let p = b.param("x", t.clone());
+            let mut m1 = HashMap::new();
+            m1.insert(op.params[0].var, l);
+            m1.insert(op.params[1].var, Atom::Var(p.var));
+            let first_app = self.fresh_copy(b, &op.body, m1)?;
+            let mut m2 = HashMap::new();
+            m2.insert(op.params[0].var, first_app.result[0]);
+            m2.insert(op.params[1].var, r);
+            let second_app = self.fresh_copy(b, &op.body, m2)?;
+            let mut stms = first_app.stms;
+            stms.extend(second_app.stms);
+            let local = Lambda {
+                params: vec![p],
+                body: Body {
+                    stms,
+                    result: second_app.result,
+                },
+                ret: vec![t.clone()],
+            };
+            let out = vec![b.param("y", t.clone()), b.param("x_adj", t.clone())];
+            expand_vjp(self.ad, b, &out, local, vec![Atom::Var(x)], vec![g], span)?;
+            Ok(vec![Atom::Var(out[1].var)])
+        })?;
+        let xbar = b.bind1(
+            "adj_reduce",
+            at,
+            Exp::Soac(Soac::Map {
+                w,
+                lam,
+                arrs: vec![arr, iota],
+            }),
+        );
+        self.add(b, adj, arr, Atom::Var(xbar), true)
     }
 
     /// A copy of a lambda with fresh variables.
@@ -1825,6 +1947,38 @@ impl Reverse<'_> {
         let acc_outs = pat[n - n_acc..].iter().map(|p| p.var).collect();
         Ok((outs, acc_outs))
     }
+}
+
+/// `if at_edge then neutral else scanned[index]` (an exclusive scan's
+/// element, reading `scanned` only in bounds).
+fn exclusive(
+    b: &mut FunctionBuilder,
+    at_edge: Atom,
+    neutral: Atom,
+    scanned: Var,
+    index: Atom,
+    t: &Type,
+) -> Result<Atom, AdError> {
+    b.begin();
+    let x = b.bind1(
+        "scanned",
+        t.clone(),
+        Exp::Index(scanned, vec![DimIndex::Fix(index)]),
+    );
+    let else_ = b.end(vec![Atom::Var(x)]);
+    let then_ = Body {
+        stms: vec![],
+        result: vec![neutral],
+    };
+    Ok(Atom::Var(b.bind1(
+        "excl",
+        t.clone(),
+        Exp::If {
+            cond: at_edge,
+            then_,
+            else_,
+        },
+    )))
 }
 
 /// Whether a body calls a function anywhere.
