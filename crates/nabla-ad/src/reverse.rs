@@ -144,10 +144,17 @@ impl RuleAlgebra for Emit<'_> {
     fn cmp(&mut self, op: CmpOp, a: &Atom, b: &Atom) -> Result<Atom, EmitError> {
         Ok(self.b.cmp(op, *a, *b))
     }
-    fn polygamma(&mut self, _order: u32, _x: &Atom) -> Result<Atom, EmitError> {
-        Err(EmitError::Unsupported(
-            "static AD cannot differentiate lgamma or gamma yet",
-        ))
+    fn polygamma(&mut self, order: u32, x: &Atom) -> Result<Atom, EmitError> {
+        let op = match order {
+            0 => UnOp::Digamma,
+            1 => UnOp::Trigamma,
+            _ => {
+                return Err(EmitError::Unsupported(
+                    "static AD emits polygamma functions up to trigamma (third derivatives of lgamma are left to the dynamic AD)",
+                ))
+            }
+        };
+        Ok(self.b.unop(op, *x)?)
     }
     fn decide(&self, cond: &Atom) -> Option<bool> {
         match cond {

@@ -272,7 +272,7 @@ pub(crate) const CMPOPS: [CmpOp; 6] = [
 ];
 
 /// Every unary operator.
-pub(crate) const UNOPS: [UnOp; 38] = [
+pub(crate) const UNOPS: [UnOp; 40] = [
     UnOp::Neg,
     UnOp::Not,
     UnOp::Abs,
@@ -299,6 +299,8 @@ pub(crate) const UNOPS: [UnOp; 38] = [
     UnOp::Acosh,
     UnOp::Atanh,
     UnOp::Lgamma,
+    UnOp::Digamma,
+    UnOp::Trigamma,
     UnOp::Gamma,
     UnOp::Erf,
     UnOp::Erfc,
@@ -386,6 +388,8 @@ pub(crate) fn unop_name(op: UnOp) -> &'static str {
         UnOp::Acosh => "acosh",
         UnOp::Atanh => "atanh",
         UnOp::Lgamma => "lgamma",
+        UnOp::Digamma => "digamma",
+        UnOp::Trigamma => "trigamma",
         UnOp::Gamma => "gamma",
         UnOp::Erf => "erf",
         UnOp::Erfc => "erfc",

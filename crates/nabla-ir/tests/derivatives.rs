@@ -74,7 +74,7 @@ fn binops_are_listed(o: BinOp) {
     }
 }
 
-const UNOPS: [UnOp; 38] = [
+const UNOPS: [UnOp; 40] = [
     UnOp::Neg,
     UnOp::Not,
     UnOp::Abs,
@@ -101,6 +101,8 @@ const UNOPS: [UnOp; 38] = [
     UnOp::Acosh,
     UnOp::Atanh,
     UnOp::Lgamma,
+    UnOp::Digamma,
+    UnOp::Trigamma,
     UnOp::Gamma,
     UnOp::Erf,
     UnOp::Erfc,
@@ -145,6 +147,8 @@ fn unops_are_listed(o: UnOp) {
         | UnOp::Acosh
         | UnOp::Atanh
         | UnOp::Lgamma
+        | UnOp::Digamma
+        | UnOp::Trigamma
         | UnOp::Gamma
         | UnOp::Erf
         | UnOp::Erfc

@@ -309,6 +309,8 @@ macro_rules! float_ops {
                 UnOp::Acosh => x.acosh(),
                 UnOp::Atanh => x.atanh(),
                 UnOp::Lgamma => float_math::lgamma(x as f64) as $t,
+                UnOp::Digamma => float_math::polygamma(0, x as f64) as $t,
+                UnOp::Trigamma => float_math::polygamma(1, x as f64) as $t,
                 UnOp::Gamma => float_math::gamma(x as f64) as $t,
                 UnOp::Erf => float_math::erf(x as f64) as $t,
                 UnOp::Erfc => float_math::erfc(x as f64) as $t,

@@ -120,6 +120,11 @@ pub enum UnOp {
     Acosh,
     Atanh,
     Lgamma,
+    /// ψ(x), the digamma function (the derivative of `lgamma`): not a
+    /// source-level function; static AD emits it.
+    Digamma,
+    /// ψ′(x), the trigamma function (the derivative of `Digamma`).
+    Trigamma,
     Gamma,
     Erf,
     Erfc,
