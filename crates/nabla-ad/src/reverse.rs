@@ -888,7 +888,21 @@ impl Reverse<'_> {
                 let x = b.bind1("adj_rev", t, Exp::Reverse(scanned));
                 self.add(b, adj, arrs[0], Atom::Var(x), true)?;
             }
-            Exp::Soac(Soac::Scan { .. }) => return self.unsupported("scans other than (+)"),
+            Exp::Soac(Soac::Scan {
+                w,
+                lam,
+                neutral,
+                arrs,
+            }) if arrs.len() == 1 && lam.ret.len() == 1 && lam.ret[0].rank() == 0 => {
+                let Some(Atom::Var(g)) = g else { return Ok(()) };
+                if !self.active.contains(&arrs[0]) {
+                    return Ok(());
+                }
+                self.scan_generic(b, adj, *w, lam, neutral[0], arrs[0], pat[0].var, g)?;
+            }
+            Exp::Soac(Soac::Scan { .. }) => {
+                return self.unsupported("scans of several values or of arrays")
+            }
             Exp::Soac(Soac::Hist {
                 w,
                 dest,
@@ -1069,6 +1083,153 @@ impl Reverse<'_> {
             }),
         );
         self.add(b, adj, arr, Atom::Var(xbar), true)
+    }
+
+    /// The generic rule for an inclusive scan with any associative scalar
+    /// operator (seed 002, scan as linear-function composition): with
+    /// `a[i] = ∂op/∂acc` and `b[i] = ∂op/∂x` at `(ys[i-1], xs[i])` (from the
+    /// operator's own vjp), the adjoints of the results `r` satisfy
+    /// `r[i] = ȳ[i] + a[i+1]·r[i+1]`, a linear recurrence solved by a scan
+    /// that composes the affine maps `r ↦ m·r + c`; then `x̄[i] = b[i]·r[i]`.
+    #[allow(clippy::too_many_arguments)]
+    fn scan_generic(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        w: Atom,
+        op: &Lambda,
+        neutral: Atom,
+        arr: Var,
+        ys: Var,
+        g: Var,
+    ) -> Result<(), AdError> {
+        if op.params.len() != 2 {
+            return self.unsupported("scans of several values");
+        }
+        let span = self.span;
+        let t = op.ret[0].clone();
+        let at = Type::Array(t.elem(), vec![Dim::Ext]);
+        let i64t = Type::Prim(PrimType::I64);
+        let one = Atom::Const(PrimValue::I64(1));
+        let iota = b.bind1(
+            "iota",
+            Type::Array(PrimType::I64, vec![Dim::Ext]),
+            Exp::Iota {
+                n: w,
+                start: Atom::Const(PrimValue::I64(0)),
+                step: one,
+                ty: PrimType::I64,
+            },
+        );
+        // a[i], b[i]: the operator's partials at (ys[i-1] or ne, xs[i]).
+        let partials = b.lambda::<AdError>("x", vec![t.clone(), i64t.clone()], |b, ps| {
+            let (x, i) = (ps[0], Atom::Var(ps[1]));
+            let first = b.cmp(CmpOp::Eq, i, Atom::Const(PrimValue::I64(0)));
+            let before = b.binop(BinOp::Sub, i, one)?;
+            let prev = exclusive(b, first, neutral, ys, before, &t)?;
+            let pa = b.param("acc", t.clone());
+            let px = b.param("x", t.clone());
+            let mut m = HashMap::new();
+            m.insert(op.params[0].var, Atom::Var(pa.var));
+            m.insert(op.params[1].var, Atom::Var(px.var));
+            let body = self.fresh_copy(b, &op.body, m)?;
+            let local = Lambda {
+                params: vec![pa, px],
+                body,
+                ret: vec![t.clone()],
+            };
+            let out = vec![
+                b.param("y", t.clone()),
+                b.param("acc_adj", t.clone()),
+                b.param("x_adj", t.clone()),
+            ];
+            let seed = Atom::Const(nabla_ir::derivatives::constant(t.elem(), 1.0));
+            expand_vjp(
+                self.ad,
+                b,
+                &out,
+                local,
+                vec![prev, Atom::Var(x)],
+                vec![seed],
+                span,
+            )?;
+            Ok(vec![Atom::Var(out[1].var), Atom::Var(out[2].var)])
+        })?;
+        let ab = b.bind(
+            "partial",
+            vec![at.clone(), at.clone()],
+            Exp::Soac(Soac::Map {
+                w,
+                lam: partials,
+                arrs: vec![arr, iota],
+            }),
+        );
+        let (da, db) = (ab[0], ab[1]);
+        // The affine maps in reverse order: (m_j, c_j) = (a[n-j] or 0, ȳ[n-1-j]).
+        let zero = Atom::Const(PrimValue::zero(t.elem()));
+        let last = b.binop(BinOp::Sub, w, one)?;
+        let maps = b.lambda::<AdError>("j", vec![i64t.clone()], |b, ps| {
+            let j = Atom::Var(ps[0]);
+            let idx = b.binop(BinOp::Sub, last, j)?;
+            let y = b.bind1(
+                "adj_elem",
+                t.clone(),
+                Exp::Index(g, vec![DimIndex::Fix(idx)]),
+            );
+            let first = b.cmp(CmpOp::Eq, j, Atom::Const(PrimValue::I64(0)));
+            let next = b.binop(BinOp::Add, idx, one)?;
+            let m = exclusive(b, first, zero, da, next, &t)?;
+            Ok(vec![m, Atom::Var(y)])
+        })?;
+        let mc = b.bind(
+            "affine",
+            vec![at.clone(), at.clone()],
+            Exp::Soac(Soac::Map {
+                w,
+                lam: maps,
+                arrs: vec![iota],
+            }),
+        );
+        // Compose: (m1, c1) then (m2, c2) is (m1·m2, m2·c1 + c2).
+        let compose = b.lambda::<AdError>("f", vec![t.clone(); 4], |b, ps| {
+            let m = b.binop(BinOp::Mul, Atom::Var(ps[0]), Atom::Var(ps[2]))?;
+            let mc1 = b.binop(BinOp::Mul, Atom::Var(ps[2]), Atom::Var(ps[1]))?;
+            let c = b.binop(BinOp::Add, mc1, Atom::Var(ps[3]))?;
+            Ok(vec![m, c])
+        })?;
+        let scanned = b.bind(
+            "composed",
+            vec![at.clone(), at.clone()],
+            Exp::Soac(Soac::Scan {
+                w,
+                lam: compose,
+                neutral: vec![
+                    Atom::Const(nabla_ir::derivatives::constant(t.elem(), 1.0)),
+                    zero,
+                ],
+                arrs: mc,
+            }),
+        );
+        let r_rev = scanned[1];
+        let xbar = b.lambda::<AdError>("i", vec![t.clone(), i64t], |b, ps| {
+            let idx = b.binop(BinOp::Sub, last, Atom::Var(ps[1]))?;
+            let r = b.bind1(
+                "adj_elem",
+                t.clone(),
+                Exp::Index(r_rev, vec![DimIndex::Fix(idx)]),
+            );
+            Ok(vec![b.binop(BinOp::Mul, Atom::Var(ps[0]), Atom::Var(r))?])
+        })?;
+        let x = b.bind1(
+            "adj_scan",
+            at,
+            Exp::Soac(Soac::Map {
+                w,
+                lam: xbar,
+                arrs: vec![db, iota],
+            }),
+        );
+        self.add(b, adj, arr, Atom::Var(x), true)
     }
 
     /// A copy of a lambda with fresh variables.

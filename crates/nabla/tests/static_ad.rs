@@ -193,12 +193,15 @@ def f12 (x: f64) = let d = map (\i -> f64.exp (x - f64.i64 i)) (iota 5)
                    in s[0] * s[1] + s[3] * s[4] + s[2]
 def f13 (x: f64) = reduce (*) 1 (map (\i -> x + f64.i64 i - 1) (iota 4))
                    + reduce (\a b -> a + b + a * b) 0 (map (\i -> f64.sin (x * f64.i64 i)) (iota 5))
+def f14 (x: f64) = let ps = scan (*) 1 (map (\i -> x + f64.i64 i - 1) (iota 4))
+                   let qs = scan (\a b -> a + b + a * b) 0 (map (\i -> f64.sin (x * f64.i64 i)) (iota 5))
+                   in reduce (+) 0 (map2 (*) ps (map f64.i64 (iota 4))) + qs[2] * qs[4]
 
 entry grad (k: i32) (x: f64) : f64 =
   if k == 0 then vjp f0 x 1 else if k == 1 then vjp f1 x 1 else if k == 2 then vjp f2 x 1
   else if k == 3 then vjp f3 x 1 else if k == 4 then vjp f4 x 1 else if k == 5 then vjp f5 x 1
   else if k == 6 then vjp f6 x 1 else if k == 7 then vjp f7 x 1 else if k == 8 then vjp f8 x 1 else if k == 9 then vjp f9 x 1
-  else if k == 10 then vjp f10 x 1 else if k == 11 then vjp f11 x 1 else if k == 12 then vjp f12 x 1 else vjp f13 x 1
+  else if k == 10 then vjp f10 x 1 else if k == 11 then vjp f11 x 1 else if k == 12 then vjp f12 x 1 else if k == 13 then vjp f13 x 1 else vjp f14 x 1
 
 -- Second derivatives: forward over reverse (the accumulators of f8's
 -- reverse mode get tangent accumulators).
@@ -208,7 +211,7 @@ entry primal (k: i32) (x: f64) : f64 =
   if k == 0 then f0 x else if k == 1 then f1 x else if k == 2 then f2 x
   else if k == 3 then f3 x else if k == 4 then f4 x else if k == 5 then f5 x
   else if k == 6 then f6 x else if k == 7 then f7 x else if k == 8 then f8 x else if k == 9 then f9 x
-  else if k == 10 then f10 x else if k == 11 then f11 x else if k == 12 then f12 x else f13 x
+  else if k == 10 then f10 x else if k == 11 then f11 x else if k == 12 then f12 x else if k == 13 then f13 x else f14 x
 "#;
 
 /// Reverse mode: static vjp = dynamic vjp and finite differences, on every
@@ -249,7 +252,7 @@ fn static_vjp_agrees_with_dynamic_and_finite_differences() {
         scalar(&r[0])
     };
     let mut compared_with_fd = 0;
-    for k in 0..14 {
+    for k in 0..15 {
         for x in [-1.3, -0.4, 0.35, 0.8, 1.7, 2.9] {
             let input = format!("{k}i32 {x:?}f64");
             let d = run(&dynamic, "grad", &input);
@@ -281,7 +284,7 @@ fn static_vjp_agrees_with_dynamic_and_finite_differences() {
     assert!(compared_with_fd >= 40, "{compared_with_fd}");
     // Forward over reverse: static = dynamic, and = finite differences of
     // the static gradient.
-    for k in [0, 2, 4, 8, 9, 10, 11, 12, 13] {
+    for k in [0, 2, 4, 8, 9, 10, 11, 12, 13, 14] {
         for x in [-0.4, 0.35, 1.7] {
             let input = format!("{k}i32 {x:?}f64");
             let d = run(&dynamic, "hess", &input);
