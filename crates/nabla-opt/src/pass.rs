@@ -457,9 +457,10 @@ impl Pass for DeadFunctions {
     }
 }
 
-/// Static AD (crate nabla-ad): every `jvp` compiled away as forward-mode
-/// code. Fails, naming the construct, on what it does not differentiate yet
-/// (`vjp`, accumulators, `lgamma`/`gamma`).
+/// Static AD (crate nabla-ad): every `jvp` and `vjp` compiled away,
+/// innermost first (forward mode by tangents; reverse mode by redundant
+/// execution). A `jvp`/`vjp` containing a construct it does not
+/// differentiate yet is left for the interpreter's dynamic AD.
 pub struct StaticAd;
 
 impl Pass for StaticAd {
@@ -467,7 +468,7 @@ impl Pass for StaticAd {
         "ad"
     }
     fn description(&self) -> &'static str {
-        "static AD: replace every jvp by forward-mode code (innermost first)"
+        "static AD: compile every jvp and vjp away (forward mode by tangents, reverse mode by redundant execution; innermost first)"
     }
     fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
         nabla_ad::differentiate(prog).map_err(|e| PassError::Failed {
