@@ -448,6 +448,26 @@ impl Reverse<'_> {
                         i,
                     }));
                 }
+                Exp::Soac(soac @ (Soac::Hist { dest, .. } | Soac::Scatter { dest, .. })) => {
+                    // As for updates: the return sweep may read the old
+                    // destinations, so the primal writes into copies.
+                    let mut soac = soac.clone();
+                    let mut copies = Vec::with_capacity(dest.len());
+                    for d in dest {
+                        let t = crate::util::existential(&type_of(b, self.span, *d)?);
+                        copies.push(b.bind1("fwd_copy", t, Exp::Copy(*d)));
+                    }
+                    match &mut soac {
+                        Soac::Hist { dest, .. } | Soac::Scatter { dest, .. } => *dest = copies,
+                        _ => {}
+                    }
+                    b.push(Stm {
+                        pat: stm.pat.clone(),
+                        exp: Exp::Soac(soac),
+                        span: stm.span,
+                    });
+                    out.push(None);
+                }
                 Exp::Update(arr, idx, v) => {
                     // The return sweep still reads the old array (and views
                     // of it): update a copy instead of consuming it.
@@ -923,8 +943,22 @@ impl Reverse<'_> {
                     self.add(b, adj, values[0], Atom::Var(gathered), true)?;
                 }
             }
+            Exp::Soac(Soac::Hist {
+                w,
+                dest,
+                lam,
+                indices,
+                values,
+                ..
+            }) if dest.len() == 1 && min_or_max(lam).is_some() => {
+                let Some(Atom::Var(g)) = g else { return Ok(()) };
+                if type_of(b, self.span, g)?.rank() != 1 {
+                    return self.unsupported("reduce_by_index into arrays of rank > 1");
+                }
+                self.hist_min_max(b, adj, *w, dest[0], pat[0].var, *indices, values[0], g)?;
+            }
             Exp::Soac(Soac::Hist { .. }) => {
-                return self.unsupported("reduce_by_index with operators other than (+)")
+                return self.unsupported("reduce_by_index with operators other than +, min and max")
             }
             Exp::Soac(Soac::Scatter {
                 w,
@@ -1230,6 +1264,174 @@ impl Reverse<'_> {
             }),
         );
         self.add(b, adj, arr, Atom::Var(x), true)
+    }
+
+    /// `reduce_by_index` with `min` or `max`: in each bucket the adjoint of
+    /// the result goes to the first contributor equal to it — the old
+    /// destination element, else the first value in order (seed 002, the
+    /// min/max special case; ties like the reduce rule).
+    #[allow(clippy::too_many_arguments)]
+    fn hist_min_max(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        w: Atom,
+        dest: Var,
+        result: Var,
+        indices: Var,
+        values: Var,
+        g: Var,
+    ) -> Result<(), AdError> {
+        let span = self.span;
+        let elem = type_of(b, span, g)?.elem();
+        let t = Type::Prim(elem);
+        let at = Type::Array(elem, vec![Dim::Ext]);
+        let i64t = Type::Prim(PrimType::I64);
+        let i64s = Type::Array(PrimType::I64, vec![Dim::Ext]);
+        let zero = Atom::Const(PrimValue::zero(elem));
+        let nb = Atom::Var(b.bind1("n", i64t.clone(), Exp::Size(g, 0)));
+        // The old destination keeps the adjoint where it equals the result.
+        let dest_adj =
+            b.lambda::<AdError>("d", vec![t.clone(), t.clone(), t.clone()], |b, ps| {
+                let keep = b.cmp(CmpOp::Eq, Atom::Var(ps[0]), Atom::Var(ps[1]));
+                Ok(vec![b.select(keep, Atom::Var(ps[2]), zero)?])
+            })?;
+        let dbar = b.bind1(
+            "adj_dest",
+            at.clone(),
+            Exp::Soac(Soac::Map {
+                w: nb,
+                lam: dest_adj,
+                arrs: vec![dest, result, g],
+            }),
+        );
+        self.add(b, adj, dest, Atom::Var(dbar), true)?;
+        if !self.active.contains(&values) {
+            return Ok(());
+        }
+        let iota = b.bind1(
+            "iota",
+            i64s.clone(),
+            Exp::Iota {
+                n: w,
+                start: Atom::Const(PrimValue::I64(0)),
+                step: Atom::Const(PrimValue::I64(1)),
+                ty: PrimType::I64,
+            },
+        );
+        // `in bounds and equal to its bucket's result, and the old
+        // destination did not win` for value j, as a bool.
+        let candidate = |b: &mut FunctionBuilder, bucket: Atom, v: Atom| -> Result<Atom, AdError> {
+            let lo = b.cmp(CmpOp::Le, Atom::Const(PrimValue::I64(0)), bucket);
+            let hi = b.cmp(CmpOp::Lt, bucket, nb);
+            let inside = b.binop(BinOp::LogAnd, lo, hi)?;
+            b.begin();
+            let h = b.bind1(
+                "h",
+                t.clone(),
+                Exp::Index(result, vec![DimIndex::Fix(bucket)]),
+            );
+            let d = b.bind1(
+                "d",
+                t.clone(),
+                Exp::Index(dest, vec![DimIndex::Fix(bucket)]),
+            );
+            let eq = b.cmp(CmpOp::Eq, v, Atom::Var(h));
+            let dest_won = b.cmp(CmpOp::Eq, Atom::Var(d), Atom::Var(h));
+            let not_dest = b.unop(UnOp::Not, dest_won)?;
+            let c = b.binop(BinOp::LogAnd, eq, not_dest)?;
+            let then_ = b.end(vec![c]);
+            let else_ = Body {
+                stms: vec![],
+                result: vec![Atom::Const(PrimValue::Bool(false))],
+            };
+            Ok(Atom::Var(b.bind1(
+                "candidate",
+                Type::Prim(PrimType::Bool),
+                Exp::If {
+                    cond: inside,
+                    then_,
+                    else_,
+                },
+            )))
+        };
+        // The first candidate of each bucket (w where none).
+        let positions =
+            b.lambda::<AdError>("j", vec![i64t.clone(), t.clone(), i64t.clone()], |b, ps| {
+                let c = candidate(b, Atom::Var(ps[0]), Atom::Var(ps[1]))?;
+                Ok(vec![b.select(c, Atom::Var(ps[2]), w)?])
+            })?;
+        let pos = b.bind1(
+            "positions",
+            i64s.clone(),
+            Exp::Soac(Soac::Map {
+                w,
+                lam: positions,
+                arrs: vec![indices, values, iota],
+            }),
+        );
+        let none = b.bind1("firsts", i64s.clone(), Exp::Replicate(nb, w));
+        let min = b.lambda::<AdError>("i", vec![i64t.clone(), i64t.clone()], |b, ps| {
+            Ok(vec![b.binop(
+                BinOp::Min,
+                Atom::Var(ps[0]),
+                Atom::Var(ps[1]),
+            )?])
+        })?;
+        let firsts = b.bind1(
+            "firsts",
+            i64s,
+            Exp::Soac(Soac::Hist {
+                w,
+                dest: vec![none],
+                lam: min,
+                neutral: vec![w],
+                indices,
+                values: vec![pos],
+            }),
+        );
+        let value_adj =
+            b.lambda::<AdError>("j", vec![i64t.clone(), t.clone(), i64t], |b, ps| {
+                let bucket = Atom::Var(ps[0]);
+                let c = candidate(b, bucket, Atom::Var(ps[1]))?;
+                b.begin();
+                let first = b.bind1(
+                    "first",
+                    Type::Prim(PrimType::I64),
+                    Exp::Index(firsts, vec![DimIndex::Fix(bucket)]),
+                );
+                let wins = b.cmp(CmpOp::Eq, Atom::Var(first), Atom::Var(ps[2]));
+                let gb = b.bind1(
+                    "adj_elem",
+                    t.clone(),
+                    Exp::Index(g, vec![DimIndex::Fix(bucket)]),
+                );
+                let r = b.select(wins, Atom::Var(gb), zero)?;
+                let then_ = b.end(vec![r]);
+                let else_ = Body {
+                    stms: vec![],
+                    result: vec![zero],
+                };
+                Ok(vec![Atom::Var(b.bind1(
+                    "adj_value",
+                    t.clone(),
+                    Exp::If {
+                        cond: c,
+                        then_,
+                        else_,
+                    },
+                ))])
+            })?;
+        let vbar = b.bind1(
+            "adj_values",
+            at,
+            Exp::Soac(Soac::Map {
+                w,
+                lam: value_adj,
+                arrs: vec![indices, values, iota],
+            }),
+        );
+        self.add(b, adj, values, Atom::Var(vbar), true)
     }
 
     /// A copy of a lambda with fresh variables.

@@ -196,12 +196,16 @@ def f13 (x: f64) = reduce (*) 1 (map (\i -> x + f64.i64 i - 1) (iota 4))
 def f14 (x: f64) = let ps = scan (*) 1 (map (\i -> x + f64.i64 i - 1) (iota 4))
                    let qs = scan (\a b -> a + b + a * b) 0 (map (\i -> f64.sin (x * f64.i64 i)) (iota 5))
                    in reduce (+) 0 (map2 (*) ps (map f64.i64 (iota 4))) + qs[2] * qs[4]
+def f15 (x: f64) = let vs = map (\i -> f64.sin (x * f64.i64 (i + 1))) (iota 7)
+                   let hi = hist f64.max (-10) 3 [0, 1, 1, 2, 0, 5, 1] vs
+                   let lo = reduce_by_index (map (\i -> x * f64.i64 i - 0.5) (iota 3)) f64.min 10 [2, 2, 0, 1, 0, -1, 1] vs
+                   in hi[0] * 2 + hi[1] * hi[2] + lo[0] + lo[1] * 3 - lo[2]
 
 entry grad (k: i32) (x: f64) : f64 =
   if k == 0 then vjp f0 x 1 else if k == 1 then vjp f1 x 1 else if k == 2 then vjp f2 x 1
   else if k == 3 then vjp f3 x 1 else if k == 4 then vjp f4 x 1 else if k == 5 then vjp f5 x 1
   else if k == 6 then vjp f6 x 1 else if k == 7 then vjp f7 x 1 else if k == 8 then vjp f8 x 1 else if k == 9 then vjp f9 x 1
-  else if k == 10 then vjp f10 x 1 else if k == 11 then vjp f11 x 1 else if k == 12 then vjp f12 x 1 else if k == 13 then vjp f13 x 1 else vjp f14 x 1
+  else if k == 10 then vjp f10 x 1 else if k == 11 then vjp f11 x 1 else if k == 12 then vjp f12 x 1 else if k == 13 then vjp f13 x 1 else if k == 14 then vjp f14 x 1 else vjp f15 x 1
 
 -- Second derivatives: forward over reverse (the accumulators of f8's
 -- reverse mode get tangent accumulators).
@@ -211,7 +215,7 @@ entry primal (k: i32) (x: f64) : f64 =
   if k == 0 then f0 x else if k == 1 then f1 x else if k == 2 then f2 x
   else if k == 3 then f3 x else if k == 4 then f4 x else if k == 5 then f5 x
   else if k == 6 then f6 x else if k == 7 then f7 x else if k == 8 then f8 x else if k == 9 then f9 x
-  else if k == 10 then f10 x else if k == 11 then f11 x else if k == 12 then f12 x else if k == 13 then f13 x else f14 x
+  else if k == 10 then f10 x else if k == 11 then f11 x else if k == 12 then f12 x else if k == 13 then f13 x else if k == 14 then f14 x else f15 x
 "#;
 
 /// Reverse mode: static vjp = dynamic vjp and finite differences, on every
@@ -252,7 +256,7 @@ fn static_vjp_agrees_with_dynamic_and_finite_differences() {
         scalar(&r[0])
     };
     let mut compared_with_fd = 0;
-    for k in 0..15 {
+    for k in 0..16 {
         for x in [-1.3, -0.4, 0.35, 0.8, 1.7, 2.9] {
             let input = format!("{k}i32 {x:?}f64");
             let d = run(&dynamic, "grad", &input);
@@ -284,7 +288,7 @@ fn static_vjp_agrees_with_dynamic_and_finite_differences() {
     assert!(compared_with_fd >= 40, "{compared_with_fd}");
     // Forward over reverse: static = dynamic, and = finite differences of
     // the static gradient.
-    for k in [0, 2, 4, 8, 9, 10, 11, 12, 13, 14] {
+    for k in [0, 2, 4, 8, 9, 10, 11, 12, 13, 14, 15] {
         for x in [-0.4, 0.35, 1.7] {
             let input = format!("{k}i32 {x:?}f64");
             let d = run(&dynamic, "hess", &input);
