@@ -7,12 +7,12 @@
 //! variable without an entry has a zero tangent. Each construct's rule is
 //! one function below.
 
+use crate::util::{Emit, EmitError};
 use crate::{error, unsupported, Ad, AdError};
 use nabla_ir::builder::{base_name, FunctionBuilder, UnknownVariable, VarTable};
-use nabla_ir::derivatives::{eval_partials, Derivative, RuleAlgebra, RuleError, ScalarOp};
+use nabla_ir::derivatives::{eval_partials, Derivative, ScalarOp};
 use nabla_ir::{
-    Atom, BinOp, Body, CmpOp, ConvOp, Exp, FunId, Function, Lambda, LoopForm, Param, PrimValue,
-    Soac, Span, Stm, TernOp, Type, UnOp, Var,
+    Atom, BinOp, Body, Exp, FunId, Function, Lambda, LoopForm, Param, Soac, Span, Stm, Type, Var,
 };
 use std::collections::HashMap;
 
@@ -150,78 +150,6 @@ pub(crate) fn derived_function(ad: &mut Ad, fid: FunId, span: Span) -> Result<Fu
     ad.functions.push(derived);
     ad.derived.insert(fid, id);
     Ok(id)
-}
-
-/// Emits scalar operations as IR statements: the [`RuleAlgebra`] in which
-/// static AD evaluates the shared rule table.
-struct Emit<'a> {
-    b: &'a mut FunctionBuilder,
-}
-
-/// Why a rule could not be emitted.
-enum EmitError {
-    Rule(RuleError),
-    Unknown(UnknownVariable),
-    Unsupported(&'static str),
-}
-
-impl From<RuleError> for EmitError {
-    fn from(e: RuleError) -> EmitError {
-        EmitError::Rule(e)
-    }
-}
-
-impl From<UnknownVariable> for EmitError {
-    fn from(e: UnknownVariable) -> EmitError {
-        EmitError::Unknown(e)
-    }
-}
-
-impl RuleAlgebra for Emit<'_> {
-    type Value = Atom;
-    type Error = EmitError;
-    fn constant(&mut self, value: PrimValue) -> Result<Atom, EmitError> {
-        Ok(Atom::Const(value))
-    }
-    fn binop(&mut self, op: BinOp, a: &Atom, b: &Atom) -> Result<Atom, EmitError> {
-        Ok(self.b.binop(op, *a, *b)?)
-    }
-    fn unop(&mut self, op: UnOp, a: &Atom) -> Result<Atom, EmitError> {
-        Ok(self.b.unop(op, *a)?)
-    }
-    fn ternop(&mut self, op: TernOp, a: &Atom, b: &Atom, c: &Atom) -> Result<Atom, EmitError> {
-        Ok(self.b.ternop(op, *a, *b, *c)?)
-    }
-    fn conv(&mut self, op: ConvOp, a: &Atom) -> Result<Atom, EmitError> {
-        Ok(self.b.conv(op, *a))
-    }
-    fn cmp(&mut self, op: CmpOp, a: &Atom, b: &Atom) -> Result<Atom, EmitError> {
-        Ok(self.b.cmp(op, *a, *b))
-    }
-    fn polygamma(&mut self, order: u32, x: &Atom) -> Result<Atom, EmitError> {
-        let op = match order {
-            0 => UnOp::Digamma,
-            1 => UnOp::Trigamma,
-            _ => {
-                return Err(EmitError::Unsupported(
-                    "static AD emits polygamma functions up to trigamma (third derivatives of lgamma are left to the dynamic AD)",
-                ))
-            }
-        };
-        Ok(self.b.unop(op, *x)?)
-    }
-    fn decide(&self, cond: &Atom) -> Option<bool> {
-        match cond {
-            Atom::Const(PrimValue::Bool(x)) => Some(*x),
-            _ => None,
-        }
-    }
-    fn select(&mut self, cond: &Atom, then: &Atom, otherwise: &Atom) -> Result<Atom, EmitError> {
-        if then == otherwise {
-            return Ok(*then);
-        }
-        Ok(self.b.select(*cond, *then, *otherwise)?)
-    }
 }
 
 /// The forward-mode transformation of the code of one function.

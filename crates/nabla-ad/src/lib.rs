@@ -28,7 +28,7 @@
 //! ([`Report`] counts what was done each way).
 
 use nabla_ir::builder::{FunctionBuilder, VarTable};
-use nabla_ir::{AccOp, Body, Exp, FunId, Function, LoopForm, Program, Soac, Span, Stm};
+use nabla_ir::{Body, Exp, FunId, Function, Program, Span, Stm};
 use std::collections::HashMap;
 use std::fmt;
 
@@ -305,36 +305,7 @@ impl Ad {
 
     /// Eliminates `jvp`s in the bodies and lambdas nested in `e`.
     fn eliminate_nested(&mut self, b: &mut FunctionBuilder, e: &mut Exp) -> Result<(), AdError> {
-        let mut bodies: Vec<&mut Body> = Vec::new();
-        match e {
-            Exp::If { then_, else_, .. } => {
-                bodies.push(then_);
-                bodies.push(else_);
-            }
-            Exp::Loop { form, body, .. } => {
-                if let LoopForm::While { cond } = form {
-                    bodies.push(cond);
-                }
-                bodies.push(body);
-            }
-            Exp::Soac(
-                Soac::Map { lam, .. }
-                | Soac::Reduce { lam, .. }
-                | Soac::Scan { lam, .. }
-                | Soac::Hist { lam, .. },
-            )
-            | Exp::Jvp { lam, .. }
-            | Exp::Vjp { lam, .. } => bodies.push(&mut lam.body),
-            Exp::WithAcc { inputs, lam } => {
-                for i in inputs.iter_mut() {
-                    if let AccOp::Lambda(op, _) = &mut i.op {
-                        bodies.push(&mut op.body);
-                    }
-                }
-                bodies.push(&mut lam.body);
-            }
-            _ => {}
-        }
+        let bodies = util::nested_bodies_mut(e);
         for body in bodies {
             if body_has_ad(body) {
                 let taken = std::mem::take(body);

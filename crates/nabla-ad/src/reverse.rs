@@ -18,14 +18,16 @@
 //! lambda reads free arrays, accumulators) make the `vjp` fall back to the
 //! dynamic AD ([`crate::AdError::unsupported`]).
 
-use crate::util::{atom_type, shape_of, type_of, zero_like, zero_of};
+use crate::util::{
+    atom_type, nested_bodies_mut, shape_of, type_of, zero_like, zero_of, Emit, EmitError,
+};
 use crate::{error, unsupported, Ad, AdError};
 use nabla_ir::builder::{FunctionBuilder, UnknownVariable};
-use nabla_ir::derivatives::{eval_partials, Derivative, RuleAlgebra, RuleError, ScalarOp};
+use nabla_ir::derivatives::{eval_partials, Derivative, ScalarOp};
 use nabla_ir::rewrite::{dim_of_atom, walk_body_deep, Visitor};
 use nabla_ir::{
     Atom, BinOp, Body, CmpOp, ConvOp, Dim, DimIndex, Exp, Lambda, LoopForm, Param, PrimType,
-    PrimValue, Soac, Span, Stm, TernOp, Type, UnOp, Var,
+    PrimValue, Soac, Span, Stm, Type, UnOp, Var,
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 
@@ -98,76 +100,6 @@ pub(crate) fn expand_vjp(
         span,
     });
     Ok(())
-}
-
-/// Emits scalar operations as IR statements (the rule table's algebra).
-struct Emit<'a> {
-    b: &'a mut FunctionBuilder,
-}
-
-enum EmitError {
-    Rule(RuleError),
-    Unknown(UnknownVariable),
-    Unsupported(&'static str),
-}
-
-impl From<RuleError> for EmitError {
-    fn from(e: RuleError) -> EmitError {
-        EmitError::Rule(e)
-    }
-}
-
-impl From<UnknownVariable> for EmitError {
-    fn from(e: UnknownVariable) -> EmitError {
-        EmitError::Unknown(e)
-    }
-}
-
-impl RuleAlgebra for Emit<'_> {
-    type Value = Atom;
-    type Error = EmitError;
-    fn constant(&mut self, value: PrimValue) -> Result<Atom, EmitError> {
-        Ok(Atom::Const(value))
-    }
-    fn binop(&mut self, op: BinOp, a: &Atom, b: &Atom) -> Result<Atom, EmitError> {
-        Ok(self.b.binop(op, *a, *b)?)
-    }
-    fn unop(&mut self, op: UnOp, a: &Atom) -> Result<Atom, EmitError> {
-        Ok(self.b.unop(op, *a)?)
-    }
-    fn ternop(&mut self, op: TernOp, a: &Atom, b: &Atom, c: &Atom) -> Result<Atom, EmitError> {
-        Ok(self.b.ternop(op, *a, *b, *c)?)
-    }
-    fn conv(&mut self, op: ConvOp, a: &Atom) -> Result<Atom, EmitError> {
-        Ok(self.b.conv(op, *a))
-    }
-    fn cmp(&mut self, op: CmpOp, a: &Atom, b: &Atom) -> Result<Atom, EmitError> {
-        Ok(self.b.cmp(op, *a, *b))
-    }
-    fn polygamma(&mut self, order: u32, x: &Atom) -> Result<Atom, EmitError> {
-        let op = match order {
-            0 => UnOp::Digamma,
-            1 => UnOp::Trigamma,
-            _ => {
-                return Err(EmitError::Unsupported(
-                    "static AD emits polygamma functions up to trigamma (third derivatives of lgamma are left to the dynamic AD)",
-                ))
-            }
-        };
-        Ok(self.b.unop(op, *x)?)
-    }
-    fn decide(&self, cond: &Atom) -> Option<bool> {
-        match cond {
-            Atom::Const(PrimValue::Bool(x)) => Some(*x),
-            _ => None,
-        }
-    }
-    fn select(&mut self, cond: &Atom, then: &Atom, otherwise: &Atom) -> Result<Atom, EmitError> {
-        if then == otherwise {
-            return Ok(*then);
-        }
-        Ok(self.b.select(*cond, *then, *otherwise)?)
-    }
 }
 
 /// Copies code with fresh variables for everything it binds; `map` gives
@@ -2366,36 +2298,6 @@ fn has_calls(body: &Body) -> bool {
         }
     }
     false
-}
-
-/// The bodies and lambda bodies nested directly in an expression.
-fn nested_bodies_mut(e: &mut Exp) -> Vec<&mut Body> {
-    match e {
-        Exp::If { then_, else_, .. } => vec![then_, else_],
-        Exp::Loop { form, body, .. } => match form {
-            LoopForm::While { cond } => vec![&mut **cond, body],
-            LoopForm::For { .. } => vec![body],
-        },
-        Exp::Soac(
-            Soac::Map { lam, .. }
-            | Soac::Reduce { lam, .. }
-            | Soac::Scan { lam, .. }
-            | Soac::Hist { lam, .. },
-        )
-        | Exp::Jvp { lam, .. }
-        | Exp::Vjp { lam, .. } => vec![&mut lam.body],
-        Exp::WithAcc { inputs, lam } => {
-            let mut v: Vec<&mut Body> = Vec::new();
-            for i in inputs.iter_mut() {
-                if let nabla_ir::AccOp::Lambda(op, _) = &mut i.op {
-                    v.push(&mut op.body);
-                }
-            }
-            v.push(&mut lam.body);
-            v
-        }
-        _ => vec![],
-    }
 }
 
 /// The callee's body copied into the caller with fresh variables, its

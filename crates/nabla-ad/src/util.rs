@@ -1,8 +1,12 @@
 //! Helpers shared by forward and reverse mode: types and zeros.
 
 use crate::{unsupported, AdError};
-use nabla_ir::builder::FunctionBuilder;
-use nabla_ir::{Atom, Dim, Exp, PrimType, PrimValue, Span, Type, Var};
+use nabla_ir::builder::{FunctionBuilder, UnknownVariable};
+use nabla_ir::derivatives::{RuleAlgebra, RuleError};
+use nabla_ir::{
+    Atom, BinOp, Body, CmpOp, ConvOp, Dim, Exp, LoopForm, PrimType, PrimValue, Soac, Span, TernOp,
+    Type, UnOp, Var,
+};
 
 /// The type of `v` (an internal error if it has none).
 pub(crate) fn type_of(b: &FunctionBuilder, span: Span, v: Var) -> Result<Type, AdError> {
@@ -84,4 +88,104 @@ pub(crate) fn existential(t: &Type) -> Type {
         Dim::Var(_) => Dim::Ext,
         d => d,
     })
+}
+
+/// Emits scalar operations as IR statements (the rule table's algebra).
+pub(crate) struct Emit<'a> {
+    pub(crate) b: &'a mut FunctionBuilder,
+}
+
+pub(crate) enum EmitError {
+    Rule(RuleError),
+    Unknown(UnknownVariable),
+    Unsupported(&'static str),
+}
+
+impl From<RuleError> for EmitError {
+    fn from(e: RuleError) -> EmitError {
+        EmitError::Rule(e)
+    }
+}
+
+impl From<UnknownVariable> for EmitError {
+    fn from(e: UnknownVariable) -> EmitError {
+        EmitError::Unknown(e)
+    }
+}
+
+impl RuleAlgebra for Emit<'_> {
+    type Value = Atom;
+    type Error = EmitError;
+    fn constant(&mut self, value: PrimValue) -> Result<Atom, EmitError> {
+        Ok(Atom::Const(value))
+    }
+    fn binop(&mut self, op: BinOp, a: &Atom, b: &Atom) -> Result<Atom, EmitError> {
+        Ok(self.b.binop(op, *a, *b)?)
+    }
+    fn unop(&mut self, op: UnOp, a: &Atom) -> Result<Atom, EmitError> {
+        Ok(self.b.unop(op, *a)?)
+    }
+    fn ternop(&mut self, op: TernOp, a: &Atom, b: &Atom, c: &Atom) -> Result<Atom, EmitError> {
+        Ok(self.b.ternop(op, *a, *b, *c)?)
+    }
+    fn conv(&mut self, op: ConvOp, a: &Atom) -> Result<Atom, EmitError> {
+        Ok(self.b.conv(op, *a))
+    }
+    fn cmp(&mut self, op: CmpOp, a: &Atom, b: &Atom) -> Result<Atom, EmitError> {
+        Ok(self.b.cmp(op, *a, *b))
+    }
+    fn polygamma(&mut self, order: u32, x: &Atom) -> Result<Atom, EmitError> {
+        let op = match order {
+            0 => UnOp::Digamma,
+            1 => UnOp::Trigamma,
+            _ => {
+                return Err(EmitError::Unsupported(
+                    "static AD emits polygamma functions up to trigamma (third derivatives of lgamma are left to the dynamic AD)",
+                ))
+            }
+        };
+        Ok(self.b.unop(op, *x)?)
+    }
+    fn decide(&self, cond: &Atom) -> Option<bool> {
+        match cond {
+            Atom::Const(PrimValue::Bool(x)) => Some(*x),
+            _ => None,
+        }
+    }
+    fn select(&mut self, cond: &Atom, then: &Atom, otherwise: &Atom) -> Result<Atom, EmitError> {
+        if then == otherwise {
+            return Ok(*then);
+        }
+        Ok(self.b.select(*cond, *then, *otherwise)?)
+    }
+}
+
+/// The bodies and lambda bodies nested directly in an expression.
+pub(crate) fn nested_bodies_mut(e: &mut Exp) -> Vec<&mut Body> {
+    match e {
+        Exp::If { then_, else_, .. } => vec![then_, else_],
+        Exp::Loop { form, body, .. } => match form {
+            LoopForm::While { cond } => vec![&mut **cond, body],
+            LoopForm::For { .. } => vec![body],
+        },
+        Exp::Soac(
+            Soac::Map { lam, .. }
+            | Soac::Reduce { lam, .. }
+            | Soac::Scan { lam, .. }
+            | Soac::Hist { lam, .. },
+        )
+        | Exp::Jvp { lam, .. }
+        | Exp::Vjp { lam, .. } => vec![&mut lam.body],
+        Exp::WithAcc { inputs, lam } => {
+            let mut v: Vec<&mut Body> = Vec::new();
+            for i in inputs.iter_mut() {
+                if let nabla_ir::AccOp::Lambda(op, _) = &mut i.op {
+                    v.push(&mut op.body);
+                }
+            }
+            v.push(&mut lam.body);
+            v
+        }
+        _ => vec![],
+    }
 }
