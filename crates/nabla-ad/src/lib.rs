@@ -198,8 +198,8 @@ impl Ad {
         }
     }
 
-    /// The body with every `jvp` in it (nested ones first) replaced by its
-    /// forward-mode code.
+    /// The body with every `jvp` and `vjp` in it (nested ones first)
+    /// replaced by its derivative code where static AD can.
     pub(crate) fn eliminate_in_body(
         &mut self,
         b: &mut FunctionBuilder,
@@ -212,85 +212,10 @@ impl Ad {
                     b.end(vec![]);
                     return Err(e);
                 }
-                let r = match stm.exp {
-                    Exp::Jvp {
-                        lam,
-                        primals,
-                        tangents,
-                    } => {
-                        b.set_span(stm.span);
-                        let original = Stm {
-                            pat: stm.pat.clone(),
-                            exp: Exp::Jvp {
-                                lam: lam.clone(),
-                                primals: primals.clone(),
-                                tangents: tangents.clone(),
-                            },
-                            span: stm.span,
-                        };
-                        // The forward-mode code goes to a scope of its own,
-                        // kept only if the whole jvp could be transformed.
-                        b.begin();
-                        let r = forward::expand_jvp(
-                            self, b, &stm.pat, lam, primals, tangents, stm.span,
-                        );
-                        let emitted = b.end(vec![]);
-                        match r {
-                            Ok(()) => {
-                                self.report.static_jvps += 1;
-                                emitted.stms.into_iter().for_each(|s| b.push(s));
-                                Ok(())
-                            }
-                            Err(e) if e.unsupported => {
-                                self.report.dynamic_jvps += 1;
-                                self.report.first_reason.get_or_insert(e.message);
-                                b.push(original);
-                                Ok(())
-                            }
-                            Err(e) => Err(e),
-                        }
-                    }
-                    Exp::Vjp {
-                        lam,
-                        primals,
-                        adjoints,
-                    } => {
-                        b.set_span(stm.span);
-                        let original = Stm {
-                            pat: stm.pat.clone(),
-                            exp: Exp::Vjp {
-                                lam: lam.clone(),
-                                primals: primals.clone(),
-                                adjoints: adjoints.clone(),
-                            },
-                            span: stm.span,
-                        };
-                        b.begin();
-                        let r = reverse::expand_vjp(
-                            self, b, &stm.pat, lam, primals, adjoints, stm.span,
-                        );
-                        let emitted = b.end(vec![]);
-                        match r {
-                            Ok(()) => {
-                                self.report.static_vjps += 1;
-                                emitted.stms.into_iter().for_each(|s| b.push(s));
-                                Ok(())
-                            }
-                            Err(e) if e.unsupported => {
-                                self.report.dynamic_vjps += 1;
-                                self.report.first_reason.get_or_insert(e.message);
-                                b.push(original);
-                                Ok(())
-                            }
-                            Err(e) => Err(e),
-                        }
-                    }
-                    exp => {
-                        b.push(Stm {
-                            pat: stm.pat,
-                            exp,
-                            span: stm.span,
-                        });
+                let r = match &stm.exp {
+                    Exp::Jvp { .. } | Exp::Vjp { .. } => self.expand_or_keep(b, stm),
+                    _ => {
+                        b.push(stm);
                         Ok(())
                     }
                 };
@@ -301,6 +226,60 @@ impl Ad {
             }
             Ok(b.end(body.result))
         })
+    }
+
+    /// Emits the static derivative code of a `jvp`/`vjp` statement (whose
+    /// nested ones are already eliminated), in a scope of its own that is
+    /// kept only if the whole construct could be transformed; one that uses
+    /// something static AD does not handle yet is kept as it is, for the
+    /// dynamic AD.
+    fn expand_or_keep(&mut self, b: &mut FunctionBuilder, stm: Stm) -> Result<(), AdError> {
+        b.set_span(stm.span);
+        let original = stm.clone();
+        let Stm { pat, exp, span } = stm;
+        b.begin();
+        let (r, forward_mode) = match exp {
+            Exp::Jvp {
+                lam,
+                primals,
+                tangents,
+            } => (
+                forward::expand_jvp(self, b, &pat, lam, primals, tangents, span),
+                true,
+            ),
+            Exp::Vjp {
+                lam,
+                primals,
+                adjoints,
+            } => (
+                reverse::expand_vjp(self, b, &pat, lam, primals, adjoints, span),
+                false,
+            ),
+            _ => (error(span, "internal error: not a jvp or vjp"), true),
+        };
+        let emitted = b.end(vec![]);
+        match r {
+            Ok(()) => {
+                if forward_mode {
+                    self.report.static_jvps += 1;
+                } else {
+                    self.report.static_vjps += 1;
+                }
+                emitted.stms.into_iter().for_each(|s| b.push(s));
+                Ok(())
+            }
+            Err(e) if e.unsupported => {
+                if forward_mode {
+                    self.report.dynamic_jvps += 1;
+                } else {
+                    self.report.dynamic_vjps += 1;
+                }
+                self.report.first_reason.get_or_insert(e.message);
+                b.push(original);
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
     }
 
     /// Eliminates `jvp`s in the bodies and lambdas nested in `e`.
