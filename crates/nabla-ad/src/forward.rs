@@ -944,73 +944,28 @@ impl Forward<'_> {
                 };
                 self.bind_soac(b, tans, pat, &with, soac);
             }
-            Soac::Reduce {
-                w,
-                lam,
-                neutral,
-                arrs,
-                commutative,
-            } => {
-                if arrs.iter().all(|a| !tans.has(*a)) && !self.free_tangents(&lam, tans) {
-                    return self.plain_soac(
-                        b,
-                        tans,
-                        pat,
-                        Soac::Reduce {
-                            w,
-                            lam,
-                            neutral,
-                            arrs,
-                            commutative,
-                        },
-                    );
+            // Reduce and scan: the operator lifted to (primal, tangent)
+            // pairs, the inputs' tangents beside the inputs.
+            mut soac @ (Soac::Reduce { .. } | Soac::Scan { .. }) => {
+                let (Soac::Reduce {
+                    lam, neutral, arrs, ..
                 }
-                let (neutral, arrs) = self.lifted_inputs(b, tans, neutral, arrs)?;
-                let lam = self.lift_operator(b, tans, lam)?;
-                let with = vec![true; pat.len()];
-                let soac = Soac::Reduce {
-                    w,
-                    lam,
-                    neutral,
-                    arrs,
-                    commutative,
+                | Soac::Scan {
+                    lam, neutral, arrs, ..
+                }) = &mut soac
+                else {
+                    return error(self.span, "internal error: not a reduce or scan");
                 };
-                self.bind_soac(b, tans, pat, &with, soac);
-            }
-            Soac::Scan {
-                w,
-                lam,
-                neutral,
-                arrs,
-            } => {
-                if arrs.iter().all(|a| !tans.has(*a)) && !self.free_tangents(&lam, tans) {
-                    return self.plain_soac(
-                        b,
-                        tans,
-                        pat,
-                        Soac::Scan {
-                            w,
-                            lam,
-                            neutral,
-                            arrs,
-                        },
-                    );
+                if arrs.iter().all(|a| !tans.has(*a)) && !self.free_tangents(lam, tans) {
+                    return self.plain_soac(b, tans, pat, soac);
                 }
-                let (neutral, arrs) = self.lifted_inputs(b, tans, neutral, arrs)?;
-                let lam = self.lift_operator(b, tans, lam)?;
+                let (all_neutral, all_arrs) =
+                    self.lifted_inputs(b, tans, std::mem::take(neutral), std::mem::take(arrs))?;
+                *lam = self.lift_operator(b, tans, lam.clone())?;
+                *neutral = all_neutral;
+                *arrs = all_arrs;
                 let with = vec![true; pat.len()];
-                self.bind_soac(
-                    b,
-                    tans,
-                    pat,
-                    &with,
-                    Soac::Scan {
-                        w,
-                        lam,
-                        neutral,
-                        arrs,
-                    },
-                );
+                self.bind_soac(b, tans, pat, &with, soac);
             }
             Soac::Hist {
                 w,

@@ -766,9 +766,7 @@ impl Reverse<'_> {
                         .map_err(|u| self.unknown(u))?;
                 }
             }
-            Exp::If { cond, then_, else_ } => {
-                self.branch(b, adj, pat, &ybar, *cond, then_, else_)?
-            }
+            Exp::If { cond, then_, else_ } => self.branch(b, adj, &ybar, *cond, then_, else_)?,
             Exp::Loop {
                 params, init, body, ..
             } => {
@@ -777,9 +775,9 @@ impl Reverse<'_> {
                 };
                 self.for_loop(b, adj, &ybar, pat, params, init, ck, body)?
             }
-            Exp::Soac(Soac::Map { w, lam, arrs }) => self.map(b, adj, pat, &ybar, *w, lam, arrs)?,
+            Exp::Soac(Soac::Map { w, lam, arrs }) => self.map(b, adj, &ybar, *w, lam, arrs)?,
             Exp::Soac(Soac::Reduce { w, lam, arrs, .. })
-                if arrs.len() == 1 && min_or_max(lam).is_some() =>
+                if arrs.len() == 1 && is_min_or_max(lam) =>
             {
                 let Some(g) = g else { return Ok(()) };
                 self.reduce_min_max(b, adj, *w, arrs[0], pat[0].var, g)?;
@@ -882,7 +880,7 @@ impl Reverse<'_> {
                 indices,
                 values,
                 ..
-            }) if dest.len() == 1 && min_or_max(lam).is_some() => {
+            }) if dest.len() == 1 && is_min_or_max(lam) => {
                 let Some(Atom::Var(g)) = g else { return Ok(()) };
                 if type_of(b, self.span, g)?.rank() != 1 {
                     return self.unsupported("reduce_by_index into arrays of rank > 1");
@@ -994,16 +992,7 @@ impl Reverse<'_> {
                 arrs: vec![reversed],
             }),
         );
-        let iota = b.bind1(
-            "iota",
-            Type::Array(PrimType::I64, vec![Dim::Ext]),
-            Exp::Iota {
-                n: w,
-                start: Atom::Const(PrimValue::I64(0)),
-                step: Atom::Const(PrimValue::I64(1)),
-                ty: PrimType::I64,
-            },
-        );
+        let iota = iota(b, w);
         let lam = b.lambda::<AdError>("x", vec![t.clone(), i64t.clone()], |b, ps| {
             let (x, i) = (ps[0], Atom::Var(ps[1]));
             // l = i == 0 ? ne : prefix[i-1]; r = i == w-1 ? ne : suffix[w-2-i]
@@ -1077,16 +1066,7 @@ impl Reverse<'_> {
         let at = Type::Array(t.elem(), vec![Dim::Ext]);
         let i64t = Type::Prim(PrimType::I64);
         let one = Atom::Const(PrimValue::I64(1));
-        let iota = b.bind1(
-            "iota",
-            Type::Array(PrimType::I64, vec![Dim::Ext]),
-            Exp::Iota {
-                n: w,
-                start: Atom::Const(PrimValue::I64(0)),
-                step: one,
-                ty: PrimType::I64,
-            },
-        );
+        let iota = iota(b, w);
         // a[i], b[i]: the operator's partials at (ys[i-1] or ne, xs[i]).
         let partials = b.lambda::<AdError>("x", vec![t.clone(), i64t.clone()], |b, ps| {
             let (x, i) = (ps[0], Atom::Var(ps[1]));
@@ -1241,16 +1221,7 @@ impl Reverse<'_> {
         if !self.active.contains(&values) {
             return Ok(());
         }
-        let iota = b.bind1(
-            "iota",
-            i64s.clone(),
-            Exp::Iota {
-                n: w,
-                start: Atom::Const(PrimValue::I64(0)),
-                step: Atom::Const(PrimValue::I64(1)),
-                ty: PrimType::I64,
-            },
-        );
+        let iota = iota(b, w);
         // `in bounds and equal to its bucket's result, and the old
         // destination did not win` for value j, as a bool.
         let candidate = |b: &mut FunctionBuilder, bucket: Atom, v: Atom| -> Result<Atom, AdError> {
@@ -1400,16 +1371,7 @@ impl Reverse<'_> {
         let elem = type_of(b, span, g)?.elem();
         let i64t = Type::Prim(PrimType::I64);
         let n = Atom::Var(b.bind1("n", i64t.clone(), Exp::Size(g, 0)));
-        let iota = b.bind1(
-            "iota",
-            Type::Array(PrimType::I64, vec![Dim::Ext]),
-            Exp::Iota {
-                n: w,
-                start: Atom::Const(PrimValue::I64(0)),
-                step: Atom::Const(PrimValue::I64(1)),
-                ty: PrimType::I64,
-            },
-        );
+        let iota = iota(b, w);
         // The position of the last write to each cell (scatter's own rule).
         let winners = if last_write_wins {
             let none = b.bind1(
@@ -1571,16 +1533,7 @@ impl Reverse<'_> {
         }
         let span = self.span;
         let t = type_of(b, span, result)?;
-        let iota = b.bind1(
-            "iota",
-            Type::Array(PrimType::I64, vec![Dim::Ext]),
-            Exp::Iota {
-                n: w,
-                start: Atom::Const(PrimValue::I64(0)),
-                step: Atom::Const(PrimValue::I64(1)),
-                ty: PrimType::I64,
-            },
-        );
+        let iota = iota(b, w);
         // The first index whose element equals the result (w if none).
         let candidates =
             b.lambda::<AdError>("i", vec![t.clone(), Type::Prim(PrimType::I64)], |b, ps| {
@@ -1791,7 +1744,6 @@ impl Reverse<'_> {
         &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
-        pat: &[Param],
         ybar: &[Option<Atom>],
         cond: Atom,
         then_: &Body,
@@ -1800,7 +1752,6 @@ impl Reverse<'_> {
         let mut free = nabla_ir::free_vars_body(then_);
         free.extend(nabla_ir::free_vars_body(else_));
         let all = self.candidates(b, free, &[])?;
-        let _ = pat;
         // Free arrays whose adjoints go to accumulators (inside a map): each
         // branch takes the accumulator and returns its successor.
         let (accumulated, fvs): (Vec<Var>, Vec<Var>) =
@@ -1948,7 +1899,11 @@ impl Reverse<'_> {
         b.begin();
         let r = (|| -> Result<Vec<Atom>, AdError> {
             let last = b
-                .binop(BinOp::Sub, bound, Atom::Const(int_const(bound_t, 1)))
+                .binop(
+                    BinOp::Sub,
+                    bound,
+                    Atom::Const(nabla_ir::derivatives::constant(bound_t, 1.0)),
+                )
                 .map_err(|u| self.unknown(u))?;
             let iteration = b
                 .binop(BinOp::Sub, last, Atom::Var(j))
@@ -2042,13 +1997,11 @@ impl Reverse<'_> {
         &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
-        pat: &[Param],
         ybar: &[Option<Atom>],
         w: Atom,
         lam: &Lambda,
         arrs: &[Var],
     ) -> Result<(), AdError> {
-        let _ = pat;
         let fvs = self.candidates(b, nabla_ir::free_vars_lambda(lam), &[])?;
         let mut scalar_fvs = Vec::new();
         let mut array_fvs = Vec::new();
@@ -2383,8 +2336,9 @@ impl Visitor for CrossCopier<'_> {
     }
 }
 
-/// Whether a reduction operator is `min` or `max` on one value.
-fn min_or_max(lam: &Lambda) -> Option<BinOp> {
+/// The binary operator `op` when a reduction/scan operator is just
+/// `\a b -> a op b` (either argument order) on one value.
+fn single_binop(lam: &Lambda) -> Option<BinOp> {
     let [a, b] = lam.params.as_slice() else {
         return None;
     };
@@ -2395,7 +2349,7 @@ fn min_or_max(lam: &Lambda) -> Option<BinOp> {
         return None;
     };
     match s.exp {
-        Exp::BinOp(op @ (BinOp::Min | BinOp::Max), Atom::Var(x), Atom::Var(y))
+        Exp::BinOp(op, Atom::Var(x), Atom::Var(y))
             if s.pat.len() == 1
                 && s.pat[0].var == *r
                 && ((x == a.var && y == b.var) || (x == b.var && y == a.var)) =>
@@ -2406,35 +2360,28 @@ fn min_or_max(lam: &Lambda) -> Option<BinOp> {
     }
 }
 
-/// The constant `x` of integer type `t`.
-fn int_const(t: PrimType, x: i64) -> PrimValue {
-    match t {
-        PrimType::I8 => PrimValue::I8(x as i8),
-        PrimType::I16 => PrimValue::I16(x as i16),
-        PrimType::I32 => PrimValue::I32(x as i32),
-        PrimType::U8 => PrimValue::U8(x as u8),
-        PrimType::U16 => PrimValue::U16(x as u16),
-        PrimType::U32 => PrimValue::U32(x as u32),
-        PrimType::U64 => PrimValue::U64(x as u64),
-        _ => PrimValue::I64(x),
-    }
-}
-
 /// Whether a reduction operator is `+` on one value.
 fn is_plus(lam: &Lambda) -> bool {
-    let [a, b] = lam.params.as_slice() else {
-        return false;
-    };
-    let [s] = lam.body.stms.as_slice() else {
-        return false;
-    };
-    let [Atom::Var(r)] = lam.body.result.as_slice() else {
-        return false;
-    };
-    s.pat.len() == 1
-        && s.pat[0].var == *r
-        && matches!(s.exp, Exp::BinOp(BinOp::Add, Atom::Var(x), Atom::Var(y))
-            if (x == a.var && y == b.var) || (x == b.var && y == a.var))
+    single_binop(lam) == Some(BinOp::Add)
+}
+
+/// Whether a reduction operator is `min` or `max` on one value.
+fn is_min_or_max(lam: &Lambda) -> bool {
+    matches!(single_binop(lam), Some(BinOp::Min | BinOp::Max))
+}
+
+/// `iota w` (an `i64` array).
+fn iota(b: &mut FunctionBuilder, w: Atom) -> Var {
+    b.bind1(
+        "iota",
+        Type::Array(PrimType::I64, vec![Dim::Ext]),
+        Exp::Iota {
+            n: w,
+            start: Atom::Const(PrimValue::I64(0)),
+            step: Atom::Const(PrimValue::I64(1)),
+            ty: PrimType::I64,
+        },
+    )
 }
 
 /// `x + y` elementwise on values of type `t` (a nest of maps for arrays).
