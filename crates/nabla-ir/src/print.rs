@@ -236,87 +236,16 @@ fn fun_ref(prog: &Program, id: FunId) -> String {
 }
 
 /// Every binary operator, for the parser's reverse lookup.
-pub(crate) const BINOPS: [BinOp; 22] = [
-    BinOp::Add,
-    BinOp::Sub,
-    BinOp::Mul,
-    BinOp::Div,
-    BinOp::Mod,
-    BinOp::IntDiv,
-    BinOp::IntMod,
-    BinOp::Quot,
-    BinOp::Rem,
-    BinOp::Pow,
-    BinOp::BitAnd,
-    BinOp::BitOr,
-    BinOp::BitXor,
-    BinOp::Shl,
-    BinOp::Shr,
-    BinOp::LShr,
-    BinOp::LogAnd,
-    BinOp::LogOr,
-    BinOp::Min,
-    BinOp::Max,
-    BinOp::Atan2,
-    BinOp::Hypot,
-];
+pub(crate) const BINOPS: [BinOp; 22] = BinOp::ALL;
 
 /// Every comparison operator.
-pub(crate) const CMPOPS: [CmpOp; 6] = [
-    CmpOp::Eq,
-    CmpOp::Neq,
-    CmpOp::Lt,
-    CmpOp::Le,
-    CmpOp::Gt,
-    CmpOp::Ge,
-];
+pub(crate) const CMPOPS: [CmpOp; 6] = CmpOp::ALL;
 
 /// Every unary operator.
-pub(crate) const UNOPS: [UnOp; 40] = [
-    UnOp::Neg,
-    UnOp::Not,
-    UnOp::Abs,
-    UnOp::Sgn,
-    UnOp::Sqrt,
-    UnOp::Cbrt,
-    UnOp::Exp,
-    UnOp::Exp2,
-    UnOp::Expm1,
-    UnOp::Log,
-    UnOp::Log2,
-    UnOp::Log10,
-    UnOp::Log1p,
-    UnOp::Sin,
-    UnOp::Cos,
-    UnOp::Tan,
-    UnOp::Asin,
-    UnOp::Acos,
-    UnOp::Atan,
-    UnOp::Sinh,
-    UnOp::Cosh,
-    UnOp::Tanh,
-    UnOp::Asinh,
-    UnOp::Acosh,
-    UnOp::Atanh,
-    UnOp::Lgamma,
-    UnOp::Digamma,
-    UnOp::Trigamma,
-    UnOp::Gamma,
-    UnOp::Erf,
-    UnOp::Erfc,
-    UnOp::Floor,
-    UnOp::Ceil,
-    UnOp::Round,
-    UnOp::Trunc,
-    UnOp::IsNan,
-    UnOp::IsInf,
-    UnOp::Clz,
-    UnOp::Ctz,
-    UnOp::Popc,
-];
+pub(crate) const UNOPS: [UnOp; 40] = UnOp::ALL;
 
 /// Every ternary operator.
-pub(crate) const TERNOPS: [TernOp; 3] = [TernOp::Fma, TernOp::Mad, TernOp::Lerp];
+pub(crate) const TERNOPS: [TernOp; 3] = TernOp::ALL;
 
 /// How a binary operator prints: `(true, symbol)` for an infix operator
 /// (`a + b`), `(false, name)` for one written as a call (`min(a, b)`).

@@ -168,3 +168,181 @@ pub enum ConvOp {
     /// same-size integers behave the same as Convert).
     BitCast(crate::PrimType, crate::PrimType),
 }
+
+// ----- every operator, for printers, parsers and tests ---------------------
+
+impl BinOp {
+    /// Every `BinOp`, in declaration order.
+    pub const ALL: [BinOp; 22] = [
+        Self::Add,
+        Self::Sub,
+        Self::Mul,
+        Self::Div,
+        Self::Mod,
+        Self::IntDiv,
+        Self::IntMod,
+        Self::Quot,
+        Self::Rem,
+        Self::Pow,
+        Self::BitAnd,
+        Self::BitOr,
+        Self::BitXor,
+        Self::Shl,
+        Self::Shr,
+        Self::LShr,
+        Self::LogAnd,
+        Self::LogOr,
+        Self::Min,
+        Self::Max,
+        Self::Atan2,
+        Self::Hypot,
+    ];
+}
+
+/// Fails to compile when a `BinOp` is added and [`BinOp::ALL`] is not updated.
+#[allow(dead_code)]
+fn binop_all_is_complete(o: BinOp) {
+    match o {
+        BinOp::Add
+        | BinOp::Sub
+        | BinOp::Mul
+        | BinOp::Div
+        | BinOp::Mod
+        | BinOp::IntDiv
+        | BinOp::IntMod
+        | BinOp::Quot
+        | BinOp::Rem
+        | BinOp::Pow
+        | BinOp::BitAnd
+        | BinOp::BitOr
+        | BinOp::BitXor
+        | BinOp::Shl
+        | BinOp::Shr
+        | BinOp::LShr
+        | BinOp::LogAnd
+        | BinOp::LogOr
+        | BinOp::Min
+        | BinOp::Max
+        | BinOp::Atan2
+        | BinOp::Hypot => {}
+    }
+}
+
+impl CmpOp {
+    /// Every `CmpOp`, in declaration order.
+    pub const ALL: [CmpOp; 6] = [Self::Eq, Self::Neq, Self::Lt, Self::Le, Self::Gt, Self::Ge];
+}
+
+/// Fails to compile when a `CmpOp` is added and [`CmpOp::ALL`] is not updated.
+#[allow(dead_code)]
+fn cmpop_all_is_complete(o: CmpOp) {
+    match o {
+        CmpOp::Eq | CmpOp::Neq | CmpOp::Lt | CmpOp::Le | CmpOp::Gt | CmpOp::Ge => {}
+    }
+}
+
+impl UnOp {
+    /// Every `UnOp`, in declaration order.
+    pub const ALL: [UnOp; 40] = [
+        Self::Neg,
+        Self::Not,
+        Self::Abs,
+        Self::Sgn,
+        Self::Sqrt,
+        Self::Cbrt,
+        Self::Exp,
+        Self::Exp2,
+        Self::Expm1,
+        Self::Log,
+        Self::Log2,
+        Self::Log10,
+        Self::Log1p,
+        Self::Sin,
+        Self::Cos,
+        Self::Tan,
+        Self::Asin,
+        Self::Acos,
+        Self::Atan,
+        Self::Sinh,
+        Self::Cosh,
+        Self::Tanh,
+        Self::Asinh,
+        Self::Acosh,
+        Self::Atanh,
+        Self::Lgamma,
+        Self::Digamma,
+        Self::Trigamma,
+        Self::Gamma,
+        Self::Erf,
+        Self::Erfc,
+        Self::Floor,
+        Self::Ceil,
+        Self::Round,
+        Self::Trunc,
+        Self::IsNan,
+        Self::IsInf,
+        Self::Clz,
+        Self::Ctz,
+        Self::Popc,
+    ];
+}
+
+/// Fails to compile when a `UnOp` is added and [`UnOp::ALL`] is not updated.
+#[allow(dead_code)]
+fn unop_all_is_complete(o: UnOp) {
+    match o {
+        UnOp::Neg
+        | UnOp::Not
+        | UnOp::Abs
+        | UnOp::Sgn
+        | UnOp::Sqrt
+        | UnOp::Cbrt
+        | UnOp::Exp
+        | UnOp::Exp2
+        | UnOp::Expm1
+        | UnOp::Log
+        | UnOp::Log2
+        | UnOp::Log10
+        | UnOp::Log1p
+        | UnOp::Sin
+        | UnOp::Cos
+        | UnOp::Tan
+        | UnOp::Asin
+        | UnOp::Acos
+        | UnOp::Atan
+        | UnOp::Sinh
+        | UnOp::Cosh
+        | UnOp::Tanh
+        | UnOp::Asinh
+        | UnOp::Acosh
+        | UnOp::Atanh
+        | UnOp::Lgamma
+        | UnOp::Digamma
+        | UnOp::Trigamma
+        | UnOp::Gamma
+        | UnOp::Erf
+        | UnOp::Erfc
+        | UnOp::Floor
+        | UnOp::Ceil
+        | UnOp::Round
+        | UnOp::Trunc
+        | UnOp::IsNan
+        | UnOp::IsInf
+        | UnOp::Clz
+        | UnOp::Ctz
+        | UnOp::Popc => {}
+    }
+}
+
+impl TernOp {
+    /// Every `TernOp`, in declaration order.
+    pub const ALL: [TernOp; 3] = [Self::Fma, Self::Mad, Self::Lerp];
+}
+
+/// Fails to compile when a `TernOp` is added and [`TernOp::ALL`] is not updated.
+#[allow(dead_code)]
+fn ternop_all_is_complete(o: TernOp) {
+    match o {
+        TernOp::Fma | TernOp::Mad | TernOp::Lerp => {}
+    }
+}
