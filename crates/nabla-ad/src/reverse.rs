@@ -103,18 +103,34 @@ pub(crate) fn expand_vjp(
 }
 
 /// Copies code with fresh variables for everything it binds; `map` gives
-/// the atoms that free variables (e.g. loop parameters) become.
+/// the atoms that free variables (e.g. loop parameters) become. Code from
+/// the same function keeps its other free variables; code from another
+/// function (`source`: that function's variables) may have none, and its
+/// binders take their names and types from `source`.
 struct Copier<'a> {
     b: &'a mut FunctionBuilder,
+    source: Option<&'a nabla_ir::builder::VarTable>,
     map: HashMap<Var, Atom>,
     failed: Option<String>,
+}
+
+impl Copier<'_> {
+    fn unmapped(&mut self, v: Var) {
+        if self.source.is_some() {
+            self.failed = Some(format!(
+                "internal error: free variable #{} in a callee",
+                v.0
+            ));
+        }
+    }
 }
 
 impl Visitor for Copier<'_> {
     fn atom(&mut self, a: &mut Atom) {
         if let Atom::Var(v) = a {
-            if let Some(x) = self.map.get(v) {
-                *a = *x;
+            match self.map.get(v) {
+                Some(x) => *a = *x,
+                None => self.unmapped(*v),
             }
         }
     }
@@ -124,11 +140,18 @@ impl Visitor for Copier<'_> {
             Some(Atom::Const(_)) => {
                 self.failed = Some("internal error: a constant where an array is needed".into())
             }
-            None => {}
+            None => self.unmapped(*v),
         }
     }
     fn bind(&mut self, v: &mut Var) {
-        match self.b.vars.fresh_like(*v) {
+        let fresh = match self.source {
+            None => self.b.vars.fresh_like(*v),
+            Some(source) => source.type_of(*v).map(|t| {
+                let name = nabla_ir::builder::base_name(source.name(*v)).to_string();
+                self.b.vars.fresh(&name, t.clone())
+            }),
+        };
+        match fresh {
             Ok(x) => {
                 self.map.insert(*v, Atom::Var(x));
                 *v = x;
@@ -138,8 +161,10 @@ impl Visitor for Copier<'_> {
     }
     fn dim(&mut self, d: &mut Dim) {
         if let Dim::Var(v) = d {
-            if let Some(x) = self.map.get(v) {
-                *d = dim_of_atom(*x);
+            match self.map.get(v) {
+                Some(x) => *d = dim_of_atom(*x),
+                None if self.source.is_some() => *d = Dim::Ext,
+                None => {}
             }
         }
     }
@@ -200,6 +225,7 @@ impl Reverse<'_> {
         let mut copy = body.clone();
         let mut c = Copier {
             b,
+            source: None,
             map,
             failed: None,
         };
@@ -2263,9 +2289,9 @@ fn copy_function_body(
     span: Span,
 ) -> Result<Body, AdError> {
     let source = nabla_ir::builder::VarTable::of_function(callee);
-    let mut c = CrossCopier {
+    let mut c = Copier {
         b,
-        source: &source,
+        source: Some(&source),
         map: HashMap::new(),
         failed: None,
     };
@@ -2279,61 +2305,6 @@ fn copy_function_body(
     }
     b.vars.record_body(&body);
     Ok(body)
-}
-
-/// Like [`Copier`], for code from another function (its variables' names
-/// and types come from `source`).
-struct CrossCopier<'a> {
-    b: &'a mut FunctionBuilder,
-    source: &'a nabla_ir::builder::VarTable,
-    map: HashMap<Var, Atom>,
-    failed: Option<String>,
-}
-
-impl Visitor for CrossCopier<'_> {
-    fn atom(&mut self, a: &mut Atom) {
-        if let Atom::Var(v) = a {
-            match self.map.get(v) {
-                Some(x) => *a = *x,
-                None => {
-                    self.failed = Some(format!(
-                        "internal error: free variable #{} in a callee",
-                        v.0
-                    ))
-                }
-            }
-        }
-    }
-    fn var(&mut self, v: &mut Var) {
-        match self.map.get(v) {
-            Some(Atom::Var(x)) => *v = *x,
-            _ => self.failed = Some(format!("internal error: variable #{} in a callee", v.0)),
-        }
-    }
-    fn bind(&mut self, v: &mut Var) {
-        let ty = match self.source.type_of(*v) {
-            Ok(t) => t.clone(),
-            Err(u) => {
-                self.failed = Some(u.to_string());
-                Type::Prim(PrimType::Bool)
-            }
-        };
-        let name = nabla_ir::builder::base_name(self.source.name(*v)).to_string();
-        let x = self.b.vars.fresh(&name, ty);
-        self.map.insert(*v, Atom::Var(x));
-        *v = x;
-    }
-    fn dim(&mut self, d: &mut Dim) {
-        if let Dim::Var(v) = d {
-            *d = match self.map.get(v) {
-                Some(x) => dim_of_atom(*x),
-                None => Dim::Ext,
-            };
-        }
-    }
-    fn body(&mut self, b: &mut Body) {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || walk_body_deep(b, self))
-    }
 }
 
 /// The binary operator `op` when a reduction/scan operator is just
