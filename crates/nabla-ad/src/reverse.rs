@@ -13,10 +13,10 @@
 //! nothing else refers to are updated in place (an index's adjoint is one
 //! element update, not a one-hot array).
 //!
-//! Constructs without a rule here yet (`scan`, `reduce_by_index`,
-//! `scatter`, reductions other than `+`, `while` loops, calls, maps whose
-//! lambda reads free arrays, accumulators) make the `vjp` fall back to the
-//! dynamic AD ([`crate::AdError::unsupported`]).
+//! Constructs without a rule here yet (reductions and scans whose operator
+//! works on arrays, `reduce_by_index` with tuple operators, scatter into
+//! arrays of rank > 1, accumulators written by the user) make the `vjp`
+//! fall back to the dynamic AD ([`crate::AdError::unsupported`]).
 
 use crate::util::{
     atom_type, nested_bodies_mut, shape_of, type_of, zero_like, zero_of, Emit, EmitError,
@@ -814,20 +814,19 @@ impl Reverse<'_> {
                 neutral,
                 arrs,
                 ..
-            }) if arrs.len() == 1 && !is_plus(lam) => {
-                let Some(g) = g else { return Ok(()) };
-                if !self.active.contains(&arrs[0]) {
+            }) if arrs.len() > 1 || !is_plus(lam) => {
+                if !arrs.iter().any(|a| self.active.contains(a)) {
                     return Ok(());
                 }
-                if type_of(b, self.span, arrs[0])?.rank() != 1 {
-                    return self.unsupported("reductions of arrays of arrays");
+                for a in arrs {
+                    if type_of(b, self.span, *a)?.rank() != 1 {
+                        return self.unsupported("reductions of arrays of arrays");
+                    }
                 }
-                self.reduce_generic(b, adj, *w, lam, neutral[0], arrs[0], g)?;
+                let seeds = self.seeds(&lam.ret, &ybar);
+                self.reduce_generic(b, adj, *w, lam, neutral, arrs, seeds)?;
             }
-            Exp::Soac(Soac::Reduce { w, lam, arrs, .. }) => {
-                if arrs.len() != 1 || !is_plus(lam) {
-                    return self.unsupported("reductions of several arrays");
-                }
+            Exp::Soac(Soac::Reduce { w, arrs, .. }) => {
                 let Some(g) = g else { return Ok(()) };
                 let at = type_of(b, self.span, arrs[0])?;
                 // The adjoint of every element is the result's (seed 003
@@ -869,12 +868,22 @@ impl Reverse<'_> {
                 lam,
                 neutral,
                 arrs,
-            }) if arrs.len() == 1 && lam.ret.len() == 1 && lam.ret[0].rank() == 0 => {
-                let Some(Atom::Var(g)) = g else { return Ok(()) };
-                if !self.active.contains(&arrs[0]) {
+            }) if lam.ret.iter().all(|t| t.rank() == 0) => {
+                if !arrs.iter().any(|a| self.active.contains(a)) {
                     return Ok(());
                 }
-                self.scan_generic(b, adj, *w, lam, neutral[0], arrs[0], pat[0].var, g)?;
+                let mut gs = Vec::with_capacity(ybar.len());
+                for y in &ybar {
+                    gs.push(match y {
+                        None => None,
+                        Some(Atom::Var(g)) => Some(*g),
+                        Some(Atom::Const(_)) => {
+                            return error(self.span, "internal error: constant array adjoint")
+                        }
+                    });
+                }
+                let ys: Vec<Var> = pat.iter().map(|p| p.var).collect();
+                self.scan_generic(b, adj, *w, lam, neutral, arrs, &ys, &gs)?;
             }
             Exp::Soac(Soac::Scan { .. }) => {
                 return self.unsupported("scans of several values or of arrays")
@@ -913,8 +922,22 @@ impl Reverse<'_> {
                 }
                 self.hist_min_max(b, adj, *w, dest[0], pat[0].var, *indices, values[0], g)?;
             }
+            Exp::Soac(Soac::Hist {
+                w,
+                dest,
+                lam,
+                neutral,
+                indices,
+                values,
+            }) if dest.len() == 1 && lam.ret.len() == 1 && lam.ret[0].rank() == 0 => {
+                let Some(Atom::Var(g)) = g else { return Ok(()) };
+                if type_of(b, self.span, g)?.rank() != 1 {
+                    return self.unsupported("reduce_by_index into arrays of rank > 1");
+                }
+                self.hist_generic(b, adj, *w, lam, neutral[0], dest[0], *indices, values[0], g)?;
+            }
             Exp::Soac(Soac::Hist { .. }) => {
-                return self.unsupported("reduce_by_index with operators other than +, min and max")
+                return self.unsupported("reduce_by_index with tuple or array operators")
             }
             Exp::Soac(Soac::Scatter {
                 w,
@@ -969,11 +992,22 @@ impl Reverse<'_> {
         Ok(())
     }
 
-    /// The generic rule for `reduce op ne xs` on scalars (seed 003 §5.1):
-    /// with `l[i]` the reduction of the elements before `i` and `r[i]` of
-    /// those after it (exclusive scans from both ends), the result is
-    /// `op(op(l[i], xs[i]), r[i])` for every `i`, so `x̄[i]` is the `vjp` of
-    /// that function of `xs[i]` (itself differentiated statically).
+    /// The adjoints `ybar` of a construct's results, a zero constant of
+    /// the result type `ret[k]` where `ybar[k]` is absent.
+    fn seeds(&self, ret: &[Type], ybar: &[Option<Atom>]) -> Vec<Atom> {
+        ret.iter()
+            .zip(ybar)
+            .map(|(t, y)| y.unwrap_or(Atom::Const(PrimValue::zero(t.elem()))))
+            .collect()
+    }
+
+    /// The generic rule for `reduce op ne xs` on tuples of scalars (seed
+    /// 003 §5.1): with `l[i]` the reduction of the elements before `i` and
+    /// `r[i]` of those after it (exclusive scans from both ends), the result
+    /// is `op(op(l[i], xs[i]), r[i])` for every `i`, so `x̄[i]` is the `vjp`
+    /// of that function of `xs[i]` (itself differentiated statically).
+    /// `arrs` are the `k` arrays (rank 1) of the operator's `k` components,
+    /// `seeds` the `k` adjoints of the result.
     #[allow(clippy::too_many_arguments)]
     fn reduce_generic(
         &mut self,
@@ -981,97 +1015,127 @@ impl Reverse<'_> {
         adj: &mut Adjoints,
         w: Atom,
         op: &Lambda,
-        neutral: Atom,
-        arr: Var,
-        g: Atom,
+        neutral: &[Atom],
+        arrs: &[Var],
+        seeds: Vec<Atom>,
     ) -> Result<(), AdError> {
-        if op.params.len() != 2 || op.ret.len() != 1 {
-            return self.unsupported("reductions of several values");
+        let k = arrs.len();
+        if op.params.len() != 2 * k || op.ret.len() != k || neutral.len() != k {
+            return error(self.span, "internal error: malformed reduce operator");
         }
         let span = self.span;
-        let t = op.ret[0].clone();
-        let at = Type::Array(t.elem(), vec![Dim::Ext]);
+        let ts: Vec<Type> = op.ret.clone();
+        let ats: Vec<Type> = ts
+            .iter()
+            .map(|t| Type::Array(t.elem(), vec![Dim::Ext]))
+            .collect();
         let i64t = Type::Prim(PrimType::I64);
         // Inclusive scans from the front, and from the back (on the
-        // reversed array, with the operator's arguments swapped).
+        // reversed arrays, with the operator's arguments swapped).
         let front_op = self.fresh_lambda(b, op)?;
-        let front = b.bind1(
+        let front = b.bind(
             "prefix",
-            at.clone(),
+            ats.clone(),
             Exp::Soac(Soac::Scan {
                 w,
                 lam: front_op,
-                neutral: vec![neutral],
-                arrs: vec![arr],
+                neutral: neutral.to_vec(),
+                arrs: arrs.to_vec(),
             }),
         );
-        let reversed = b.bind1("reversed", at.clone(), Exp::Reverse(arr));
+        let reversed: Vec<Var> = arrs
+            .iter()
+            .zip(&ats)
+            .map(|(a, at)| b.bind1("reversed", at.clone(), Exp::Reverse(*a)))
+            .collect();
         let mut back_op = self.fresh_lambda(b, op)?;
-        back_op.params.swap(0, 1);
-        let back = b.bind1(
+        let (left, right) = back_op.params.split_at(k);
+        back_op.params = right.iter().chain(left).cloned().collect();
+        let back = b.bind(
             "suffix",
-            at.clone(),
+            ats.clone(),
             Exp::Soac(Soac::Scan {
                 w,
                 lam: back_op,
-                neutral: vec![neutral],
-                arrs: vec![reversed],
+                neutral: neutral.to_vec(),
+                arrs: reversed,
             }),
         );
         let iota = iota(b, w);
-        let lam = b.lambda::<AdError>("x", vec![t.clone(), i64t.clone()], |b, ps| {
-            let (x, i) = (ps[0], Atom::Var(ps[1]));
+        let mut lam_types = ts.clone();
+        lam_types.push(i64t.clone());
+        let lam = b.lambda::<AdError>("x", lam_types, |b, ps| {
+            let (xs, i) = (&ps[..k], Atom::Var(ps[k]));
             // l = i == 0 ? ne : prefix[i-1]; r = i == w-1 ? ne : suffix[w-2-i]
             let first = b.cmp(CmpOp::Eq, i, Atom::Const(PrimValue::I64(0)));
             let before = b.binop(BinOp::Sub, i, Atom::Const(PrimValue::I64(1)))?;
-            let l = exclusive(b, first, neutral, front, before, &t)?;
             let last_index = b.binop(BinOp::Sub, w, Atom::Const(PrimValue::I64(1)))?;
             let last = b.cmp(CmpOp::Eq, i, last_index);
             let w2 = b.binop(BinOp::Sub, w, Atom::Const(PrimValue::I64(2)))?;
             let after = b.binop(BinOp::Sub, w2, i)?;
-            let r = exclusive(b, last, neutral, back, after, &t)?;
+            let mut ls = Vec::with_capacity(k);
+            let mut rs = Vec::with_capacity(k);
+            for j in 0..k {
+                ls.push(exclusive(b, first, neutral[j], front[j], before, &ts[j])?);
+                rs.push(exclusive(b, last, neutral[j], back[j], after, &ts[j])?);
+            }
             // vjp (\x -> op (op l x) r) x g
-            let p = b.param("x", t.clone());
+            let ps_local: Vec<Param> = ts.iter().map(|t| b.param("x", t.clone())).collect();
             let mut m1 = HashMap::new();
-            m1.insert(op.params[0].var, l);
-            m1.insert(op.params[1].var, Atom::Var(p.var));
+            for j in 0..k {
+                m1.insert(op.params[j].var, ls[j]);
+                m1.insert(op.params[k + j].var, Atom::Var(ps_local[j].var));
+            }
             let first_app = self.fresh_copy(b, &op.body, m1)?;
             let mut m2 = HashMap::new();
-            m2.insert(op.params[0].var, first_app.result[0]);
-            m2.insert(op.params[1].var, r);
+            for (j, r) in rs.iter().enumerate() {
+                m2.insert(op.params[j].var, first_app.result[j]);
+                m2.insert(op.params[k + j].var, *r);
+            }
             let second_app = self.fresh_copy(b, &op.body, m2)?;
             let mut stms = first_app.stms;
             stms.extend(second_app.stms);
             let local = Lambda {
-                params: vec![p],
+                params: ps_local,
                 body: Body {
                     stms,
                     result: second_app.result,
                 },
-                ret: vec![t.clone()],
+                ret: ts.clone(),
             };
-            let out = vec![b.param("y", t.clone()), b.param("x_adj", t.clone())];
-            expand_vjp(self.ad, b, &out, local, vec![Atom::Var(x)], vec![g], span)?;
-            Ok(vec![Atom::Var(out[1].var)])
+            let mut out: Vec<Param> = ts.iter().map(|t| b.param("y", t.clone())).collect();
+            out.extend(ts.iter().map(|t| b.param("x_adj", t.clone())));
+            let primals = xs.iter().map(|x| Atom::Var(*x)).collect();
+            expand_vjp(self.ad, b, &out, local, primals, seeds.clone(), span)?;
+            Ok(out[k..].iter().map(|p| Atom::Var(p.var)).collect())
         })?;
-        let xbar = b.bind1(
+        let mut map_arrs = arrs.to_vec();
+        map_arrs.push(iota);
+        let xbar = b.bind(
             "adj_reduce",
-            at,
+            ats,
             Exp::Soac(Soac::Map {
                 w,
                 lam,
-                arrs: vec![arr, iota],
+                arrs: map_arrs,
             }),
         );
-        self.add(b, adj, arr, Atom::Var(xbar), true)
+        for (a, x) in arrs.iter().zip(xbar) {
+            self.add(b, adj, *a, Atom::Var(x), true)?;
+        }
+        Ok(())
     }
 
-    /// The generic rule for an inclusive scan with any associative scalar
-    /// operator (seed 002, scan as linear-function composition): with
-    /// `a[i] = ∂op/∂acc` and `b[i] = ∂op/∂x` at `(ys[i-1], xs[i])` (from the
-    /// operator's own vjp), the adjoints of the results `r` satisfy
-    /// `r[i] = ȳ[i] + a[i+1]·r[i+1]`, a linear recurrence solved by a scan
-    /// that composes the affine maps `r ↦ m·r + c`; then `x̄[i] = b[i]·r[i]`.
+    /// The generic rule for an inclusive scan with any associative operator
+    /// on tuples of `k` scalars (seed 002, scan as linear-function
+    /// composition). With `A[i]` the `k×k` Jacobian of `op` in its
+    /// accumulator at `(ys[i-1], xs[i])` (rows from `k` vjps of the
+    /// operator), the results' adjoints `r` satisfy
+    /// `r[i] = ȳ[i] + A[i+1]ᵀ·r[i+1]`, a linear recurrence solved by a
+    /// scan that composes the affine maps `r ↦ M·r + c` (`k×k` matrices
+    /// flattened row-major into `k²` arrays); then `x̄[i]` is the operator's
+    /// vjp in `x` at `(ys[i-1], xs[i])` with seed `r[i]`. `gs[p]` is the
+    /// adjoint of result `p` (absent: zero).
     #[allow(clippy::too_many_arguments)]
     fn scan_generic(
         &mut self,
@@ -1079,129 +1143,479 @@ impl Reverse<'_> {
         adj: &mut Adjoints,
         w: Atom,
         op: &Lambda,
-        neutral: Atom,
-        arr: Var,
-        ys: Var,
-        g: Var,
+        neutral: &[Atom],
+        arrs: &[Var],
+        ys: &[Var],
+        gs: &[Option<Var>],
     ) -> Result<(), AdError> {
-        if op.params.len() != 2 {
-            return self.unsupported("scans of several values");
+        let k = arrs.len();
+        if op.params.len() != 2 * k || op.ret.len() != k || neutral.len() != k || ys.len() != k {
+            return error(self.span, "internal error: malformed scan operator");
         }
         let span = self.span;
-        let t = op.ret[0].clone();
-        let at = Type::Array(t.elem(), vec![Dim::Ext]);
+        let ts = op.ret.clone();
+        if ts.iter().any(|t| t != &ts[0] || !t.elem().is_float()) {
+            return self
+                .unsupported("scans of tuples with components of different or integer types");
+        }
+        let ats: Vec<Type> = ts
+            .iter()
+            .map(|t| Type::Array(t.elem(), vec![Dim::Ext]))
+            .collect();
         let i64t = Type::Prim(PrimType::I64);
         let one = Atom::Const(PrimValue::I64(1));
         let iota = iota(b, w);
-        // a[i], b[i]: the operator's partials at (ys[i-1] or ne, xs[i]).
-        let partials = b.lambda::<AdError>("x", vec![t.clone(), i64t.clone()], |b, ps| {
-            let (x, i) = (ps[0], Atom::Var(ps[1]));
+        // `vjp op (prev, x) seed` as statements of the builder's open body:
+        // the adjoints of the accumulator and of x, k each.
+        let op_vjp = |this: &mut Self,
+                      b: &mut FunctionBuilder,
+                      prev: &[Atom],
+                      xs: &[Atom],
+                      seed: Vec<Atom>|
+         -> Result<(Vec<Atom>, Vec<Atom>), AdError> {
+            let mut m = HashMap::new();
+            let mut params = Vec::with_capacity(2 * k);
+            for (j, p) in op.params.iter().enumerate() {
+                let np = b.param(if j < k { "acc" } else { "x" }, p.ty.clone());
+                m.insert(p.var, Atom::Var(np.var));
+                params.push(np);
+            }
+            let body = this.fresh_copy(b, &op.body, m)?;
+            let local = Lambda {
+                params,
+                body,
+                ret: ts.clone(),
+            };
+            let mut out: Vec<Param> = ts.iter().map(|t| b.param("y", t.clone())).collect();
+            out.extend(ts.iter().map(|t| b.param("acc_adj", t.clone())));
+            out.extend(ts.iter().map(|t| b.param("x_adj", t.clone())));
+            let primals = prev.iter().chain(xs).copied().collect();
+            expand_vjp(this.ad, b, &out, local, primals, seed, span)?;
+            let a = out[k..2 * k].iter().map(|p| Atom::Var(p.var)).collect();
+            let x = out[2 * k..].iter().map(|p| Atom::Var(p.var)).collect();
+            Ok((a, x))
+        };
+        // prev[i] = i == 0 ? ne : ys[i-1]
+        let previous = |b: &mut FunctionBuilder, i: Atom| -> Result<Vec<Atom>, AdError> {
             let first = b.cmp(CmpOp::Eq, i, Atom::Const(PrimValue::I64(0)));
             let before = b.binop(BinOp::Sub, i, one)?;
-            let prev = exclusive(b, first, neutral, ys, before, &t)?;
-            let pa = b.param("acc", t.clone());
-            let px = b.param("x", t.clone());
-            let mut m = HashMap::new();
-            m.insert(op.params[0].var, Atom::Var(pa.var));
-            m.insert(op.params[1].var, Atom::Var(px.var));
-            let body = self.fresh_copy(b, &op.body, m)?;
-            let local = Lambda {
-                params: vec![pa, px],
-                body,
-                ret: vec![t.clone()],
-            };
-            let out = vec![
-                b.param("y", t.clone()),
-                b.param("acc_adj", t.clone()),
-                b.param("x_adj", t.clone()),
-            ];
-            let seed = Atom::Const(nabla_ir::derivatives::constant(t.elem(), 1.0));
-            expand_vjp(
-                self.ad,
-                b,
-                &out,
-                local,
-                vec![prev, Atom::Var(x)],
-                vec![seed],
-                span,
-            )?;
-            Ok(vec![Atom::Var(out[1].var), Atom::Var(out[2].var)])
+            (0..k)
+                .map(|j| exclusive(b, first, neutral[j], ys[j], before, &ts[j]))
+                .collect()
+        };
+        let unit = |t: &Type, v: f64| Atom::Const(nabla_ir::derivatives::constant(t.elem(), v));
+        // a[p*k+q][i] = ∂y_p/∂acc_q at (prev[i], xs[i]).
+        let mut lam_types = ts.clone();
+        lam_types.push(i64t.clone());
+        let jacobian = b.lambda::<AdError>("x", lam_types.clone(), |b, ps| {
+            let xs: Vec<Atom> = ps[..k].iter().map(|x| Atom::Var(*x)).collect();
+            let prev = previous(b, Atom::Var(ps[k]))?;
+            let mut entries = Vec::with_capacity(k * k);
+            for p in 0..k {
+                let seed = (0..k)
+                    .map(|q| unit(&ts[q], if p == q { 1.0 } else { 0.0 }))
+                    .collect();
+                let (a, _) = op_vjp(self, b, &prev, &xs, seed)?;
+                entries.extend(a);
+            }
+            Ok(entries)
         })?;
-        let ab = b.bind(
-            "partial",
-            vec![at.clone(), at.clone()],
+        let mut jac_arrs = arrs.to_vec();
+        jac_arrs.push(iota);
+        let elem_array = |p: usize| ats[p].clone();
+        let jac_types: Vec<Type> = (0..k * k).map(|pq| elem_array(pq % k)).collect();
+        let jac = b.bind(
+            "jacobian",
+            jac_types.clone(),
             Exp::Soac(Soac::Map {
                 w,
-                lam: partials,
-                arrs: vec![arr, iota],
+                lam: jacobian,
+                arrs: jac_arrs,
             }),
         );
-        let (da, db) = (ab[0], ab[1]);
-        // The affine maps in reverse order: (m_j, c_j) = (a[n-j] or 0, ȳ[n-1-j]).
-        let zero = Atom::Const(PrimValue::zero(t.elem()));
+        // The affine maps in reverse order, j = 0 … w-1:
+        // M_j = A[w-j]ᵀ (zero for j = 0), c_j = ȳ[w-1-j].
         let last = b.binop(BinOp::Sub, w, one)?;
         let maps = b.lambda::<AdError>("j", vec![i64t.clone()], |b, ps| {
             let j = Atom::Var(ps[0]);
             let idx = b.binop(BinOp::Sub, last, j)?;
-            let y = b.bind1(
-                "adj_elem",
-                t.clone(),
-                Exp::Index(g, vec![DimIndex::Fix(idx)]),
-            );
             let first = b.cmp(CmpOp::Eq, j, Atom::Const(PrimValue::I64(0)));
             let next = b.binop(BinOp::Add, idx, one)?;
-            let m = exclusive(b, first, zero, da, next, &t)?;
-            Ok(vec![m, Atom::Var(y)])
+            let mut out = Vec::with_capacity(k * k + k);
+            // M[q][p] = a[p][q]
+            for q in 0..k {
+                for p in 0..k {
+                    let zero = Atom::Const(PrimValue::zero(ts[q].elem()));
+                    out.push(exclusive(b, first, zero, jac[p * k + q], next, &ts[q])?);
+                }
+            }
+            for (p, g) in gs.iter().enumerate() {
+                out.push(match g {
+                    None => Atom::Const(PrimValue::zero(ts[p].elem())),
+                    Some(g) => Atom::Var(b.bind1(
+                        "adj_elem",
+                        ts[p].clone(),
+                        Exp::Index(*g, vec![DimIndex::Fix(idx)]),
+                    )),
+                });
+            }
+            Ok(out)
         })?;
+        let mut affine_types = jac_types.clone();
+        affine_types.extend(ats.iter().cloned());
         let mc = b.bind(
             "affine",
-            vec![at.clone(), at.clone()],
+            affine_types.clone(),
             Exp::Soac(Soac::Map {
                 w,
                 lam: maps,
                 arrs: vec![iota],
             }),
         );
-        // Compose: (m1, c1) then (m2, c2) is (m1·m2, m2·c1 + c2).
-        let compose = b.lambda::<AdError>("f", vec![t.clone(); 4], |b, ps| {
-            let m = b.binop(BinOp::Mul, Atom::Var(ps[0]), Atom::Var(ps[2]))?;
-            let mc1 = b.binop(BinOp::Mul, Atom::Var(ps[2]), Atom::Var(ps[1]))?;
-            let c = b.binop(BinOp::Add, mc1, Atom::Var(ps[3]))?;
-            Ok(vec![m, c])
+        // Compose: (M1, c1) then (M2, c2) is (M2·M1, M2·c1 + c2).
+        let mut compose_types: Vec<Type> = (0..k * k).map(|pq| ts[pq % k].clone()).collect();
+        compose_types.extend(ts.iter().cloned());
+        let both = [compose_types.clone(), compose_types].concat();
+        let compose = b.lambda::<AdError>("f", both, |b, ps| {
+            let half = k * k + k;
+            let (m1, c1) = (&ps[..k * k], &ps[k * k..half]);
+            let (m2, c2) = (&ps[half..half + k * k], &ps[half + k * k..]);
+            // Σ_l a[l]·b[l], in order.
+            let dot = |b: &mut FunctionBuilder,
+                       terms: Vec<(Atom, Atom)>,
+                       start: Option<Atom>|
+             -> Result<Atom, AdError> {
+                let mut acc = start;
+                for (x, y) in terms {
+                    let t = b.binop(BinOp::Mul, x, y)?;
+                    acc = Some(match acc {
+                        None => t,
+                        Some(a) => b.binop(BinOp::Add, a, t)?,
+                    });
+                }
+                Ok(acc.expect("k ≥ 1"))
+            };
+            let mut out = Vec::with_capacity(half);
+            for q in 0..k {
+                for p in 0..k {
+                    let terms = (0..k)
+                        .map(|l| (Atom::Var(m2[q * k + l]), Atom::Var(m1[l * k + p])))
+                        .collect();
+                    out.push(dot(b, terms, None)?);
+                }
+            }
+            for q in 0..k {
+                let terms = (0..k)
+                    .map(|l| (Atom::Var(m2[q * k + l]), Atom::Var(c1[l])))
+                    .collect();
+                let mc = dot(b, terms, None)?;
+                out.push(b.binop(BinOp::Add, mc, Atom::Var(c2[q]))?);
+            }
+            Ok(out)
         })?;
+        let mut compose_neutral = Vec::with_capacity(k * k + k);
+        for (q, t) in ts.iter().enumerate() {
+            for p in 0..k {
+                compose_neutral.push(unit(t, if p == q { 1.0 } else { 0.0 }));
+            }
+        }
+        compose_neutral.extend(ts.iter().map(|t| unit(t, 0.0)));
         let scanned = b.bind(
             "composed",
-            vec![at.clone(), at.clone()],
+            affine_types,
             Exp::Soac(Soac::Scan {
                 w,
                 lam: compose,
-                neutral: vec![
-                    Atom::Const(nabla_ir::derivatives::constant(t.elem(), 1.0)),
-                    zero,
-                ],
+                neutral: compose_neutral,
                 arrs: mc,
             }),
         );
-        let r_rev = scanned[1];
-        let xbar = b.lambda::<AdError>("i", vec![t.clone(), i64t], |b, ps| {
-            let idx = b.binop(BinOp::Sub, last, Atom::Var(ps[1]))?;
-            let r = b.bind1(
-                "adj_elem",
-                t.clone(),
-                Exp::Index(r_rev, vec![DimIndex::Fix(idx)]),
-            );
-            Ok(vec![b.binop(BinOp::Mul, Atom::Var(ps[0]), Atom::Var(r))?])
+        let r_rev = scanned[k * k..].to_vec();
+        let xbar = b.lambda::<AdError>("x", lam_types, |b, ps| {
+            let xs: Vec<Atom> = ps[..k].iter().map(|x| Atom::Var(*x)).collect();
+            let i = Atom::Var(ps[k]);
+            let prev = previous(b, i)?;
+            let idx = b.binop(BinOp::Sub, last, i)?;
+            let r = (0..k)
+                .map(|p| {
+                    Atom::Var(b.bind1(
+                        "adj_elem",
+                        ts[p].clone(),
+                        Exp::Index(r_rev[p], vec![DimIndex::Fix(idx)]),
+                    ))
+                })
+                .collect();
+            let (_, x) = op_vjp(self, b, &prev, &xs, r)?;
+            Ok(x)
         })?;
-        let x = b.bind1(
+        let mut x_arrs = arrs.to_vec();
+        x_arrs.push(iota);
+        let x = b.bind(
             "adj_scan",
-            at,
+            ats,
             Exp::Soac(Soac::Map {
                 w,
                 lam: xbar,
-                arrs: vec![db, iota],
+                arrs: x_arrs,
             }),
         );
-        self.add(b, adj, arr, Atom::Var(x), true)
+        for (a, x) in arrs.iter().zip(x) {
+            self.add(b, adj, *a, Atom::Var(x), true)?;
+        }
+        Ok(())
+    }
+
+    /// Copies the operator's body applied to `args` into the open body;
+    /// returns its results.
+    fn apply_op(
+        &self,
+        b: &mut FunctionBuilder,
+        op: &Lambda,
+        args: &[Atom],
+    ) -> Result<Vec<Atom>, AdError> {
+        let map = op
+            .params
+            .iter()
+            .map(|p| p.var)
+            .zip(args.iter().copied())
+            .collect();
+        let body = self.fresh_copy(b, &op.body, map)?;
+        for s in body.stms {
+            b.push(s);
+        }
+        Ok(body.result)
+    }
+
+    /// `reduce_by_index` with any associative scalar operator (seed 002's
+    /// generic rule, computed sequentially instead of by sorting): a loop
+    /// over the values in order gives each value `l[i]`, the reduction of
+    /// the earlier values of its bucket, and each bucket its total `t`; a
+    /// loop in reverse order gives `r[i]`, the reduction of the later ones.
+    /// A bucket's result is `op(dest[b], op(op(l[i], vs[i]), r[i]))` for
+    /// each of its values, so `v̄s[i]` is the vjp of that function of
+    /// `vs[i]` with the bucket's adjoint as seed, and `d̄est[b]` the vjp of
+    /// `op(d, t[b])` in `d`. Out-of-bounds values go to an extra bucket
+    /// (index `n`) and get a zero adjoint.
+    #[allow(clippy::too_many_arguments)]
+    fn hist_generic(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        w: Atom,
+        op: &Lambda,
+        neutral: Atom,
+        dest: Var,
+        indices: Var,
+        values: Var,
+        g: Var,
+    ) -> Result<(), AdError> {
+        if op.params.len() != 2 {
+            return error(
+                self.span,
+                "internal error: malformed reduce_by_index operator",
+            );
+        }
+        let span = self.span;
+        let dest_active = self.active.contains(&dest);
+        let values_active = self.active.contains(&values);
+        if !dest_active && !values_active {
+            return Ok(());
+        }
+        let elem = type_of(b, span, g)?.elem();
+        let t = Type::Prim(elem);
+        let at = Type::Array(elem, vec![Dim::Ext]);
+        let i64t = Type::Prim(PrimType::I64);
+        let one = Atom::Const(PrimValue::I64(1));
+        let zero = Atom::Const(PrimValue::zero(elem));
+        let n = Atom::Var(b.bind1("n", i64t.clone(), Exp::Size(g, 0)));
+        let n1 = b.binop(BinOp::Add, n, one)?;
+        // The bucket of value i, n where out of bounds.
+        let bucket = |b: &mut FunctionBuilder, i: Atom| -> Result<(Atom, Atom), AdError> {
+            let idx = Atom::Var(b.bind1(
+                "bucket",
+                i64t.clone(),
+                Exp::Index(indices, vec![DimIndex::Fix(i)]),
+            ));
+            let lo = b.cmp(CmpOp::Le, Atom::Const(PrimValue::I64(0)), idx);
+            let hi = b.cmp(CmpOp::Lt, idx, n);
+            let inside = b.binop(BinOp::LogAnd, lo, hi)?;
+            Ok((b.select(inside, idx, n)?, inside))
+        };
+        // One pass over the values, forwards or backwards: `partial` per
+        // bucket, and each value's exclusive reduction within its bucket.
+        let pass = |this: &mut Self,
+                    b: &mut FunctionBuilder,
+                    backwards: bool|
+         -> Result<(Var, Var), AdError> {
+            let partial0 = b.bind1("partial", at.clone(), Exp::Replicate(n1, neutral));
+            let excl0 = b.bind1("excl", at.clone(), Exp::Replicate(w, neutral));
+            let mut partial = b.param("partial", at.clone());
+            partial.unique = true;
+            let mut excl = b.param("excl", at.clone());
+            excl.unique = true;
+            let j = b.vars.fresh("j", i64t.clone());
+            b.begin();
+            let i = if backwards {
+                let last = b.binop(BinOp::Sub, w, one)?;
+                b.binop(BinOp::Sub, last, Atom::Var(j))?
+            } else {
+                Atom::Var(j)
+            };
+            let (bk, _) = bucket(b, i)?;
+            let v = Atom::Var(b.bind1(
+                "value",
+                t.clone(),
+                Exp::Index(values, vec![DimIndex::Fix(i)]),
+            ));
+            let old = Atom::Var(b.bind1(
+                "partial_elem",
+                t.clone(),
+                Exp::Index(partial.var, vec![DimIndex::Fix(bk)]),
+            ));
+            let args = if backwards { [v, old] } else { [old, v] };
+            let new = this.apply_op(b, op, &args)?[0];
+            let partial_next = b.bind1(
+                "partial",
+                at.clone(),
+                Exp::Update(partial.var, vec![DimIndex::Fix(bk)], new),
+            );
+            let excl_next = b.bind1(
+                "excl",
+                at.clone(),
+                Exp::Update(excl.var, vec![DimIndex::Fix(i)], old),
+            );
+            let body = b.end(vec![Atom::Var(partial_next), Atom::Var(excl_next)]);
+            let out = vec![b.param("partial", at.clone()), b.param("excl", at.clone())];
+            let (p_out, e_out) = (out[0].var, out[1].var);
+            b.push(Stm {
+                pat: out,
+                exp: Exp::Loop {
+                    params: vec![partial, excl],
+                    init: vec![Atom::Var(partial0), Atom::Var(excl0)],
+                    form: LoopForm::For { i: j, bound: w },
+                    body,
+                },
+                span,
+            });
+            Ok((p_out, e_out))
+        };
+        let (totals, before) = pass(self, b, false)?;
+        if dest_active {
+            let iota_n = iota(b, n);
+            let lam =
+                b.lambda::<AdError>("d", vec![t.clone(), t.clone(), i64t.clone()], |b, ps| {
+                    let total = Atom::Var(b.bind1(
+                        "total",
+                        t.clone(),
+                        Exp::Index(totals, vec![DimIndex::Fix(Atom::Var(ps[2]))]),
+                    ));
+                    let d = b.param("d", t.clone());
+                    let body = self.fresh_copy(
+                        b,
+                        &op.body,
+                        [
+                            (op.params[0].var, Atom::Var(d.var)),
+                            (op.params[1].var, total),
+                        ]
+                        .into_iter()
+                        .collect(),
+                    )?;
+                    let local = Lambda {
+                        params: vec![d],
+                        body,
+                        ret: vec![t.clone()],
+                    };
+                    let out = vec![b.param("y", t.clone()), b.param("d_adj", t.clone())];
+                    expand_vjp(
+                        self.ad,
+                        b,
+                        &out,
+                        local,
+                        vec![Atom::Var(ps[0])],
+                        vec![Atom::Var(ps[1])],
+                        span,
+                    )?;
+                    Ok(vec![Atom::Var(out[1].var)])
+                })?;
+            let dbar = b.bind1(
+                "adj_dest",
+                at.clone(),
+                Exp::Soac(Soac::Map {
+                    w: n,
+                    lam,
+                    arrs: vec![dest, g, iota_n],
+                }),
+            );
+            self.add(b, adj, dest, Atom::Var(dbar), true)?;
+        }
+        if !values_active {
+            return Ok(());
+        }
+        let (_, after) = pass(self, b, true)?;
+        let iota_w = iota(b, w);
+        let lam = b.lambda::<AdError>(
+            "x",
+            vec![t.clone(), t.clone(), t.clone(), i64t.clone()],
+            |b, ps| {
+                let (x, l, r, i) = (ps[0], ps[1], ps[2], Atom::Var(ps[3]));
+                let (bk, inside) = bucket(b, i)?;
+                b.begin();
+                let gb = Atom::Var(b.bind1(
+                    "adj_elem",
+                    t.clone(),
+                    Exp::Index(g, vec![DimIndex::Fix(bk)]),
+                ));
+                let db =
+                    Atom::Var(b.bind1("d", t.clone(), Exp::Index(dest, vec![DimIndex::Fix(bk)])));
+                // vjp (\x -> op(dest[b], op(op(l, x), r))) x g[b]
+                let p = b.param("x", t.clone());
+                let m = |a0: Atom, a1: Atom| -> HashMap<Var, Atom> {
+                    [(op.params[0].var, a0), (op.params[1].var, a1)]
+                        .into_iter()
+                        .collect()
+                };
+                let first = self.fresh_copy(b, &op.body, m(Atom::Var(l), Atom::Var(p.var)))?;
+                let second = self.fresh_copy(b, &op.body, m(first.result[0], Atom::Var(r)))?;
+                let third = self.fresh_copy(b, &op.body, m(db, second.result[0]))?;
+                let mut stms = first.stms;
+                stms.extend(second.stms);
+                stms.extend(third.stms);
+                let local = Lambda {
+                    params: vec![p],
+                    body: Body {
+                        stms,
+                        result: third.result,
+                    },
+                    ret: vec![t.clone()],
+                };
+                let out = vec![b.param("y", t.clone()), b.param("x_adj", t.clone())];
+                expand_vjp(self.ad, b, &out, local, vec![Atom::Var(x)], vec![gb], span)?;
+                let then_ = b.end(vec![Atom::Var(out[1].var)]);
+                let else_ = Body {
+                    stms: vec![],
+                    result: vec![zero],
+                };
+                Ok(vec![Atom::Var(b.bind1(
+                    "adj_value",
+                    t.clone(),
+                    Exp::If {
+                        cond: inside,
+                        then_,
+                        else_,
+                    },
+                ))])
+            },
+        )?;
+        let vbar = b.bind1(
+            "adj_hist",
+            at,
+            Exp::Soac(Soac::Map {
+                w,
+                lam,
+                arrs: vec![values, before, after, iota_w],
+            }),
+        );
+        self.add(b, adj, values, Atom::Var(vbar), true)
     }
 
     /// `reduce_by_index` with `min` or `max`: in each bucket the adjoint of
