@@ -26,10 +26,11 @@ struct PipelineArgs {
     /// debug builds).
     #[arg(long = "validate")]
     validate: bool,
-    /// How `jvp`/`vjp` are differentiated: `dynamic` (the interpreter
-    /// differentiates while it runs; the default) or `static` (the `ad` pass
-    /// compiles them away; `vjp` is not supported statically yet).
-    #[arg(long = "ad", value_enum, default_value_t = AdMode::Dynamic)]
+    /// How `jvp`/`vjp` are differentiated: `static` (the default: the `ad`
+    /// pass compiles them away into ordinary IR; a construct without a
+    /// static rule is left to the dynamic AD) or `dynamic` (the interpreter
+    /// differentiates while it runs; the oracle of the static AD).
+    #[arg(long = "ad", value_enum, default_value_t = AdMode::Static)]
     ad: AdMode,
 }
 
