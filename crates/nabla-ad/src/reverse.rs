@@ -643,12 +643,19 @@ impl Reverse<'_> {
                 if let Atom::Var(val) = val {
                     let vt = type_of(b, self.span, *val)?;
                     if Self::differentiable(&vt) {
-                        let part = b.bind1(
+                        let mut part = b.bind1(
                             "adj_part",
                             crate::util::existential(&vt),
                             Exp::Index(gv, idx.clone()),
                         );
-                        self.add(b, adj, *val, Atom::Var(part), false)?;
+                        // ȳ is about to be updated in place: a row read
+                        // from it must be a copy, not a view.
+                        let copied = vt.rank() > 0 && adj.owned.contains(&gv);
+                        if copied {
+                            part =
+                                b.bind1("adj_part", crate::util::existential(&vt), Exp::Copy(part));
+                        }
+                        self.add(b, adj, *val, Atom::Var(part), copied)?;
                     }
                 }
                 // The adjoint of the old array: ȳ with the overwritten part
@@ -807,6 +814,24 @@ impl Reverse<'_> {
             {
                 let Some(g) = g else { return Ok(()) };
                 self.reduce_min_max(b, adj, *w, arrs[0], pat[0].var, g)?;
+            }
+            Exp::Soac(Soac::Reduce {
+                w,
+                lam,
+                arrs,
+                neutral,
+                ..
+            }) if arrs.len() == 1
+                && single_binop(lam) == Some(BinOp::Mul)
+                && lam.ret[0].elem().is_float()
+                && neutral[0]
+                    == Atom::Const(nabla_ir::derivatives::constant(lam.ret[0].elem(), 1.0)) =>
+            {
+                let Some(g) = g else { return Ok(()) };
+                if !self.active.contains(&arrs[0]) {
+                    return Ok(());
+                }
+                self.reduce_product(b, adj, *w, arrs[0], &lam.ret[0], g)?;
             }
             Exp::Soac(Soac::Reduce {
                 w,
@@ -1956,6 +1981,93 @@ impl Reverse<'_> {
         Ok(Atom::Var(count))
     }
 
+    /// `reduce (*) 1 xs` on floats (seed 003 §5.1, the special case of
+    /// `*`): with `p` the product of the non-zero elements and `z` the
+    /// number of zeros, `x̄[i] = ȳ·p/x[i]` when `z = 0`, `ȳ·p` for the one
+    /// zero when `z = 1`, and 0 otherwise — no division by zero, one pass
+    /// for `(p, z)` and one for the adjoints.
+    fn reduce_product(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        w: Atom,
+        arr: Var,
+        t: &Type,
+        g: Atom,
+    ) -> Result<(), AdError> {
+        let elem = t.elem();
+        let one = Atom::Const(nabla_ir::derivatives::constant(elem, 1.0));
+        let zero = Atom::Const(PrimValue::zero(elem));
+        let i64t = Type::Prim(PrimType::I64);
+        let at = Type::Array(elem, vec![Dim::Ext]);
+        let i64s = Type::Array(PrimType::I64, vec![Dim::Ext]);
+        // (x ≠ 0 ? x : 1, x = 0 ? 1 : 0) per element, then their product
+        // and sum.
+        let split = b.lambda::<AdError>("x", vec![t.clone()], |b, ps| {
+            let x = Atom::Var(ps[0]);
+            let is_zero = b.cmp(CmpOp::Eq, x, zero);
+            let nonzero = b.select(is_zero, one, x)?;
+            let count = b.select(
+                is_zero,
+                Atom::Const(PrimValue::I64(1)),
+                Atom::Const(PrimValue::I64(0)),
+            )?;
+            Ok(vec![nonzero, count])
+        })?;
+        let parts = b.bind(
+            "split",
+            vec![at.clone(), i64s],
+            Exp::Soac(Soac::Map {
+                w,
+                lam: split,
+                arrs: vec![arr],
+            }),
+        );
+        let op = b.lambda::<AdError>(
+            "p",
+            vec![t.clone(), i64t.clone(), t.clone(), i64t.clone()],
+            |b, ps| {
+                let p = b.binop(BinOp::Mul, Atom::Var(ps[0]), Atom::Var(ps[2]))?;
+                let z = b.binop(BinOp::Add, Atom::Var(ps[1]), Atom::Var(ps[3]))?;
+                Ok(vec![p, z])
+            },
+        )?;
+        let pz = b.bind(
+            "product",
+            vec![t.clone(), i64t],
+            Exp::Soac(Soac::Reduce {
+                w,
+                lam: op,
+                neutral: vec![one, Atom::Const(PrimValue::I64(0))],
+                arrs: parts,
+                commutative: true,
+            }),
+        );
+        let (p, z) = (Atom::Var(pz[0]), Atom::Var(pz[1]));
+        let scaled = b.binop(BinOp::Mul, g, p)?;
+        let no_zeros = b.cmp(CmpOp::Eq, z, Atom::Const(PrimValue::I64(0)));
+        let one_zero = b.cmp(CmpOp::Eq, z, Atom::Const(PrimValue::I64(1)));
+        let lam = b.lambda::<AdError>("x", vec![t.clone()], |b, ps| {
+            let x = Atom::Var(ps[0]);
+            let is_zero = b.cmp(CmpOp::Eq, x, zero);
+            let safe = b.select(is_zero, one, x)?;
+            let quotient = b.binop(BinOp::Div, scaled, safe)?;
+            let lone_zero = b.binop(BinOp::LogAnd, one_zero, is_zero)?;
+            let other = b.select(lone_zero, scaled, zero)?;
+            Ok(vec![b.select(no_zeros, quotient, other)?])
+        })?;
+        let xbar = b.bind1(
+            "adj_product",
+            at,
+            Exp::Soac(Soac::Map {
+                w,
+                lam,
+                arrs: vec![arr],
+            }),
+        );
+        self.add(b, adj, arr, Atom::Var(xbar), true)
+    }
+
     /// `reduce min`/`reduce max`: the result's adjoint goes to the first
     /// element equal to the result (seed 003 §5.1: ties to the smallest
     /// index), one sparse update.
@@ -2323,17 +2435,24 @@ impl Reverse<'_> {
             // Zeros shaped like the loop's result (the initial value may
             // have been consumed by the loop).
             let a = match ybar[k] {
-                Some(a) => a,
+                Some(a) => self.consumable(b, adj, a)?,
                 None => zero_like(b, self.span, pat[k].var)?,
             };
             adj_init.push(a);
-            adj_params.push(b.param("adj", p.ty.clone()));
+            adj_params.push(Self::adjoint_param(b, p.ty.clone()));
         }
         for v in &fvs {
+            let fresh_zeros = adj.get(*v).is_none();
             let a = self.materialize(b, adj, *v)?;
+            // The loop's result replaces this adjoint (below).
+            let a = if fresh_zeros {
+                a
+            } else {
+                self.consumable(b, adj, a)?
+            };
             adj_init.push(a);
             let t = type_of(b, self.span, *v)?;
-            adj_params.push(b.param("adj", t));
+            adj_params.push(Self::adjoint_param(b, t));
         }
         let j = b.vars.fresh("j", Type::Prim(bound_t));
         b.begin();
@@ -2370,13 +2489,27 @@ impl Reverse<'_> {
             }
             let copy = self.fresh_copy(b, body, map)?;
             let cks = self.forward_sweep(b, &copy.stms)?;
+            // The adjoint loop's array parameters are unique: the body
+            // updates them in place (an index's adjoint is one element
+            // update, not a copy of the array per iteration).
             let mut inner = Adjoints::default();
             for (v, a) in fvs.iter().zip(&adj_params[params.len()..]) {
                 inner.map.insert(*v, Atom::Var(a.var));
+                if a.unique {
+                    inner.owned.insert(a.var);
+                }
             }
-            for (r, a) in copy.result.iter().zip(&adj_params[..params.len()]) {
+            for (k, (r, a)) in copy
+                .result
+                .iter()
+                .zip(&adj_params[..params.len()])
+                .enumerate()
+            {
                 if let Atom::Var(r) = r {
-                    self.add_shared(b, &mut inner, *r, Atom::Var(a.var))?;
+                    // A result returned twice shares its adjoint parameters.
+                    let once = !copy.result[..k].contains(&Atom::Var(*r));
+                    let owned = a.unique && once && !inner.map.contains_key(r);
+                    self.add(b, &mut inner, *r, Atom::Var(a.var), owned)?;
                 }
             }
             self.return_sweep(b, &copy.stms, &cks, &mut inner)?;
@@ -2423,6 +2556,35 @@ impl Reverse<'_> {
             }
         }
         Ok(())
+    }
+
+    /// A parameter for an adjoint carried by a loop: unique when it is an
+    /// array (the loop body updates it in place).
+    fn adjoint_param(b: &mut FunctionBuilder, t: Type) -> Param {
+        let mut p = b.param("adj", t);
+        p.unique = p.ty.rank() > 0;
+        p
+    }
+
+    /// `a`, or a copy of it where it is an array that something else may
+    /// still read (a loop consumes the initial values of its unique
+    /// parameters).
+    fn consumable(
+        &self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        a: Atom,
+    ) -> Result<Atom, AdError> {
+        let Atom::Var(v) = a else { return Ok(a) };
+        let t = type_of(b, self.span, v)?;
+        if t.rank() == 0 || adj.owned.remove(&v) {
+            return Ok(a);
+        }
+        Ok(Atom::Var(b.bind1(
+            "adj_copy",
+            crate::util::existential(&t),
+            Exp::Copy(v),
+        )))
     }
 
     /// `map`: the adjoint is a map (seed 003 §5.4) over the inputs and the

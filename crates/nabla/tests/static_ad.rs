@@ -213,13 +213,15 @@ def f19 (x: f64) = let vs = map (\i -> x + f64.i64 i * 0.5 - 1) (iota 6)
                    let h = reduce_by_index (map (\i -> x * f64.i64 (i + 1)) (iota 3)) (*) 1 [0, 2, 2, 1, 7, 2] vs
                    let k = hist (\a b -> a + b + a * b) 0 3 [1, -1, 0, 1, 1, 2] (map (\v -> f64.sin v) vs)
                    in h[0] + h[1] * h[2] + k[0] * k[1] - k[2]
+def f20 (x: f64) = reduce (*) 1 [x, 2, x * x + 1] + reduce (*) 1 [x, 0, x * 3] * 5 + reduce (*) 1 [0, x, 0]
+                   + reduce (*) 1 (map (\i -> x - f64.i64 i) (iota 3))
 
 entry grad (k: i32) (x: f64) : f64 =
   if k == 0 then vjp f0 x 1 else if k == 1 then vjp f1 x 1 else if k == 2 then vjp f2 x 1
   else if k == 3 then vjp f3 x 1 else if k == 4 then vjp f4 x 1 else if k == 5 then vjp f5 x 1
   else if k == 6 then vjp f6 x 1 else if k == 7 then vjp f7 x 1 else if k == 8 then vjp f8 x 1 else if k == 9 then vjp f9 x 1
   else if k == 10 then vjp f10 x 1 else if k == 11 then vjp f11 x 1 else if k == 12 then vjp f12 x 1 else if k == 13 then vjp f13 x 1 else if k == 14 then vjp f14 x 1 else if k == 15 then vjp f15 x 1
-  else if k == 16 then vjp f16 x 1 else if k == 17 then vjp f17 x 1 else if k == 18 then vjp f18 x 1 else vjp f19 x 1
+  else if k == 16 then vjp f16 x 1 else if k == 17 then vjp f17 x 1 else if k == 18 then vjp f18 x 1 else if k == 19 then vjp f19 x 1 else vjp f20 x 1
 
 -- Second derivatives: forward over reverse (the accumulators of f8's
 -- reverse mode get tangent accumulators).
@@ -230,7 +232,7 @@ entry primal (k: i32) (x: f64) : f64 =
   else if k == 3 then f3 x else if k == 4 then f4 x else if k == 5 then f5 x
   else if k == 6 then f6 x else if k == 7 then f7 x else if k == 8 then f8 x else if k == 9 then f9 x
   else if k == 10 then f10 x else if k == 11 then f11 x else if k == 12 then f12 x else if k == 13 then f13 x else if k == 14 then f14 x else if k == 15 then f15 x
-  else if k == 16 then f16 x else if k == 17 then f17 x else if k == 18 then f18 x else f19 x
+  else if k == 16 then f16 x else if k == 17 then f17 x else if k == 18 then f18 x else if k == 19 then f19 x else f20 x
 "#;
 
 /// Reverse mode: static vjp = dynamic vjp and finite differences, on every
@@ -273,8 +275,8 @@ fn static_vjp_agrees_with_dynamic_and_finite_differences() {
         scalar(&r[0])
     };
     let mut compared_with_fd = 0;
-    for k in 0..20 {
-        for x in [-1.3, -0.4, 0.35, 0.8, 1.7, 2.9] {
+    for k in 0..21 {
+        for x in [-1.3, 0.0, 1.0, 2.0, -0.4, 0.35, 0.8, 1.7, 2.9] {
             let input = format!("{k}i32 {x:?}f64");
             let d = run(&dynamic, "grad", &input);
             let s = run(&static_, "grad", &input);
@@ -305,7 +307,7 @@ fn static_vjp_agrees_with_dynamic_and_finite_differences() {
     assert!(compared_with_fd >= 60, "{compared_with_fd}");
     // Forward over reverse: static = dynamic, and = finite differences of
     // the static gradient.
-    for k in [0, 2, 4, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19] {
+    for k in [0, 2, 4, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20] {
         for x in [-0.4, 0.35, 1.7] {
             let input = format!("{k}i32 {x:?}f64");
             let d = run(&dynamic, "hess", &input);
