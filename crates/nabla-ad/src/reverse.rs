@@ -14,8 +14,8 @@
 //! element update, not a one-hot array).
 //!
 //! Constructs without a rule here yet (reductions and scans whose operator
-//! works on arrays, `reduce_by_index` with tuple operators, scatter into
-//! arrays of rank > 1, accumulators written by the user) make the `vjp`
+//! works on arrays, `reduce_by_index` with tuple operators, scatter of
+//! rows, accumulators written by the user) make the `vjp`
 //! fall back to the dynamic AD ([`crate::AdError::unsupported`]).
 
 use crate::util::{
@@ -929,7 +929,7 @@ impl Reverse<'_> {
                 }
                 self.add_shared(b, adj, dest[0], Atom::Var(g))?;
                 if self.active.contains(&values[0]) {
-                    let gathered = self.gather(b, g, *indices, *w, false)?;
+                    let gathered = self.gather(b, g, &[*indices], *w, false)?;
                     self.add(b, adj, values[0], Atom::Var(gathered), true)?;
                 }
             }
@@ -969,7 +969,7 @@ impl Reverse<'_> {
                 dest,
                 indices,
                 values,
-            }) if indices.len() == 1 => {
+            }) => {
                 // Seed 003 §5.3: each written value gets the adjoint of the
                 // cell it wrote; the destination's adjoint is the result's
                 // with the written cells zeroed.
@@ -978,11 +978,11 @@ impl Reverse<'_> {
                         continue;
                     };
                     let gt = type_of(b, self.span, g)?;
-                    if gt.rank() != 1 {
-                        return self.unsupported("scatter into arrays of rank > 1");
+                    if gt.rank() != indices.len() {
+                        return self.unsupported("scatter of rows (values that are arrays)");
                     }
                     if self.active.contains(v) {
-                        let gathered = self.gather(b, g, indices[0], *w, true)?;
+                        let gathered = self.gather(b, g, indices, *w, true)?;
                         self.add(b, adj, *v, Atom::Var(gathered), true)?;
                     }
                     if self.active.contains(d) {
@@ -1006,9 +1006,6 @@ impl Reverse<'_> {
                         self.add(b, adj, *d, Atom::Var(cleared), true)?;
                     }
                 }
-            }
-            Exp::Soac(Soac::Scatter { .. }) => {
-                return self.unsupported("multi-dimensional scatter")
             }
             Exp::Apply(..) => return error(self.span, "internal error: a call left in a vjp"),
             Exp::WithAcc { .. } | Exp::UpdateAcc { .. } => return self.unsupported("accumulators"),
@@ -1820,58 +1817,67 @@ impl Reverse<'_> {
     }
 
     /// `map (\i -> if 0 <= i < length g then g[i] else 0) indices`: the
-    /// adjoint of each element read (or written) at `indices`, zero out of
-    /// bounds. `g` has rank 1. With `last_write_wins` (scatter), only the
-    /// last of several writes to one cell gets its adjoint: the others were
-    /// overwritten.
+    /// adjoint of each element read (or written) at `indices` (one i64 array
+    /// per dimension of `g`, `w` elements each), zero out of bounds. With
+    /// `last_write_wins` (scatter), only the last of several writes to one
+    /// cell gets its adjoint: the others were overwritten.
     fn gather(
         &self,
         b: &mut FunctionBuilder,
         g: Var,
-        indices: Var,
+        indices: &[Var],
         w: Atom,
         last_write_wins: bool,
     ) -> Result<Var, AdError> {
         let span = self.span;
         let elem = type_of(b, span, g)?.elem();
         let i64t = Type::Prim(PrimType::I64);
-        let n = Atom::Var(b.bind1("n", i64t.clone(), Exp::Size(g, 0)));
+        let d = indices.len();
+        let shape: Vec<Atom> = (0..d)
+            .map(|k| Atom::Var(b.bind1("n", i64t.clone(), Exp::Size(g, k))))
+            .collect();
         let iota = iota(b, w);
         // The position of the last write to each cell (scatter's own rule).
         let winners = if last_write_wins {
-            let none = b.bind1(
-                "writers",
-                Type::Array(PrimType::I64, vec![Dim::Ext]),
-                Exp::Replicate(n, Atom::Const(PrimValue::I64(-1))),
-            );
+            let mut none = Atom::Const(PrimValue::I64(-1));
+            for k in (0..d).rev() {
+                let t = Type::Array(PrimType::I64, vec![Dim::Ext; d - k]);
+                none = Atom::Var(b.bind1("writers", t, Exp::Replicate(shape[k], none)));
+            }
+            let Atom::Var(none) = none else {
+                return error(span, "internal error: scatter without dimensions");
+            };
             Some(b.bind1(
                 "writers",
-                Type::Array(PrimType::I64, vec![Dim::Ext]),
+                Type::Array(PrimType::I64, vec![Dim::Ext; d]),
                 Exp::Soac(Soac::Scatter {
                     w,
                     dest: vec![none],
-                    indices: vec![indices],
+                    indices: indices.to_vec(),
                     values: vec![iota],
                 }),
             ))
         } else {
             None
         };
-        let lam = b.lambda::<AdError>("i", vec![i64t.clone(), i64t.clone()], |b, ps| {
-            let (i, j) = (Atom::Var(ps[0]), Atom::Var(ps[1]));
-            let lo = b.cmp(CmpOp::Le, Atom::Const(PrimValue::I64(0)), i);
-            let hi = b.cmp(CmpOp::Lt, i, n);
-            let inside = b.binop(BinOp::LogAnd, lo, hi)?;
+        let mut param_types = vec![i64t.clone(); d];
+        param_types.push(i64t.clone());
+        let lam = b.lambda::<AdError>("i", param_types, |b, ps| {
+            let (is, j) = (&ps[..d], Atom::Var(ps[d]));
+            let mut inside = Atom::Const(PrimValue::Bool(true));
+            for (i, n) in is.iter().zip(&shape) {
+                let lo = b.cmp(CmpOp::Le, Atom::Const(PrimValue::I64(0)), Atom::Var(*i));
+                let hi = b.cmp(CmpOp::Lt, Atom::Var(*i), *n);
+                let both = b.binop(BinOp::LogAnd, lo, hi)?;
+                inside = b.binop(BinOp::LogAnd, inside, both)?;
+            }
+            let at: Vec<DimIndex> = is.iter().map(|i| DimIndex::Fix(Atom::Var(*i))).collect();
             let inside = match winners {
                 None => inside,
                 Some(winners) => {
                     // Only read `winners[i]` in bounds.
                     b.begin();
-                    let who = b.bind1(
-                        "writer",
-                        Type::Prim(PrimType::I64),
-                        Exp::Index(winners, vec![DimIndex::Fix(i)]),
-                    );
+                    let who = b.bind1("writer", i64t.clone(), Exp::Index(winners, at.clone()));
                     let last = b.cmp(CmpOp::Eq, Atom::Var(who), j);
                     let then_ = b.end(vec![last]);
                     let else_ = Body {
@@ -1890,11 +1896,7 @@ impl Reverse<'_> {
                 }
             };
             b.begin();
-            let x = b.bind1(
-                "adj_elem",
-                Type::Prim(elem),
-                Exp::Index(g, vec![DimIndex::Fix(i)]),
-            );
+            let x = b.bind1("adj_elem", Type::Prim(elem), Exp::Index(g, at));
             let then_ = b.end(vec![Atom::Var(x)]);
             let else_ = Body {
                 stms: vec![],
@@ -1911,14 +1913,12 @@ impl Reverse<'_> {
             );
             Ok(vec![Atom::Var(r)])
         })?;
+        let mut arrs = indices.to_vec();
+        arrs.push(iota);
         Ok(b.bind1(
             "adj_gather",
             Type::Array(elem, vec![Dim::Ext]),
-            Exp::Soac(Soac::Map {
-                w,
-                lam,
-                arrs: vec![indices, iota],
-            }),
+            Exp::Soac(Soac::Map { w, lam, arrs }),
         ))
     }
 
