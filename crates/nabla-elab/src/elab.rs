@@ -975,8 +975,8 @@ impl<'a> Elab<'a> {
                 init,
                 form,
                 body,
-                ..
-            } => self.elab_loop(fb, sizes, pat, init.as_deref(), form, body, e, ctx),
+                attrs,
+            } => self.elab_loop(fb, sizes, pat, init.as_deref(), form, body, attrs, e, ctx),
             ExprKind::Coerce(x, _) => {
                 let v = self.elab_expr(fb, x, ctx)?;
                 let t = self.ty_of(e, ctx)?;
@@ -1988,10 +1988,13 @@ impl<'a> Elab<'a> {
         init: Option<&'a Expr>,
         form: &'a ast::LoopForm,
         body: &'a Expr,
+        attrs: &'a [ast::Attr],
         e: &'a Expr,
         ctx: &Ctx<'a>,
     ) -> R<SV<'a>> {
         let span = e.span;
+        let stripmine = loop_attr(attrs, "stripmine");
+        let bound_attr = loop_attr(attrs, "bound");
         let init_sv = match init {
             Some(x) => self.elab_expr(fb, x, ctx)?,
             None => self.pat_value(pat, ctx)?,
@@ -2103,17 +2106,59 @@ impl<'a> Elab<'a> {
             ));
         }
         let t = self.ty_of(e, ctx).unwrap_or(pty);
-        let vs = fb.bind(
-            "loop",
-            ptys,
-            Exp::Loop {
+        let unknown = |u: ir::builder::UnknownVariable| err(span, u.to_string());
+        let exp = match (form_ir, stripmine, bound_attr) {
+            (ir::LoopForm::For { i, bound }, Some((arg, aspan)), _) => {
+                let depth = match arg.parse::<usize>() {
+                    Ok(k) if (1..=8).contains(&k) => k,
+                    _ => {
+                        return Err(err(
+                            aspan,
+                            format!("#[stripmine(k)] needs a depth k from 1 to 8, not `{arg}`"),
+                        ))
+                    }
+                };
+                fb.ir.set_span(span);
+                ir::loops::strip_mine(&mut fb.ir, params, init_atoms, i, bound, body_ir, depth)
+                    .map_err(unknown)?
+            }
+            (ir::LoopForm::While { cond }, _, Some((arg, aspan))) => {
+                let bound = match arg.parse::<i64>() {
+                    Ok(n) => Atom::Const(PrimValue::I64(n)),
+                    Err(_) => match ctx.env.get(&arg) {
+                        Some(SV::Dyn(atoms, STy::Prim(PrimType::I64))) if atoms.len() == 1 => {
+                            atoms[0]
+                        }
+                        _ => {
+                            return Err(err(
+                                aspan,
+                                format!(
+                                    "#[bound(n)] needs an integer literal or an i64 variable, not `{arg}`"
+                                ),
+                            ))
+                        }
+                    },
+                };
+                fb.ir.set_span(span);
+                ir::loops::bounded_while(
+                    &mut fb.ir,
+                    params,
+                    init_atoms,
+                    *cond,
+                    body_ir,
+                    bound,
+                    format!("the while loop ran past its #[bound({arg})]"),
+                )
+                .map_err(unknown)?
+            }
+            (form, _, _) => Exp::Loop {
                 params,
                 init: init_atoms,
-                form: form_ir,
+                form,
                 body: body_ir,
             },
-            span,
-        );
+        };
+        let vs = fb.bind("loop", ptys, exp, span);
         Ok(SV::Dyn(vs.into_iter().map(Atom::Var).collect(), t))
     }
 
@@ -2829,4 +2874,15 @@ fn product_factors<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>, depth: usize) {
         }
         _ => out.push(e),
     }
+}
+
+/// The argument of the loop attribute `#[name(arg)]`, if present, and the
+/// attribute's span.
+fn loop_attr(attrs: &[ast::Attr], name: &str) -> Option<(String, Span)> {
+    attrs.iter().find_map(|a| {
+        let text = a.text.trim();
+        let rest = text.strip_prefix(name)?.trim_start();
+        let arg = rest.strip_prefix('(')?.strip_suffix(')')?;
+        Some((arg.trim().to_string(), a.span))
+    })
 }

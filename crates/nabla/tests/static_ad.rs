@@ -426,3 +426,116 @@ fn gradbench_programs_compile_with_static_ad() {
 fn is_program(path: &Path) -> bool {
     std::fs::read_to_string(path).is_ok_and(|s| s.contains("entry "))
 }
+
+const LOOP_ATTRIBUTES: &str = r#"
+def f (x: f64) = loop acc = x for i < 1000 do acc + 0.001 * f64.sin (acc * x + f64.i64 i)
+def f2 (x: f64) = #[stripmine(2)] loop acc = x for i < 1000 do acc + 0.001 * f64.sin (acc * x + f64.i64 i)
+def f3 (x: f64) = #[stripmine(3)] loop acc = x for i < 1000i32 do acc + 0.001 * f64.sin (acc * x + f64.i32 i)
+def f4 (x: f64) = #[stripmine(4)] loop acc = x for i < 7 do acc + 0.1 * f64.sin (acc * x + f64.i64 i)
+def f4plain (x: f64) = loop acc = x for i < 7 do acc + 0.1 * f64.sin (acc * x + f64.i64 i)
+def w (x: f64) = let (_, y) = loop (k, y) = (0, x) while k < 7 do (k + 1, y * 0.9 + f64.sin (x * y)) in y
+def wb (x: f64) = let (_, y) = #[bound(7)] loop (k, y) = (0, x) while k < 7 do (k + 1, y * 0.9 + f64.sin (x * y)) in y
+def wloose (x: f64) = let n = 20i64
+                      let (_, y) = #[bound(n)] loop (k, y) = (0, x) while k < 7 do (k + 1, y * 0.9 + f64.sin (x * y)) in y
+entry primal (x: f64) = (f x, f2 x, f3 x, f4 x, f4plain x, w x, wb x, wloose x)
+entry grad (x: f64) = (vjp f x 1, vjp f2 x 1, vjp f3 x 1, vjp f4 x 1, vjp f4plain x 1, vjp w x 1, vjp wb x 1, vjp wloose x 1)
+entry tangent (x: f64) = (jvp f x 1, jvp f2 x 1, jvp f3 x 1, jvp f4 x 1, jvp f4plain x 1, jvp w x 1, jvp wb x 1, jvp wloose x 1)
+def overrun (x: f64) = let (_, y) = #[bound(6)] loop (k, y) = (0, x) while k < 7 do (k + 1, y * 0.9) in y
+entry bad (x: f64) = vjp overrun x 1
+"#;
+
+/// The deepest nesting of loops in a body.
+fn loop_depth(body: &nabla_ir::Body) -> usize {
+    let mut best = 0;
+    for s in &body.stms {
+        let here = usize::from(matches!(s.exp, Exp::Loop { .. }));
+        s.exp.for_each_nested(|x| {
+            let inner = match x {
+                Nested::Body(b) => loop_depth(b),
+                Nested::Lambda(l) => loop_depth(&l.body),
+            };
+            best = best.max(here + inner);
+        });
+        best = best.max(here);
+    }
+    best
+}
+
+/// `#[stripmine(k)]` nests a `for` loop k deep and `#[bound(n)]` turns a
+/// `while` loop into a guarded `for` loop (seed 003 §4.3, §6.2): the
+/// primal, the static gradient and the static tangent are those of the
+/// plain loop (the dynamic AD's too), and a loop that runs past its bound
+/// is a run-time error.
+#[test]
+fn stripmined_and_bounded_loops_keep_their_derivatives() {
+    let dir = std::env::temp_dir().join(format!("nabla-loop-attrs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("loops.fut");
+    std::fs::write(&path, LOOP_ATTRIBUTES).unwrap();
+    let elaborated = compile_with(
+        &path,
+        &CompileOptions::new(Pipeline::parse("").unwrap().validating(true)),
+    )
+    .unwrap_or_else(|e| panic!("{}", e.rendered));
+    let depth = |name: &str| {
+        let f = elaborated
+            .program
+            .functions
+            .iter()
+            .find(|f| f.name == name)
+            .unwrap_or_else(|| panic!("no function {name}"));
+        loop_depth(&f.body)
+    };
+    assert_eq!(depth("f"), 1);
+    assert_eq!(depth("f2"), 2);
+    assert_eq!(depth("f3"), 3);
+    assert_eq!(depth("f4"), 4);
+    let static_ = compile_with(
+        &path,
+        &CompileOptions::new(Pipeline::with_static_ad().validating(true)),
+    )
+    .unwrap_or_else(|e| panic!("{}", e.rendered));
+    let dynamic = compile_with(
+        &path,
+        &CompileOptions::new(Pipeline::default_pipeline().validating(true)),
+    )
+    .unwrap_or_else(|e| panic!("{}", e.rendered));
+    assert_eq!(count_vjps(&static_.program), 0);
+    for x in [-0.7, 0.3, 1.1] {
+        let input = format!("{x:?}f64");
+        for entry in ["primal", "grad", "tangent"] {
+            let s: Vec<f64> = static_
+                .run_on_input(entry, input.as_bytes())
+                .unwrap_or_else(|e| panic!("{entry}: {e:?}"))
+                .iter()
+                .map(scalar)
+                .collect();
+            let d: Vec<f64> = dynamic
+                .run_on_input(entry, input.as_bytes())
+                .unwrap_or_else(|e| panic!("{entry}: {e:?}"))
+                .iter()
+                .map(scalar)
+                .collect();
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-10 * (1.0 + a.abs());
+            // f, f2, f3 are one loop; f4 and f4plain another; w, wb, wloose a third.
+            for group in [&[0, 1, 2][..], &[3, 4], &[5, 6, 7]] {
+                for &k in group {
+                    assert!(close(s[k], s[group[0]]), "{entry} {k} at {x}: {s:?}");
+                    assert!(
+                        close(s[k], d[k]),
+                        "{entry} {k} at {x}: static {s:?} dynamic {d:?}"
+                    );
+                }
+            }
+            assert!(
+                s[1].abs() > 1e-3,
+                "{entry} at {x}: a derivative worth comparing: {s:?}"
+            );
+        }
+    }
+    let err = static_
+        .run_on_input("bad", b"0.5f64")
+        .expect_err("the loop runs past its bound");
+    assert!(err.message.contains("#[bound(6)]"), "{}", err.message);
+    let _ = std::fs::remove_dir_all(&dir);
+}
