@@ -297,52 +297,7 @@ fn run_test(
             if !errs.is_empty() {
                 return Err(format!("does not validate:\n  {}", errs.join("\n  ")));
             }
-            for (input, outcome) in &test.runs {
-                let got = interpret(prog, entry, input);
-                match (outcome, got) {
-                    (None, _) => {
-                        return Err(format!("input `{input}` has no `output:` or `error:`"))
-                    }
-                    (Some(Outcome::Output(out)), Ok(vals)) => {
-                        let f = &prog.functions[prog.entry(entry).map_or(0, |e| e.fun.0 as usize)];
-                        let types: Vec<ValueType> = f
-                            .ret
-                            .iter()
-                            .map(|t| ValueType::new(t.elem(), t.rank()))
-                            .collect();
-                        let expected = read_values_text(out, Some(&types))
-                            .map_err(|e| format!("bad expected output `{out}`: {e}"))?;
-                        if let Err(m) = compare_value_lists(&expected, &vals) {
-                            let shown: Vec<String> =
-                                vals.iter().map(nabla_values::write_value_text).collect();
-                            return Err(format!(
-                                "input `{input}`: {m}\n  expected: {out}\n  actual:   {}",
-                                shown.join(" ")
-                            ));
-                        }
-                    }
-                    (Some(Outcome::Output(out)), Err(e)) => {
-                        return Err(format!(
-                            "input `{input}`: expected `{out}`, got the error: {e}"
-                        ))
-                    }
-                    (Some(Outcome::Error(text)), Err(e)) => {
-                        if !e.contains(text.as_str()) {
-                            return Err(format!(
-                                "input `{input}`: the error `{e}` does not contain `{text}`"
-                            ));
-                        }
-                    }
-                    (Some(Outcome::Error(text)), Ok(vals)) => {
-                        let shown: Vec<String> =
-                            vals.iter().map(nabla_values::write_value_text).collect();
-                        return Err(format!(
-                            "input `{input}`: expected an error containing `{text}`, got {}",
-                            shown.join(" ")
-                        ));
-                    }
-                }
-            }
+            check_runs(prog, entry, &test.runs)?;
         }
         Kind::Pass(names) => {
             if test.checks.is_empty() && test.expect.is_none() && bless.is_none() {
@@ -376,6 +331,8 @@ fn run_test(
                     }
                 }
             }
+            // `input:` lines: the transformed program's `main` runs on them.
+            check_runs(&p, "main", &test.runs)?;
             if let Some(b) = bless {
                 // Blessing: the caller rewrites the block with this text.
                 b.2 = text.clone();
@@ -543,4 +500,60 @@ fn directive_reader_and_diff() {
     let a: Vec<String> = ["x", "y", "z"].iter().map(|s| s.to_string()).collect();
     let b: Vec<String> = ["x", "w", "z"].iter().map(|s| s.to_string()).collect();
     assert_eq!(diff(&a, &b), "  x\n- y\n+ w\n  z\n");
+}
+
+/// Runs entry point `entry` of `prog` on each input and compares with the
+/// expected output or error.
+fn check_runs(
+    prog: &Program,
+    entry: &str,
+    runs: &[(String, Option<Outcome>)],
+) -> Result<(), String> {
+    for (input, outcome) in runs {
+        let got = interpret(prog, entry, input);
+        match (outcome, got) {
+            (None, _) => {
+                return Err(format!("input `{input}` has no `output:` or `error:`"))
+            }
+            (Some(Outcome::Output(out)), Ok(vals)) => {
+                let f = &prog.functions[prog.entry(entry).map_or(0, |e| e.fun.0 as usize)];
+                let types: Vec<ValueType> = f
+                    .ret
+                    .iter()
+                    .map(|t| ValueType::new(t.elem(), t.rank()))
+                    .collect();
+                let expected = read_values_text(out.as_str(), Some(&types))
+                    .map_err(|e| format!("bad expected output `{out}`: {e}"))?;
+                if let Err(m) = compare_value_lists(&expected, &vals) {
+                    let shown: Vec<String> =
+                        vals.iter().map(nabla_values::write_value_text).collect();
+                    return Err(format!(
+                        "input `{input}`: {m}\n  expected: {out}\n  actual:   {}",
+                        shown.join(" ")
+                    ));
+                }
+            }
+            (Some(Outcome::Output(out)), Err(e)) => {
+                return Err(format!(
+                    "input `{input}`: expected `{out}`, got the error: {e}"
+                ))
+            }
+            (Some(Outcome::Error(text)), Err(e)) => {
+                if !e.contains(text.as_str()) {
+                    return Err(format!(
+                        "input `{input}`: the error `{e}` does not contain `{text}`"
+                    ));
+                }
+            }
+            (Some(Outcome::Error(text)), Ok(vals)) => {
+                let shown: Vec<String> =
+                    vals.iter().map(nabla_values::write_value_text).collect();
+                return Err(format!(
+                    "input `{input}`: expected an error containing `{text}`, got {}",
+                    shown.join(" ")
+                ));
+            }
+        }
+    }
+    Ok(())
 }
