@@ -22,6 +22,8 @@
 //! registry of named passes is [`registered_passes`]). [`optimise`] runs
 //! the default pipeline.
 
+mod cse;
+mod hoist;
 mod inline;
 pub mod pass;
 mod simplify;

@@ -38,6 +38,8 @@ pub fn registered_passes() -> Vec<Arc<dyn Pass>> {
         Arc::new(Simplify),
         Arc::new(Propagate),
         Arc::new(Dce),
+        Arc::new(Cse),
+        Arc::new(Hoist),
         Arc::new(DeadFunctions),
         Arc::new(StaticAd),
     ]
@@ -173,6 +175,8 @@ impl Pipeline {
             vec![
                 Arc::new(Inline::default()),
                 Arc::new(Simplify),
+                Arc::new(Cse),
+                Arc::new(Hoist),
                 Arc::new(DeadFunctions),
             ]
         };
@@ -188,6 +192,8 @@ impl Pipeline {
             vec![
                 Arc::new(Inline { policy }),
                 Arc::new(Simplify),
+                Arc::new(Cse),
+                Arc::new(Hoist),
                 Arc::new(DeadFunctions),
             ],
             MAX_ROUNDS,
@@ -404,6 +410,40 @@ impl Pass for Simplify {
     }
     fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
         Ok(for_each_function(prog, simplify::simplify_function))
+    }
+}
+
+/// `cse`: common-subexpression elimination of scalar computations (see
+/// `cse.rs`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Cse;
+
+impl Pass for Cse {
+    fn name(&self) -> &'static str {
+        "cse"
+    }
+    fn description(&self) -> &'static str {
+        "common-subexpression elimination of scalar computations"
+    }
+    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
+        Ok(for_each_function(prog, crate::cse::cse_function))
+    }
+}
+
+/// `hoist`: loop-invariant code motion out of loops and SOAC lambdas (see
+/// `hoist.rs`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Hoist;
+
+impl Pass for Hoist {
+    fn name(&self) -> &'static str {
+        "hoist"
+    }
+    fn description(&self) -> &'static str {
+        "loop-invariant code motion of pure scalar statements out of loops and SOAC lambdas"
+    }
+    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
+        Ok(for_each_function(prog, crate::hoist::hoist_function))
     }
 }
 

@@ -133,9 +133,32 @@ impl Forward {
         for p in &mut s.pat {
             self.ty(&mut p.ty);
         }
-        if let Some(c) = fold(&s.exp) {
+        if let Some(c) = fold(&s.exp).or_else(|| identity(&s.exp)) {
             s.exp = Exp::Atoms(vec![c]);
             self.changed = true;
+        }
+        if let Exp::If { cond, then_, else_ } = &s.exp {
+            use Atom::Const as C;
+            use PrimValue::Bool as B;
+            if then_.stms.is_empty() && else_.stms.is_empty() {
+                match (&then_.result[..], &else_.result[..]) {
+                    // Both branches the same atoms, computed by nothing.
+                    (t, e) if t == e => {
+                        s.exp = Exp::Atoms(t.to_vec());
+                        self.changed = true;
+                    }
+                    // `if c then true else false`, and its negation.
+                    ([C(B(true))], [C(B(false))]) => {
+                        s.exp = Exp::Atoms(vec![*cond]);
+                        self.changed = true;
+                    }
+                    ([C(B(false))], [C(B(true))]) => {
+                        s.exp = Exp::UnOp(nabla_ir::UnOp::Not, *cond);
+                        self.changed = true;
+                    }
+                    _ => {}
+                }
+            }
         }
         match &mut s.exp {
             Exp::If {
@@ -263,6 +286,62 @@ pub fn fold(e: &Exp) -> Option<Atom> {
         _ => return None,
     };
     Some(Atom::Const(v))
+}
+
+/// The atom an operation equals by an algebraic identity that holds
+/// exactly, for every value of its variable operand — in IEEE arithmetic
+/// too (`x * 1`, `x / 1`, `x ** 1`, `x - 0.0`, `x + -0.0`; on integers also
+/// `x + 0`, `x - 0`, `x * 0`, `x - x`; `min x x`, `x && true`, …). Never
+/// `x + 0.0` on floats (`-0.0 + 0.0` is `+0.0`) or `x * 0.0` (`inf * 0` is
+/// NaN).
+pub fn identity(e: &Exp) -> Option<Atom> {
+    use Atom::Const as C;
+    let is = |a: &Atom, v: f64, negative_zero: bool| match a {
+        C(c) => {
+            let t = c.prim_type();
+            (t.is_int() || t.is_float())
+                && c.as_f64() == v
+                && (!t.is_float() || v != 0.0 || c.as_f64().is_sign_negative() == negative_zero)
+        }
+        _ => false,
+    };
+    let int = |a: &Atom, b: &Atom| {
+        [a, b]
+            .iter()
+            .any(|x| matches!(x, C(c) if c.prim_type().is_int()))
+    };
+    let t = |x: &Atom| Some(*x);
+    match e {
+        Exp::BinOp(op, a, b) => match op {
+            BinOp::Mul if is(b, 1.0, false) => t(a),
+            BinOp::Mul if is(a, 1.0, false) => t(b),
+            BinOp::Mul if int(a, b) && is(b, 0.0, false) => t(b),
+            BinOp::Mul if int(a, b) && is(a, 0.0, false) => t(a),
+            BinOp::Div | BinOp::IntDiv | BinOp::Quot | BinOp::Pow if is(b, 1.0, false) => t(a),
+            BinOp::Add if is(b, 0.0, true) || (int(a, b) && is(b, 0.0, false)) => t(a),
+            BinOp::Add if is(a, 0.0, true) || (int(a, b) && is(a, 0.0, false)) => t(b),
+            BinOp::Sub if is(b, 0.0, false) => t(a),
+            BinOp::LogAnd if *b == C(PrimValue::Bool(true)) => t(a),
+            BinOp::LogAnd if *a == C(PrimValue::Bool(true)) => t(b),
+            BinOp::LogOr if *b == C(PrimValue::Bool(false)) => t(a),
+            BinOp::LogOr if *a == C(PrimValue::Bool(false)) => t(b),
+            BinOp::LogAnd if *b == C(PrimValue::Bool(false)) => t(b),
+            BinOp::LogOr if *b == C(PrimValue::Bool(true)) => t(b),
+            BinOp::Min
+            | BinOp::Max
+            | BinOp::BitAnd
+            | BinOp::BitOr
+            | BinOp::LogAnd
+            | BinOp::LogOr
+                if a == b && matches!(a, Atom::Var(_)) =>
+            {
+                t(a)
+            }
+            _ => None,
+        },
+        Exp::Conv(nabla_ir::ConvOp::Convert(from, to), a) if from == to => t(a),
+        _ => None,
+    }
 }
 
 /// Dead-code elimination (the backward pass). Returns whether a statement

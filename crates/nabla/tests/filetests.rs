@@ -512,9 +512,7 @@ fn check_runs(
     for (input, outcome) in runs {
         let got = interpret(prog, entry, input);
         match (outcome, got) {
-            (None, _) => {
-                return Err(format!("input `{input}` has no `output:` or `error:`"))
-            }
+            (None, _) => return Err(format!("input `{input}` has no `output:` or `error:`")),
             (Some(Outcome::Output(out)), Ok(vals)) => {
                 let f = &prog.functions[prog.entry(entry).map_or(0, |e| e.fun.0 as usize)];
                 let types: Vec<ValueType> = f
@@ -546,8 +544,7 @@ fn check_runs(
                 }
             }
             (Some(Outcome::Error(text)), Ok(vals)) => {
-                let shown: Vec<String> =
-                    vals.iter().map(nabla_values::write_value_text).collect();
+                let shown: Vec<String> = vals.iter().map(nabla_values::write_value_text).collect();
                 return Err(format!(
                     "input `{input}`: expected an error containing `{text}`, got {}",
                     shown.join(" ")
