@@ -20,7 +20,7 @@ use std::collections::HashSet;
 /// Hoists loop-invariant statements in one function. Returns whether
 /// anything moved.
 pub fn hoist_function(f: &mut Function) -> bool {
-    let types = walk::var_types(f);
+    let types = walk::var_types_with_sizes(f);
     let mut changed = false;
     body(&mut f.body, &types, &mut changed);
     changed

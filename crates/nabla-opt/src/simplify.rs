@@ -21,7 +21,9 @@
 //! Backward pass: a statement whose results are all unused is removed when
 //! its expression is pure and total — it cannot fail, loop forever, or
 //! write in place (see [`removable`]). Asserts, size checks, indexing,
-//! division, reshapes, concatenation, updates, SOACs and calls are kept.
+//! division, reshapes, concatenation, updates, calls and SOACs whose width
+//! might not match their inputs are kept. A map some of whose results are
+//! unused stops computing them.
 
 use crate::inline::dim_of_atom;
 use crate::walk::{self, Visitor};
@@ -349,7 +351,7 @@ pub fn identity(e: &Exp) -> Option<Atom> {
 pub fn dce(f: &mut Function) -> bool {
     let mut cx = Dce {
         live: vec![false; f.var_names.len()],
-        types: walk::var_types(f),
+        types: walk::var_types_with_sizes(f),
         changed: false,
     };
     cx.body(&mut f.body);
@@ -404,6 +406,54 @@ impl Visitor for Dce {
                     self.changed = true;
                     continue;
                 }
+                // Unused results of a reduction or scan whose live results
+                // do not depend on them: dropped with their operator parts.
+                if let Exp::Soac(
+                    nabla_ir::Soac::Reduce {
+                        w,
+                        lam,
+                        neutral,
+                        arrs,
+                        ..
+                    }
+                    | nabla_ir::Soac::Scan {
+                        w,
+                        lam,
+                        neutral,
+                        arrs,
+                    },
+                ) = &mut s.exp
+                {
+                    let live: Vec<bool> = s.pat.iter().map(|p| self.is_live(p.var)).collect();
+                    // An input dropped with its component must not take a
+                    // size check with it.
+                    let checked = arrs
+                        .iter()
+                        .zip(&live)
+                        .all(|(a, l)| *l || outer_size_is(&self.types, *a, w));
+                    if checked && live.len() > 1 && live.contains(&false) && live.contains(&true) {
+                        if let Some(keep) = independent_components(lam, &live) {
+                            let both: Vec<bool> = keep.iter().chain(&keep).copied().collect();
+                            retain_where(&mut s.pat, &keep);
+                            retain_where(neutral, &keep);
+                            retain_where(arrs, &keep);
+                            retain_where(&mut lam.params, &both);
+                            retain_where(&mut lam.body.result, &keep);
+                            retain_where(&mut lam.ret, &keep);
+                            self.changed = true;
+                        }
+                    }
+                }
+                // A map's unused results: the lambda stops computing them.
+                if let Exp::Soac(nabla_ir::Soac::Map { lam, .. }) = &mut s.exp {
+                    if s.pat.len() > 1 && s.pat.iter().any(|p| !self.is_live(p.var)) {
+                        let keep: Vec<bool> = s.pat.iter().map(|p| self.is_live(p.var)).collect();
+                        retain_where(&mut s.pat, &keep);
+                        retain_where(&mut lam.body.result, &keep);
+                        retain_where(&mut lam.ret, &keep);
+                        self.changed = true;
+                    }
+                }
                 walk::walk_exp(&mut s.exp, self);
                 for p in &mut s.pat {
                     self.ty(&mut p.ty);
@@ -413,6 +463,62 @@ impl Visitor for Dce {
             kept.reverse();
             b.stms = kept;
         })
+    }
+}
+
+/// Whether array `a`'s type says its outer size is `w` (so a SOAC of width
+/// `w` over it cannot fail its size check).
+fn outer_size_is(types: &[Option<Type>], a: Var, w: &Atom) -> bool {
+    match types.get(a.0 as usize) {
+        Some(Some(Type::Array(_, ds))) => match (ds.first(), w) {
+            (Some(Dim::Var(d)), Atom::Var(x)) => d == x,
+            (Some(Dim::Const(k)), Atom::Const(PrimValue::I64(c))) => k == c,
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Keeps the elements of `v` whose flag in `keep` is set.
+fn retain_where<T>(v: &mut Vec<T>, keep: &[bool]) {
+    let mut k = keep.iter();
+    v.retain(|_| *k.next().unwrap_or(&true));
+}
+
+/// For an operator lambda of `k` components (parameters: `k`
+/// accumulators, then `k` elements) and which results are `live`: the
+/// components to keep — the live ones — when no live result depends on a
+/// parameter of a dead component; `None` when one does.
+fn independent_components(lam: &nabla_ir::Lambda, live: &[bool]) -> Option<Vec<bool>> {
+    let k = live.len();
+    if lam.params.len() != 2 * k || lam.body.result.len() != k {
+        return None;
+    }
+    let mut needed: HashSet<Var> = lam
+        .body
+        .result
+        .iter()
+        .zip(live)
+        .filter_map(|(a, l)| match (a, l) {
+            (Atom::Var(v), true) => Some(*v),
+            _ => None,
+        })
+        .collect();
+    for s in lam.body.stms.iter().rev() {
+        if s.pat.iter().any(|p| needed.contains(&p.var)) {
+            needed.extend(nabla_ir::free_vars_stm(s));
+        }
+    }
+    let dead_param = |j: usize| !live[j % k];
+    let uses_dead = lam
+        .params
+        .iter()
+        .enumerate()
+        .any(|(j, p)| dead_param(j) && needed.contains(&p.var));
+    if uses_dead {
+        None
+    } else {
+        Some(live.to_vec())
     }
 }
 
@@ -462,6 +568,17 @@ pub fn removable(e: &Exp, types: &[Option<Type>]) -> bool {
             body,
             ..
         } => stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || all(body)),
+        // A map, reduction or scan whose inputs are typed with its width as
+        // their outer size (so the width check cannot fail) and whose
+        // lambda is total.
+        Exp::Soac(
+            nabla_ir::Soac::Map { w, lam, arrs }
+            | nabla_ir::Soac::Reduce { w, lam, arrs, .. }
+            | nabla_ir::Soac::Scan { w, lam, arrs, .. },
+        ) => {
+            arrs.iter().all(|a| outer_size_is(types, *a, w))
+                && stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || all(&lam.body))
+        }
         _ => false,
     }
 }

@@ -111,3 +111,22 @@ pub(crate) fn callees(b: &Body) -> Vec<FunId> {
     });
     out
 }
+
+/// [`var_types`], with each unknown dimension (`?`) of an array replaced by
+/// the variable a `size(a, d)` statement binds to it, where the function
+/// has one: the facts "this array's outer size is that width" which
+/// [`crate::simplify::removable`] uses to see that a SOAC's width check
+/// cannot fail. (For these checks only: the IR keeps its own types.)
+pub(crate) fn var_types_with_sizes(f: &Function) -> Vec<Option<Type>> {
+    let mut types = var_types(f);
+    for_each_stm(&f.body, &mut |s| {
+        if let (Exp::Size(a, d), [p]) = (&s.exp, &s.pat[..]) {
+            if let Some(Some(Type::Array(_, ds))) = types.get_mut(a.0 as usize) {
+                if let Some(dim @ nabla_ir::Dim::Ext) = ds.get_mut(*d) {
+                    *dim = nabla_ir::Dim::Var(p.var);
+                }
+            }
+        }
+    });
+    types
+}
