@@ -12,7 +12,7 @@
 //! processed innermost first, so a statement invariant in several nested
 //! loops moves out of all of them in one run.
 
-use crate::simplify::removable;
+use crate::simplify::{removable, SizeFacts};
 use crate::walk;
 use nabla_ir::{Body, Exp, Function, LoopForm, Soac, Stm, Type, Var};
 use std::collections::HashSet;
@@ -20,13 +20,13 @@ use std::collections::HashSet;
 /// Hoists loop-invariant statements in one function. Returns whether
 /// anything moved.
 pub fn hoist_function(f: &mut Function) -> bool {
-    let types = walk::var_types_with_sizes(f);
+    let types = SizeFacts::from_types(f);
     let mut changed = false;
     body(&mut f.body, &types, &mut changed);
     changed
 }
 
-fn body(b: &mut Body, types: &[Option<Type>], changed: &mut bool) {
+fn body(b: &mut Body, types: &SizeFacts, changed: &mut bool) {
     stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
         let old = std::mem::take(&mut b.stms);
         let mut out = Vec::with_capacity(old.len());
@@ -51,14 +51,14 @@ fn body(b: &mut Body, types: &[Option<Type>], changed: &mut bool) {
 /// Removes from `b` the statements that depend on nothing bound in it (or
 /// in `bound`, the construct's own parameters) and may move; returns them
 /// in order.
-fn hoist_out(b: &mut Body, bound: Vec<Var>, types: &[Option<Type>]) -> Vec<Stm> {
+fn hoist_out(b: &mut Body, bound: Vec<Var>, types: &SizeFacts) -> Vec<Stm> {
     let mut inside: HashSet<Var> = bound.into_iter().collect();
     let mut moved = Vec::new();
     let old = std::mem::take(&mut b.stms);
     for s in old {
         let movable = s.pat.iter().all(|p| matches!(p.ty, Type::Prim(_)))
             && !s.pat.is_empty()
-            && removable(&s.exp, types)
+            && removable(&s, types)
             && nabla_ir::free_vars_stm(&s)
                 .iter()
                 .all(|v| !inside.contains(v));

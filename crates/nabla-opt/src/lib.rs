@@ -31,7 +31,7 @@ mod walk;
 
 pub use inline::InlinePolicy;
 pub use pass::{pass_named, pass_names, registered_passes, Pass, PassError, Pipeline, UnknownPass};
-pub use simplify::{dce, fold, forward, removable, simplify_function};
+pub use simplify::{dce, fold, forward, removable, simplify_function, SizeFacts};
 pub use walk::count_stms;
 
 use nabla_ir::{FunId, Program};

@@ -351,7 +351,7 @@ pub fn identity(e: &Exp) -> Option<Atom> {
 pub fn dce(f: &mut Function) -> bool {
     let mut cx = Dce {
         live: vec![false; f.var_names.len()],
-        types: walk::var_types_with_sizes(f),
+        facts: SizeFacts::of_function(f),
         changed: false,
     };
     cx.body(&mut f.body);
@@ -360,7 +360,7 @@ pub fn dce(f: &mut Function) -> bool {
 
 struct Dce {
     live: Vec<bool>,
-    types: Vec<Option<Type>>,
+    facts: SizeFacts,
     changed: bool,
 }
 
@@ -402,7 +402,7 @@ impl Visitor for Dce {
             let old = std::mem::take(&mut b.stms);
             let mut kept = Vec::with_capacity(old.len());
             for mut s in old.into_iter().rev() {
-                if s.pat.iter().all(|p| !self.is_live(p.var)) && removable(&s.exp, &self.types) {
+                if s.pat.iter().all(|p| !self.is_live(p.var)) && removable(&s, &self.facts) {
                     self.changed = true;
                     continue;
                 }
@@ -430,7 +430,7 @@ impl Visitor for Dce {
                     let checked = arrs
                         .iter()
                         .zip(&live)
-                        .all(|(a, l)| *l || outer_size_is(&self.types, *a, w));
+                        .all(|(a, l)| *l || outer_size_is(&self.facts.types, *a, w));
                     if checked && live.len() > 1 && live.contains(&false) && live.contains(&true) {
                         if let Some(keep) = independent_components(lam, &live) {
                             let both: Vec<bool> = keep.iter().chain(&keep).copied().collect();
@@ -442,6 +442,23 @@ impl Visitor for Dce {
                             retain_where(&mut lam.ret, &keep);
                             self.changed = true;
                         }
+                    }
+                }
+                // A with_acc's unused extra results (after the
+                // accumulated arrays): its lambda stops returning them.
+                if let Exp::WithAcc { inputs, lam } = &mut s.exp {
+                    let k = inputs.len();
+                    let keep: Vec<bool> = s
+                        .pat
+                        .iter()
+                        .enumerate()
+                        .map(|(j, p)| j < k || self.is_live(p.var))
+                        .collect();
+                    if keep.contains(&false) && keep.len() == lam.body.result.len() {
+                        retain_where(&mut s.pat, &keep);
+                        retain_where(&mut lam.body.result, &keep);
+                        retain_where(&mut lam.ret, &keep);
+                        self.changed = true;
                     }
                 }
                 // A map's unused results: the lambda stops computing them.
@@ -522,11 +539,147 @@ fn independent_components(lam: &nabla_ir::Lambda, live: &[bool]) -> Option<Vec<b
     }
 }
 
+/// What [`removable`] knows about a function: the types of its variables
+/// (with unknown dimensions named by `size` statements, see
+/// [`walk::var_types_with_sizes`]) and the SOACs whose inputs provably have
+/// the SOAC's width as their outer size (through their types and the
+/// `assert_eq_sizes` statements in scope before them), named by their first
+/// result.
+pub struct SizeFacts {
+    types: Vec<Option<Type>>,
+    checked_soacs: HashSet<Var>,
+    /// Variables bound by `size(a, d)` (never negative).
+    sizes: HashSet<Var>,
+}
+
+/// The variables `size` statements bind.
+fn size_vars(f: &Function) -> HashSet<Var> {
+    let mut out = HashSet::new();
+    walk::for_each_stm(&f.body, &mut |s| {
+        if let (Exp::Size(..), [p]) = (&s.exp, &s.pat[..]) {
+            out.insert(p.var);
+        }
+    });
+    out
+}
+
+impl SizeFacts {
+    /// The facts of function `f` from its types alone, without the
+    /// `assert_eq_sizes` statements (for code motion: a statement moved
+    /// away from an assertion must not rely on it).
+    pub fn from_types(f: &Function) -> SizeFacts {
+        SizeFacts {
+            types: walk::var_types_with_sizes(f),
+            checked_soacs: HashSet::new(),
+            sizes: size_vars(f),
+        }
+    }
+
+    /// The facts of function `f`.
+    pub fn of_function(f: &Function) -> SizeFacts {
+        let types = walk::var_types_with_sizes(f);
+        let mut cx = SizeScan {
+            types: &types,
+            parent: HashMap::new(),
+            undo: Vec::new(),
+            checked: HashSet::new(),
+        };
+        cx.body(&f.body);
+        let checked_soacs = cx.checked;
+        SizeFacts {
+            types,
+            checked_soacs,
+            sizes: size_vars(f),
+        }
+    }
+}
+
+/// The forward scan behind [`SizeFacts`]: equalities of sizes from
+/// `assert_eq_sizes`, scoped to the body after the assertion (a union-find
+/// with an undo log).
+struct SizeScan<'a> {
+    types: &'a [Option<Type>],
+    parent: HashMap<Var, Var>,
+    undo: Vec<Var>,
+    checked: HashSet<Var>,
+}
+
+impl SizeScan<'_> {
+    fn find(&self, mut v: Var) -> Var {
+        while let Some(&p) = self.parent.get(&v) {
+            v = p;
+        }
+        v
+    }
+    fn same(&self, a: &Atom, b: &Atom) -> bool {
+        match (a, b) {
+            (Atom::Var(x), Atom::Var(y)) => self.find(*x) == self.find(*y),
+            (x, y) => x == y,
+        }
+    }
+    fn body(&mut self, b: &Body) {
+        stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
+            let mark = self.undo.len();
+            for s in &b.stms {
+                match &s.exp {
+                    Exp::AssertEqSizes(xs, _) => {
+                        let vars: Vec<Var> = xs
+                            .iter()
+                            .filter_map(|a| match a {
+                                Atom::Var(v) => Some(*v),
+                                Atom::Const(_) => None,
+                            })
+                            .collect();
+                        for w in vars.windows(2) {
+                            let (a, b) = (self.find(w[0]), self.find(w[1]));
+                            if a != b {
+                                self.parent.insert(b, a);
+                                self.undo.push(b);
+                            }
+                        }
+                    }
+                    Exp::Soac(
+                        nabla_ir::Soac::Map { w, arrs, .. }
+                        | nabla_ir::Soac::Reduce { w, arrs, .. }
+                        | nabla_ir::Soac::Scan { w, arrs, .. },
+                    ) => {
+                        let ok = arrs.iter().all(|a| match self.types.get(a.0 as usize) {
+                            Some(Some(Type::Array(_, ds))) => match ds.first() {
+                                Some(Dim::Var(d)) => self.same(&Atom::Var(*d), w),
+                                Some(Dim::Const(k)) => *w == Atom::Const(PrimValue::I64(*k)),
+                                _ => false,
+                            },
+                            _ => false,
+                        });
+                        if let (true, Some(p)) = (ok, s.pat.first()) {
+                            self.checked.insert(p.var);
+                        }
+                    }
+                    _ => {}
+                }
+                for (nb, _) in walk::nested_bodies(&s.exp) {
+                    self.body(nb);
+                }
+            }
+            while self.undo.len() > mark {
+                if let Some(v) = self.undo.pop() {
+                    self.parent.remove(&v);
+                }
+            }
+        })
+    }
+}
+
 /// Whether an expression is pure and total: it has no effect, cannot fail
 /// at run time, and terminates — so it may be removed when its results are
 /// unused. `types` gives the function's variable types (integer division
 /// by a variable may fail; float division may not).
-pub fn removable(e: &Exp, types: &[Option<Type>]) -> bool {
+pub fn removable(s: &Stm, facts: &SizeFacts) -> bool {
+    removable_exp(&s.exp, s.pat.first().map(|p| p.var), facts)
+}
+
+fn removable_exp(e: &Exp, first: Option<Var>, facts: &SizeFacts) -> bool {
+    let types = &facts.types[..];
     let int_operand = |a: &Atom| match a {
         Atom::Const(c) => Some(c.prim_type().is_int()),
         Atom::Var(v) => match types.get(v.0 as usize) {
@@ -534,7 +687,7 @@ pub fn removable(e: &Exp, types: &[Option<Type>]) -> bool {
             _ => None,
         },
     };
-    let all = |b: &Body| b.stms.iter().all(|s| removable(&s.exp, types));
+    let all = |b: &Body| b.stms.iter().all(|s| removable(s, facts));
     match e {
         Exp::Atoms(_)
         | Exp::CmpOp(..)
@@ -558,6 +711,10 @@ pub fn removable(e: &Exp, types: &[Option<Type>]) -> bool {
             ..
         }
         | Exp::Replicate(Atom::Const(PrimValue::I64(k)), _) => *k >= 0,
+        Exp::Iota {
+            n: Atom::Var(n), ..
+        }
+        | Exp::Replicate(Atom::Var(n), _) => facts.sizes.contains(n),
         Exp::If { then_, else_, .. } => {
             stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
                 all(then_) && all(else_)
@@ -576,7 +733,8 @@ pub fn removable(e: &Exp, types: &[Option<Type>]) -> bool {
             | nabla_ir::Soac::Reduce { w, lam, arrs, .. }
             | nabla_ir::Soac::Scan { w, lam, arrs, .. },
         ) => {
-            arrs.iter().all(|a| outer_size_is(types, *a, w))
+            (first.is_some_and(|v| facts.checked_soacs.contains(&v))
+                || arrs.iter().all(|a| outer_size_is(types, *a, w)))
                 && stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || all(&lam.body))
         }
         _ => false,
