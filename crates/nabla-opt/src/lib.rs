@@ -23,6 +23,7 @@
 //! the default pipeline.
 
 mod cse;
+mod fuse;
 mod hoist;
 mod inline;
 pub mod pass;

@@ -40,6 +40,7 @@ pub fn registered_passes() -> Vec<Arc<dyn Pass>> {
         Arc::new(Dce),
         Arc::new(Cse),
         Arc::new(Hoist),
+        Arc::new(Fuse),
         Arc::new(DeadFunctions),
         Arc::new(StaticAd),
     ]
@@ -177,6 +178,7 @@ impl Pipeline {
                 Arc::new(Simplify),
                 Arc::new(Cse),
                 Arc::new(Hoist),
+                Arc::new(Fuse),
                 Arc::new(DeadFunctions),
             ]
         };
@@ -194,6 +196,7 @@ impl Pipeline {
                 Arc::new(Simplify),
                 Arc::new(Cse),
                 Arc::new(Hoist),
+                Arc::new(Fuse),
                 Arc::new(DeadFunctions),
             ],
             MAX_ROUNDS,
@@ -444,6 +447,24 @@ impl Pass for Hoist {
     }
     fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
         Ok(for_each_function(prog, crate::hoist::hoist_function))
+    }
+}
+
+/// `fuse`: map fusion (replicated scalar inputs read directly; a map
+/// whose results feed only one later map of the same width fused into it;
+/// see `fuse.rs`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Fuse;
+
+impl Pass for Fuse {
+    fn name(&self) -> &'static str {
+        "fuse"
+    }
+    fn description(&self) -> &'static str {
+        "map fusion: replicated scalar inputs, producer maps into their one consumer map"
+    }
+    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
+        Ok(for_each_function(prog, crate::fuse::fuse_function))
     }
 }
 
