@@ -1,0 +1,101 @@
+//! The C backend as the driver uses it: IR → C file → executable
+//! (`nabla c`), and running such an executable on values (`nabla test
+//! --backend=c`).
+
+use crate::driver::{one_line, Compiled, RunError};
+use nabla_cgen::CgenError;
+use nabla_values::{Value, ValueType};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The C program for a compiled program (run-time errors located in its sources).
+pub fn c_source(c: &Compiled) -> Result<String, CgenError> {
+    let sources = &c.sources;
+    nabla_cgen::generate_c(&c.program, &|span| sources.describe(span))
+}
+
+/// Writes the C program to `exe` with extension `.c` and compiles it into
+/// the executable `exe`.
+pub fn build_executable(c: &Compiled, exe: &Path) -> Result<PathBuf, CgenError> {
+    let src = c_source(c)?;
+    let c_file = exe.with_extension("c");
+    std::fs::write(&c_file, src)
+        .map_err(|e| CgenError::compiler(format!("cannot write {}: {e}", c_file.display())))?;
+    nabla_cgen::compile_c(&c_file, exe)?;
+    Ok(c_file)
+}
+
+/// A compiled executable, run once per dataset.
+#[derive(Clone, Debug)]
+pub struct Executable {
+    /// The executable's path.
+    pub path: PathBuf,
+}
+
+impl Executable {
+    /// Runs entry point `entry` on `args` (sent in the binary value format)
+    /// and reads its results (binary output), typed by `results`. A failing
+    /// run gives a [`RunError`] whose message is the executable's error
+    /// message (and whose rendering includes its location line).
+    pub fn run(
+        &self,
+        c: &Compiled,
+        entry: &str,
+        args: &[Value],
+        results: &[ValueType],
+    ) -> Result<Vec<Value>, RunError> {
+        let mut input = Vec::new();
+        for a in args {
+            nabla_values::write_value_binary(a, &mut input);
+        }
+        let child = Command::new(&self.path)
+            .args(["-e", entry, "-b"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        let mut child = match child {
+            Ok(ch) => ch,
+            Err(e) => {
+                return Err(c.run_error(format!("cannot run {}: {e}", self.path.display()), None))
+            }
+        };
+        let writer = child.stdin.take().map(|mut stdin| {
+            std::thread::spawn(move || {
+                let _ = stdin.write_all(&input);
+            })
+        });
+        let output = child.wait_with_output();
+        if let Some(w) = writer {
+            let _ = w.join();
+        }
+        let output = output
+            .map_err(|e| c.run_error(format!("cannot run {}: {e}", self.path.display()), None))?;
+        if !output.status.success() {
+            let err = String::from_utf8_lossy(&output.stderr);
+            let mut lines = err.lines();
+            let first = lines.next().unwrap_or("");
+            let message = first.strip_prefix("Error: ").unwrap_or(first).to_string();
+            let message = if message.is_empty() {
+                format!("the executable failed ({})", output.status)
+            } else {
+                message
+            };
+            let rest: Vec<&str> = lines.collect();
+            let rendered = format!("error: {message}\n{}", rest.join("\n"));
+            let summary = match rest.first().and_then(|l| l.strip_prefix("at ")) {
+                Some(loc) => format!("{loc}: {}", one_line(&message)),
+                None => one_line(&message),
+            };
+            return Err(RunError {
+                message,
+                span: None,
+                rendered,
+                summary,
+            });
+        }
+        nabla_values::read_values(&output.stdout, Some(results))
+            .map_err(|e| c.run_error(format!("cannot read the executable's output: {e}"), None))
+    }
+}
