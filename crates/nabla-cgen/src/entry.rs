@@ -8,9 +8,16 @@ use nabla_ir::{Program, Type};
 use std::fmt::Write;
 
 /// The C of every entry wrapper and of `main`.
-pub(crate) fn entries_and_main(program: &Program) -> Result<String, CgenError> {
+pub(crate) fn entries_and_main(
+    program: &Program,
+    unsupported: &[(String, CgenError)],
+) -> Result<String, CgenError> {
     let mut out = String::new();
+    let left_out = |name: &str| unsupported.iter().find(|(n, _)| n == name);
     for (k, e) in program.entries.iter().enumerate() {
+        if left_out(&e.name).is_some() {
+            continue;
+        }
         let Some(f) = program.functions.get(e.fun.0 as usize) else {
             return Err(CgenError::internal("entry point of an unknown function"));
         };
@@ -110,9 +117,16 @@ pub(crate) fn entries_and_main(program: &Program) -> Result<String, CgenError> {
     let _ = writeln!(out, "  nb_reader r = {{buf, len, 0}};");
     let mut first = true;
     for (k, e) in program.entries.iter().enumerate() {
+        let call = match left_out(&e.name) {
+            Some((_, why)) => format!(
+                "nb_fail(\"\", \"entry point %s was left out: %s\", o.entry, {})",
+                c_string(&why.message)
+            ),
+            None => format!("nb_entry_{k}(&r, &o)"),
+        };
         let _ = writeln!(
             out,
-            "  {}if (strcmp(o.entry, {}) == 0) nb_entry_{k}(&r, &o);",
+            "  {}if (strcmp(o.entry, {}) == 0) {call};",
             if first { "" } else { "else " },
             c_string(&e.name)
         );

@@ -611,9 +611,11 @@ impl<'a> FnGen<'a> {
                 indices,
                 value,
             } => self.update_acc(&loc, pat, *acc, indices, value)?,
-            Exp::Jvp { .. } | Exp::Vjp { .. } => return Err(CgenError::unsupported(
-                "jvp/vjp left for dynamic AD (a construct static AD does not differentiate yet)",
-            )),
+            Exp::Jvp { .. } | Exp::Vjp { .. } => {
+                return Err(CgenError::unsupported(
+                    "a jvp/vjp that static AD leaves to dynamic AD",
+                ))
+            }
         }
         Ok(())
     }
@@ -1474,6 +1476,51 @@ impl<'a> FnGen<'a> {
         self.line(&format!("{} = {a};", var_name(p.var)));
         self.accs.insert(p.var, info);
         Ok(())
+    }
+}
+
+// ----- calls ------------------------------------------------------------------
+
+/// The functions a body calls (directly), as indices.
+pub(crate) fn callees(b: &Body) -> Vec<usize> {
+    let mut out = Vec::new();
+    callees_into(b, &mut out);
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+fn callees_into(b: &Body, out: &mut Vec<usize>) {
+    for stm in &b.stms {
+        match &stm.exp {
+            Exp::Apply(f, _) => out.push(f.0 as usize),
+            Exp::If { then_, else_, .. } => {
+                callees_into(then_, out);
+                callees_into(else_, out);
+            }
+            Exp::Loop { form, body, .. } => {
+                if let LoopForm::While { cond } = form {
+                    callees_into(cond, out);
+                }
+                callees_into(body, out);
+            }
+            Exp::Soac(
+                Soac::Map { lam, .. }
+                | Soac::Reduce { lam, .. }
+                | Soac::Scan { lam, .. }
+                | Soac::Hist { lam, .. },
+            ) => callees_into(&lam.body, out),
+            Exp::WithAcc { inputs, lam } => {
+                for i in inputs {
+                    if let AccOp::Lambda(l, _) = &i.op {
+                        callees_into(&l.body, out);
+                    }
+                }
+                callees_into(&lam.body, out);
+            }
+            Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } => callees_into(&lam.body, out),
+            _ => {}
+        }
     }
 }
 

@@ -75,25 +75,112 @@ impl std::fmt::Display for CgenError {
 
 impl std::error::Error for CgenError {}
 
-/// Generates the whole C program. `locate` renders a span as
-/// `file:line:col` for run-time error messages.
+/// A generated C program.
+#[derive(Clone, Debug)]
+pub struct CProgram {
+    /// The C source.
+    pub source: String,
+    /// Entry points left out because they use (or call a function that
+    /// uses) a construct the backend does not support, with the reason;
+    /// the executable reports them as unsupported when asked to run them.
+    pub unsupported_entries: Vec<(String, CgenError)>,
+}
+
+/// Generates the whole C program; any construct the backend does not
+/// support is an error. `locate` renders a span as `file:line:col` for
+/// run-time error messages.
 pub fn generate_c(program: &Program, locate: &dyn Fn(Span) -> String) -> Result<String, CgenError> {
+    let p = generate_c_partial(program, locate)?;
+    match p.unsupported_entries.into_iter().next() {
+        Some((_, e)) => Err(e),
+        None => Ok(p.source),
+    }
+}
+
+/// Generates the C program for the entry points the backend supports,
+/// leaving out the others (see [`CProgram::unsupported_entries`]). Errors:
+/// an internal error, or no entry point can be generated (then the error
+/// says why the first could not).
+pub fn generate_c_partial(
+    program: &Program,
+    locate: &dyn Fn(Span) -> String,
+) -> Result<CProgram, CgenError> {
+    let n = program.functions.len();
+    let mut bodies: Vec<Result<String, CgenError>> = Vec::with_capacity(n);
+    for (i, f) in program.functions.iter().enumerate() {
+        let r = func::FnGen::new(program, f, locate).generate(FunId(i as u32));
+        if let Err(e) = &r {
+            if !e.unsupported {
+                return Err(e.clone());
+            }
+        }
+        bodies.push(r);
+    }
+    // A function is unsupported when it, or a function it calls, is.
+    let callees: Vec<Vec<usize>> = program
+        .functions
+        .iter()
+        .map(|f| func::callees(&f.body))
+        .collect();
+    let mut why: Vec<Option<CgenError>> =
+        bodies.iter().map(|b| b.as_ref().err().cloned()).collect();
+    loop {
+        let mut changed = false;
+        for i in 0..n {
+            if why[i].is_some() {
+                continue;
+            }
+            if let Some(e) = callees[i]
+                .iter()
+                .find_map(|&c| why.get(c).cloned().flatten())
+            {
+                why[i] = Some(e);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut unsupported_entries = Vec::new();
+    let mut supported = Vec::new();
+    for e in &program.entries {
+        match why.get(e.fun.0 as usize) {
+            Some(Some(err)) => unsupported_entries.push((e.name.clone(), err.clone())),
+            Some(None) => supported.push(e.name.clone()),
+            None => return Err(CgenError::internal("entry point of an unknown function")),
+        }
+    }
+    if supported.is_empty() {
+        if let Some((_, e)) = unsupported_entries.first() {
+            return Err(e.clone());
+        }
+    }
     let mut out = String::with_capacity(RUNTIME_C.len() + 4096);
     out.push_str(RUNTIME_C);
     out.push_str("\n/* ---------- generated from the core IR ---------- */\n\n");
     for (i, f) in program.functions.iter().enumerate() {
-        out.push_str(&func::prototype(FunId(i as u32), f)?);
-        out.push_str(";\n");
+        if why[i].is_none() {
+            out.push_str(&func::prototype(FunId(i as u32), f)?);
+            out.push_str(";\n");
+        }
     }
     out.push('\n');
-    for (i, f) in program.functions.iter().enumerate() {
-        let body = func::FnGen::new(program, f, locate).generate(FunId(i as u32))?;
-        out.push_str(&format!("/* {} */\n", f.name.replace("*/", "* /")));
-        out.push_str(&body);
-        out.push('\n');
+    for (i, (f, body)) in program.functions.iter().zip(bodies).enumerate() {
+        if why[i].is_some() {
+            continue;
+        }
+        if let Ok(body) = body {
+            out.push_str(&format!("/* {} */\n", f.name.replace("*/", "* /")));
+            out.push_str(&body);
+            out.push('\n');
+        }
     }
-    out.push_str(&entry::entries_and_main(program)?);
-    Ok(out)
+    out.push_str(&entry::entries_and_main(program, &unsupported_entries)?);
+    Ok(CProgram {
+        source: out,
+        unsupported_entries,
+    })
 }
 
 /// The default C compiler flags (overridden by `$CFLAGS`).

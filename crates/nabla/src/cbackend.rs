@@ -3,27 +3,28 @@
 //! --backend=c`).
 
 use crate::driver::{one_line, Compiled, RunError};
-use nabla_cgen::CgenError;
+use nabla_cgen::{CProgram, CgenError};
 use nabla_values::{Value, ValueType};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-/// The C program for a compiled program (run-time errors located in its sources).
-pub fn c_source(c: &Compiled) -> Result<String, CgenError> {
+/// The C program for a compiled program (run-time errors located in its
+/// sources), without the entry points the backend does not support.
+pub fn c_source(c: &Compiled) -> Result<CProgram, CgenError> {
     let sources = &c.sources;
-    nabla_cgen::generate_c(&c.program, &|span| sources.describe(span))
+    nabla_cgen::generate_c_partial(&c.program, &|span| sources.describe(span))
 }
 
 /// Writes the C program to `exe` with extension `.c` and compiles it into
-/// the executable `exe`.
-pub fn build_executable(c: &Compiled, exe: &Path) -> Result<PathBuf, CgenError> {
-    let src = c_source(c)?;
+/// the executable `exe`. Returns the entry points left out (and why).
+pub fn build_executable(c: &Compiled, exe: &Path) -> Result<Vec<(String, CgenError)>, CgenError> {
+    let prog = c_source(c)?;
     let c_file = exe.with_extension("c");
-    std::fs::write(&c_file, src)
+    std::fs::write(&c_file, prog.source)
         .map_err(|e| CgenError::compiler(format!("cannot write {}: {e}", c_file.display())))?;
     nabla_cgen::compile_c(&c_file, exe)?;
-    Ok(c_file)
+    Ok(prog.unsupported_entries)
 }
 
 /// A compiled executable, run once per dataset.

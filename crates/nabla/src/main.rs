@@ -341,16 +341,23 @@ fn compile_c(
         return ExitCode::FAILURE;
     }
     let result = if only_c {
-        nabla::cbackend::c_source(&compiled).and_then(|src| {
-            std::fs::write(exe.with_extension("c"), src).map_err(|e| {
-                nabla_cgen::CgenError::compiler(format!("cannot write the C file: {e}"))
-            })
+        nabla::cbackend::c_source(&compiled).and_then(|prog| {
+            std::fs::write(exe.with_extension("c"), prog.source)
+                .map(|()| prog.unsupported_entries)
+                .map_err(|e| {
+                    nabla_cgen::CgenError::compiler(format!("cannot write the C file: {e}"))
+                })
         })
     } else {
-        nabla::cbackend::build_executable(&compiled, &exe).map(|_| ())
+        nabla::cbackend::build_executable(&compiled, &exe)
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(left_out) => {
+            for (name, why) in left_out {
+                eprintln!("warning: entry point {name} left out: {why}");
+            }
+            ExitCode::SUCCESS
+        }
         Err(e) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE

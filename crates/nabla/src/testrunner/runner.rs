@@ -268,7 +268,8 @@ pub fn test_file_with(path: &Path, opts: &CompileOptions, backend: Backend) -> F
 /// The executable of a file for the C backend, or why there is none.
 #[derive(Clone)]
 enum ExeState {
-    Ready(Executable),
+    /// The executable, and the entry points it left out (with why).
+    Ready(Executable, Vec<(String, String)>),
     /// The backend does not support the program: its datasets are skipped.
     Unsupported(String),
     /// C generation or compilation failed: its datasets fail.
@@ -317,7 +318,10 @@ impl FileCx<'_> {
                         let exe = dir.join("prog");
                         self.work_dir = Some(dir);
                         match guarded(|| crate::cbackend::build_executable(&c, &exe)) {
-                            Ok(Ok(_)) => ExeState::Ready(Executable { path: exe }),
+                            Ok(Ok(left_out)) => ExeState::Ready(
+                                Executable { path: exe },
+                                left_out.into_iter().map(|(n, e)| (n, e.message)).collect(),
+                            ),
                             Ok(Err(e)) if e.unsupported => ExeState::Unsupported(e.message),
                             Ok(Err(e)) => ExeState::Failed(one_line(&e.message)),
                             Err(p) => ExeState::Failed(p),
@@ -407,15 +411,21 @@ impl FileCx<'_> {
                 let exe = match self.backend {
                     Backend::Interpreter => None,
                     Backend::C => match self.executable() {
-                        ExeState::Ready(e) => Some(e),
+                        ExeState::Ready(e, left_out) => {
+                            if let Some((_, why)) = left_out.iter().find(|(n, _)| n == entry) {
+                                let line = format!("SKIP {shown}:{entry}: {why}");
+                                if !report.skips.contains(&line) {
+                                    report.skips.push(line);
+                                }
+                                report.skipped += 1;
+                                continue;
+                            }
+                            Some(e)
+                        }
                         ExeState::Unsupported(why) => {
-                            if report.skips.is_empty()
-                                || !report
-                                    .skips
-                                    .iter()
-                                    .any(|s| s.starts_with(&format!("SKIP {shown}:")))
-                            {
-                                report.skips.push(format!("SKIP {shown}: {why}"));
+                            let line = format!("SKIP {shown}: {why}");
+                            if !report.skips.contains(&line) {
+                                report.skips.push(line);
                             }
                             report.skipped += 1;
                             continue;
