@@ -17,8 +17,10 @@
 //! status 1.
 //!
 //! Constructs the backend cannot lower give a [`CgenError`] (never wrong C):
-//! `jvp`/`vjp` left in the program for dynamic AD, `f16`, arrays of rank
-//! above 8.
+//! `jvp`/`vjp` left in the program for dynamic AD, arrays of rank above 8.
+//! `f16` is C's `_Float16` (computed in `float` and rounded, as
+//! `nabla_prim` does), so it needs a C compiler that has it (gcc ≥ 12,
+//! clang ≥ 15 on x86-64 and AArch64).
 
 mod entry;
 mod func;

@@ -430,12 +430,14 @@ static inline void nb_check_width(const char *loc, const char *what, const char 
 /* ---------- scalar operators ---------- */
 
 #define NB_INT_OPS(T, U, S, BITS, SIGNED)                                                     \
-  static inline T nb_add_##S(T x, T y) { return (T)((U)x + (U)y); }                          \
-  static inline T nb_sub_##S(T x, T y) { return (T)((U)x - (U)y); }                          \
-  static inline T nb_mul_##S(T x, T y) { return (T)((U)x * (U)y); }                          \
-  static inline T nb_neg_##S(T x) { return (T)(0 - (U)x); }                                  \
+  /* Arithmetic in uint64_t: no promotion to (signed) int, so no overflow. */              \
+  static inline T nb_add_##S(T x, T y) { return (T)((uint64_t)(U)x + (uint64_t)(U)y); }      \
+  static inline T nb_sub_##S(T x, T y) { return (T)((uint64_t)(U)x - (uint64_t)(U)y); }      \
+  static inline T nb_mul_##S(T x, T y) { return (T)((uint64_t)(U)x * (uint64_t)(U)y); }      \
+  static inline T nb_neg_##S(T x) { return (T)((uint64_t)0 - (uint64_t)(U)x); }              \
   static inline T nb_pow_##S(T x, T y) {                                                     \
-    U b = (U)x, e = (U)y, r = 1;                                                             \
+    uint64_t b = (U)x, r = 1;                                                                \
+    U e = (U)y;                                                                              \
     while (e != 0) {                                                                         \
       if (e & 1) r = (U)(r * b);                                                             \
       e >>= 1;                                                                               \
@@ -443,7 +445,7 @@ static inline void nb_check_width(const char *loc, const char *what, const char 
     }                                                                                        \
     return (T)r;                                                                             \
   }                                                                                          \
-  static inline T nb_shl_##S(T x, T y) { return (U)y >= BITS ? 0 : (T)((U)x << (U)y); }      \
+  static inline T nb_shl_##S(T x, T y) { return (U)y >= BITS ? 0 : (T)((uint64_t)(U)x << (U)y); } \
   static inline T nb_lshr_##S(T x, T y) { return (U)y >= BITS ? 0 : (T)((U)x >> (U)y); }     \
   static inline int32_t nb_popc_##S(T x) { return __builtin_popcountll((uint64_t)(U)x); }    \
   static inline int32_t nb_clz_##S(T x) {                                                    \
@@ -520,7 +522,18 @@ NB_UNSIGNED_OPS(uint64_t, u64, 64)
 
 static inline double nb_sgn_f64(double x) { return isnan(x) ? x : (double)((x > 0) - (x < 0)); }
 static inline float nb_sgn_f32(float x) { return isnan(x) ? x : (float)((x > 0) - (x < 0)); }
+static inline _Float16 nb_sgn_f16(_Float16 x) { return (_Float16)nb_sgn_f32((float)x); }
 
+static inline _Float16 nb_f16_from_bits(uint16_t b) {
+  _Float16 x;
+  memcpy(&x, &b, 2);
+  return x;
+}
+static inline uint16_t nb_f16_to_bits(_Float16 x) {
+  uint16_t b;
+  memcpy(&b, &x, 2);
+  return b;
+}
 static inline double nb_f64_from_bits(uint64_t b) {
   double x;
   memcpy(&x, &b, 8);
@@ -730,7 +743,8 @@ static void nb_read_scalar(nb_reader *r, int t, void *out) {
     } else if (t == NB_F64) {
       memcpy(out, &x, 8);
     } else {
-      nb_input_error(r, "f16 is not supported by the C backend");
+      _Float16 h = (_Float16)x; /* via f64, as nabla-values reads f16 */
+      memcpy(out, &h, 2);
     }
     return;
   }
@@ -858,7 +872,6 @@ static void nb_read_value(nb_reader *r, int t, int rank, void *scalar, nb_arr *a
   nb_skip_ws(r);
   if (r->pos >= r->len) nb_input_error(r, "expected a value, found the end of the input");
   size_t elem = nb_type_sizes[t];
-  if (t == NB_F16) nb_input_error(r, "f16 is not supported by the C backend");
   if (r->buf[r->pos] == 'b' && r->pos + 1 < r->len && r->buf[r->pos + 1] == 2) {
     int64_t shape[NB_MAX_RANK];
     nb_read_binary_header(r, t, rank, shape);
@@ -915,8 +928,7 @@ static unsigned char *nb_read_all(FILE *f, size_t *len) {
 /* ---------- value output ---------- */
 
 /* Shortest round-tripping digits, laid out as Haskell's show (nabla-values' printer). */
-static void nb_put_float(FILE *o, double x, bool is_f32) {
-  const char *suffix = is_f32 ? "f32" : "f64";
+static void nb_put_float(FILE *o, double x, bool is_f32, const char *suffix) {
   if (isnan(x)) {
     fprintf(o, "%s.nan", suffix);
     return;
@@ -981,8 +993,9 @@ static void nb_put_scalar(FILE *o, int t, const void *p) {
   case NB_U16: fprintf(o, "%uu16", *(const uint16_t *)p); break;
   case NB_U32: fprintf(o, "%" PRIu32 "u32", *(const uint32_t *)p); break;
   case NB_U64: fprintf(o, "%" PRIu64 "u64", *(const uint64_t *)p); break;
-  case NB_F32: nb_put_float(o, *(const float *)p, true); break;
-  case NB_F64: nb_put_float(o, *(const double *)p, false); break;
+  case NB_F16: nb_put_float(o, (float)*(const _Float16 *)p, true, "f16"); break;
+  case NB_F32: nb_put_float(o, *(const float *)p, true, "f32"); break;
+  case NB_F64: nb_put_float(o, *(const double *)p, false, "f64"); break;
   case NB_BOOL: fputs(*(const bool *)p ? "true" : "false", o); break;
   default: break;
   }

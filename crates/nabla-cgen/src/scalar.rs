@@ -20,7 +20,7 @@ pub fn c_type(t: PrimType) -> Result<&'static str, CgenError> {
         PrimType::F32 => "float",
         PrimType::F64 => "double",
         PrimType::Bool => "bool",
-        PrimType::F16 => return Err(CgenError::unsupported("the type f16")),
+        PrimType::F16 => "_Float16",
     })
 }
 
@@ -59,7 +59,7 @@ pub fn c_const(v: PrimValue) -> Result<String, CgenError> {
         PrimValue::F64(x) if x.is_finite() => format!("({x:e})"),
         PrimValue::F64(x) => format!("nb_f64_from_bits({}ULL)", x.to_bits()),
         PrimValue::Bool(b) => (if b { "true" } else { "false" }).to_string(),
-        PrimValue::F16(_) => return Err(CgenError::unsupported("the type f16")),
+        PrimValue::F16(x) => format!("nb_f16_from_bits({}U)", x.to_bits()),
     })
 }
 
@@ -84,6 +84,17 @@ pub fn binop(op: BinOp, t: PrimType, x: &str, y: &str, loc: &str) -> Result<Stri
             BinOp::BitXor => Ok(format!("({x} != {y})")),
             _ => bad(),
         };
+    }
+    if t == PrimType::F16 {
+        // As nabla-prim: computed in f32, rounded to f16.
+        let e = binop(
+            op,
+            PrimType::F32,
+            &format!("((float){x})"),
+            &format!("((float){y})"),
+            loc,
+        )?;
+        return Ok(format!("((_Float16){e})"));
     }
     if t.is_float() {
         c_type(t)?;
@@ -164,6 +175,14 @@ pub fn unop(op: UnOp, t: PrimType, x: &str) -> Result<String, CgenError> {
             _ => return bad(),
         });
     }
+    if t == PrimType::F16 {
+        // As nabla-prim: the f32 operation, rounded to f16.
+        let e = unop(op, PrimType::F32, &format!("((float){x})"))?;
+        return Ok(match op {
+            UnOp::IsNan | UnOp::IsInf => e,
+            _ => format!("((_Float16){e})"),
+        });
+    }
     c_type(t)?;
     let f32 = t == PrimType::F32;
     let f = if f32 { "f" } else { "" };
@@ -226,6 +245,25 @@ pub fn ternop(op: TernOp, t: PrimType, a: &str, b: &str, c: &str) -> Result<Stri
             t.name()
         )));
     }
+    if t == PrimType::F16 {
+        let (a, b, c) = (
+            format!("((float){a})"),
+            format!("((float){b})"),
+            format!("((float){c})"),
+        );
+        let r16 = |e: String| format!("((float)(_Float16)({e}))");
+        return Ok(match op {
+            TernOp::Fma => {
+                format!("((_Float16)fma((double){a}, (double){b}, (double){c}))")
+            }
+            TernOp::Mad => format!("((_Float16)({} + {c}))", r16(format!("{a} * {b}"))),
+            TernOp::Lerp => {
+                let d = r16(format!("{b} - {a}"));
+                let m = r16(format!("{d} * {c}"));
+                format!("((_Float16)({a} + {m}))")
+            }
+        });
+    }
     c_type(t)?;
     let f = if t == PrimType::F32 { "f" } else { "" };
     Ok(match op {
@@ -264,6 +302,10 @@ pub fn conv(op: ConvOp, x: &str) -> Result<String, CgenError> {
                 return Ok(format!("(({tt})nb_f64_to_u64_wrapping((double){x}))"));
             }
             // Integer source.
+            if to == PrimType::F16 {
+                // As nabla-prim: through the nearest f64.
+                return Ok(format!("((_Float16)(double){x})"));
+            }
             if to.is_float() {
                 return Ok(format!("(({tt}){x})"));
             }
@@ -285,6 +327,10 @@ pub fn conv(op: ConvOp, x: &str) -> Result<String, CgenError> {
                 )));
             }
             Ok(match (from.is_float(), to.is_float()) {
+                (true, false) if from == PrimType::F16 => format!("(({tt})nb_f16_to_bits({x}))"),
+                (false, true) if to == PrimType::F16 => {
+                    format!("nb_f16_from_bits((uint16_t){x})")
+                }
                 (false, false) => format!("(({tt})({})({x}))", unsigned_of(from)),
                 (true, false) if from == PrimType::F64 => format!("(({tt})nb_f64_to_bits({x}))"),
                 (true, false) => format!("(({tt})nb_f32_to_bits({x}))"),

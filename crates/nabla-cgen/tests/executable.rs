@@ -130,12 +130,23 @@ fn runs_timings_and_no_output() {
 }
 
 #[test]
-fn f16_is_rejected_cleanly() {
+fn jvp_left_for_dynamic_ad_is_rejected_cleanly() {
     let prog = nabla_ir::parse_program(
-        "fun main (x_0: f16): (f16) = {\n  in (x_0)\n}\n\nentry main = main (params [1], results [1])\n",
+        "fun main (x_0: f64): (f64) = {\n  let t_1: f64 = jvp(\\(p_2: f64): (f64) -> {\n    in (p_2)\n  }, (x_0), (x_0))\n  in (t_1)\n}\n\nentry main = main (params [1], results [1])\n",
     )
     .expect("parses");
-    let e = generate_c(&prog, &|_| String::new()).expect_err("f16 is not supported");
+    let e = generate_c(&prog, &|_| String::new()).expect_err("jvp is not supported");
     assert!(e.unsupported);
-    assert!(e.message.contains("f16"), "{}", e.message);
+    assert!(e.message.contains("jvp"), "{}", e.message);
+}
+
+#[test]
+fn f16_arithmetic_rounds_through_f32() {
+    let exe = build(
+        "f16",
+        "fun main (a_0: f16, b_1: f16): (f16, u16) = {\n  let c_2: f16 = a_0 + b_1\n  let d_3: u16 = bitcast<f16->u16>(c_2)\n  in (c_2, d_3)\n}\n\nentry main = main (params [1, 1], results [1, 1])\n",
+    );
+    let o = run(&exe, &[], b"2048f16 1f16");
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert_eq!(stdout(&o), "2048.0f16\n26624u16\n");
 }
