@@ -19,6 +19,12 @@
 
 #define NB_MAX_RANK 8
 
+/* f16 is C's _Float16 where the compiler has it (gcc >= 12, clang >= 15);
+ * programs without f16 compile without it. */
+#if defined(__FLT16_MANT_DIG__)
+#define NB_HAVE_F16 1
+#endif
+
 typedef struct nb_mem {
   int64_t rc;
   int64_t pad;
@@ -522,8 +528,8 @@ NB_UNSIGNED_OPS(uint64_t, u64, 64)
 
 static inline double nb_sgn_f64(double x) { return isnan(x) ? x : (double)((x > 0) - (x < 0)); }
 static inline float nb_sgn_f32(float x) { return isnan(x) ? x : (float)((x > 0) - (x < 0)); }
-static inline _Float16 nb_sgn_f16(_Float16 x) { return (_Float16)nb_sgn_f32((float)x); }
 
+#ifdef NB_HAVE_F16
 static inline _Float16 nb_f16_from_bits(uint16_t b) {
   _Float16 x;
   memcpy(&x, &b, 2);
@@ -534,6 +540,7 @@ static inline uint16_t nb_f16_to_bits(_Float16 x) {
   memcpy(&b, &x, 2);
   return b;
 }
+#endif
 static inline double nb_f64_from_bits(uint64_t b) {
   double x;
   memcpy(&x, &b, 8);
@@ -743,8 +750,12 @@ static void nb_read_scalar(nb_reader *r, int t, void *out) {
     } else if (t == NB_F64) {
       memcpy(out, &x, 8);
     } else {
+#ifdef NB_HAVE_F16
       _Float16 h = (_Float16)x; /* via f64, as nabla-values reads f16 */
       memcpy(out, &h, 2);
+#else
+      nb_input_error(r, "f16 needs a C compiler with _Float16");
+#endif
     }
     return;
   }
@@ -993,7 +1004,9 @@ static void nb_put_scalar(FILE *o, int t, const void *p) {
   case NB_U16: fprintf(o, "%uu16", *(const uint16_t *)p); break;
   case NB_U32: fprintf(o, "%" PRIu32 "u32", *(const uint32_t *)p); break;
   case NB_U64: fprintf(o, "%" PRIu64 "u64", *(const uint64_t *)p); break;
+#ifdef NB_HAVE_F16
   case NB_F16: nb_put_float(o, (float)*(const _Float16 *)p, true, "f16"); break;
+#endif
   case NB_F32: nb_put_float(o, *(const float *)p, true, "f32"); break;
   case NB_F64: nb_put_float(o, *(const double *)p, false, "f64"); break;
   case NB_BOOL: fputs(*(const bool *)p ? "true" : "false", o); break;
