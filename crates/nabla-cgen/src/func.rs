@@ -94,6 +94,20 @@ pub(crate) fn c_decl_type(t: &Type) -> Result<&'static str, CgenError> {
     }
 }
 
+/// One body being generated, for releasing dead arrays early.
+struct Frame {
+    /// Per variable used in the body: the index of the last statement
+    /// that uses it (`usize::MAX`: a result).
+    last_use: HashMap<Var, usize>,
+    /// Arrays bound by the statements generated so far (not yet released).
+    bound: Vec<Var>,
+    /// The statement being generated.
+    index: usize,
+    /// Whether the body may run several times per run of its enclosing
+    /// body (loops, lambdas): arrays bound outside it stay alive.
+    repeated: bool,
+}
+
 /// Generates one function.
 pub(crate) struct FnGen<'a> {
     prog: &'a Program,
@@ -104,6 +118,7 @@ pub(crate) struct FnGen<'a> {
     out: String,
     indent: usize,
     tmp: usize,
+    frames: Vec<Frame>,
 }
 
 impl<'a> FnGen<'a> {
@@ -121,6 +136,7 @@ impl<'a> FnGen<'a> {
             out: String::new(),
             indent: 1,
             tmp: 0,
+            frames: Vec::new(),
         }
     }
 
@@ -296,10 +312,100 @@ impl<'a> FnGen<'a> {
     /// Emits a body, assigning its results to `targets` (C lvalues; `None`
     /// drops the result) and releasing the arrays it bound.
     fn body(&mut self, body: &Body, targets: &[Option<String>]) -> Result<(), CgenError> {
-        for stm in &body.stms {
-            self.stm(stm)?;
+        self.body_with(body, targets, true)
+    }
+
+    /// A body that runs at most once per run of its enclosing body (an
+    /// `if` branch, a `with_acc` lambda): arrays of the enclosing bodies may
+    /// be released early from inside it.
+    fn body_once(&mut self, body: &Body, targets: &[Option<String>]) -> Result<(), CgenError> {
+        self.body_with(body, targets, false)
+    }
+
+    fn body_with(
+        &mut self,
+        body: &Body,
+        targets: &[Option<String>],
+        repeated: bool,
+    ) -> Result<(), CgenError> {
+        let mut last_use: HashMap<Var, usize> = HashMap::new();
+        for (k, stm) in body.stms.iter().enumerate() {
+            for v in nabla_ir::free_vars_stm(stm) {
+                last_use.insert(v, k);
+            }
         }
+        for a in &body.result {
+            if let Atom::Var(v) = a {
+                last_use.insert(*v, usize::MAX);
+            }
+        }
+        self.frames.push(Frame {
+            last_use,
+            bound: Vec::new(),
+            index: 0,
+            repeated,
+        });
+        for (k, stm) in body.stms.iter().enumerate() {
+            if let Some(f) = self.frames.last_mut() {
+                f.index = k;
+            }
+            if self.consumes(stm) {
+                self.release_dead();
+            }
+            self.stm(stm)?;
+            let arrays: Vec<Var> = stm
+                .pat
+                .iter()
+                .map(|p| p.var)
+                .filter(|v| self.is_array(*v))
+                .collect();
+            if let Some(f) = self.frames.last_mut() {
+                f.bound.extend(arrays);
+            }
+        }
+        self.frames.pop();
         self.finish_body(body, targets)
+    }
+
+    /// Whether a statement consumes an array (so that arrays no longer
+    /// used should be released first, to let it update in place).
+    fn consumes(&self, stm: &Stm) -> bool {
+        match &stm.exp {
+            Exp::Update(..)
+            | Exp::WithAcc { .. }
+            | Exp::Soac(Soac::Hist { .. } | Soac::Scatter { .. }) => true,
+            Exp::Apply(f, _) => self
+                .prog
+                .functions
+                .get(f.0 as usize)
+                .is_some_and(|c| c.params.iter().any(|p| p.unique)),
+            Exp::Loop { params, .. } => params.iter().any(|p| p.unique),
+            _ => false,
+        }
+    }
+
+    /// Releases the arrays bound earlier in the enclosing bodies that
+    /// nothing uses any more (from the current statement on), up to and
+    /// including the innermost repeated body (a loop body or lambda).
+    fn release_dead(&mut self) {
+        let mut dead = Vec::new();
+        for f in self.frames.iter_mut().rev() {
+            let index = f.index;
+            let last_use = &f.last_use;
+            f.bound.retain(|v| {
+                let is_dead = last_use.get(v).is_none_or(|&k| k < index);
+                if is_dead {
+                    dead.push(*v);
+                }
+                !is_dead
+            });
+            if f.repeated {
+                break;
+            }
+        }
+        for v in dead {
+            self.line(&format!("nb_release(&{});", var_name(v)));
+        }
     }
 
     fn finish_body(&mut self, body: &Body, targets: &[Option<String>]) -> Result<(), CgenError> {
@@ -388,10 +494,10 @@ impl<'a> FnGen<'a> {
                 let c = self.atom(cond)?;
                 let targets = Self::pat_targets(pat);
                 self.open(&format!("if ({c}) {{"));
-                self.body(then_, &targets)?;
+                self.body_once(then_, &targets)?;
                 self.indent -= 1;
                 self.open("} else {");
-                self.body(else_, &targets)?;
+                self.body_once(else_, &targets)?;
                 self.close();
                 for (p, r) in pat.iter().zip(&then_.result) {
                     self.copy_acc_info(p.var, r);
@@ -601,7 +707,7 @@ impl<'a> FnGen<'a> {
                 for p in pat.iter().skip(n) {
                     targets.push(Some(var_name(p.var)));
                 }
-                self.body(&lam.body, &targets)?;
+                self.body_once(&lam.body, &targets)?;
                 for (p, lp) in pat.iter().zip(&lam.params) {
                     self.line(&format!("{} = {};", var_name(p.var), self.consume(lp.var)));
                 }

@@ -102,9 +102,22 @@ static nb_arr nb_copy(const nb_arr *a, int rank, size_t elem) {
   return r;
 }
 
+#ifdef NB_COUNT_COPIES
+/* Debugging aid (-DNB_COUNT_COPIES): how many consumptions had to copy. */
+static int64_t nb_copies, nb_copied_bytes;
+__attribute__((destructor)) static void nb_report_copies(void) {
+  fprintf(stderr, "nabla: %" PRId64 " copies on consumption (%" PRId64 " bytes)\n", nb_copies,
+          nb_copied_bytes);
+}
+#endif
+
 /* Makes `*a` the only reference to its block (copying when shared). */
 static inline void nb_make_unique(nb_arr *a, int rank, size_t elem) {
   if (a->mem && a->mem->rc == 1) return;
+#ifdef NB_COUNT_COPIES
+  nb_copies++;
+  nb_copied_bytes += nb_count(a->shape, rank) * (int64_t)elem;
+#endif
   nb_arr c = nb_copy(a, rank, elem);
   nb_release(a);
   *a = c;
