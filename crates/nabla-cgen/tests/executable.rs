@@ -8,8 +8,26 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
+/// An executable in its own directory, removed when dropped.
+struct Built(PathBuf);
+
+impl std::ops::Deref for Built {
+    type Target = PathBuf;
+    fn deref(&self) -> &PathBuf {
+        &self.0
+    }
+}
+
+impl Drop for Built {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.parent() {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
 /// Compiles an IR program to an executable in a fresh directory.
-fn build(name: &str, ir: &str) -> PathBuf {
+fn build(name: &str, ir: &str) -> Built {
     let prog = nabla_ir::parse_program(ir).expect("the test program parses");
     let src = generate_c(&prog, &|_| "test.fut:1:1".to_string()).expect("C generation");
     let dir = std::env::temp_dir().join(format!("nabla-cgen-test-{}-{name}", std::process::id()));
@@ -18,11 +36,11 @@ fn build(name: &str, ir: &str) -> PathBuf {
     std::fs::write(&c, src).expect("write the C file");
     let exe = dir.join("prog");
     compile_c(&c, &exe).expect("the C compiler succeeds");
-    exe
+    Built(exe)
 }
 
-fn run(exe: &PathBuf, args: &[&str], input: &[u8]) -> Output {
-    let mut child = Command::new(exe)
+fn run(exe: &Built, args: &[&str], input: &[u8]) -> Output {
+    let mut child = Command::new(&exe.0)
         .args(args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -5,9 +5,10 @@
 use crate::driver::{one_line, Compiled, RunError};
 use nabla_cgen::{CProgram, CgenError};
 use nabla_values::{Value, ValueType};
-use std::io::Write;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// The C program for a compiled program (run-time errors located in its
 /// sources), without the entry points the backend does not support.
@@ -32,6 +33,19 @@ pub fn build_executable(c: &Compiled, exe: &Path) -> Result<Vec<(String, CgenErr
 pub struct Executable {
     /// The executable's path.
     pub path: PathBuf,
+    /// Wall-clock limit per run: a run that takes longer is killed and
+    /// reported as an error. `None`: no limit.
+    pub timeout: Option<Duration>,
+}
+
+impl Executable {
+    /// The executable at `path`, with the default limit of ten minutes per run.
+    pub fn new(path: PathBuf) -> Executable {
+        Executable {
+            path,
+            timeout: Some(Duration::from_secs(600)),
+        }
+    }
 }
 
 impl Executable {
@@ -67,12 +81,56 @@ impl Executable {
                 let _ = stdin.write_all(&input);
             })
         });
-        let output = child.wait_with_output();
+        let drain = |pipe: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                if let Some(mut p) = pipe {
+                    let _ = p.read_to_end(&mut buf);
+                }
+                buf
+            })
+        };
+        let out_reader = drain(
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let err_reader = drain(
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let start = Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(st)) => break Ok(st),
+                Ok(None) => {
+                    if self.timeout.is_some_and(|t| start.elapsed() > t) {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        break Err(format!(
+                            "the executable ran longer than {} s and was stopped",
+                            self.timeout.map_or(0, |t| t.as_secs())
+                        ));
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(e) => break Err(format!("cannot run {}: {e}", self.path.display())),
+            }
+        };
         if let Some(w) = writer {
             let _ = w.join();
         }
-        let output = output
-            .map_err(|e| c.run_error(format!("cannot run {}: {e}", self.path.display()), None))?;
+        let stdout = out_reader.join().unwrap_or_default();
+        let stderr = err_reader.join().unwrap_or_default();
+        let status = status.map_err(|m| c.run_error(m, None))?;
+        let output = std::process::Output {
+            status,
+            stdout,
+            stderr,
+        };
         if !output.status.success() {
             let err = String::from_utf8_lossy(&output.stderr);
             let mut lines = err.lines();

@@ -118,7 +118,7 @@ fn check_module(module: &str, work: &Path) -> Result<usize, String> {
     let compiled = programs.get(module)?.clone();
     let exe_path = work.join(module);
     build_executable(&compiled, &exe_path).map_err(|e| format!("{module}: {e}"))?;
-    let exe = Executable { path: exe_path };
+    let exe = Executable::new(exe_path);
     let mut checked = 0;
     for file in pair_files(module) {
         let rel = format!(
@@ -192,4 +192,34 @@ fn gradbench_through_c() {
     assert_eq!(results.len(), modules.len());
     assert_eq!(total, stored, "every stored GradBench input is checked");
     assert!(total >= 86, "only {total} GradBench inputs checked");
+}
+
+#[test]
+fn an_endless_compiled_program_is_stopped_by_the_timeout() {
+    let dir = std::env::temp_dir().join(format!("nabla-cbackend-loop-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a work directory");
+    let src = dir.join("endless.fut");
+    std::fs::write(
+        &src,
+        "entry main (n: i64) = loop x = n while x >= 0 do (x + 1) % 1000\n",
+    )
+    .expect("write the program");
+    let compiled = nabla::compile_with(&src, &static_ad_options()).expect("compiles");
+    let exe_path = dir.join("endless");
+    build_executable(&compiled, &exe_path).expect("builds");
+    let exe = Executable {
+        path: exe_path,
+        timeout: Some(Duration::from_millis(500)),
+    };
+    let types = compiled.entry_types("main").expect("an entry point");
+    let err = exe
+        .run(
+            &compiled,
+            "main",
+            &[nabla_values::Value::Prim(nabla_ir::PrimValue::I64(1))],
+            &types.results,
+        )
+        .expect_err("the run is stopped");
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(err.message.contains("was stopped"), "{}", err.message);
 }

@@ -319,7 +319,7 @@ impl FileCx<'_> {
                         self.work_dir = Some(dir);
                         match guarded(|| crate::cbackend::build_executable(&c, &exe)) {
                             Ok(Ok(left_out)) => ExeState::Ready(
-                                Executable { path: exe },
+                                Executable::new(exe),
                                 left_out.into_iter().map(|(n, e)| (n, e.message)).collect(),
                             ),
                             Ok(Err(e)) if e.unsupported => ExeState::Unsupported(e.message),
