@@ -17,6 +17,7 @@ fn corpus_passes_with_and_without_the_optimiser() {
         jobs: 2,
         timeout: Some(Duration::from_secs(600)),
         compile: CompileOptions::new(pipeline.validating(true)),
+        ..TestOptions::default()
     };
     let plain = run_tests(
         std::slice::from_ref(&root),

@@ -34,6 +34,13 @@ struct PipelineArgs {
     ad: AdMode,
 }
 
+/// `nabla test --backend`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum BackendArg {
+    Interp,
+    C,
+}
+
 /// See [`PipelineArgs::ad`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum AdMode {
@@ -48,6 +55,15 @@ impl PipelineArgs {
             (None, AdMode::Dynamic) => Pipeline::default_pipeline(),
             (None, AdMode::Static) => Pipeline::with_static_ad(),
         };
+        CompileOptions::new(pipeline).validating(self.validate || cfg!(debug_assertions))
+    }
+}
+
+impl PipelineArgs {
+    /// The options for the C backend: `--passes` when given, otherwise the
+    /// pipeline with static AD (the C backend cannot run `jvp`/`vjp`).
+    fn c_backend_options(self) -> CompileOptions {
+        let pipeline = self.passes.unwrap_or_else(Pipeline::with_static_ad);
         CompileOptions::new(pipeline).validating(self.validate || cfg!(debug_assertions))
     }
 }
@@ -69,6 +85,23 @@ enum Command {
         /// Print the results in Futhark's binary value format.
         #[arg(short = 'b', long = "binary-output")]
         binary_output: bool,
+        #[command(flatten)]
+        pipeline: PipelineArgs,
+    },
+    /// Compile a program to C and the C to an executable (like `futhark c`):
+    /// `prog.fut` gives `prog.c` and the executable `prog` beside it. The
+    /// executable reads the entry point's arguments from stdin; options
+    /// `-e ENTRY`, `-r RUNS`, `-t FILE`, `-b`, `-n`. `CC` and `CFLAGS`
+    /// choose the C compiler and its flags.
+    C {
+        /// The program's main file.
+        file: PathBuf,
+        /// The executable to write (default: the file without `.fut`).
+        #[arg(short = 'o', value_name = "OUT")]
+        out: Option<PathBuf>,
+        /// Write the C file only; do not run the C compiler.
+        #[arg(long = "only-c")]
+        only_c: bool,
         #[command(flatten)]
         pipeline: PipelineArgs,
     },
@@ -106,6 +139,11 @@ enum Command {
         /// Time limit per file in seconds (0: none).
         #[arg(long = "timeout", default_value_t = 600)]
         timeout: u64,
+        /// What runs the datasets: `interp` (the interpreter) or `c`
+        /// (executables made by `nabla c`, with static AD; programs it does
+        /// not support are reported as skipped).
+        #[arg(long = "backend", value_enum, default_value_t = BackendArg::Interp)]
+        backend: BackendArg,
         #[command(flatten)]
         pipeline: PipelineArgs,
     },
@@ -189,6 +227,12 @@ fn run(cli: Cli) -> ExitCode {
                 }
             }
         }
+        Command::C {
+            file,
+            out,
+            only_c,
+            pipeline,
+        } => compile_c(&file, out, only_c, pipeline),
         Command::Check { file } => match nabla::check(&file) {
             Ok(_) => ExitCode::SUCCESS,
             Err(e) => {
@@ -229,6 +273,7 @@ fn run(cli: Cli) -> ExitCode {
             paths,
             jobs,
             timeout,
+            backend,
             pipeline,
         } => {
             std::env::set_var("NABLA_QUIET_PANICS", "1");
@@ -240,13 +285,30 @@ fn run(cli: Cli) -> ExitCode {
             let opts = nabla::testrunner::TestOptions {
                 jobs: jobs.max(1),
                 timeout: (timeout > 0).then(|| std::time::Duration::from_secs(timeout)),
-                compile: pipeline.compile_options(),
+                compile: match backend {
+                    BackendArg::Interp => pipeline.compile_options(),
+                    BackendArg::C => pipeline.c_backend_options(),
+                },
+                backend: match backend {
+                    BackendArg::Interp => nabla::testrunner::Backend::Interpreter,
+                    BackendArg::C => nabla::testrunner::Backend::C,
+                },
             };
             let report = nabla::testrunner::run_tests(&paths, &opts);
+            for s in &report.skips {
+                println!("{s}");
+            }
             for f in &report.failures {
                 println!("{f}");
             }
-            println!("{} passed, {} failed", report.passed, report.failed);
+            if report.skipped > 0 {
+                println!(
+                    "{} passed, {} failed, {} skipped",
+                    report.passed, report.failed, report.skipped
+                );
+            } else {
+                println!("{} passed, {} failed", report.passed, report.failed);
+            }
             if report.failed == 0 {
                 ExitCode::SUCCESS
             } else {
@@ -255,6 +317,52 @@ fn run(cli: Cli) -> ExitCode {
         }
         Command::Gradbench { pipeline } => gradbench(pipeline.compile_options()),
         Command::Adbench { problem, file } => adbench(&problem, &file),
+    }
+}
+
+/// `nabla c`: the program (with static AD, unless `--passes` says
+/// otherwise) to C, and the C to an executable.
+fn compile_c(
+    file: &std::path::Path,
+    out: Option<PathBuf>,
+    only_c: bool,
+    pipeline: PipelineArgs,
+) -> ExitCode {
+    let opts = pipeline.c_backend_options();
+    let compiled = match nabla::compile_with(file, &opts) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let exe = out.unwrap_or_else(|| file.with_extension(""));
+    if exe == file {
+        eprintln!("error: the output would overwrite the source file; give -o");
+        return ExitCode::FAILURE;
+    }
+    let result = if only_c {
+        nabla::cbackend::c_source(&compiled).and_then(|prog| {
+            std::fs::write(exe.with_extension("c"), prog.source)
+                .map(|()| prog.unsupported_entries)
+                .map_err(|e| {
+                    nabla_cgen::CgenError::compiler(format!("cannot write the C file: {e}"))
+                })
+        })
+    } else {
+        nabla::cbackend::build_executable(&compiled, &exe)
+    };
+    match result {
+        Ok(left_out) => {
+            for (name, why) in left_out {
+                eprintln!("warning: entry point {name} left out: {why}");
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
     }
 }
 

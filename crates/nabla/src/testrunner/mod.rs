@@ -8,5 +8,7 @@ pub mod random;
 pub mod runner;
 pub mod spec;
 
-pub use runner::{find_fut_files, run_tests, test_file, FileReport, TestOptions};
+pub use runner::{
+    find_fut_files, run_tests, test_file, test_file_with, Backend, FileReport, TestOptions,
+};
 pub use spec::{parse_test_spec, Dataset, Expected, InputSpec, SpecError, TestBlock, TestSpec};

@@ -6,6 +6,7 @@
 
 use super::random::{generate, parse_random_spec, Rng};
 use super::spec::{parse_test_spec, Dataset, Expected, InputSpec, TestBlock};
+use crate::cbackend::Executable;
 use crate::driver::{self, one_line, CompileError, CompileOptions, Compiled, RunError};
 use nabla_values::{Value, ValueType};
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -22,6 +23,11 @@ pub struct FileReport {
     pub failed: usize,
     /// One `FAIL path:entry #k (input): reason` line per failed dataset.
     pub failures: Vec<String>,
+    /// Datasets not run because the backend does not support the program
+    /// (never counted as passed).
+    pub skipped: usize,
+    /// One `SKIP path: reason` line per skipped program.
+    pub skips: Vec<String>,
 }
 
 impl FileReport {
@@ -36,6 +42,8 @@ impl FileReport {
         self.passed += other.passed;
         self.failed += other.failed;
         self.failures.extend(other.failures);
+        self.skipped += other.skipped;
+        self.skips.extend(other.skips);
     }
 }
 
@@ -84,6 +92,19 @@ pub struct TestOptions {
     pub timeout: Option<std::time::Duration>,
     /// How every program is compiled (passes, validation).
     pub compile: CompileOptions,
+    /// What runs the datasets.
+    pub backend: Backend,
+}
+
+/// What runs the datasets of `nabla test`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// The reference interpreter.
+    #[default]
+    Interpreter,
+    /// Executables made by the C backend (`nabla c`); programs it does not
+    /// support are skipped.
+    C,
 }
 
 impl Default for TestOptions {
@@ -92,6 +113,7 @@ impl Default for TestOptions {
             jobs: 1,
             timeout: None,
             compile: CompileOptions::default(),
+            backend: Backend::Interpreter,
         }
     }
 }
@@ -140,11 +162,12 @@ fn test_file_isolated(path: &Path, opts: &TestOptions) -> FileReport {
     let timeout = opts.timeout;
     let p = path.to_path_buf();
     let compile = opts.compile.clone();
+    let backend = opts.backend;
     let (tx, rx) = std::sync::mpsc::channel();
     let spawned = std::thread::Builder::new()
         .stack_size(STACK_SIZE)
         .spawn(move || {
-            let _ = tx.send(test_file(&p, &compile));
+            let _ = tx.send(test_file_with(&p, &compile, backend));
         });
     let mut died = FileReport::default();
     if spawned.is_err() {
@@ -197,6 +220,11 @@ fn guarded<T>(f: impl FnOnce() -> T) -> Result<T, String> {
 /// Tests one file: parses its test blocks, compiles the program as `opts`
 /// say and runs them.
 pub fn test_file(path: &Path, opts: &CompileOptions) -> FileReport {
+    test_file_with(path, opts, Backend::Interpreter)
+}
+
+/// [`test_file`] with the datasets run by `backend`.
+pub fn test_file_with(path: &Path, opts: &CompileOptions, backend: Backend) -> FileReport {
     let mut report = FileReport::default();
     let shown = path.display().to_string();
     let source = match std::fs::read_to_string(path) {
@@ -223,12 +251,38 @@ pub fn test_file(path: &Path, opts: &CompileOptions) -> FileReport {
         shown: &shown,
         compiled: None,
         checked: None,
+        backend,
+        executable: None,
+        work_dir: None,
     };
     let mut k = 0usize;
     for block in &spec.blocks {
         cx.block(block, &mut k, &mut report);
     }
+    if let Some(d) = &cx.work_dir {
+        let _ = std::fs::remove_dir_all(d);
+    }
     report
+}
+
+/// The executable of a file for the C backend, or why there is none.
+#[derive(Clone)]
+enum ExeState {
+    /// The executable, and the entry points it left out (with why).
+    Ready(Executable, Vec<(String, String)>),
+    /// The backend does not support the program: its datasets are skipped.
+    Unsupported(String),
+    /// C generation or compilation failed: its datasets fail.
+    Failed(String),
+}
+
+/// A fresh directory for one test file's executable.
+fn fresh_work_dir() -> Result<PathBuf, String> {
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::SeqCst);
+    let d = std::env::temp_dir().join(format!("nabla-test-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&d).map_err(|e| format!("cannot create {}: {e}", d.display()))?;
+    Ok(d)
 }
 
 struct FileCx<'a> {
@@ -240,9 +294,46 @@ struct FileCx<'a> {
     compiled: Option<Result<Compiled, String>>,
     /// Memoised type check result (`check`), as an error summary.
     checked: Option<Result<(), String>>,
+    /// What runs the datasets.
+    backend: Backend,
+    /// Memoised executable (C backend).
+    executable: Option<ExeState>,
+    /// Where the executable lives (removed at the end).
+    work_dir: Option<PathBuf>,
 }
 
 impl FileCx<'_> {
+    /// The executable for the C backend (built once per file).
+    fn executable(&mut self) -> ExeState {
+        if let Some(e) = &self.executable {
+            return e.clone();
+        }
+        let state = match self.compiled() {
+            Err(e) => ExeState::Failed(e),
+            Ok(c) => {
+                let c = c.clone();
+                match fresh_work_dir() {
+                    Err(e) => ExeState::Failed(e),
+                    Ok(dir) => {
+                        let exe = dir.join("prog");
+                        self.work_dir = Some(dir);
+                        match guarded(|| crate::cbackend::build_executable(&c, &exe)) {
+                            Ok(Ok(left_out)) => ExeState::Ready(
+                                Executable::new(exe),
+                                left_out.into_iter().map(|(n, e)| (n, e.message)).collect(),
+                            ),
+                            Ok(Err(e)) if e.unsupported => ExeState::Unsupported(e.message),
+                            Ok(Err(e)) => ExeState::Failed(one_line(&e.message)),
+                            Err(p) => ExeState::Failed(p),
+                        }
+                    }
+                }
+            }
+        };
+        self.executable = Some(state.clone());
+        state
+    }
+
     fn compiled(&mut self) -> Result<&Compiled, String> {
         if self.compiled.is_none() {
             let (path, opts) = (self.path, self.opts);
@@ -317,10 +408,39 @@ impl FileCx<'_> {
             for entry in &ds.entries {
                 let head = format!("FAIL {shown}:{entry} #{idx} ({})", ds.describe());
                 let path = self.path;
+                let exe = match self.backend {
+                    Backend::Interpreter => None,
+                    Backend::C => match self.executable() {
+                        ExeState::Ready(e, left_out) => {
+                            if let Some((_, why)) = left_out.iter().find(|(n, _)| n == entry) {
+                                let line = format!("SKIP {shown}:{entry}: {why}");
+                                if !report.skips.contains(&line) {
+                                    report.skips.push(line);
+                                }
+                                report.skipped += 1;
+                                continue;
+                            }
+                            Some(e)
+                        }
+                        ExeState::Unsupported(why) => {
+                            let line = format!("SKIP {shown}: {why}");
+                            if !report.skips.contains(&line) {
+                                report.skips.push(line);
+                            }
+                            report.skipped += 1;
+                            continue;
+                        }
+                        ExeState::Failed(e) => {
+                            report.fail(format!("{head}: {e}"));
+                            continue;
+                        }
+                    },
+                };
                 match self.compiled() {
                     Err(e) => report.fail(format!("{head}: {e}")),
                     Ok(c) => {
-                        let r = guarded(|| run_dataset(c, path, entry, ds, idx)).and_then(|r| r);
+                        let r = guarded(|| run_dataset(c, path, entry, ds, idx, exe.as_ref()))
+                            .and_then(|r| r);
                         match r {
                             Ok(()) => report.pass(),
                             Err(reason) => report.fail(format!("{head}: {reason}")),
@@ -359,6 +479,7 @@ fn run_dataset(
     entry: &str,
     ds: &Dataset,
     idx: usize,
+    exe: Option<&Executable>,
 ) -> Result<(), String> {
     let types = c.entry_types(entry)?;
     let args =
@@ -388,7 +509,10 @@ fn run_dataset(
                 vals
             }
         };
-    let result: Result<Vec<Value>, RunError> = c.run(entry, args);
+    let result: Result<Vec<Value>, RunError> = match exe {
+        None => c.run(entry, args),
+        Some(exe) => exe.run(c, entry, &args, &types.results),
+    };
     match (&ds.expected, result) {
         (Expected::Error(re), Ok(_)) => Err(format!(
             "expected an error matching /{re}/, but the run succeeded"

@@ -1,0 +1,1694 @@
+//! Lowering of one IR function to a C function.
+//!
+//! Every IR variable becomes a C local `vN` declared at the top of the C
+//! function (IR variables are bound once per function). Scalars are
+//! unboxed; arrays are `nb_arr` values that own one reference to their
+//! block; accumulators are `nb_arr` values that alias the array their
+//! `with_acc` owns (they are linear, so they never own a reference).
+//!
+//! Ownership protocol: a statement's pattern variables own what they bind;
+//! the arrays bound at the top level of a body are released when the body
+//! ends (after its results were retained, or moved when the result is a
+//! variable bound in the body); consuming an array (in-place update,
+//! `scatter`/`hist` destination, `with_acc` input, unique call argument or
+//! loop initial value) moves the reference out of the variable and copies
+//! the block only when another reference to it exists.
+
+use crate::scalar::{self, c_type};
+use crate::CgenError;
+use nabla_ir::{
+    AccOp, Atom, Body, Dim, DimIndex, Exp, FunId, Function, Lambda, LoopForm, Param, PrimType,
+    Program, Soac, Span, Stm, Type, Var,
+};
+use std::collections::{HashMap, HashSet};
+use std::fmt::Write;
+
+/// What is known about an accumulator variable: the operator of the
+/// `with_acc` that made it, its element type and rank.
+#[derive(Clone)]
+struct AccInfo {
+    op: AccOp,
+    elem: PrimType,
+    rank: usize,
+}
+
+/// The C name of IR variable `v`.
+pub(crate) fn var_name(v: Var) -> String {
+    format!("v{}", v.0)
+}
+
+/// The C name of IR function `f`.
+pub(crate) fn fun_name(f: FunId) -> String {
+    format!("nb_fun_{}", f.0)
+}
+
+/// A C string literal for `s`.
+pub(crate) fn c_string(s: &str) -> String {
+    let mut out = String::from("\"");
+    for b in s.bytes() {
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'?' => out.push_str("\\?"),
+            0x20..=0x7e => out.push(b as char),
+            _ => {
+                let _ = write!(out, "\\{b:03o}");
+            }
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The C prototype of function `f` (outputs first, as pointers).
+pub(crate) fn prototype(id: FunId, f: &Function) -> Result<String, CgenError> {
+    let mut parts = Vec::new();
+    for (i, t) in f.ret.iter().enumerate() {
+        parts.push(format!("{} *out{i}", c_decl_type(t)?));
+    }
+    for p in &f.params {
+        parts.push(format!("{} {}", c_decl_type(&p.ty)?, var_name(p.var)));
+    }
+    if parts.is_empty() {
+        parts.push("void".to_string());
+    }
+    Ok(format!(
+        "static void {}({})",
+        fun_name(id),
+        parts.join(", ")
+    ))
+}
+
+/// The C type of a variable of IR type `t`.
+pub(crate) fn c_decl_type(t: &Type) -> Result<&'static str, CgenError> {
+    match t {
+        Type::Prim(p) => c_type(*p),
+        Type::Array(p, d) | Type::Acc(p, d) => {
+            c_type(*p)?;
+            if d.len() > 8 {
+                return Err(CgenError::unsupported("arrays of rank above 8"));
+            }
+            Ok("nb_arr")
+        }
+    }
+}
+
+/// One body being generated, for releasing dead arrays early.
+struct Frame {
+    /// Per variable used in the body: the index of the last statement
+    /// that uses it (`usize::MAX`: a result).
+    last_use: HashMap<Var, usize>,
+    /// Arrays bound by the statements generated so far (not yet released).
+    bound: Vec<Var>,
+    /// The statement being generated.
+    index: usize,
+    /// Whether the body may run several times per run of its enclosing
+    /// body (loops, lambdas): arrays bound outside it stay alive.
+    repeated: bool,
+}
+
+/// Generates one function.
+pub(crate) struct FnGen<'a> {
+    prog: &'a Program,
+    fun: &'a Function,
+    locate: &'a dyn Fn(Span) -> String,
+    types: HashMap<Var, Type>,
+    accs: HashMap<Var, AccInfo>,
+    out: String,
+    indent: usize,
+    tmp: usize,
+    frames: Vec<Frame>,
+}
+
+impl<'a> FnGen<'a> {
+    pub(crate) fn new(
+        prog: &'a Program,
+        fun: &'a Function,
+        locate: &'a dyn Fn(Span) -> String,
+    ) -> FnGen<'a> {
+        FnGen {
+            prog,
+            fun,
+            locate,
+            types: HashMap::new(),
+            accs: HashMap::new(),
+            out: String::new(),
+            indent: 1,
+            tmp: 0,
+            frames: Vec::new(),
+        }
+    }
+
+    /// The C definition of the function.
+    pub(crate) fn generate(mut self, id: FunId) -> Result<String, CgenError> {
+        let fun = self.fun;
+        for p in &fun.params {
+            self.types.insert(p.var, p.ty.clone());
+        }
+        collect_body(&fun.body, &mut self.types)?;
+        let params: HashSet<Var> = fun.params.iter().map(|p| p.var).collect();
+        let mut decls = String::new();
+        let mut vars: Vec<(&Var, &Type)> = self.types.iter().collect();
+        vars.sort_by_key(|(v, _)| **v);
+        for (v, t) in vars {
+            if params.contains(v) {
+                continue;
+            }
+            let ct = c_decl_type(t)?;
+            let init = if ct == "nb_arr" { "{0}" } else { "0" };
+            let _ = writeln!(decls, "  {ct} {} = {init};", var_name(*v));
+        }
+        // Sizes of the parameters: bind or check.
+        let floc = c_string(&(self.locate)(fun.span));
+        let mut bound: HashSet<Var> = params.clone();
+        for (pi, p) in fun.params.iter().enumerate() {
+            if let Type::Array(_, dims) = &p.ty {
+                for (di, d) in dims.iter().enumerate() {
+                    let actual = format!("{}.shape[{di}]", var_name(p.var));
+                    let expected = match d {
+                        Dim::Const(c) => format!("((int64_t){c}LL)"),
+                        Dim::Var(v) if bound.contains(v) => var_name(*v),
+                        Dim::Var(v) => {
+                            bound.insert(*v);
+                            self.line(&format!("{} = {actual};", var_name(*v)));
+                            continue;
+                        }
+                        Dim::Ext => continue,
+                    };
+                    self.line(&format!(
+                        "if ({actual} != {expected}) nb_fail({floc}, \"function %s: argument %d has size %\" PRId64 \" in dimension %d, but size %\" PRId64 \" was expected\", {}, {}, {actual}, {}, (int64_t){expected});",
+                        c_string(&fun.name),
+                        pi + 1,
+                        di + 1
+                    ));
+                }
+            }
+        }
+        let targets: Vec<Option<String>> = (0..fun.ret.len())
+            .map(|i| Some(format!("(*out{i})")))
+            .collect();
+        self.body(&fun.body, &targets)?;
+        for p in &fun.params {
+            if matches!(p.ty, Type::Array(..)) {
+                self.line(&format!("nb_release(&{});", var_name(p.var)));
+            }
+        }
+        Ok(format!(
+            "{} {{\n{decls}{}}}\n",
+            prototype(id, fun)?,
+            self.out
+        ))
+    }
+
+    // ----- helpers -----------------------------------------------------------
+
+    fn line(&mut self, s: &str) {
+        for _ in 0..self.indent {
+            self.out.push_str("  ");
+        }
+        self.out.push_str(s);
+        self.out.push('\n');
+    }
+
+    fn open(&mut self, s: &str) {
+        self.line(s);
+        self.indent += 1;
+    }
+
+    fn close(&mut self) {
+        self.indent -= 1;
+        self.line("}");
+    }
+
+    fn fresh(&mut self) -> String {
+        self.tmp += 1;
+        format!("t{}", self.tmp)
+    }
+
+    fn ty(&self, v: Var) -> Result<&Type, CgenError> {
+        self.types.get(&v).ok_or_else(|| {
+            CgenError::internal(&format!(
+                "variable {} has no type in function {}",
+                v.0, self.fun.name
+            ))
+        })
+    }
+
+    fn atom_type(&self, a: &Atom) -> Result<Type, CgenError> {
+        match a {
+            Atom::Var(v) => self.ty(*v).cloned(),
+            Atom::Const(c) => Ok(Type::Prim(c.prim_type())),
+        }
+    }
+
+    fn atom_prim(&self, a: &Atom) -> Result<PrimType, CgenError> {
+        match self.atom_type(a)? {
+            Type::Prim(p) => Ok(p),
+            _ => Err(CgenError::internal("a scalar operand is an array")),
+        }
+    }
+
+    fn atom(&self, a: &Atom) -> Result<String, CgenError> {
+        match a {
+            Atom::Var(v) => Ok(var_name(*v)),
+            Atom::Const(c) => scalar::c_const(*c),
+        }
+    }
+
+    /// `(int64_t)atom`, for sizes and indices.
+    fn int(&self, a: &Atom) -> Result<String, CgenError> {
+        Ok(format!("((int64_t){})", self.atom(a)?))
+    }
+
+    /// Element type, rank and C element type of an array variable.
+    fn array_info(&self, v: Var) -> Result<(PrimType, usize, &'static str), CgenError> {
+        match self.ty(v)? {
+            Type::Array(p, d) | Type::Acc(p, d) => Ok((*p, d.len(), c_type(*p)?)),
+            Type::Prim(_) => Err(CgenError::internal("an array operand is a scalar")),
+        }
+    }
+
+    fn is_array(&self, v: Var) -> bool {
+        matches!(self.types.get(&v), Some(Type::Array(..)))
+    }
+
+    fn is_acc(&self, v: Var) -> bool {
+        matches!(self.types.get(&v), Some(Type::Acc(..)))
+    }
+
+    /// Reading an atom into a new owner: arrays are retained.
+    fn owned(&self, a: &Atom) -> Result<String, CgenError> {
+        match a {
+            Atom::Var(v) if self.is_array(*v) => Ok(format!("nb_retain({})", var_name(*v))),
+            _ => self.atom(a),
+        }
+    }
+
+    /// Consuming an array variable: its reference moves out.
+    fn consume(&self, v: Var) -> String {
+        format!("nb_move(&{})", var_name(v))
+    }
+
+    fn copy_acc_info(&mut self, to: Var, from: &Atom) {
+        if let Atom::Var(f) = from {
+            if let Some(i) = self.accs.get(f).cloned() {
+                self.accs.insert(to, i);
+            }
+        }
+    }
+
+    /// A C expression for the value of dimension `d` (0 when unknown).
+    fn dim(&self, d: &Dim) -> String {
+        match d {
+            Dim::Const(c) => format!("((int64_t){c}LL)"),
+            Dim::Var(v) => format!("((int64_t){})", var_name(*v)),
+            Dim::Ext => "((int64_t)0)".to_string(),
+        }
+    }
+
+    // ----- bodies ------------------------------------------------------------
+
+    /// Emits a body, assigning its results to `targets` (C lvalues; `None`
+    /// drops the result) and releasing the arrays it bound.
+    fn body(&mut self, body: &Body, targets: &[Option<String>]) -> Result<(), CgenError> {
+        self.body_with(body, targets, true)
+    }
+
+    /// A body that runs at most once per run of its enclosing body (an
+    /// `if` branch, a `with_acc` lambda): arrays of the enclosing bodies may
+    /// be released early from inside it.
+    fn body_once(&mut self, body: &Body, targets: &[Option<String>]) -> Result<(), CgenError> {
+        self.body_with(body, targets, false)
+    }
+
+    fn body_with(
+        &mut self,
+        body: &Body,
+        targets: &[Option<String>],
+        repeated: bool,
+    ) -> Result<(), CgenError> {
+        let mut last_use: HashMap<Var, usize> = HashMap::new();
+        for (k, stm) in body.stms.iter().enumerate() {
+            for v in nabla_ir::free_vars_stm(stm) {
+                last_use.insert(v, k);
+            }
+        }
+        for a in &body.result {
+            if let Atom::Var(v) = a {
+                last_use.insert(*v, usize::MAX);
+            }
+        }
+        self.frames.push(Frame {
+            last_use,
+            bound: Vec::new(),
+            index: 0,
+            repeated,
+        });
+        for (k, stm) in body.stms.iter().enumerate() {
+            if let Some(f) = self.frames.last_mut() {
+                f.index = k;
+            }
+            if self.consumes(stm) {
+                self.release_dead();
+            }
+            self.stm(stm)?;
+            let arrays: Vec<Var> = stm
+                .pat
+                .iter()
+                .map(|p| p.var)
+                .filter(|v| self.is_array(*v))
+                .collect();
+            if let Some(f) = self.frames.last_mut() {
+                f.bound.extend(arrays);
+            }
+        }
+        self.frames.pop();
+        self.finish_body(body, targets)
+    }
+
+    /// Whether a statement consumes an array (so that arrays no longer
+    /// used should be released first, to let it update in place).
+    fn consumes(&self, stm: &Stm) -> bool {
+        match &stm.exp {
+            Exp::Update(..)
+            | Exp::WithAcc { .. }
+            | Exp::Soac(Soac::Hist { .. } | Soac::Scatter { .. }) => true,
+            Exp::Apply(f, _) => self
+                .prog
+                .functions
+                .get(f.0 as usize)
+                .is_some_and(|c| c.params.iter().any(|p| p.unique)),
+            Exp::Loop { params, .. } => params.iter().any(|p| p.unique),
+            _ => false,
+        }
+    }
+
+    /// Releases the arrays bound earlier in the enclosing bodies that
+    /// nothing uses any more (from the current statement on), up to and
+    /// including the innermost repeated body (a loop body or lambda).
+    fn release_dead(&mut self) {
+        let mut dead = Vec::new();
+        for f in self.frames.iter_mut().rev() {
+            let index = f.index;
+            let last_use = &f.last_use;
+            f.bound.retain(|v| {
+                let is_dead = last_use.get(v).is_none_or(|&k| k < index);
+                if is_dead {
+                    dead.push(*v);
+                }
+                !is_dead
+            });
+            if f.repeated {
+                break;
+            }
+        }
+        for v in dead {
+            self.line(&format!("nb_release(&{});", var_name(v)));
+        }
+    }
+
+    fn finish_body(&mut self, body: &Body, targets: &[Option<String>]) -> Result<(), CgenError> {
+        if targets.len() != body.result.len() {
+            return Err(CgenError::internal(
+                "a body returns a different number of values",
+            ));
+        }
+        let bound: HashSet<Var> = body
+            .stms
+            .iter()
+            .flat_map(|s| s.pat.iter().map(|p| p.var))
+            .filter(|v| self.is_array(*v))
+            .collect();
+        for (i, (r, t)) in body.result.iter().zip(targets).enumerate() {
+            let Some(t) = t else { continue };
+            let value = match r {
+                Atom::Var(v) if bound.contains(v) && !body.result[i + 1..].contains(r) => {
+                    self.consume(*v)
+                }
+                _ => self.owned(r)?,
+            };
+            self.line(&format!("{t} = {value};"));
+        }
+        let mut bound: Vec<Var> = bound.into_iter().collect();
+        bound.sort();
+        for v in bound {
+            self.line(&format!("nb_release(&{});", var_name(v)));
+        }
+        Ok(())
+    }
+
+    fn pat_targets(pat: &[Param]) -> Vec<Option<String>> {
+        pat.iter().map(|p| Some(var_name(p.var))).collect()
+    }
+
+    // ----- statements --------------------------------------------------------
+
+    fn stm(&mut self, stm: &Stm) -> Result<(), CgenError> {
+        let loc = c_string(&(self.locate)(stm.span));
+        let pat = &stm.pat;
+        let one = || -> Result<String, CgenError> {
+            match pat.as_slice() {
+                [p] => Ok(var_name(p.var)),
+                _ => Err(CgenError::internal(
+                    "a statement binds the wrong number of values",
+                )),
+            }
+        };
+        match &stm.exp {
+            Exp::Atoms(atoms) => {
+                if atoms.len() != pat.len() {
+                    return Err(CgenError::internal("copy of a different number of atoms"));
+                }
+                for (p, a) in pat.iter().zip(atoms) {
+                    let value = self.owned(a)?;
+                    self.line(&format!("{} = {value};", var_name(p.var)));
+                    self.copy_acc_info(p.var, a);
+                }
+            }
+            Exp::BinOp(op, a, b) => {
+                let t = self.atom_prim(a)?;
+                let e = scalar::binop(*op, t, &self.atom(a)?, &self.atom(b)?, &loc)?;
+                self.line(&format!("{} = {e};", one()?));
+            }
+            Exp::CmpOp(op, a, b) => {
+                let e = scalar::cmpop(*op, &self.atom(a)?, &self.atom(b)?);
+                self.line(&format!("{} = {e};", one()?));
+            }
+            Exp::UnOp(op, a) => {
+                let t = self.atom_prim(a)?;
+                let e = scalar::unop(*op, t, &self.atom(a)?)?;
+                self.line(&format!("{} = {e};", one()?));
+            }
+            Exp::TernOp(op, a, b, c) => {
+                let t = self.atom_prim(a)?;
+                let e = scalar::ternop(*op, t, &self.atom(a)?, &self.atom(b)?, &self.atom(c)?)?;
+                self.line(&format!("{} = {e};", one()?));
+            }
+            Exp::Conv(op, a) => {
+                let e = scalar::conv(*op, &self.atom(a)?)?;
+                self.line(&format!("{} = {e};", one()?));
+            }
+            Exp::Apply(f, args) => self.apply(*f, args, pat)?,
+            Exp::If { cond, then_, else_ } => {
+                let c = self.atom(cond)?;
+                let targets = Self::pat_targets(pat);
+                self.open(&format!("if ({c}) {{"));
+                self.body_once(then_, &targets)?;
+                self.indent -= 1;
+                self.open("} else {");
+                self.body_once(else_, &targets)?;
+                self.close();
+                for (p, r) in pat.iter().zip(&then_.result) {
+                    self.copy_acc_info(p.var, r);
+                }
+            }
+            Exp::Loop {
+                params,
+                init,
+                form,
+                body,
+            } => self.loop_(pat, params, init, form, body)?,
+            Exp::Index(v, idx) => self.index(&loc, &one()?, *v, idx)?,
+            Exp::Update(v, idx, x) => self.update(&loc, &one()?, *v, idx, x)?,
+            Exp::ArrayLit(atoms, row_ty) => self.array_lit(&loc, &one()?, atoms, row_ty)?,
+            Exp::Iota { n, start, step, ty } => {
+                let p = one()?;
+                let ct = c_type(*ty)?;
+                if !ty.is_int() {
+                    return Err(CgenError::internal("iota of a non-integer type"));
+                }
+                let n = self.int(n)?;
+                let (start, step) = (self.atom(start)?, self.atom(step)?);
+                let s = ty.name();
+                self.open("{");
+                self.line(&format!("int64_t n = {n};"));
+                self.line(&format!(
+                    "if (n < 0) nb_fail({loc}, \"iota: negative size %\" PRId64, n);"
+                ));
+                self.line(&format!(
+                    "{p} = nb_alloc(1, (int64_t[]){{n}}, sizeof({ct}), {loc});"
+                ));
+                self.line(&format!("{ct} x = ({ct}){start}, d = ({ct}){step};"));
+                self.line(&format!(
+                    "for (int64_t j = 0; j < n; j++) {{ (({ct} *){p}.data)[j] = x; x = nb_add_{s}(x, d); }}"
+                ));
+                self.close();
+            }
+            Exp::Replicate(n, x) => {
+                let p = one()?;
+                let n = self.int(n)?;
+                let xt = self.atom_type(x)?;
+                match (&xt, x) {
+                    (Type::Prim(t), _) => {
+                        let ct = c_type(*t)?;
+                        let xv = self.atom(x)?;
+                        self.open("{");
+                        self.line(&format!("int64_t n = {n};"));
+                        self.line(&format!(
+                            "if (n < 0) nb_fail({loc}, \"replicate: negative size %\" PRId64, n);"
+                        ));
+                        self.line(&format!(
+                            "{p} = nb_alloc(1, (int64_t[]){{n}}, sizeof({ct}), {loc});"
+                        ));
+                        self.line(&format!(
+                            "for (int64_t j = 0; j < n; j++) (({ct} *){p}.data)[j] = {xv};"
+                        ));
+                        self.close();
+                    }
+                    (Type::Array(t, d), Atom::Var(v)) => {
+                        let ct = c_type(*t)?;
+                        let xv = var_name(*v);
+                        self.line(&format!(
+                            "{p} = nb_replicate({loc}, {n}, {}, sizeof({ct}), {xv}.data, {xv}.shape, {});",
+                            d.len() + 1,
+                            d.len()
+                        ));
+                    }
+                    _ => return Err(CgenError::unsupported("replicate of an accumulator")),
+                }
+            }
+            Exp::Copy(v) => {
+                let p = one()?;
+                if self.is_array(*v) {
+                    let (_, rank, ct) = self.array_info(*v)?;
+                    self.line(&format!(
+                        "{p} = nb_copy(&{}, {rank}, sizeof({ct}));",
+                        var_name(*v)
+                    ));
+                } else {
+                    self.line(&format!("{p} = {};", var_name(*v)));
+                }
+            }
+            Exp::Size(v, d) => {
+                let p = one()?;
+                let (_, rank, _) = self.array_info(*v)?;
+                if *d >= rank {
+                    return Err(CgenError::internal("size of a dimension beyond the rank"));
+                }
+                self.line(&format!("{p} = {}.shape[{d}];", var_name(*v)));
+            }
+            Exp::Reshape(dims, v) => {
+                let p = one()?;
+                let (_, rank, _) = self.array_info(*v)?;
+                if dims.is_empty() || dims.len() > 8 {
+                    return Err(CgenError::unsupported("a reshape to rank 0 or above 8"));
+                }
+                let ds = dims
+                    .iter()
+                    .map(|d| self.int(d))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.line(&format!(
+                    "{p} = nb_reshape({loc}, &{}, {rank}, {}, (int64_t[]){{{}}});",
+                    var_name(*v),
+                    dims.len(),
+                    ds.join(", ")
+                ));
+            }
+            Exp::Rearrange(perm, v) => {
+                let p = one()?;
+                let (_, rank, ct) = self.array_info(*v)?;
+                let mut seen = vec![false; rank];
+                let valid = perm.len() == rank
+                    && perm
+                        .iter()
+                        .all(|&k| k < rank && !std::mem::replace(&mut seen[k], true));
+                if !valid {
+                    return Err(CgenError::internal("an invalid permutation"));
+                }
+                if perm.iter().enumerate().all(|(i, &k)| i == k) {
+                    self.line(&format!("{p} = nb_retain({});", var_name(*v)));
+                } else {
+                    let ps: Vec<String> = perm.iter().map(|k| k.to_string()).collect();
+                    self.line(&format!(
+                        "{p} = nb_rearrange(&{}, {rank}, sizeof({ct}), (int[]){{{}}});",
+                        var_name(*v),
+                        ps.join(", ")
+                    ));
+                }
+            }
+            Exp::Concat(vs) => {
+                let p = one()?;
+                let Some(first) = vs.first() else {
+                    return Err(CgenError::internal("concatenation of no arrays"));
+                };
+                let (_, rank, ct) = self.array_info(*first)?;
+                let names: Vec<String> = vs.iter().map(|v| var_name(*v)).collect();
+                self.line(&format!(
+                    "{p} = nb_concat({loc}, {rank}, sizeof({ct}), {}, (nb_arr[]){{{}}});",
+                    vs.len(),
+                    names.join(", ")
+                ));
+            }
+            Exp::Rotate(r, v) => {
+                let p = one()?;
+                let (_, rank, ct) = self.array_info(*v)?;
+                self.line(&format!(
+                    "{p} = nb_permute_rows(&{}, {rank}, sizeof({ct}), 0, {});",
+                    var_name(*v),
+                    self.int(r)?
+                ));
+            }
+            Exp::Reverse(v) => {
+                let p = one()?;
+                let (_, rank, ct) = self.array_info(*v)?;
+                self.line(&format!(
+                    "{p} = nb_permute_rows(&{}, {rank}, sizeof({ct}), 1, 0);",
+                    var_name(*v)
+                ));
+            }
+            Exp::AssertEqSizes(atoms, msg) => {
+                if atoms.len() >= 2 {
+                    let ns = atoms
+                        .iter()
+                        .map(|a| self.int(a))
+                        .collect::<Result<Vec<_>, _>>()?;
+                    self.line(&format!(
+                        "nb_check_eq_sizes({loc}, {}, {}, (int64_t[]){{{}}});",
+                        c_string(msg),
+                        atoms.len(),
+                        ns.join(", ")
+                    ));
+                }
+            }
+            Exp::Assert(c, msg) => {
+                let m = if msg.is_empty() {
+                    "assertion failed"
+                } else {
+                    msg
+                };
+                self.line(&format!(
+                    "if (!{}) nb_fail({loc}, \"%s\", {});",
+                    self.atom(c)?,
+                    c_string(m)
+                ));
+            }
+            Exp::Soac(soac) => self.soac(&loc, pat, soac)?,
+            Exp::WithAcc { inputs, lam } => {
+                if lam.params.len() != inputs.len() || lam.body.result.len() < inputs.len() {
+                    return Err(CgenError::internal("with_acc lambda of the wrong arity"));
+                }
+                for (input, p) in inputs.iter().zip(&lam.params) {
+                    let (elem, rank, ct) = self.array_info(input.array)?;
+                    let pv = var_name(p.var);
+                    self.line(&format!("{pv} = {};", self.consume(input.array)));
+                    self.line(&format!("nb_make_unique(&{pv}, {rank}, sizeof({ct}));"));
+                    self.accs.insert(
+                        p.var,
+                        AccInfo {
+                            op: input.op.clone(),
+                            elem,
+                            rank,
+                        },
+                    );
+                }
+                let n = inputs.len();
+                let mut targets: Vec<Option<String>> = vec![None; n];
+                for p in pat.iter().skip(n) {
+                    targets.push(Some(var_name(p.var)));
+                }
+                self.body_once(&lam.body, &targets)?;
+                for (p, lp) in pat.iter().zip(&lam.params) {
+                    self.line(&format!("{} = {};", var_name(p.var), self.consume(lp.var)));
+                }
+            }
+            Exp::UpdateAcc {
+                acc,
+                indices,
+                value,
+            } => self.update_acc(&loc, pat, *acc, indices, value)?,
+            Exp::Jvp { .. } | Exp::Vjp { .. } => {
+                return Err(CgenError::unsupported(
+                    "a jvp/vjp that static AD leaves to dynamic AD",
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, f: FunId, args: &[Atom], pat: &[Param]) -> Result<(), CgenError> {
+        let Some(callee) = self.prog.functions.get(f.0 as usize) else {
+            return Err(CgenError::internal("call of an unknown function"));
+        };
+        if callee.params.len() != args.len() || callee.ret.len() != pat.len() {
+            return Err(CgenError::internal("call with the wrong number of values"));
+        }
+        let mut parts: Vec<String> = pat
+            .iter()
+            .map(|p| format!("&{}", var_name(p.var)))
+            .collect();
+        for (p, a) in callee.params.iter().zip(args) {
+            parts.push(match a {
+                Atom::Var(v) if self.is_array(*v) && p.unique => self.consume(*v),
+                _ => self.owned(a)?,
+            });
+        }
+        self.line(&format!("{}({});", fun_name(f), parts.join(", ")));
+        Ok(())
+    }
+
+    fn loop_(
+        &mut self,
+        pat: &[Param],
+        params: &[Param],
+        init: &[Atom],
+        form: &LoopForm,
+        body: &Body,
+    ) -> Result<(), CgenError> {
+        if params.len() != init.len() || params.len() != pat.len() {
+            return Err(CgenError::internal("loop of mismatched arity"));
+        }
+        for (p, a) in params.iter().zip(init) {
+            let value = match a {
+                Atom::Var(v) if self.is_array(*v) && p.unique => self.consume(*v),
+                _ => self.owned(a)?,
+            };
+            self.line(&format!("{} = {value};", var_name(p.var)));
+            self.copy_acc_info(p.var, a);
+        }
+        // Accumulators threaded through the body keep the initial one's info.
+        let temps: Vec<String> = params.iter().map(|_| self.fresh()).collect();
+        let decl_temps = |g: &mut FnGen| -> Result<(), CgenError> {
+            for (p, t) in params.iter().zip(&temps) {
+                g.line(&format!("{} {t};", c_decl_type(&p.ty)?));
+            }
+            Ok(())
+        };
+        let targets: Vec<Option<String>> = temps.iter().map(|t| Some(t.clone())).collect();
+        match form {
+            LoopForm::For { i, bound } => {
+                let bt = self.atom_prim(bound)?;
+                let ct = c_type(bt)?;
+                let b = self.fresh();
+                self.open("{");
+                self.line(&format!("{ct} {b} = {};", self.atom(bound)?));
+                let iv = var_name(*i);
+                self.open(&format!("for ({iv} = 0; {iv} < {b}; {iv}++) {{"));
+            }
+            LoopForm::While { cond } => {
+                let c = self.fresh();
+                self.open("{");
+                self.open("for (;;) {");
+                self.line(&format!("bool {c};"));
+                self.body(cond, &[Some(c.clone())])?;
+                self.line(&format!("if (!{c}) break;"));
+            }
+        }
+        decl_temps(self)?;
+        self.body(body, &targets)?;
+        for (p, t) in params.iter().zip(&temps) {
+            let pv = var_name(p.var);
+            if self.is_array(p.var) {
+                self.line(&format!("nb_release(&{pv});"));
+            }
+            self.line(&format!("{pv} = {t};"));
+        }
+        self.close();
+        self.close();
+        for (p, q) in pat.iter().zip(params) {
+            let value = if self.is_array(q.var) {
+                self.consume(q.var)
+            } else {
+                var_name(q.var)
+            };
+            self.line(&format!("{} = {value};", var_name(p.var)));
+            self.copy_acc_info(p.var, &Atom::Var(q.var));
+        }
+        Ok(())
+    }
+
+    /// The index list as a C `nb_ix[]` compound literal.
+    fn ix_list(&self, idx: &[DimIndex]) -> Result<String, CgenError> {
+        let mut parts = Vec::new();
+        for d in idx {
+            parts.push(match d {
+                DimIndex::Fix(a) => format!("{{0, {}, 0, 0}}", self.int(a)?),
+                DimIndex::Slice { start, len, stride } => format!(
+                    "{{1, {}, {}, {}}}",
+                    self.int(start)?,
+                    self.int(len)?,
+                    self.int(stride)?
+                ),
+            });
+        }
+        Ok(format!("(nb_ix[]){{{}}}", parts.join(", ")))
+    }
+
+    fn all_fixed(idx: &[DimIndex]) -> Option<Vec<&Atom>> {
+        idx.iter()
+            .map(|d| match d {
+                DimIndex::Fix(a) => Some(a),
+                DimIndex::Slice { .. } => None,
+            })
+            .collect()
+    }
+
+    fn index(&mut self, loc: &str, p: &str, v: Var, idx: &[DimIndex]) -> Result<(), CgenError> {
+        if !self.is_array(v) {
+            if idx.is_empty() {
+                self.line(&format!("{p} = {};", var_name(v)));
+                return Ok(());
+            }
+            return Err(CgenError::internal("indexing of a non-array"));
+        }
+        let (_, rank, ct) = self.array_info(v)?;
+        let a = var_name(v);
+        if idx.len() > rank {
+            return Err(CgenError::internal("more indices than the rank"));
+        }
+        if idx.is_empty() {
+            self.line(&format!("{p} = nb_retain({a});"));
+            return Ok(());
+        }
+        if let Some(fixed) = Self::all_fixed(idx) {
+            if fixed.len() == rank {
+                let is = fixed
+                    .iter()
+                    .map(|x| self.int(x))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.line(&format!(
+                    "{p} = (({ct} *){a}.data)[nb_pos({loc}, &{a}, {rank}, (int64_t[]){{{}}})];",
+                    is.join(", ")
+                ));
+                return Ok(());
+            }
+        }
+        self.line(&format!(
+            "{p} = nb_index({loc}, &{a}, {rank}, sizeof({ct}), {}, {});",
+            self.ix_list(idx)?,
+            idx.len()
+        ));
+        Ok(())
+    }
+
+    fn update(
+        &mut self,
+        loc: &str,
+        p: &str,
+        v: Var,
+        idx: &[DimIndex],
+        x: &Atom,
+    ) -> Result<(), CgenError> {
+        let (_, rank, ct) = self.array_info(v)?;
+        if idx.len() > rank {
+            return Err(CgenError::internal("more indices than the rank"));
+        }
+        // Evaluate the value and indices before the array moves (the value
+        // may not alias the array, so order matters only for clarity).
+        self.line(&format!("{p} = {};", self.consume(v)));
+        self.line(&format!("nb_make_unique(&{p}, {rank}, sizeof({ct}));"));
+        let xt = self.atom_type(x)?;
+        if let (Some(fixed), Type::Prim(_)) = (Self::all_fixed(idx), &xt) {
+            if fixed.len() == rank {
+                let is = fixed
+                    .iter()
+                    .map(|a| self.int(a))
+                    .collect::<Result<Vec<_>, _>>()?;
+                self.line(&format!(
+                    "(({ct} *){p}.data)[nb_pos({loc}, &{p}, {rank}, (int64_t[]){{{}}})] = {};",
+                    is.join(", "),
+                    self.atom(x)?
+                ));
+                return Ok(());
+            }
+        }
+        let ixs = self.ix_list(idx)?;
+        match (&xt, x) {
+            (Type::Prim(_), _) => {
+                let t = self.fresh();
+                self.open("{");
+                self.line(&format!("{ct} {t} = {};", self.atom(x)?));
+                self.line(&format!(
+                    "nb_update({loc}, &{p}, {rank}, sizeof({ct}), {ixs}, {}, &{t}, NULL, 0);",
+                    idx.len()
+                ));
+                self.close();
+            }
+            (Type::Array(_, d), Atom::Var(xv)) => {
+                let xn = var_name(*xv);
+                self.line(&format!(
+                    "nb_update({loc}, &{p}, {rank}, sizeof({ct}), {ixs}, {}, {xn}.data, {xn}.shape, {});",
+                    idx.len(),
+                    d.len()
+                ));
+            }
+            _ => return Err(CgenError::internal("update with an accumulator value")),
+        }
+        Ok(())
+    }
+
+    fn array_lit(
+        &mut self,
+        loc: &str,
+        p: &str,
+        atoms: &[Atom],
+        row_ty: &Type,
+    ) -> Result<(), CgenError> {
+        let ct = c_type(row_ty.elem())?;
+        match row_ty {
+            Type::Prim(_) => {
+                self.line(&format!(
+                    "{p} = nb_alloc(1, (int64_t[]){{{}}}, sizeof({ct}), {loc});",
+                    atoms.len()
+                ));
+                for (k, a) in atoms.iter().enumerate() {
+                    self.line(&format!("(({ct} *){p}.data)[{k}] = {};", self.atom(a)?));
+                }
+            }
+            Type::Array(_, dims) => {
+                let r = dims.len();
+                if r + 1 > 8 {
+                    return Err(CgenError::unsupported("arrays of rank above 8"));
+                }
+                let Some(Atom::Var(first)) = atoms.first() else {
+                    let ds: Vec<String> = dims.iter().map(|d| self.dim(d)).collect();
+                    self.line(&format!(
+                        "{p} = nb_alloc({}, (int64_t[]){{0, {}}}, sizeof({ct}), {loc});",
+                        r + 1,
+                        ds.join(", ")
+                    ));
+                    return Ok(());
+                };
+                let f = var_name(*first);
+                self.line(&format!(
+                    "{p} = nb_alloc_rows({loc}, {}, {r}, {f}.shape, sizeof({ct}));",
+                    atoms.len()
+                ));
+                for (k, a) in atoms.iter().enumerate() {
+                    let Atom::Var(v) = a else {
+                        return Err(CgenError::internal("array literal with a scalar row"));
+                    };
+                    let rv = var_name(*v);
+                    self.line(&format!(
+                        "nb_check_same_shape({loc}, \"array literal with rows of shapes\", {f}.shape, {rv}.shape, {r});"
+                    ));
+                    self.line(&format!(
+                        "nb_store_row({loc}, &{p}, {r}, sizeof({ct}), {k}, &{rv});"
+                    ));
+                }
+            }
+            Type::Acc(..) => return Err(CgenError::unsupported("arrays of accumulators")),
+        }
+        Ok(())
+    }
+
+    // ----- SOACs -------------------------------------------------------------
+
+    /// Binds lambda parameter `p` to row `j` of input `v`.
+    fn bind_row(&mut self, p: &Param, v: Var, j: &str) -> Result<(), CgenError> {
+        let (_, rank, ct) = self.array_info(v)?;
+        let a = var_name(v);
+        if rank == 1 {
+            self.line(&format!("{} = (({ct} *){a}.data)[{j}];", var_name(p.var)));
+        } else {
+            self.line(&format!(
+                "{} = nb_row(&{a}, {rank}, sizeof({ct}), {j});",
+                var_name(p.var)
+            ));
+        }
+        Ok(())
+    }
+
+    fn release_params(&mut self, ps: &[Param]) {
+        for p in ps {
+            if self.is_array(p.var) {
+                self.line(&format!("nb_release(&{});", var_name(p.var)));
+            }
+        }
+    }
+
+    fn check_widths(
+        &mut self,
+        loc: &str,
+        what: &str,
+        w: &str,
+        arrs: &[Var],
+    ) -> Result<(), CgenError> {
+        for v in arrs {
+            if self.is_acc(*v) {
+                continue;
+            }
+            let (_, rank, _) = self.array_info(*v)?;
+            if rank == 0 {
+                return Err(CgenError::internal("a SOAC input of rank 0"));
+            }
+            let name = self
+                .fun
+                .var_names
+                .get(v.0 as usize)
+                .cloned()
+                .unwrap_or_else(|| format!("#{}", v.0));
+            self.line(&format!(
+                "nb_check_width({loc}, {}, {}, &{}, {w});",
+                c_string(what),
+                c_string(&name),
+                var_name(*v)
+            ));
+        }
+        Ok(())
+    }
+
+    fn soac(&mut self, loc: &str, pat: &[Param], soac: &Soac) -> Result<(), CgenError> {
+        match soac {
+            Soac::Map { w, lam, arrs } => self.map(loc, pat, w, lam, arrs),
+            Soac::Reduce {
+                w,
+                lam,
+                neutral,
+                arrs,
+                ..
+            } => self.reduce_scan(loc, pat, w, lam, neutral, arrs, false),
+            Soac::Scan {
+                w,
+                lam,
+                neutral,
+                arrs,
+            } => self.reduce_scan(loc, pat, w, lam, neutral, arrs, true),
+            Soac::Hist {
+                w,
+                dest,
+                lam,
+                neutral,
+                indices,
+                values,
+            } => self.hist(loc, pat, w, dest, lam, neutral, *indices, values),
+            Soac::Scatter {
+                w,
+                dest,
+                indices,
+                values,
+            } => self.scatter(loc, pat, w, dest, indices, values),
+        }
+    }
+
+    fn map(
+        &mut self,
+        loc: &str,
+        pat: &[Param],
+        w: &Atom,
+        lam: &Lambda,
+        arrs: &[Var],
+    ) -> Result<(), CgenError> {
+        if lam.params.len() != arrs.len()
+            || lam.ret.len() != pat.len()
+            || lam.body.result.len() != pat.len()
+        {
+            return Err(CgenError::internal("map lambda of the wrong arity"));
+        }
+        let wv = self.fresh();
+        self.open("{");
+        self.line(&format!("int64_t {wv} = {};", self.int(w)?));
+        self.check_widths(loc, "map", &wv, arrs)?;
+        for (p, v) in lam.params.iter().zip(arrs) {
+            if self.is_acc(*v) {
+                self.line(&format!("{} = {};", var_name(p.var), var_name(*v)));
+                self.copy_acc_info(p.var, &Atom::Var(*v));
+            }
+        }
+        // Scalar results go straight into their arrays; array rows through
+        // temporaries, the result allocated at the first row.
+        let mut targets = Vec::new();
+        let mut row_temps = Vec::new();
+        for (p, t) in pat.iter().zip(&lam.ret) {
+            let pv = var_name(p.var);
+            match t {
+                Type::Prim(e) => {
+                    let ct = c_type(*e)?;
+                    self.line(&format!(
+                        "{pv} = nb_alloc(1, (int64_t[]){{{wv}}}, sizeof({ct}), {loc});"
+                    ));
+                    targets.push(Some(format!("(({ct} *){pv}.data)[j]")));
+                    row_temps.push(None);
+                }
+                Type::Array(e, dims) => {
+                    let ct = c_type(*e)?;
+                    if dims.len() + 1 > 8 {
+                        return Err(CgenError::unsupported("arrays of rank above 8"));
+                    }
+                    let t = self.fresh();
+                    let ds: Vec<String> = dims.iter().map(|d| self.dim(d)).collect();
+                    self.line(&format!(
+                        "if ({wv} == 0) {pv} = nb_alloc({}, (int64_t[]){{0, {}}}, sizeof({ct}), {loc});",
+                        dims.len() + 1,
+                        ds.join(", ")
+                    ));
+                    targets.push(Some(t.clone()));
+                    row_temps.push(Some((t, pv, dims.len(), ct)));
+                }
+                Type::Acc(..) => {
+                    targets.push(None);
+                    row_temps.push(None);
+                }
+            }
+        }
+        self.open(&format!("for (int64_t j = 0; j < {wv}; j++) {{"));
+        for (_, (t, _, _, _)) in row_temps
+            .iter()
+            .enumerate()
+            .filter_map(|(i, x)| x.as_ref().map(|x| (i, x)))
+        {
+            self.line(&format!("nb_arr {t};"));
+        }
+        for (p, v) in lam.params.iter().zip(arrs) {
+            if !self.is_acc(*v) {
+                self.bind_row(p, *v, "j")?;
+            }
+        }
+        self.body(&lam.body, &targets)?;
+        for (t, pv, r, ct) in row_temps.iter().flatten() {
+            self.line(&format!(
+                "if (j == 0) {pv} = nb_alloc_rows({loc}, {wv}, {r}, {t}.shape, sizeof({ct}));"
+            ));
+            self.line(&format!(
+                "nb_store_row({loc}, &{pv}, {r}, sizeof({ct}), j, &{t});"
+            ));
+            self.line(&format!("nb_release(&{t});"));
+        }
+        let row_params: Vec<Param> = lam
+            .params
+            .iter()
+            .zip(arrs)
+            .filter(|(_, v)| !self.is_acc(**v))
+            .map(|(p, _)| p.clone())
+            .collect();
+        self.release_params(&row_params);
+        self.close();
+        // Accumulator results: the i-th is the i-th accumulator input.
+        let acc_inputs: Vec<Var> = arrs.iter().copied().filter(|v| self.is_acc(*v)).collect();
+        let mut k = 0;
+        for (p, t) in pat.iter().zip(&lam.ret) {
+            if t.is_acc() {
+                let Some(src) = acc_inputs.get(k) else {
+                    return Err(CgenError::internal(
+                        "map returns more accumulators than it takes",
+                    ));
+                };
+                self.line(&format!("{} = {};", var_name(p.var), var_name(*src)));
+                self.copy_acc_info(p.var, &Atom::Var(*src));
+                k += 1;
+            }
+        }
+        self.close();
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn reduce_scan(
+        &mut self,
+        loc: &str,
+        pat: &[Param],
+        w: &Atom,
+        lam: &Lambda,
+        neutral: &[Atom],
+        arrs: &[Var],
+        scan: bool,
+    ) -> Result<(), CgenError> {
+        let k = neutral.len();
+        if lam.params.len() != 2 * k
+            || arrs.len() != k
+            || lam.body.result.len() != k
+            || pat.len() != k
+        {
+            return Err(CgenError::internal(
+                "reduce/scan operator of the wrong arity",
+            ));
+        }
+        let what = if scan { "scan" } else { "reduce" };
+        let wv = self.fresh();
+        self.open("{");
+        self.line(&format!("int64_t {wv} = {};", self.int(w)?));
+        self.check_widths(loc, what, &wv, arrs)?;
+        let (accs, elems) = lam.params.split_at(k);
+        for (p, n) in accs.iter().zip(neutral) {
+            self.line(&format!("{} = {};", var_name(p.var), self.owned(n)?));
+        }
+        if scan {
+            for (p, a) in pat.iter().zip(accs) {
+                let pv = var_name(p.var);
+                let (e, r) = match &a.ty {
+                    Type::Prim(e) => (*e, 0),
+                    Type::Array(e, d) => (*e, d.len()),
+                    Type::Acc(..) => return Err(CgenError::unsupported("scan over accumulators")),
+                };
+                let ct = c_type(e)?;
+                let an = var_name(a.var);
+                if r == 0 {
+                    self.line(&format!(
+                        "{pv} = nb_alloc(1, (int64_t[]){{{wv}}}, sizeof({ct}), {loc});"
+                    ));
+                } else {
+                    self.line(&format!(
+                        "{pv} = nb_alloc_rows({loc}, {wv}, {r}, {an}.shape, sizeof({ct}));"
+                    ));
+                }
+            }
+        }
+        let temps: Vec<String> = accs.iter().map(|_| self.fresh()).collect();
+        self.open(&format!("for (int64_t j = 0; j < {wv}; j++) {{"));
+        for (p, t) in accs.iter().zip(&temps) {
+            self.line(&format!("{} {t};", c_decl_type(&p.ty)?));
+        }
+        for (p, v) in elems.iter().zip(arrs) {
+            self.bind_row(p, *v, "j")?;
+        }
+        let targets: Vec<Option<String>> = temps.iter().map(|t| Some(t.clone())).collect();
+        self.body(&lam.body, &targets)?;
+        for (p, t) in accs.iter().zip(&temps) {
+            let pv = var_name(p.var);
+            if self.is_array(p.var) {
+                self.line(&format!("nb_release(&{pv});"));
+            }
+            self.line(&format!("{pv} = {t};"));
+        }
+        self.release_params(elems);
+        if scan {
+            for (p, a) in pat.iter().zip(accs) {
+                let pv = var_name(p.var);
+                let an = var_name(a.var);
+                match &a.ty {
+                    Type::Prim(e) => {
+                        let ct = c_type(*e)?;
+                        self.line(&format!("(({ct} *){pv}.data)[j] = {an};"));
+                    }
+                    Type::Array(e, d) => {
+                        let ct = c_type(*e)?;
+                        self.line(&format!(
+                            "nb_store_row({loc}, &{pv}, {}, sizeof({ct}), j, &{an});",
+                            d.len()
+                        ));
+                    }
+                    Type::Acc(..) => {}
+                }
+            }
+        }
+        self.close();
+        for (p, a) in pat.iter().zip(accs) {
+            if scan {
+                if self.is_array(a.var) {
+                    self.line(&format!("nb_release(&{});", var_name(a.var)));
+                }
+            } else {
+                let value = if self.is_array(a.var) {
+                    self.consume(a.var)
+                } else {
+                    var_name(a.var)
+                };
+                self.line(&format!("{} = {value};", var_name(p.var)));
+            }
+        }
+        self.close();
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn hist(
+        &mut self,
+        loc: &str,
+        pat: &[Param],
+        w: &Atom,
+        dest: &[Var],
+        lam: &Lambda,
+        neutral: &[Atom],
+        indices: Var,
+        values: &[Var],
+    ) -> Result<(), CgenError> {
+        let k = dest.len();
+        if neutral.len() != k
+            || values.len() != k
+            || lam.params.len() != 2 * k
+            || lam.body.result.len() != k
+            || pat.len() != k
+            || k == 0
+        {
+            return Err(CgenError::internal("reduce_by_index of the wrong arity"));
+        }
+        let wv = self.fresh();
+        self.open("{");
+        self.line(&format!("int64_t {wv} = {};", self.int(w)?));
+        self.check_widths(loc, "reduce_by_index", &wv, values)?;
+        self.check_widths(loc, "reduce_by_index", &wv, &[indices])?;
+        let (it, irank, _) = self.array_info(indices)?;
+        if it != PrimType::I64 || irank != 1 {
+            return Err(CgenError::internal(
+                "reduce_by_index indices must be [w]i64",
+            ));
+        }
+        let d0 = var_name(pat[0].var);
+        for (p, d) in pat.iter().zip(dest) {
+            let (_, rank, ct) = self.array_info(*d)?;
+            let pv = var_name(p.var);
+            self.line(&format!("{pv} = {};", self.consume(*d)));
+            self.line(&format!("nb_make_unique(&{pv}, {rank}, sizeof({ct}));"));
+        }
+        for ((p, d), v) in pat.iter().zip(dest).zip(values) {
+            let (_, rank, _) = self.array_info(*d)?;
+            let (_, vrank, _) = self.array_info(*v)?;
+            if rank != vrank {
+                return Err(CgenError::internal(
+                    "reduce_by_index destination and values differ in rank",
+                ));
+            }
+            let pv = var_name(p.var);
+            let vn = var_name(*v);
+            self.line(&format!(
+                "if ({pv}.shape[0] != {d0}.shape[0]) nb_fail({loc}, \"size error: reduce_by_index: destinations of different sizes\");"
+            ));
+            if rank > 1 {
+                self.line(&format!(
+                    "nb_check_same_shape({loc}, \"reduce_by_index: destination rows and value rows do not fit:\", {pv}.shape + 1, {vn}.shape + 1, {});",
+                    rank - 1
+                ));
+            }
+        }
+        let (accs, elems) = lam.params.split_at(k);
+        let iname = var_name(indices);
+        self.open(&format!("for (int64_t j = 0; j < {wv}; j++) {{"));
+        self.line(&format!("int64_t ix = ((int64_t *){iname}.data)[j];"));
+        self.line(&format!("if (ix < 0 || ix >= {d0}.shape[0]) continue;"));
+        let mut targets = Vec::new();
+        let mut row_temps = Vec::new();
+        for (p, a) in pat.iter().zip(accs) {
+            let pv = var_name(p.var);
+            let (_, rank, ct) = self.array_info(p.var)?;
+            if rank == 1 {
+                self.line(&format!("{} = (({ct} *){pv}.data)[ix];", var_name(a.var)));
+                targets.push(Some(format!("(({ct} *){pv}.data)[ix]")));
+            } else {
+                let t = self.fresh();
+                self.line(&format!("nb_arr {t};"));
+                self.open("{");
+                self.line(&format!(
+                    "nb_arr row = nb_row(&{pv}, {rank}, sizeof({ct}), ix);"
+                ));
+                self.line(&format!(
+                    "{} = nb_copy(&row, {}, sizeof({ct}));",
+                    var_name(a.var),
+                    rank - 1
+                ));
+                self.line("nb_release(&row);");
+                self.close();
+                targets.push(Some(t.clone()));
+                row_temps.push((t, pv, rank - 1, ct));
+            }
+        }
+        for (p, v) in elems.iter().zip(values) {
+            self.bind_row(p, *v, "j")?;
+        }
+        self.body(&lam.body, &targets)?;
+        for (t, pv, r, ct) in &row_temps {
+            self.line(&format!(
+                "nb_store_row({loc}, &{pv}, {r}, sizeof({ct}), ix, &{t});"
+            ));
+            self.line(&format!("nb_release(&{t});"));
+        }
+        self.release_params(accs);
+        self.release_params(elems);
+        self.close();
+        self.close();
+        Ok(())
+    }
+
+    fn scatter(
+        &mut self,
+        loc: &str,
+        pat: &[Param],
+        w: &Atom,
+        dest: &[Var],
+        indices: &[Var],
+        values: &[Var],
+    ) -> Result<(), CgenError> {
+        if dest.len() != values.len() || indices.is_empty() || pat.len() != dest.len() {
+            return Err(CgenError::internal("scatter of the wrong arity"));
+        }
+        let wv = self.fresh();
+        self.open("{");
+        self.line(&format!("int64_t {wv} = {};", self.int(w)?));
+        self.check_widths(loc, "scatter", &wv, values)?;
+        self.check_widths(loc, "scatter", &wv, indices)?;
+        let d_rank = indices.len();
+        for is in indices {
+            let (it, r, _) = self.array_info(*is)?;
+            if it != PrimType::I64 || r != 1 {
+                return Err(CgenError::internal("scatter indices must be [w]i64"));
+            }
+        }
+        for ((p, d), v) in pat.iter().zip(dest).zip(values) {
+            let (_, rank, ct) = self.array_info(*d)?;
+            let (_, vrank, _) = self.array_info(*v)?;
+            if rank < d_rank || rank - d_rank != vrank - 1 {
+                return Err(CgenError::internal(
+                    "scatter destination and values do not fit",
+                ));
+            }
+            let pv = var_name(p.var);
+            self.line(&format!("{pv} = {};", self.consume(*d)));
+            self.line(&format!("nb_make_unique(&{pv}, {rank}, sizeof({ct}));"));
+            if vrank > 1 {
+                self.line(&format!(
+                    "nb_check_same_shape({loc}, \"scatter: destination rows and value rows do not fit:\", {pv}.shape + {d_rank}, {}.shape + 1, {});",
+                    var_name(*v),
+                    vrank - 1
+                ));
+            }
+        }
+        self.open(&format!("for (int64_t j = 0; j < {wv}; j++) {{"));
+        for (p, v) in pat.iter().zip(values) {
+            let (_, rank, ct) = self.array_info(p.var)?;
+            let pv = var_name(p.var);
+            let vn = var_name(*v);
+            let skip = self.fresh();
+            self.open("{");
+            self.line("int64_t pos = 0;");
+            for (t, is) in indices.iter().enumerate() {
+                self.line(&format!(
+                    "int64_t i{t} = ((int64_t *){}.data)[j];",
+                    var_name(*is)
+                ));
+                self.line(&format!(
+                    "if (i{t} < 0 || i{t} >= {pv}.shape[{t}]) goto {skip}_skip;"
+                ));
+                self.line(&format!("pos = pos * {pv}.shape[{t}] + i{t};"));
+            }
+            if rank == d_rank {
+                self.line(&format!(
+                    "(({ct} *){pv}.data)[pos] = (({ct} *){vn}.data)[j];"
+                ));
+            } else {
+                self.line(&format!(
+                    "int64_t row = nb_count({pv}.shape + {d_rank}, {});",
+                    rank - d_rank
+                ));
+                self.line(&format!(
+                    "memmove((({ct} *){pv}.data) + pos * row, (({ct} *){vn}.data) + j * row, (size_t)row * sizeof({ct}));"
+                ));
+            }
+            self.indent -= 1;
+            self.line(&format!("{skip}_skip:;"));
+            self.line("}");
+        }
+        self.close();
+        self.close();
+        Ok(())
+    }
+
+    fn update_acc(
+        &mut self,
+        loc: &str,
+        pat: &[Param],
+        acc: Var,
+        indices: &[Atom],
+        value: &Atom,
+    ) -> Result<(), CgenError> {
+        let Some(info) = self.accs.get(&acc).cloned() else {
+            return Err(CgenError::unsupported(
+                "an accumulator whose with_acc cannot be traced statically",
+            ));
+        };
+        let [p] = pat else {
+            return Err(CgenError::internal("update_acc binds one value"));
+        };
+        let ct = c_type(info.elem)?;
+        let a = var_name(acc);
+        if indices.len() > info.rank {
+            return Err(CgenError::internal("update_acc with too many indices"));
+        }
+        let skip = self.fresh();
+        self.open("{");
+        self.line("int64_t pos = 0;");
+        for (k, i) in indices.iter().enumerate() {
+            self.line(&format!("int64_t i{k} = {};", self.int(i)?));
+            self.line(&format!(
+                "if (i{k} < 0 || i{k} >= {a}.shape[{k}]) goto {skip}_skip;"
+            ));
+            self.line(&format!("pos = pos * {a}.shape[{k}] + i{k};"));
+        }
+        let cell_rank = info.rank - indices.len();
+        let vt = self.atom_type(value)?;
+        let (src, n) = match (&vt, value) {
+            (Type::Prim(_), _) => {
+                if cell_rank != 0 {
+                    return Err(CgenError::internal("update_acc of a scalar into a row"));
+                }
+                (self.atom(value)?, "1".to_string())
+            }
+            (Type::Array(_, d), Atom::Var(v)) => {
+                let vn = var_name(*v);
+                if d.len() != cell_rank {
+                    return Err(CgenError::internal("update_acc value of the wrong rank"));
+                }
+                self.line(&format!(
+                    "nb_check_same_shape({loc}, \"update_acc: a value does not fit a cell:\", {a}.shape + {}, {vn}.shape, {cell_rank});",
+                    indices.len()
+                ));
+                (
+                    format!("(({ct} *){vn}.data)[e]"),
+                    format!("nb_count({vn}.shape, {cell_rank})"),
+                )
+            }
+            _ => return Err(CgenError::internal("update_acc with an accumulator value")),
+        };
+        self.line(&format!("int64_t n = {n};"));
+        self.open("for (int64_t e = 0; e < n; e++) {");
+        let cell = format!("(({ct} *){a}.data)[pos * n + e]");
+        match &info.op {
+            AccOp::Write => self.line(&format!("{cell} = {src};")),
+            AccOp::Add => {
+                let e = scalar::binop(nabla_ir::BinOp::Add, info.elem, &cell, &src, loc)?;
+                self.line(&format!("{cell} = {e};"));
+            }
+            AccOp::Lambda(l, _) => {
+                let [x, y] = l.params.as_slice() else {
+                    return Err(CgenError::internal(
+                        "accumulator operator of the wrong arity",
+                    ));
+                };
+                if l.body.result.len() != 1 {
+                    return Err(CgenError::internal(
+                        "accumulator operator of the wrong arity",
+                    ));
+                }
+                for q in &l.params {
+                    self.types.entry(q.var).or_insert_with(|| q.ty.clone());
+                }
+                self.line(&format!("{} = {cell};", var_name(x.var)));
+                self.line(&format!("{} = {src};", var_name(y.var)));
+                self.body(&l.body, &[Some(cell.clone())])?;
+            }
+        }
+        self.close();
+        self.indent -= 1;
+        self.line(&format!("{skip}_skip:;"));
+        self.line("}");
+        self.line(&format!("{} = {a};", var_name(p.var)));
+        self.accs.insert(p.var, info);
+        Ok(())
+    }
+}
+
+// ----- calls ------------------------------------------------------------------
+
+/// The functions a body calls (directly), as indices.
+pub(crate) fn callees(b: &Body) -> Vec<usize> {
+    let mut out = Vec::new();
+    callees_into(b, &mut out);
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+fn callees_into(b: &Body, out: &mut Vec<usize>) {
+    for stm in &b.stms {
+        match &stm.exp {
+            Exp::Apply(f, _) => out.push(f.0 as usize),
+            Exp::If { then_, else_, .. } => {
+                callees_into(then_, out);
+                callees_into(else_, out);
+            }
+            Exp::Loop { form, body, .. } => {
+                if let LoopForm::While { cond } = form {
+                    callees_into(cond, out);
+                }
+                callees_into(body, out);
+            }
+            Exp::Soac(
+                Soac::Map { lam, .. }
+                | Soac::Reduce { lam, .. }
+                | Soac::Scan { lam, .. }
+                | Soac::Hist { lam, .. },
+            ) => callees_into(&lam.body, out),
+            Exp::WithAcc { inputs, lam } => {
+                for i in inputs {
+                    if let AccOp::Lambda(l, _) = &i.op {
+                        callees_into(&l.body, out);
+                    }
+                }
+                callees_into(&lam.body, out);
+            }
+            Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } => callees_into(&lam.body, out),
+            _ => {}
+        }
+    }
+}
+
+// ----- variable types ---------------------------------------------------------
+
+fn collect_params(ps: &[Param], types: &mut HashMap<Var, Type>) {
+    for p in ps {
+        types.insert(p.var, p.ty.clone());
+    }
+}
+
+fn collect_lambda(l: &Lambda, types: &mut HashMap<Var, Type>) -> Result<(), CgenError> {
+    collect_params(&l.params, types);
+    collect_body(&l.body, types)
+}
+
+/// Records the type of every variable bound in `b` (patterns, lambda and
+/// loop parameters, loop counters).
+fn collect_body(b: &Body, types: &mut HashMap<Var, Type>) -> Result<(), CgenError> {
+    for stm in &b.stms {
+        collect_params(&stm.pat, types);
+        match &stm.exp {
+            Exp::If { then_, else_, .. } => {
+                collect_body(then_, types)?;
+                collect_body(else_, types)?;
+            }
+            Exp::Loop {
+                params, form, body, ..
+            } => {
+                collect_params(params, types);
+                match form {
+                    LoopForm::For { i, bound } => {
+                        let t = match bound {
+                            Atom::Const(c) => Type::Prim(c.prim_type()),
+                            Atom::Var(v) => types
+                                .get(v)
+                                .cloned()
+                                .ok_or_else(|| CgenError::internal("loop bound of unknown type"))?,
+                        };
+                        types.insert(*i, t);
+                    }
+                    LoopForm::While { cond } => collect_body(cond, types)?,
+                }
+                collect_body(body, types)?;
+            }
+            Exp::Soac(
+                Soac::Map { lam, .. }
+                | Soac::Reduce { lam, .. }
+                | Soac::Scan { lam, .. }
+                | Soac::Hist { lam, .. },
+            ) => collect_lambda(lam, types)?,
+            Exp::WithAcc { inputs, lam } => {
+                for i in inputs {
+                    if let AccOp::Lambda(l, _) = &i.op {
+                        collect_lambda(l, types)?;
+                    }
+                }
+                collect_lambda(lam, types)?;
+            }
+            Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } => collect_lambda(lam, types)?,
+            _ => {}
+        }
+    }
+    Ok(())
+}

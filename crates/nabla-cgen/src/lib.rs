@@ -1,0 +1,215 @@
+//! The C backend: lowers the (AD-free, optimised) core IR to sequential C11
+//! and compiles it with the system C compiler into an executable with
+//! Futhark's command-line interface for compiled programs.
+//!
+//! * [`generate_c`] turns a [`Program`] into one C source file: the runtime
+//!   (`runtime.c`, embedded: reference-counted arrays, the scalar helpers that
+//!   mirror `nabla_prim`'s semantics, the value reader and printer, the
+//!   options), one C function per IR function (`func.rs`, scalars in
+//!   `scalar.rs`), one wrapper per entry point and `main` (`entry.rs`).
+//! * [`compile_c`] runs `$CC` (default `cc`) with `$CFLAGS` (default
+//!   `-O3 -march=native -fno-math-errno`) and `-lm`.
+//!
+//! The executable reads the entry point's arguments from stdin (Futhark's
+//! text or binary value format) and prints the results as `nabla run` does;
+//! options `-e ENTRY`, `-r RUNS`, `-t FILE`, `-b`, `-n`. Run-time errors
+//! print `Error: MESSAGE` and `at FILE:LINE:COL` on stderr and exit with
+//! status 1.
+//!
+//! Constructs the backend cannot lower give a [`CgenError`] (never wrong C):
+//! `jvp`/`vjp` left in the program for dynamic AD, arrays of rank above 8.
+//! `f16` is C's `_Float16` (computed in `float` and rounded, as
+//! `nabla_prim` does), so it needs a C compiler that has it (gcc ≥ 12,
+//! clang ≥ 15 on x86-64 and AArch64).
+
+mod entry;
+mod func;
+mod scalar;
+
+use nabla_ir::{FunId, Program, Span};
+use std::path::Path;
+use std::process::Command;
+
+/// The C runtime included at the top of every generated program.
+pub const RUNTIME_C: &str = include_str!("runtime.c");
+
+/// Why C generation or compilation failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CgenError {
+    /// The message (one line).
+    pub message: String,
+    /// Whether the program uses a construct the backend does not support
+    /// (as opposed to an internal error or a failing C compiler).
+    pub unsupported: bool,
+}
+
+impl CgenError {
+    /// A construct the C backend cannot lower yet.
+    pub fn unsupported(what: &str) -> CgenError {
+        CgenError {
+            message: format!("the C backend does not support {what} yet"),
+            unsupported: true,
+        }
+    }
+
+    /// An inconsistency in the IR or a bug in the backend.
+    pub fn internal(what: &str) -> CgenError {
+        CgenError {
+            message: format!("internal error in the C backend: {what}"),
+            unsupported: false,
+        }
+    }
+
+    /// The C compiler could not be run or failed.
+    pub fn compiler(what: String) -> CgenError {
+        CgenError {
+            message: what,
+            unsupported: false,
+        }
+    }
+}
+
+impl std::fmt::Display for CgenError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for CgenError {}
+
+/// A generated C program.
+#[derive(Clone, Debug)]
+pub struct CProgram {
+    /// The C source.
+    pub source: String,
+    /// Entry points left out because they use (or call a function that
+    /// uses) a construct the backend does not support, with the reason;
+    /// the executable reports them as unsupported when asked to run them.
+    pub unsupported_entries: Vec<(String, CgenError)>,
+}
+
+/// Generates the whole C program; any construct the backend does not
+/// support is an error. `locate` renders a span as `file:line:col` for
+/// run-time error messages.
+pub fn generate_c(program: &Program, locate: &dyn Fn(Span) -> String) -> Result<String, CgenError> {
+    let p = generate_c_partial(program, locate)?;
+    match p.unsupported_entries.into_iter().next() {
+        Some((_, e)) => Err(e),
+        None => Ok(p.source),
+    }
+}
+
+/// Generates the C program for the entry points the backend supports,
+/// leaving out the others (see [`CProgram::unsupported_entries`]). Errors:
+/// an internal error, or no entry point can be generated (then the error
+/// says why the first could not).
+pub fn generate_c_partial(
+    program: &Program,
+    locate: &dyn Fn(Span) -> String,
+) -> Result<CProgram, CgenError> {
+    let n = program.functions.len();
+    let mut bodies: Vec<Result<String, CgenError>> = Vec::with_capacity(n);
+    for (i, f) in program.functions.iter().enumerate() {
+        let r = func::FnGen::new(program, f, locate).generate(FunId(i as u32));
+        if let Err(e) = &r {
+            if !e.unsupported {
+                return Err(e.clone());
+            }
+        }
+        bodies.push(r);
+    }
+    // A function is unsupported when it, or a function it calls, is.
+    let callees: Vec<Vec<usize>> = program
+        .functions
+        .iter()
+        .map(|f| func::callees(&f.body))
+        .collect();
+    let mut why: Vec<Option<CgenError>> =
+        bodies.iter().map(|b| b.as_ref().err().cloned()).collect();
+    loop {
+        let mut changed = false;
+        for i in 0..n {
+            if why[i].is_some() {
+                continue;
+            }
+            if let Some(e) = callees[i]
+                .iter()
+                .find_map(|&c| why.get(c).cloned().flatten())
+            {
+                why[i] = Some(e);
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    let mut unsupported_entries = Vec::new();
+    let mut supported = Vec::new();
+    for e in &program.entries {
+        match why.get(e.fun.0 as usize) {
+            Some(Some(err)) => unsupported_entries.push((e.name.clone(), err.clone())),
+            Some(None) => supported.push(e.name.clone()),
+            None => return Err(CgenError::internal("entry point of an unknown function")),
+        }
+    }
+    if supported.is_empty() {
+        if let Some((_, e)) = unsupported_entries.first() {
+            return Err(e.clone());
+        }
+    }
+    let mut out = String::with_capacity(RUNTIME_C.len() + 4096);
+    out.push_str(RUNTIME_C);
+    out.push_str("\n/* ---------- generated from the core IR ---------- */\n\n");
+    for (i, f) in program.functions.iter().enumerate() {
+        if why[i].is_none() {
+            out.push_str(&func::prototype(FunId(i as u32), f)?);
+            out.push_str(";\n");
+        }
+    }
+    out.push('\n');
+    for (i, (f, body)) in program.functions.iter().zip(bodies).enumerate() {
+        if why[i].is_some() {
+            continue;
+        }
+        if let Ok(body) = body {
+            out.push_str(&format!("/* {} */\n", f.name.replace("*/", "* /")));
+            out.push_str(&body);
+            out.push('\n');
+        }
+    }
+    out.push_str(&entry::entries_and_main(program, &unsupported_entries)?);
+    Ok(CProgram {
+        source: out,
+        unsupported_entries,
+    })
+}
+
+/// The default C compiler flags (overridden by `$CFLAGS`).
+pub const DEFAULT_CFLAGS: &str = "-O3 -march=native -fno-math-errno";
+
+/// Compiles the C file `c_file` into the executable `out` with `$CC`
+/// (default `cc`) and `$CFLAGS` (default [`DEFAULT_CFLAGS`]), linking `-lm`.
+pub fn compile_c(c_file: &Path, out: &Path) -> Result<(), CgenError> {
+    let cc = std::env::var("CC")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| "cc".to_string());
+    let flags = std::env::var("CFLAGS").unwrap_or_else(|_| DEFAULT_CFLAGS.to_string());
+    let mut cmd = Command::new(&cc);
+    cmd.args(["-std=c11", "-D_GNU_SOURCE"]);
+    cmd.args(flags.split_whitespace());
+    cmd.arg(c_file).arg("-o").arg(out).arg("-lm");
+    let output = cmd
+        .output()
+        .map_err(|e| CgenError::compiler(format!("cannot run the C compiler `{cc}`: {e}")))?;
+    if !output.status.success() {
+        let err = String::from_utf8_lossy(&output.stderr);
+        let shown: String = err.lines().take(30).collect::<Vec<_>>().join("\n");
+        return Err(CgenError::compiler(format!(
+            "the C compiler `{cc}` failed on {}:\n{shown}",
+            c_file.display()
+        )));
+    }
+    Ok(())
+}

@@ -1,0 +1,1149 @@
+/* nabla C runtime: included verbatim at the top of every generated program.
+ *
+ * Arrays are reference-counted, row-major, contiguous blocks (`nb_arr`: the
+ * block, a pointer to the first element and the shape). A variable of the
+ * generated code owns one reference; views (rows, reshapes, contiguous
+ * slices) share the block. Scalar operators mirror nabla-prim's semantics
+ * (Futhark's): wrapping integers, Futhark's division rounding, shifts,
+ * conversions. Run-time errors print a message and exit with status 1. */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NB_MAX_RANK 8
+
+/* f16 is C's _Float16 where the compiler has it (gcc >= 12, clang >= 15);
+ * programs without f16 compile without it. */
+#if defined(__FLT16_MANT_DIG__)
+#define NB_HAVE_F16 1
+#endif
+
+typedef struct nb_mem {
+  int64_t rc;
+  int64_t pad;
+} nb_mem;
+
+typedef struct nb_arr {
+  nb_mem *mem;
+  char *data;
+  int64_t shape[NB_MAX_RANK];
+} nb_arr;
+
+static const nb_arr nb_empty_arr;
+
+__attribute__((noreturn, format(printf, 2, 3))) static void
+nb_fail(const char *loc, const char *fmt, ...) {
+  va_list ap;
+  fflush(stdout);
+  fprintf(stderr, "Error: ");
+  va_start(ap, fmt);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\n");
+  if (loc && *loc) fprintf(stderr, "at %s\n", loc);
+  exit(1);
+}
+
+/* ---------- memory ---------- */
+
+static int64_t nb_count(const int64_t *shape, int rank) {
+  int64_t n = 1;
+  for (int k = 0; k < rank; k++) n *= shape[k];
+  return n;
+}
+
+static nb_arr nb_alloc(int rank, const int64_t *shape, size_t elem, const char *loc) {
+  nb_arr a;
+  int64_t n = 1;
+  for (int k = 0; k < rank; k++) {
+    if (shape[k] < 0) nb_fail(loc, "negative array size %" PRId64, shape[k]);
+    if (shape[k] != 0 && n > INT64_MAX / 8 / shape[k])
+      nb_fail(loc, "array too large");
+    n *= shape[k];
+  }
+  for (int k = 0; k < NB_MAX_RANK; k++) a.shape[k] = k < rank ? shape[k] : 0;
+  size_t bytes = (size_t)n * elem;
+  a.mem = (nb_mem *)malloc(sizeof(nb_mem) + (bytes ? bytes : 1));
+  if (!a.mem) nb_fail(loc, "out of memory (allocating %zu bytes)", bytes);
+  a.mem->rc = 1;
+  a.data = (char *)(a.mem + 1);
+  return a;
+}
+
+static inline nb_arr nb_retain(nb_arr a) {
+  if (a.mem) a.mem->rc++;
+  return a;
+}
+
+static inline void nb_release(nb_arr *a) {
+  if (a->mem && --a->mem->rc == 0) free(a->mem);
+  a->mem = NULL;
+  a->data = NULL;
+}
+
+/* Takes the reference out of `*a` (which becomes empty). */
+static inline nb_arr nb_move(nb_arr *a) {
+  nb_arr r = *a;
+  a->mem = NULL;
+  a->data = NULL;
+  return r;
+}
+
+static nb_arr nb_copy(const nb_arr *a, int rank, size_t elem) {
+  nb_arr r = nb_alloc(rank, a->shape, elem, "");
+  memcpy(r.data, a->data, (size_t)nb_count(a->shape, rank) * elem);
+  return r;
+}
+
+#ifdef NB_COUNT_COPIES
+/* Debugging aid (-DNB_COUNT_COPIES): how many consumptions had to copy. */
+static int64_t nb_copies, nb_copied_bytes;
+__attribute__((destructor)) static void nb_report_copies(void) {
+  fprintf(stderr, "nabla: %" PRId64 " copies on consumption (%" PRId64 " bytes)\n", nb_copies,
+          nb_copied_bytes);
+}
+#endif
+
+/* Makes `*a` the only reference to its block (copying when shared). */
+static inline void nb_make_unique(nb_arr *a, int rank, size_t elem) {
+  if (a->mem && a->mem->rc == 1) return;
+#ifdef NB_COUNT_COPIES
+  nb_copies++;
+  nb_copied_bytes += nb_count(a->shape, rank) * (int64_t)elem;
+#endif
+  nb_arr c = nb_copy(a, rank, elem);
+  nb_release(a);
+  *a = c;
+}
+
+/* ---------- messages ---------- */
+
+static void nb_show_shape(char *buf, size_t cap, const int64_t *shape, int rank) {
+  size_t len = 0;
+  buf[0] = 0;
+  for (int k = 0; k < rank && len < cap; k++)
+    len += (size_t)snprintf(buf + len, cap - len, "[%" PRId64 "]", shape[k]);
+}
+
+/* One index specification: kind 0 = fixed (a), kind 1 = slice (a = start,
+ * b = len, c = stride). */
+typedef struct nb_ix {
+  int kind;
+  int64_t a, b, c;
+} nb_ix;
+
+static void nb_show_indices(char *buf, size_t cap, const nb_ix *ix, int n) {
+  size_t len = 0;
+  len += (size_t)snprintf(buf, cap, "[");
+  for (int k = 0; k < n && len < cap; k++) {
+    if (k > 0) len += (size_t)snprintf(buf + len, cap - len, ", ");
+    if (ix[k].kind == 0) {
+      len += (size_t)snprintf(buf + len, cap - len, "%" PRId64, ix[k].a);
+    } else {
+      __int128 end = (__int128)ix[k].a + (__int128)ix[k].b * ix[k].c;
+      int64_t e = end > INT64_MAX ? INT64_MAX : end < INT64_MIN ? INT64_MIN : (int64_t)end;
+      if (ix[k].c == 1)
+        len += (size_t)snprintf(buf + len, cap - len, "%" PRId64 ":%" PRId64, ix[k].a, e);
+      else
+        len += (size_t)snprintf(buf + len, cap - len, "%" PRId64 ":%" PRId64 ":%" PRId64,
+                                ix[k].a, e, ix[k].c);
+    }
+  }
+  if (len < cap) snprintf(buf + len, cap - len, "]");
+}
+
+__attribute__((noreturn)) static void nb_oob(const char *loc, const nb_ix *ix, int n,
+                                             const int64_t *shape, int rank) {
+  char is[512], sh[512];
+  nb_show_indices(is, sizeof is, ix, n);
+  nb_show_shape(sh, sizeof sh, shape, rank);
+  nb_fail(loc, "index %s out of bounds for array of shape %s", is, sh);
+}
+
+/* Scalar index a[i0, i1, …] (all fixed, as many as the rank): the flat position. */
+static inline int64_t nb_pos(const char *loc, const nb_arr *a, int rank, const int64_t *is) {
+  int64_t p = 0;
+  for (int k = 0; k < rank; k++) {
+    if (is[k] < 0 || is[k] >= a->shape[k]) {
+      nb_ix ix[NB_MAX_RANK];
+      for (int j = 0; j < rank; j++) ix[j].kind = 0, ix[j].a = is[j];
+      nb_oob(loc, ix, rank, a->shape, rank);
+    }
+    p = p * a->shape[k] + is[k];
+  }
+  return p;
+}
+
+static void nb_check_eq_sizes(const char *loc, const char *msg, int n, const int64_t *ns) {
+  for (int k = 1; k < n; k++) {
+    if (ns[k] != ns[0]) {
+      char buf[1024];
+      size_t len = 0;
+      buf[0] = 0;
+      for (int j = 0; j < n && len < sizeof buf; j++)
+        len += (size_t)snprintf(buf + len, sizeof buf - len, "%s%" PRId64, j ? ", " : "", ns[j]);
+      nb_fail(loc, "size error: %s (sizes %s differ)", msg, buf);
+    }
+  }
+}
+
+static void nb_check_same_shape(const char *loc, const char *what, const int64_t *a,
+                                const int64_t *b, int rank) {
+  for (int k = 0; k < rank; k++) {
+    if (a[k] != b[k]) {
+      char x[512], y[512];
+      nb_show_shape(x, sizeof x, a, rank);
+      nb_show_shape(y, sizeof y, b, rank);
+      nb_fail(loc, "size error: %s %s and %s", what, x, y);
+    }
+  }
+}
+
+/* ---------- indexing ---------- */
+
+/* Checks indices against the shape (Futhark's bounds rules). */
+static void nb_check_region(const char *loc, const nb_arr *a, int rank, const nb_ix *ix, int n) {
+  for (int k = 0; k < n; k++) {
+    int64_t d = a->shape[k];
+    if (ix[k].kind == 0) {
+      if (ix[k].a < 0 || ix[k].a >= d) nb_oob(loc, ix, n, a->shape, rank);
+    } else {
+      int64_t start = ix[k].a, len = ix[k].b, stride = ix[k].c;
+      if (len < 0) nb_oob(loc, ix, n, a->shape, rank);
+      if (len > 0) {
+        __int128 last = (__int128)start + (__int128)(len - 1) * stride;
+        if (start < 0 || start >= d || last < 0 || last >= d) nb_oob(loc, ix, n, a->shape, rank);
+      } else if (start < 0 || start > d) {
+        nb_oob(loc, ix, n, a->shape, rank);
+      }
+    }
+  }
+}
+
+/* Visits the flat positions of the region selected by `ix` (row-major order
+ * of the result), in runs of `run` consecutive elements. */
+static void nb_region_walk(const nb_arr *a, int rank, const nb_ix *ix, int n,
+                           void (*f)(void *, int64_t, int64_t), void *cx) {
+  int64_t stride[NB_MAX_RANK];
+  int64_t s = 1;
+  for (int k = rank - 1; k >= 0; k--) {
+    stride[k] = s;
+    s *= a->shape[k];
+  }
+  int64_t run = n == 0 ? s : stride[n - 1];
+  /* odometer over the n index positions */
+  int64_t cnt[NB_MAX_RANK], lim[NB_MAX_RANK];
+  for (int k = 0; k < n; k++) {
+    cnt[k] = 0;
+    lim[k] = ix[k].kind == 0 ? 1 : ix[k].b;
+    if (lim[k] == 0) return;
+  }
+  for (;;) {
+    int64_t p = 0;
+    for (int k = 0; k < n; k++) {
+      int64_t i = ix[k].kind == 0 ? ix[k].a : ix[k].a + cnt[k] * ix[k].c;
+      p += i * stride[k];
+    }
+    f(cx, p, run);
+    int k = n - 1;
+    while (k >= 0) {
+      if (++cnt[k] < lim[k]) break;
+      cnt[k] = 0;
+      k--;
+    }
+    if (k < 0) return;
+  }
+}
+
+typedef struct nb_copy_cx {
+  char *dst;
+  const char *src;
+  size_t elem;
+  int64_t done;
+  int scalar_src;
+} nb_copy_cx;
+
+static void nb_gather_run(void *p, int64_t pos, int64_t run) {
+  nb_copy_cx *c = (nb_copy_cx *)p;
+  memcpy(c->dst + (size_t)c->done * c->elem, c->src + (size_t)pos * c->elem, (size_t)run * c->elem);
+  c->done += run;
+}
+
+static void nb_scatter_run(void *p, int64_t pos, int64_t run) {
+  nb_copy_cx *c = (nb_copy_cx *)p;
+  if (c->scalar_src) {
+    for (int64_t k = 0; k < run; k++)
+      memcpy(c->dst + (size_t)(pos + k) * c->elem, c->src, c->elem);
+  } else {
+    memmove(c->dst + (size_t)pos * c->elem, c->src + (size_t)c->done * c->elem, (size_t)run * c->elem);
+  }
+  c->done += run;
+}
+
+/* a[ix] for an array result: a view when the region is contiguous (a prefix
+ * of fixed indices, then at most one stride-1 slice), else a fresh copy. */
+static nb_arr nb_index(const char *loc, const nb_arr *a, int rank, size_t elem, const nb_ix *ix,
+                       int n) {
+  nb_check_region(loc, a, rank, ix, n);
+  nb_arr r;
+  int out_rank = 0;
+  for (int k = 0; k < n; k++)
+    if (ix[k].kind == 1) r.shape[out_rank++] = ix[k].b;
+  for (int k = n; k < rank; k++) r.shape[out_rank++] = a->shape[k];
+  for (int k = out_rank; k < NB_MAX_RANK; k++) r.shape[k] = 0;
+  int nfix = 0;
+  while (nfix < n && ix[nfix].kind == 0) nfix++;
+  bool contiguous = nfix == n || (nfix == n - 1 && (ix[nfix].c == 1 || ix[nfix].b <= 1));
+  if (contiguous) {
+    int64_t stride = 1, off = 0;
+    for (int k = rank - 1; k >= 0; k--) {
+      if (k < n) off += ix[k].a * stride;
+      stride *= a->shape[k];
+    }
+    r.mem = a->mem;
+    if (r.mem) r.mem->rc++;
+    r.data = a->data + (size_t)off * elem;
+    return r;
+  }
+  nb_arr out = nb_alloc(out_rank, r.shape, elem, loc);
+  nb_copy_cx c = {out.data, a->data, elem, 0, 0};
+  nb_region_walk(a, rank, ix, n, nb_gather_run, &c);
+  return out;
+}
+
+/* a with [ix] = value (in place; `a` must be unique): `src` points to a
+ * scalar (src_rank 0) or the elements of an array of shape `src_shape`. */
+static void nb_update(const char *loc, nb_arr *a, int rank, size_t elem, const nb_ix *ix, int n,
+                      const void *src, const int64_t *src_shape, int src_rank) {
+  nb_check_region(loc, a, rank, ix, n);
+  int64_t shape[NB_MAX_RANK];
+  int out_rank = 0;
+  for (int k = 0; k < n; k++)
+    if (ix[k].kind == 1) shape[out_rank++] = ix[k].b;
+  for (int k = n; k < rank; k++) shape[out_rank++] = a->shape[k];
+  bool ok = out_rank == src_rank;
+  for (int k = 0; ok && k < out_rank; k++) ok = shape[k] == src_shape[k];
+  if (!ok) {
+    char x[512], y[512];
+    nb_show_shape(x, sizeof x, src_shape, src_rank);
+    nb_show_shape(y, sizeof y, shape, out_rank);
+    nb_fail(loc, "size error: cannot write a value of shape %s into a slice of shape %s", x, y);
+  }
+  nb_copy_cx c = {a->data, (const char *)src, elem, 0, src_rank == 0};
+  nb_region_walk(a, rank, ix, n, nb_scatter_run, &c);
+}
+
+static nb_arr nb_reshape(const char *loc, const nb_arr *a, int rank, int new_rank,
+                         const int64_t *shape) {
+  int64_t have = nb_count(a->shape, rank);
+  __int128 want = 1;
+  bool bad = false;
+  for (int k = 0; k < new_rank; k++) {
+    if (shape[k] < 0) bad = true;
+    want *= shape[k];
+    if (want > INT64_MAX) bad = true;
+  }
+  if (bad || want != have) {
+    char x[512], y[512];
+    nb_show_shape(x, sizeof x, a->shape, rank);
+    nb_show_shape(y, sizeof y, shape, new_rank);
+    nb_fail(loc, "size error: cannot reshape an array of shape %s to shape %s", x, y);
+  }
+  nb_arr r = nb_retain(*a);
+  for (int k = 0; k < NB_MAX_RANK; k++) r.shape[k] = k < new_rank ? shape[k] : 0;
+  return r;
+}
+
+static nb_arr nb_rearrange(const nb_arr *a, int rank, size_t elem, const int *perm) {
+  int64_t shape[NB_MAX_RANK], in_stride[NB_MAX_RANK];
+  int64_t s = 1;
+  for (int k = rank - 1; k >= 0; k--) {
+    in_stride[k] = s;
+    s *= a->shape[k];
+  }
+  for (int k = 0; k < rank; k++) shape[k] = a->shape[perm[k]];
+  nb_arr r = nb_alloc(rank, shape, elem, "");
+  int64_t n = nb_count(shape, rank);
+  int64_t cnt[NB_MAX_RANK] = {0};
+  for (int64_t j = 0; j < n; j++) {
+    int64_t p = 0;
+    for (int k = 0; k < rank; k++) p += cnt[k] * in_stride[perm[k]];
+    memcpy(r.data + (size_t)j * elem, a->data + (size_t)p * elem, elem);
+    for (int k = rank - 1; k >= 0; k--) {
+      if (++cnt[k] < shape[k]) break;
+      cnt[k] = 0;
+    }
+  }
+  return r;
+}
+
+static nb_arr nb_concat(const char *loc, int rank, size_t elem, int n, const nb_arr *xs) {
+  int64_t shape[NB_MAX_RANK];
+  for (int k = 0; k < rank; k++) shape[k] = xs[0].shape[k];
+  shape[0] = 0;
+  for (int j = 0; j < n; j++) {
+    for (int k = 1; k < rank; k++) {
+      if (xs[j].shape[k] != xs[0].shape[k]) {
+        char x[512], y[512];
+        nb_show_shape(x, sizeof x, xs[0].shape, rank);
+        nb_show_shape(y, sizeof y, xs[j].shape, rank);
+        nb_fail(loc, "size error: cannot concatenate arrays of shapes %s and %s", x, y);
+      }
+    }
+    shape[0] += xs[j].shape[0];
+  }
+  nb_arr r = nb_alloc(rank, shape, elem, loc);
+  size_t off = 0;
+  for (int j = 0; j < n; j++) {
+    size_t bytes = (size_t)nb_count(xs[j].shape, rank) * elem;
+    if (bytes) memcpy(r.data + off, xs[j].data, bytes);
+    off += bytes;
+  }
+  return r;
+}
+
+/* Rows permuted: row i of the result is row src(i) of `a`; mode 0 = rotate by r, 1 = reverse. */
+static nb_arr nb_permute_rows(const nb_arr *a, int rank, size_t elem, int mode, int64_t r) {
+  nb_arr out = nb_alloc(rank, a->shape, elem, "");
+  int64_t n = a->shape[0];
+  size_t row = (size_t)nb_count(a->shape + 1, rank - 1) * elem;
+  int64_t rot = 0;
+  if (mode == 0 && n > 0) {
+    rot = r % n;
+    if (rot < 0) rot += n;
+  }
+  for (int64_t i = 0; i < n; i++) {
+    int64_t src = mode == 0 ? (i + rot) % n : n - 1 - i;
+    memcpy(out.data + (size_t)i * row, a->data + (size_t)src * row, row);
+  }
+  return out;
+}
+
+static nb_arr nb_replicate(const char *loc, int64_t n, int rank, size_t elem, const void *x,
+                           const int64_t *x_shape, int x_rank) {
+  if (n < 0) nb_fail(loc, "replicate: negative size %" PRId64, n);
+  int64_t shape[NB_MAX_RANK];
+  shape[0] = n;
+  for (int k = 0; k < x_rank; k++) shape[k + 1] = x_shape[k];
+  nb_arr r = nb_alloc(rank, shape, elem, loc);
+  size_t row = (size_t)nb_count(x_shape, x_rank) * elem;
+  for (int64_t i = 0; i < n; i++) memcpy(r.data + (size_t)i * row, x, row);
+  return r;
+}
+
+/* The array's shape must have `rank` dimensions with outer size `w` (SOAC inputs). */
+static inline void nb_check_width(const char *loc, const char *what, const char *name,
+                                  const nb_arr *a, int64_t w) {
+  if (a->shape[0] != w)
+    nb_fail(loc, "size error: %s: input array %s has outer size %" PRId64 ", but the width is %" PRId64,
+            what, name, a->shape[0], w);
+}
+
+/* ---------- scalar operators ---------- */
+
+#define NB_INT_OPS(T, U, S, BITS, SIGNED)                                                     \
+  /* Arithmetic in uint64_t: no promotion to (signed) int, so no overflow. */              \
+  static inline T nb_add_##S(T x, T y) { return (T)((uint64_t)(U)x + (uint64_t)(U)y); }      \
+  static inline T nb_sub_##S(T x, T y) { return (T)((uint64_t)(U)x - (uint64_t)(U)y); }      \
+  static inline T nb_mul_##S(T x, T y) { return (T)((uint64_t)(U)x * (uint64_t)(U)y); }      \
+  static inline T nb_neg_##S(T x) { return (T)((uint64_t)0 - (uint64_t)(U)x); }              \
+  static inline T nb_pow_##S(T x, T y) {                                                     \
+    uint64_t b = (U)x, r = 1;                                                                \
+    U e = (U)y;                                                                              \
+    while (e != 0) {                                                                         \
+      if (e & 1) r = (U)(r * b);                                                             \
+      e >>= 1;                                                                               \
+      b = (U)(b * b);                                                                        \
+    }                                                                                        \
+    return (T)r;                                                                             \
+  }                                                                                          \
+  static inline T nb_shl_##S(T x, T y) { return (U)y >= BITS ? 0 : (T)((uint64_t)(U)x << (U)y); } \
+  static inline T nb_lshr_##S(T x, T y) { return (U)y >= BITS ? 0 : (T)((U)x >> (U)y); }     \
+  static inline int32_t nb_popc_##S(T x) { return __builtin_popcountll((uint64_t)(U)x); }    \
+  static inline int32_t nb_clz_##S(T x) {                                                    \
+    return (U)x == 0 ? BITS : __builtin_clzll((uint64_t)(U)x) - (64 - BITS);                 \
+  }                                                                                          \
+  static inline int32_t nb_ctz_##S(T x) { return (U)x == 0 ? BITS : __builtin_ctzll((uint64_t)(U)x); } \
+  static inline T nb_min_##S(T x, T y) { return x < y ? x : y; }                             \
+  static inline T nb_max_##S(T x, T y) { return x < y ? y : x; }
+
+NB_INT_OPS(int8_t, uint8_t, i8, 8, 1)
+NB_INT_OPS(int16_t, uint16_t, i16, 16, 1)
+NB_INT_OPS(int32_t, uint32_t, i32, 32, 1)
+NB_INT_OPS(int64_t, uint64_t, i64, 64, 1)
+NB_INT_OPS(uint8_t, uint8_t, u8, 8, 0)
+NB_INT_OPS(uint16_t, uint16_t, u16, 16, 0)
+NB_INT_OPS(uint32_t, uint32_t, u32, 32, 0)
+NB_INT_OPS(uint64_t, uint64_t, u64, 64, 0)
+
+__attribute__((noreturn, cold)) static void nb_div_zero(const char *loc) {
+  nb_fail(loc, "division by zero");
+}
+
+#define NB_SIGNED_OPS(T, U, S, BITS, MIN)                                                     \
+  static inline T nb_quot_##S(T x, T y, const char *loc) {                                   \
+    if (y == 0) nb_div_zero(loc);                                                            \
+    if (y == -1) return nb_neg_##S(x);                                                       \
+    return (T)(x / y);                                                                       \
+  }                                                                                          \
+  static inline T nb_rem_##S(T x, T y, const char *loc) {                                    \
+    if (y == 0) nb_div_zero(loc);                                                            \
+    if (y == -1) return 0;                                                                   \
+    return (T)(x % y);                                                                       \
+  }                                                                                          \
+  static inline T nb_div_##S(T x, T y, const char *loc) {                                    \
+    T q = nb_quot_##S(x, y, loc);                                                            \
+    T r = nb_rem_##S(x, y, loc);                                                             \
+    return (r != 0 && ((r < 0) != (y < 0))) ? (T)(q - 1) : q;                                \
+  }                                                                                          \
+  static inline T nb_mod_##S(T x, T y, const char *loc) {                                    \
+    T r = nb_rem_##S(x, y, loc);                                                             \
+    return (r != 0 && ((r < 0) != (y < 0))) ? (T)(r + y) : r;                                \
+  }                                                                                          \
+  static inline T nb_ashr_##S(T x, T y) {                                                    \
+    if ((U)y >= BITS) return x < 0 ? -1 : 0;                                                 \
+    return (T)(x >> (U)y);                                                                   \
+  }                                                                                          \
+  static inline T nb_abs_##S(T x) { return x < 0 ? nb_neg_##S(x) : x; }                      \
+  static inline T nb_sgn_##S(T x) { return (T)((x > 0) - (x < 0)); }
+
+NB_SIGNED_OPS(int8_t, uint8_t, i8, 8, INT8_MIN)
+NB_SIGNED_OPS(int16_t, uint16_t, i16, 16, INT16_MIN)
+NB_SIGNED_OPS(int32_t, uint32_t, i32, 32, INT32_MIN)
+NB_SIGNED_OPS(int64_t, uint64_t, i64, 64, INT64_MIN)
+
+#define NB_UNSIGNED_OPS(T, S, BITS)                                                           \
+  static inline T nb_quot_##S(T x, T y, const char *loc) {                                   \
+    if (y == 0) nb_div_zero(loc);                                                            \
+    return (T)(x / y);                                                                       \
+  }                                                                                          \
+  static inline T nb_rem_##S(T x, T y, const char *loc) {                                    \
+    if (y == 0) nb_div_zero(loc);                                                            \
+    return (T)(x % y);                                                                       \
+  }                                                                                          \
+  static inline T nb_div_##S(T x, T y, const char *loc) { return nb_quot_##S(x, y, loc); }  \
+  static inline T nb_mod_##S(T x, T y, const char *loc) { return nb_rem_##S(x, y, loc); }   \
+  static inline T nb_ashr_##S(T x, T y) { return nb_lshr_##S(x, y); }                        \
+  static inline T nb_abs_##S(T x) { return x; }                                              \
+  static inline T nb_sgn_##S(T x) { return (T)(x != 0); }
+
+NB_UNSIGNED_OPS(uint8_t, u8, 8)
+NB_UNSIGNED_OPS(uint16_t, u16, 16)
+NB_UNSIGNED_OPS(uint32_t, u32, 32)
+NB_UNSIGNED_OPS(uint64_t, u64, 64)
+
+static inline double nb_sgn_f64(double x) { return isnan(x) ? x : (double)((x > 0) - (x < 0)); }
+static inline float nb_sgn_f32(float x) { return isnan(x) ? x : (float)((x > 0) - (x < 0)); }
+
+#ifdef NB_HAVE_F16
+static inline _Float16 nb_f16_from_bits(uint16_t b) {
+  _Float16 x;
+  memcpy(&x, &b, 2);
+  return x;
+}
+static inline uint16_t nb_f16_to_bits(_Float16 x) {
+  uint16_t b;
+  memcpy(&b, &x, 2);
+  return b;
+}
+#endif
+static inline double nb_f64_from_bits(uint64_t b) {
+  double x;
+  memcpy(&x, &b, 8);
+  return x;
+}
+static inline float nb_f32_from_bits(uint32_t b) {
+  float x;
+  memcpy(&x, &b, 4);
+  return x;
+}
+static inline uint64_t nb_f64_to_bits(double x) {
+  uint64_t b;
+  memcpy(&b, &x, 8);
+  return b;
+}
+static inline uint32_t nb_f32_to_bits(float x) {
+  uint32_t b;
+  memcpy(&b, &x, 4);
+  return b;
+}
+
+/* Float → integer: truncation, NaN/inf → 0, out of range wraps modulo 2^64. */
+static inline uint64_t nb_f64_to_u64_wrapping(double x) {
+  if (!isfinite(x)) return 0;
+  double t = trunc(x);
+  if (fabs(t) < 9223372036854775808.0) return (uint64_t)(int64_t)t;
+  uint64_t bits = nb_f64_to_bits(t);
+  int64_t e = (int64_t)((bits >> 52) & 0x7ff) - 1075;
+  uint64_t m = (bits & ((1ULL << 52) - 1)) | (1ULL << 52);
+  uint64_t mag = e >= 64 ? 0 : m << e;
+  return t < 0.0 ? (uint64_t)0 - mag : mag;
+}
+
+/* ψ⁽ⁿ⁾(x) for n = 0 (digamma) and n = 1 (trigamma): recurrence above 12,
+ * then the asymptotic series; reflection for digamma at negative x. */
+static double nb_polygamma(int n, double x) {
+  if (isnan(x) || (x <= 0.0 && x == floor(x))) return NAN;
+  if (n == 0 && x < 0.0) return nb_polygamma(0, 1.0 - x) - M_PI / tan(M_PI * x);
+  if (x == INFINITY) return n == 0 ? INFINITY : 0.0;
+  if (x < -1e6) return NAN;
+  static const double bern[8] = {1.0 / 6.0,  -1.0 / 30.0, 1.0 / 42.0, -1.0 / 30.0,
+                                 5.0 / 66.0, -691.0 / 2730.0, 7.0 / 6.0, -3617.0 / 510.0};
+  double fact_n = n == 0 ? 1.0 : 1.0;
+  double sign = n % 2 == 0 ? -1.0 : 1.0;
+  double shifted = 0.0;
+  while (x < 12.0) {
+    shifted += sign * fact_n / pow(x, n + 1.0);
+    x += 1.0;
+  }
+  double s;
+  if (n == 0) {
+    s = log(x) - 0.5 / x;
+    for (int k = 0; k < 8; k++) {
+      double k2 = 2.0 * (k + 1.0);
+      s -= bern[k] / (k2 * pow(x, k2));
+    }
+    return s + shifted;
+  }
+  /* n == 1: 1/x + 1/(2x²) + Σ B_2k / x^(2k+1) */
+  s = 1.0 / x + 1.0 / (2.0 * x * x);
+  for (int k = 0; k < 8; k++) {
+    double k2 = 2.0 * (k + 1.0);
+    s += bern[k] / pow(x, k2 + 1.0);
+  }
+  return s + shifted;
+}
+
+/* ---------- value input ---------- */
+
+typedef struct nb_reader {
+  const unsigned char *buf;
+  size_t len, pos;
+} nb_reader;
+
+enum { NB_I8, NB_I16, NB_I32, NB_I64, NB_U8, NB_U16, NB_U32, NB_U64, NB_F16, NB_F32, NB_F64, NB_BOOL };
+static const char *const nb_type_names[] = {"i8",  "i16", "i32", "i64", "u8",  "u16",
+                                            "u32", "u64", "f16", "f32", "f64", "bool"};
+static const char *const nb_binary_tags[] = {"  i8", " i16", " i32", " i64", "  u8", " u16",
+                                             " u32", " u64", " f16", " f32", " f64", "bool"};
+static const size_t nb_type_sizes[] = {1, 2, 4, 8, 1, 2, 4, 8, 2, 4, 8, 1};
+
+__attribute__((noreturn)) static void nb_input_error(nb_reader *r, const char *msg) {
+  size_t line = 1, col = 1;
+  for (size_t i = 0; i < r->pos && i < r->len; i++) {
+    if (r->buf[i] == '\n') line++, col = 1;
+    else col++;
+  }
+  nb_fail("", "cannot read input: %zu:%zu: %s", line, col, msg);
+}
+
+static void nb_skip_ws(nb_reader *r) {
+  for (;;) {
+    while (r->pos < r->len && (r->buf[r->pos] == ' ' || r->buf[r->pos] == '\t' ||
+                               r->buf[r->pos] == '\n' || r->buf[r->pos] == '\r'))
+      r->pos++;
+    if (r->pos + 1 < r->len && r->buf[r->pos] == '-' && r->buf[r->pos + 1] == '-') {
+      while (r->pos < r->len && r->buf[r->pos] != '\n') r->pos++;
+      continue;
+    }
+    return;
+  }
+}
+
+static bool nb_is_word(unsigned char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.';
+}
+
+static bool nb_accept(nb_reader *r, const char *s) {
+  size_t n = strlen(s);
+  if (r->pos + n <= r->len && memcmp(r->buf + r->pos, s, n) == 0) {
+    r->pos += n;
+    return true;
+  }
+  return false;
+}
+
+/* A growing buffer of elements. */
+typedef struct nb_elems {
+  char *data;
+  size_t n, cap, elem;
+} nb_elems;
+
+static void nb_push(nb_elems *e, const void *x) {
+  if (e->n == e->cap) {
+    e->cap = e->cap ? e->cap * 2 : 64;
+    e->data = (char *)realloc(e->data, e->cap * e->elem);
+    if (!e->data) nb_fail("", "out of memory while reading input");
+  }
+  memcpy(e->data + e->n * e->elem, x, e->elem);
+  e->n++;
+}
+
+/* Reads one scalar literal of type t into out. */
+static void nb_read_scalar(nb_reader *r, int t, void *out) {
+  nb_skip_ws(r);
+  size_t start = r->pos;
+  while (r->pos < r->len && (nb_is_word(r->buf[r->pos]) || r->buf[r->pos] == '-' ||
+                             r->buf[r->pos] == '+'))
+    r->pos++;
+  size_t n = r->pos - start;
+  if (n == 0 || n > 400) nb_input_error(r, "expected a value");
+  char tok[512];
+  size_t m = 0;
+  for (size_t i = 0; i < n; i++)
+    if (r->buf[start + i] != '_') tok[m++] = (char)r->buf[start + i];
+  tok[m] = 0;
+  if (t == NB_BOOL) {
+    bool b;
+    if (strcmp(tok, "true") == 0) b = true;
+    else if (strcmp(tok, "false") == 0) b = false;
+    else nb_input_error(r, "expected a bool");
+    memcpy(out, &b, 1);
+    return;
+  }
+  /* strip a type suffix */
+  const char *want = nb_type_names[t];
+  size_t wl = strlen(want);
+  bool is_float_t = t == NB_F32 || t == NB_F64 || t == NB_F16;
+  char *suffix = NULL;
+  for (int k = 0; k < 12; k++) {
+    size_t kl = strlen(nb_type_names[k]);
+    if (m > kl && strcmp(tok + m - kl, nb_type_names[k]) == 0 && k != NB_BOOL) {
+      char before = tok[m - kl - 1];
+      if ((before >= '0' && before <= '9') || before == '.') {
+        /* "0x1f32" would be ambiguous; hex literals take no float suffix */
+        suffix = tok + m - kl;
+        break;
+      }
+    }
+  }
+  if (suffix) {
+    if (strcmp(suffix, want) != 0) {
+      char msg[128];
+      snprintf(msg, sizeof msg, "expected a value of type %s, got %s", want, suffix);
+      nb_input_error(r, msg);
+    }
+    *suffix = 0;
+    (void)wl;
+  }
+  if (is_float_t) {
+    double x;
+    const char *s = tok;
+    bool neg = false;
+    if (*s == '-') neg = true, s++;
+    if (strcmp(s, "f64.nan") == 0 || strcmp(s, "f32.nan") == 0 || strcmp(s, "f16.nan") == 0) {
+      if (strncmp(s, want, 3) != 0) nb_input_error(r, "float of another type");
+      x = NAN;
+    } else if (strcmp(s, "f64.inf") == 0 || strcmp(s, "f32.inf") == 0 || strcmp(s, "f16.inf") == 0) {
+      if (strncmp(s, want, 3) != 0) nb_input_error(r, "float of another type");
+      x = neg ? -INFINITY : INFINITY;
+    } else {
+      char *end;
+      errno = 0;
+      if (t == NB_F32) {
+        float f = strtof(tok, &end);
+        if (*end || end == tok) nb_input_error(r, "bad float literal");
+        memcpy(out, &f, 4);
+        return;
+      }
+      x = strtod(tok, &end);
+      if (*end || end == tok) nb_input_error(r, "bad float literal");
+    }
+    if (t == NB_F32) {
+      float f = (float)x;
+      memcpy(out, &f, 4);
+    } else if (t == NB_F64) {
+      memcpy(out, &x, 8);
+    } else {
+#ifdef NB_HAVE_F16
+      _Float16 h = (_Float16)x; /* via f64, as nabla-values reads f16 */
+      memcpy(out, &h, 2);
+#else
+      nb_input_error(r, "f16 needs a C compiler with _Float16");
+#endif
+    }
+    return;
+  }
+  /* integers: decimal, 0x, 0b, optional sign */
+  const char *s = tok;
+  bool neg = false;
+  if (*s == '-') neg = true, s++;
+  else if (*s == '+') s++;
+  int base = 10;
+  if (s[0] == '0' && (s[1] == 'x' || s[1] == 'X')) base = 16, s += 2;
+  else if (s[0] == '0' && (s[1] == 'b' || s[1] == 'B')) base = 2, s += 2;
+  if (!*s) nb_input_error(r, "bad integer literal");
+  unsigned __int128 v = 0;
+  for (; *s; s++) {
+    int d;
+    if (*s >= '0' && *s <= '9') d = *s - '0';
+    else if (*s >= 'a' && *s <= 'f') d = *s - 'a' + 10;
+    else if (*s >= 'A' && *s <= 'F') d = *s - 'A' + 10;
+    else nb_input_error(r, "bad integer literal");
+    if (d >= base) nb_input_error(r, "bad integer literal");
+    v = v * base + d;
+    if (v > ((unsigned __int128)1 << 70)) nb_input_error(r, "integer literal out of range");
+  }
+  int bits = (int)nb_type_sizes[t] * 8;
+  unsigned __int128 lim_pos = ((unsigned __int128)1 << bits) - 1;
+  unsigned __int128 lim_neg = (unsigned __int128)1 << (bits - 1);
+  if ((!neg && v > lim_pos) || (neg && v > lim_neg)) nb_input_error(r, "integer literal out of range");
+  uint64_t u = (uint64_t)v;
+  if (neg) u = (uint64_t)0 - u;
+  memcpy(out, &u, nb_type_sizes[t]); /* little-endian: the low bytes */
+}
+
+static int nb_read_dims(nb_reader *r, int64_t *shape, int rank, int t) {
+  /* after "empty(": [d]…type ")" */
+  for (int k = 0; k < rank; k++) {
+    nb_skip_ws(r);
+    if (!nb_accept(r, "[")) nb_input_error(r, "expected [ in empty()");
+    nb_skip_ws(r);
+    char *end;
+    long long d = strtoll((const char *)r->buf + r->pos, &end, 10);
+    if (end == (const char *)r->buf + r->pos || d < 0) nb_input_error(r, "bad dimension");
+    r->pos = (size_t)(end - (const char *)r->buf);
+    shape[k] = d;
+    nb_skip_ws(r);
+    if (!nb_accept(r, "]")) nb_input_error(r, "expected ] in empty()");
+  }
+  nb_skip_ws(r);
+  if (!nb_accept(r, nb_type_names[t])) nb_input_error(r, "empty(): wrong element type or rank");
+  nb_skip_ws(r);
+  if (!nb_accept(r, ")")) nb_input_error(r, "expected ) after empty(");
+  return 0;
+}
+
+/* Reads a textual array of the given rank: nested brackets, regular. */
+static void nb_read_text_array(nb_reader *r, int t, int rank, int depth, int64_t *shape,
+                               bool *seen, nb_elems *e) {
+  nb_skip_ws(r);
+  if (nb_accept(r, "empty(")) {
+    int64_t sh[NB_MAX_RANK];
+    nb_read_dims(r, sh, rank - depth, t);
+    int64_t cnt = nb_count(sh, rank - depth);
+    if (cnt != 0) nb_input_error(r, "empty() with no zero dimension");
+    for (int k = depth; k < rank; k++) {
+      if (seen[k] && shape[k] != sh[k - depth]) nb_input_error(r, "irregular array");
+      shape[k] = sh[k - depth];
+      seen[k] = true;
+    }
+    return;
+  }
+  if (depth == rank) {
+    char x[8];
+    nb_read_scalar(r, t, x);
+    nb_push(e, x);
+    return;
+  }
+  if (!nb_accept(r, "[")) nb_input_error(r, "expected [");
+  int64_t n = 0;
+  nb_skip_ws(r);
+  if (!nb_accept(r, "]")) {
+    for (;;) {
+      nb_read_text_array(r, t, rank, depth + 1, shape, seen, e);
+      n++;
+      nb_skip_ws(r);
+      if (nb_accept(r, ",")) {
+        nb_skip_ws(r);
+        if (nb_accept(r, "]")) break;
+        continue;
+      }
+      if (nb_accept(r, "]")) break;
+      nb_input_error(r, "expected , or ]");
+    }
+  } else if (depth + 1 < rank) {
+    for (int k = depth + 1; k < rank; k++)
+      if (!seen[k]) shape[k] = 0, seen[k] = true;
+  }
+  if (seen[depth] && shape[depth] != n) nb_input_error(r, "irregular array");
+  shape[depth] = n;
+  seen[depth] = true;
+}
+
+static void nb_read_binary_header(nb_reader *r, int t, int rank, int64_t *shape) {
+  if (r->pos + 7 > r->len) nb_input_error(r, "truncated binary value");
+  int version = r->buf[r->pos + 1];
+  int got_rank = r->buf[r->pos + 2];
+  if (version != 2) nb_input_error(r, "unsupported binary format version");
+  if (got_rank != rank || memcmp(r->buf + r->pos + 3, nb_binary_tags[t], 4) != 0) {
+    char msg[128];
+    snprintf(msg, sizeof msg, "binary value does not have the expected type (rank %d %s)", rank,
+             nb_type_names[t]);
+    nb_input_error(r, msg);
+  }
+  r->pos += 7;
+  for (int k = 0; k < rank; k++) {
+    if (r->pos + 8 > r->len) nb_input_error(r, "truncated binary value");
+    uint64_t d;
+    memcpy(&d, r->buf + r->pos, 8);
+    if ((int64_t)d < 0) nb_input_error(r, "bad binary dimension");
+    shape[k] = (int64_t)d;
+    r->pos += 8;
+  }
+}
+
+/* Reads one value of element type t and rank; arrays go to *arr, scalars to scalar. */
+static void nb_read_value(nb_reader *r, int t, int rank, void *scalar, nb_arr *arr) {
+  nb_skip_ws(r);
+  if (r->pos >= r->len) nb_input_error(r, "expected a value, found the end of the input");
+  size_t elem = nb_type_sizes[t];
+  if (r->buf[r->pos] == 'b' && r->pos + 1 < r->len && r->buf[r->pos + 1] == 2) {
+    int64_t shape[NB_MAX_RANK];
+    nb_read_binary_header(r, t, rank, shape);
+    int64_t n = rank ? nb_count(shape, rank) : 1;
+    if ((__int128)n * elem > (__int128)(r->len - r->pos)) nb_input_error(r, "truncated binary value");
+    if (rank == 0) {
+      memcpy(scalar, r->buf + r->pos, elem);
+    } else {
+      *arr = nb_alloc(rank, shape, elem, "");
+      memcpy(arr->data, r->buf + r->pos, (size_t)n * elem);
+    }
+    if (t == NB_BOOL) {
+      char *p = rank ? arr->data : (char *)scalar;
+      for (int64_t i = 0; i < n; i++) p[i] = p[i] != 0;
+    }
+    r->pos += (size_t)n * elem;
+    return;
+  }
+  if (rank == 0) {
+    nb_read_scalar(r, t, scalar);
+    return;
+  }
+  int64_t shape[NB_MAX_RANK] = {0};
+  bool seen[NB_MAX_RANK] = {0};
+  nb_elems e = {NULL, 0, 0, elem};
+  nb_read_text_array(r, t, rank, 0, shape, seen, &e);
+  if ((int64_t)e.n != nb_count(shape, rank)) nb_input_error(r, "irregular array");
+  *arr = nb_alloc(rank, shape, elem, "");
+  if (e.n) memcpy(arr->data, e.data, e.n * elem);
+  free(e.data);
+}
+
+static void nb_read_end(nb_reader *r) {
+  nb_skip_ws(r);
+  if (r->pos < r->len) nb_input_error(r, "more values than the entry point takes");
+}
+
+static unsigned char *nb_read_all(FILE *f, size_t *len) {
+  size_t cap = 1 << 16, n = 0;
+  unsigned char *b = (unsigned char *)malloc(cap);
+  if (!b) nb_fail("", "out of memory");
+  for (;;) {
+    size_t got = fread(b + n, 1, cap - n, f);
+    n += got;
+    if (n < cap) break;
+    cap *= 2;
+    b = (unsigned char *)realloc(b, cap);
+    if (!b) nb_fail("", "out of memory");
+  }
+  *len = n;
+  return b;
+}
+
+/* ---------- value output ---------- */
+
+/* Shortest round-tripping digits, laid out as Haskell's show (nabla-values' printer). */
+static void nb_put_float(FILE *o, double x, bool is_f32, const char *suffix) {
+  if (isnan(x)) {
+    fprintf(o, "%s.nan", suffix);
+    return;
+  }
+  if (isinf(x)) {
+    fprintf(o, "%s%s.inf", x < 0 ? "-" : "", suffix);
+    return;
+  }
+  char buf[64];
+  int prec;
+  for (prec = 1; prec <= 17; prec++) {
+    snprintf(buf, sizeof buf, "%.*e", prec - 1, x);
+    if (is_f32) {
+      if (strtof(buf, NULL) == (float)x) break;
+    } else if (strtod(buf, NULL) == x) {
+      break;
+    }
+  }
+  /* buf = [-]d.ddde[+-]xx */
+  const char *s = buf;
+  if (*s == '-') {
+    fputc('-', o);
+    s++;
+  }
+  char digits[32];
+  int nd = 0;
+  const char *p = s;
+  for (; *p && *p != 'e'; p++)
+    if (*p != '.') digits[nd++] = *p;
+  while (nd > 1 && digits[nd - 1] == '0') nd--;
+  digits[nd] = 0;
+  long e10 = strtol(p + 1, NULL, 10);
+  if (nd == 1 && digits[0] == '0') {
+    fprintf(o, "0.0%s", suffix);
+    return;
+  }
+  long e = e10 + 1;
+  if (e >= 0 && e <= 7) {
+    if (e == 0) {
+      fprintf(o, "0.%s", digits);
+    } else if (nd <= e) {
+      fputs(digits, o);
+      for (long k = nd; k < e; k++) fputc('0', o);
+      fputs(".0", o);
+    } else {
+      fprintf(o, "%.*s.%s", (int)e, digits, digits + e);
+    }
+  } else {
+    fprintf(o, "%c.%s", digits[0], nd > 1 ? digits + 1 : "0");
+    fprintf(o, "e%ld", e - 1);
+  }
+  fputs(suffix, o);
+}
+
+static void nb_put_scalar(FILE *o, int t, const void *p) {
+  switch (t) {
+  case NB_I8: fprintf(o, "%di8", *(const int8_t *)p); break;
+  case NB_I16: fprintf(o, "%di16", *(const int16_t *)p); break;
+  case NB_I32: fprintf(o, "%" PRId32 "i32", *(const int32_t *)p); break;
+  case NB_I64: fprintf(o, "%" PRId64 "i64", *(const int64_t *)p); break;
+  case NB_U8: fprintf(o, "%uu8", *(const uint8_t *)p); break;
+  case NB_U16: fprintf(o, "%uu16", *(const uint16_t *)p); break;
+  case NB_U32: fprintf(o, "%" PRIu32 "u32", *(const uint32_t *)p); break;
+  case NB_U64: fprintf(o, "%" PRIu64 "u64", *(const uint64_t *)p); break;
+#ifdef NB_HAVE_F16
+  case NB_F16: nb_put_float(o, (float)*(const _Float16 *)p, true, "f16"); break;
+#endif
+  case NB_F32: nb_put_float(o, *(const float *)p, true, "f32"); break;
+  case NB_F64: nb_put_float(o, *(const double *)p, false, "f64"); break;
+  case NB_BOOL: fputs(*(const bool *)p ? "true" : "false", o); break;
+  default: break;
+  }
+}
+
+static void nb_put_nested(FILE *o, int t, const int64_t *shape, int rank, const char *data,
+                          size_t elem) {
+  if (rank == 0) {
+    nb_put_scalar(o, t, data);
+    return;
+  }
+  size_t row = (size_t)nb_count(shape + 1, rank - 1) * elem;
+  fputc('[', o);
+  for (int64_t i = 0; i < shape[0]; i++) {
+    if (i > 0) fputs(", ", o);
+    nb_put_nested(o, t, shape + 1, rank - 1, data + (size_t)i * row, elem);
+  }
+  fputc(']', o);
+}
+
+static void nb_put_value(FILE *o, int t, int rank, const void *scalar, const nb_arr *a,
+                         bool binary) {
+  size_t elem = nb_type_sizes[t];
+  if (binary) {
+    fputc('b', o);
+    fputc(2, o);
+    fputc(rank, o);
+    fputs(nb_binary_tags[t], o);
+    for (int k = 0; k < rank; k++) fwrite(&a->shape[k], 8, 1, o);
+    if (rank == 0) fwrite(scalar, elem, 1, o);
+    else fwrite(a->data, elem, (size_t)nb_count(a->shape, rank), o);
+    return;
+  }
+  if (rank == 0) {
+    nb_put_scalar(o, t, scalar);
+  } else if (nb_count(a->shape, rank) == 0) {
+    fputs("empty(", o);
+    for (int k = 0; k < rank; k++) fprintf(o, "[%" PRId64 "]", a->shape[k]);
+    fprintf(o, "%s)", nb_type_names[t]);
+  } else {
+    nb_put_nested(o, t, a->shape, rank, a->data, elem);
+  }
+  fputc('\n', o);
+}
+
+/* ---------- command line ---------- */
+
+typedef struct nb_options {
+  const char *entry;
+  int runs; /* 0: one untimed-warm-up-free run */
+  const char *timing_file;
+  bool binary;
+  bool no_output;
+} nb_options;
+
+static void nb_parse_options(int argc, char **argv, nb_options *o) {
+  o->entry = "main";
+  o->runs = 0;
+  o->timing_file = NULL;
+  o->binary = false;
+  o->no_output = false;
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if ((strcmp(a, "-e") == 0 || strcmp(a, "--entry-point") == 0) && i + 1 < argc) {
+      o->entry = argv[++i];
+    } else if ((strcmp(a, "-r") == 0 || strcmp(a, "--runs") == 0) && i + 1 < argc) {
+      o->runs = atoi(argv[++i]);
+      if (o->runs < 1) o->runs = 1;
+    } else if ((strcmp(a, "-t") == 0 || strcmp(a, "--write-runtime-to") == 0) && i + 1 < argc) {
+      o->timing_file = argv[++i];
+    } else if (strcmp(a, "-b") == 0 || strcmp(a, "--binary-output") == 0) {
+      o->binary = true;
+    } else if (strcmp(a, "-n") == 0 || strcmp(a, "--no-print-result") == 0) {
+      o->no_output = true;
+    } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      printf("usage: %s [-e ENTRY] [-r RUNS] [-t FILE] [-b] [-n] < input\n", argv[0]);
+      exit(0);
+    } else {
+      fprintf(stderr, "%s: unknown option %s\n", argv[0], a);
+      exit(2);
+    }
+  }
+}
+
+static int64_t nb_now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* Row j of an array (a view). */
+static inline nb_arr nb_row(const nb_arr *a, int rank, size_t elem, int64_t j) {
+  nb_arr r;
+  r.mem = a->mem;
+  if (r.mem) r.mem->rc++;
+  int64_t row = 1;
+  for (int k = 1; k < rank; k++) row *= a->shape[k];
+  r.data = a->data + (size_t)(j * row) * elem;
+  for (int k = 0; k < NB_MAX_RANK; k++) r.shape[k] = k + 1 < rank ? a->shape[k + 1] : 0;
+  return r;
+}
+
+/* Allocates the result of a SOAC from its first row (shape [w] ++ row shape). */
+static inline nb_arr nb_alloc_rows(const char *loc, int64_t w, int row_rank, const int64_t *row_shape,
+                                   size_t elem) {
+  int64_t shape[NB_MAX_RANK];
+  shape[0] = w;
+  for (int k = 0; k < row_rank; k++) shape[k + 1] = row_shape[k];
+  return nb_alloc(row_rank + 1, shape, elem, loc);
+}
+
+/* Stores row j of a SOAC result: `row` must have the shape of the result's rows. */
+static inline void nb_store_row(const char *loc, nb_arr *out, int row_rank, size_t elem, int64_t j,
+                                const nb_arr *row) {
+  for (int k = 0; k < row_rank; k++) {
+    if (row->shape[k] != out->shape[k + 1]) {
+      char x[512], y[512];
+      nb_show_shape(x, sizeof x, out->shape + 1, row_rank);
+      nb_show_shape(y, sizeof y, row->shape, row_rank);
+      nb_fail(loc, "size error: irregular array: rows of shapes %s and %s", x, y);
+    }
+  }
+  size_t bytes = (size_t)nb_count(row->shape, row_rank) * elem;
+  if (bytes) memmove(out->data + (size_t)j * bytes, row->data, bytes);
+}

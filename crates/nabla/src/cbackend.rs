@@ -1,0 +1,160 @@
+//! The C backend as the driver uses it: IR → C file → executable
+//! (`nabla c`), and running such an executable on values (`nabla test
+//! --backend=c`).
+
+use crate::driver::{one_line, Compiled, RunError};
+use nabla_cgen::{CProgram, CgenError};
+use nabla_values::{Value, ValueType};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The C program for a compiled program (run-time errors located in its
+/// sources), without the entry points the backend does not support.
+pub fn c_source(c: &Compiled) -> Result<CProgram, CgenError> {
+    let sources = &c.sources;
+    nabla_cgen::generate_c_partial(&c.program, &|span| sources.describe(span))
+}
+
+/// Writes the C program to `exe` with extension `.c` and compiles it into
+/// the executable `exe`. Returns the entry points left out (and why).
+pub fn build_executable(c: &Compiled, exe: &Path) -> Result<Vec<(String, CgenError)>, CgenError> {
+    let prog = c_source(c)?;
+    let c_file = exe.with_extension("c");
+    std::fs::write(&c_file, prog.source)
+        .map_err(|e| CgenError::compiler(format!("cannot write {}: {e}", c_file.display())))?;
+    nabla_cgen::compile_c(&c_file, exe)?;
+    Ok(prog.unsupported_entries)
+}
+
+/// A compiled executable, run once per dataset.
+#[derive(Clone, Debug)]
+pub struct Executable {
+    /// The executable's path.
+    pub path: PathBuf,
+    /// Wall-clock limit per run: a run that takes longer is killed and
+    /// reported as an error. `None`: no limit.
+    pub timeout: Option<Duration>,
+}
+
+impl Executable {
+    /// The executable at `path`, with the default limit of ten minutes per run.
+    pub fn new(path: PathBuf) -> Executable {
+        Executable {
+            path,
+            timeout: Some(Duration::from_secs(600)),
+        }
+    }
+}
+
+impl Executable {
+    /// Runs entry point `entry` on `args` (sent in the binary value format)
+    /// and reads its results (binary output), typed by `results`. A failing
+    /// run gives a [`RunError`] whose message is the executable's error
+    /// message (and whose rendering includes its location line).
+    pub fn run(
+        &self,
+        c: &Compiled,
+        entry: &str,
+        args: &[Value],
+        results: &[ValueType],
+    ) -> Result<Vec<Value>, RunError> {
+        let mut input = Vec::new();
+        for a in args {
+            nabla_values::write_value_binary(a, &mut input);
+        }
+        let child = Command::new(&self.path)
+            .args(["-e", entry, "-b"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn();
+        let mut child = match child {
+            Ok(ch) => ch,
+            Err(e) => {
+                return Err(c.run_error(format!("cannot run {}: {e}", self.path.display()), None))
+            }
+        };
+        let writer = child.stdin.take().map(|mut stdin| {
+            std::thread::spawn(move || {
+                let _ = stdin.write_all(&input);
+            })
+        });
+        let drain = |pipe: Option<Box<dyn Read + Send>>| {
+            std::thread::spawn(move || {
+                let mut buf = Vec::new();
+                if let Some(mut p) = pipe {
+                    let _ = p.read_to_end(&mut buf);
+                }
+                buf
+            })
+        };
+        let out_reader = drain(
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let err_reader = drain(
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+        );
+        let start = Instant::now();
+        let status = loop {
+            match child.try_wait() {
+                Ok(Some(st)) => break Ok(st),
+                Ok(None) => {
+                    if self.timeout.is_some_and(|t| start.elapsed() > t) {
+                        let _ = child.kill();
+                        let _ = child.wait();
+                        break Err(format!(
+                            "the executable ran longer than {} s and was stopped",
+                            self.timeout.map_or(0, |t| t.as_secs())
+                        ));
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(e) => break Err(format!("cannot run {}: {e}", self.path.display())),
+            }
+        };
+        if let Some(w) = writer {
+            let _ = w.join();
+        }
+        let stdout = out_reader.join().unwrap_or_default();
+        let stderr = err_reader.join().unwrap_or_default();
+        let status = status.map_err(|m| c.run_error(m, None))?;
+        let output = std::process::Output {
+            status,
+            stdout,
+            stderr,
+        };
+        if !output.status.success() {
+            let err = String::from_utf8_lossy(&output.stderr);
+            let mut lines = err.lines();
+            let first = lines.next().unwrap_or("");
+            let message = first.strip_prefix("Error: ").unwrap_or(first).to_string();
+            let message = if message.is_empty() {
+                format!("the executable failed ({})", output.status)
+            } else {
+                message
+            };
+            let rest: Vec<&str> = lines.collect();
+            let rendered = format!("error: {message}\n{}", rest.join("\n"));
+            let summary = match rest.first().and_then(|l| l.strip_prefix("at ")) {
+                Some(loc) => format!("{loc}: {}", one_line(&message)),
+                None => one_line(&message),
+            };
+            return Err(RunError {
+                message,
+                span: None,
+                rendered,
+                summary,
+            });
+        }
+        nabla_values::read_values(&output.stdout, Some(results))
+            .map_err(|e| c.run_error(format!("cannot read the executable's output: {e}"), None))
+    }
+}

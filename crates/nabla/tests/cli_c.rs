@@ -1,0 +1,125 @@
+//! End-to-end tests of `nabla c` and `nabla test --backend=c` (need a C
+//! compiler: `cc`, or `$CC`).
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nabla-cli-c-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a scratch directory");
+    dir
+}
+
+fn run(program: &Path, args: &[&str], stdin: &[u8]) -> Output {
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the program starts");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(stdin)
+        .expect("write stdin");
+    child.wait_with_output().expect("the program ends")
+}
+
+fn nabla(args: &[&str], stdin: &[u8]) -> Output {
+    run(Path::new(env!("CARGO_BIN_EXE_nabla")), args, stdin)
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+const PROGRAM: &str = "\
+-- ==
+-- entry: main
+-- input { [1, 2, 3] 4 } output { [4, 8, 12] 24i64 }
+-- input { [1, 2, 3] 0 } error: division by zero
+
+entry main (xs: []i32) (k: i32) : ([]i32, i64) =
+  (map (\\x -> x * k) xs, i64.i32 (reduce (+) 0 (map (\\x -> x * k / k) xs)) * i64.i32 k)
+
+def f3 (xs: []f64) : []f64 =
+  let (a, b) = reduce (\\(a1, b1) (a2, b2) -> (a1 * a2 - b1 * b2, a1 * b2 + b1 * a2))
+                      (1, 0) (zip xs (map (\\x -> x * 0.5) xs))
+  in [a, b]
+
+-- ==
+-- entry: v3
+-- input { [0.3f64, 1.2f64, 0.7f64, 2.0f64, 0.5f64, 1.1f64] [0.5f64, -1.0f64] } output { [-1.47984375f64, -0.3699609375f64, -0.63421875f64, -0.22197656250000003f64, -0.8879062500000001f64, -0.40359375000000003f64] }
+
+entry v3 (xs: []f64) (ys: []f64) = vjp f3 xs ys
+";
+
+#[test]
+fn nabla_c_builds_an_executable_beside_the_source() {
+    let d = scratch("build");
+    let f = d.join("prog.fut");
+    std::fs::write(&f, PROGRAM).expect("write the program");
+    let o = nabla(&["c", f.to_str().expect("UTF-8")], b"");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // The entry point with a vjp that static AD leaves to dynamic AD (a
+    // generic reduce in reverse mode)
+    // is left out, with a warning.
+    assert!(
+        text(&o.stderr).contains("warning: entry point v3 left out"),
+        "{}",
+        text(&o.stderr)
+    );
+    let exe = d.join("prog");
+    assert!(d.join("prog.c").is_file());
+    let got = run(&exe, &[], b"[1, 2, 3] 4");
+    assert!(got.status.success(), "{}", text(&got.stderr));
+    let want = nabla(&["run", f.to_str().expect("UTF-8")], b"[1, 2, 3] 4");
+    assert_eq!(text(&got.stdout), text(&want.stdout));
+    assert_eq!(text(&got.stdout), "[4i32, 8i32, 12i32]\n24i64\n");
+    // A run-time error: status 1, the message and the location.
+    let bad = run(&exe, &[], b"[1] 0");
+    assert_eq!(bad.status.code(), Some(1));
+    let err = text(&bad.stderr);
+    assert!(err.starts_with("Error: division by zero\nat "), "{err}");
+    assert!(err.contains("prog.fut:7:"), "{err}");
+    // The left-out entry point says so.
+    let left = run(&exe, &["-e", "v3"], b"[1.0] [1.0, 2.0]");
+    assert_eq!(left.status.code(), Some(1));
+    assert!(text(&left.stderr).contains("was left out"));
+    // -o names the executable.
+    let out = d.join("other");
+    let o = nabla(
+        &[
+            "c",
+            f.to_str().expect("UTF-8"),
+            "-o",
+            out.to_str().expect("UTF-8"),
+        ],
+        b"",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(out.is_file());
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn nabla_test_backend_c_counts_skips_separately() {
+    let d = scratch("test");
+    let f = d.join("prog.fut");
+    std::fs::write(&f, PROGRAM).expect("write the program");
+    let o = nabla(&["test", "--backend=c", f.to_str().expect("UTF-8")], b"");
+    let out = text(&o.stdout);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("SKIP "), "{out}");
+    assert!(
+        out.trim_end().ends_with("2 passed, 0 failed, 1 skipped"),
+        "{out}"
+    );
+    let o = nabla(&["test", f.to_str().expect("UTF-8")], b"");
+    assert!(text(&o.stdout).trim_end().ends_with("3 passed, 0 failed"));
+    let _ = std::fs::remove_dir_all(&d);
+}
