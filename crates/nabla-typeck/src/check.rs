@@ -244,6 +244,15 @@ impl Checker {
             }
             Dec::Import(..) => {}
             Dec::Local(d, _) => self.check_dec(d, true, diags),
+            // Module types define no values (the prelude declares some).
+            Dec::ModType(_) => {}
+            // The module pass (`nabla-modules`) expands these before type checking.
+            Dec::OpenModule(_, span)
+            | Dec::Include(_, span)
+            | Dec::Module(ModBind { span, .. }) => diags.push(err(
+                *span,
+                "module declarations must be expanded by the module pass before type checking",
+            )),
         }
     }
 

@@ -25,3 +25,13 @@ pub(crate) fn load(
 ) -> Result<Vec<ast::Program>, Vec<Diagnostic>> {
     nabla_syntax::load_program(sources, main, next_id)
 }
+
+/// Expands the module system (modules, functors, `open`, qualified names)
+/// into flat declarations before type checking.
+pub(crate) fn expand_modules(
+    sources: &SourceMap,
+    files: Vec<ast::Program>,
+    next_id: &mut u32,
+) -> Result<Vec<ast::Program>, Vec<Diagnostic>> {
+    nabla_modules::expand_modules(sources, files, next_id)
+}
