@@ -299,12 +299,12 @@ impl Expander {
                 let name = mb.name.name.clone();
                 let value = if mb.params.is_empty() {
                     let inner = ctx.child(&name);
-                    let sig_span = mb.span;
                     let v = self.eval(mb.body, &inner, scope, out);
                     match (v, mb.sig) {
-                        (Some(v), Some(sig)) => self
-                            .eval_sig(&sig, scope)
-                            .and_then(|s| self.ascribe(v, &s, sig.span(), &name, sig_span)),
+                        (Some(v), Some(sig)) => self.eval_sig(&sig, scope).and_then(|s| {
+                            let what = format!("the module `{name}`");
+                            self.ascribe(v, &s, sig.span(), &what, mb.name.span)
+                        }),
                         (v, _) => v,
                     }
                 } else {
@@ -428,7 +428,7 @@ impl Expander {
                 self.apply(&functor, av, span, ctx, out)
             }
             ModExp::Ascribe(m, sig, span) => {
-                let what = describe(&m);
+                let what = format!("the module `{}`", describe(&m));
                 let v = self.eval(*m, ctx, scope, out)?;
                 let s = self.eval_sig(&sig, scope)?;
                 self.ascribe(v, &s, sig.span(), &what, span)

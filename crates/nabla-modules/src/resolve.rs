@@ -127,13 +127,12 @@ impl<'a> Resolver<'a> {
         for i in 1..=upto {
             let env = match &cur {
                 ModVal::Struct(env) => env.clone(),
-                ModVal::Functor(f) => {
+                ModVal::Functor(_) => {
                     return Err(error(
                         span,
                         format!(
-                            "`{}` is a parametric module (`{}`): apply it to a module first",
+                            "`{}` is a parametric module: apply it to a module first",
                             path_text(&quals[..i]),
-                            f.name
                         ),
                     ))
                 }

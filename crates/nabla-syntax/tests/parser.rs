@@ -355,8 +355,10 @@ fn module_declarations() {
          def g = M.(x + 1) + (M.+) 1 2\n",
     );
     assert_eq!(pr.decs.len(), 8);
-    assert!(matches!(&pr.decs[0], Dec::ModType(mt) if mt.name.name == "S"
-        && matches!(&mt.def, ModTypeExp::Specs(specs, _) if specs.len() == 5)));
+    assert!(
+        matches!(&pr.decs[0], Dec::ModType(mt) if mt.name.name == "S"
+        && matches!(&mt.def, ModTypeExp::Specs(specs, _) if specs.len() == 5))
+    );
     assert!(matches!(&pr.decs[1], Dec::Module(mb) if mb.sig.is_some()
         && matches!(&mb.body, ModExp::Struct(ds, _) if ds.len() == 1)));
     assert!(matches!(&pr.decs[2], Dec::Module(mb) if mb.params.len() == 2));

@@ -1,0 +1,13 @@
+-- A library file (no test block) importing its sibling relative to
+-- itself and building on the functor defined there.
+
+import "vector"
+
+module mk_linalg (R: real) = {
+  module V = mk_vector R
+  def norm [n] (xs: [n]R.t) : R.t = R.sqrt (V.dot xs xs)
+  def matvec [n][m] (a: [n][m]R.t) (x: [m]R.t) : [n]R.t = map (\row -> V.dot row x) a
+}
+
+-- A module bound to an import, used from importers as `Vectors.mk_vector`.
+module Vectors = import "vector"
