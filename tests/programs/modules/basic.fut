@@ -18,9 +18,9 @@ module Geometry = {
 -- An outer name that a module member shadows stays available outside.
 def square (x: i32) = x + 9
 
-entry main (x: i32) : (i32, i32, Geometry.Inner.pair, i32) =
+entry main (x: i32) : (i32, i32, [2]f64, i32) =
   let p : Geometry.point = Geometry.origin
   in (Geometry.square x + i32.f64 p.0,
       Geometry.Inner.add_one x,
-      Geometry.diag (f64.i32 x),
+      (Geometry.diag (f64.i32 x) : Geometry.Inner.pair),
       square 3 + i32.f64 p.1)
