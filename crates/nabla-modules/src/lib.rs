@@ -217,10 +217,16 @@ impl Expander {
         out: &mut Vec<Dec>,
         local: bool,
     ) {
-        // A top-level `local def`/`local type` stays `local` for the type checker.
-        let wrap = |d: Dec, span: Option<Span>| match span {
-            Some(s) if ctx.prefix.is_empty() => Dec::Local(Box::new(d), s),
-            _ => d,
+        // A top-level `local def`/`local type` gets a mangled name prefixed by
+        // its file's name: no other file can name it, yet functor bodies
+        // that use it still reach it when applied in another file.
+        let prefix = if local && ctx.prefix.is_empty() {
+            ctx.file
+                .file_stem()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_else(|| "local".to_string())
+        } else {
+            ctx.prefix.clone()
         };
         match d {
             Dec::Val(mut vb) => {
@@ -236,29 +242,31 @@ impl Expander {
                 let mut r = Resolver::new(scope);
                 r.val_bind(&mut vb);
                 self.diags.append(&mut r.diags);
-                let flat = self.flat_name(&ctx.prefix, &vb.name.name);
+                let flat = if vb.entry {
+                    vb.name.name.clone()
+                } else {
+                    self.flat_name(&prefix, &vb.name.name)
+                };
                 let target = ValTarget::flat(&flat);
                 scope.vals.insert(vb.name.name.clone(), target.clone());
                 if !local {
                     exports.vals.insert(vb.name.name.clone(), target);
                 }
                 vb.name.name = flat;
-                let span = vb.span;
-                out.push(wrap(Dec::Val(vb), local.then_some(span)));
+                out.push(Dec::Val(vb));
             }
             Dec::Type(mut tb) => {
                 let mut r = Resolver::new(scope);
                 r.type_bind(&mut tb);
                 self.diags.append(&mut r.diags);
-                let flat = self.flat_name(&ctx.prefix, &tb.name.name);
+                let flat = self.flat_name(&prefix, &tb.name.name);
                 let target = TypeTarget::Flat(flat.clone());
                 scope.types.insert(tb.name.name.clone(), target.clone());
                 if !local {
                     exports.types.insert(tb.name.name.clone(), target);
                 }
                 tb.name.name = flat;
-                let span = tb.span;
-                out.push(wrap(Dec::Type(tb), local.then_some(span)));
+                out.push(Dec::Type(tb));
             }
             Dec::Local(d, _) => self.dec(*d, ctx, scope, exports, out, true),
             Dec::Open(q, span) => {
