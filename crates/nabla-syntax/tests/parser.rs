@@ -529,7 +529,7 @@ fn errors_with_spans() {
     assert!(eerr("match x").contains("`case`"));
     assert!(eerr("\\ -> 1").contains("parameter"));
     assert!(eerr("a..b").contains("finish the range"));
-    assert!(eerr("\"str\"").contains("string literals"));
+    assert!(eerr("\"unterminated").contains("string"));
     assert!(eerr("(.[1])").contains("index sections"));
     // lexical errors
     let mut id = 0;
@@ -729,4 +729,24 @@ fn long_else_if_chains_parse_iteratively() {
         .expect_err("missing else");
     assert!(ds[0].message.contains("every `if` needs an `else`"));
     assert_eq!(ds[0].labels[0].0.start, 25);
+}
+
+#[test]
+fn string_literals_are_u8_arrays() {
+    let e = parse_expr_text("\"a\\n\"", FileId(0)).unwrap();
+    let ExprKind::Ascribe(array, TypeExp::Array(_, elem, _)) = &e.kind else {
+        panic!("{e:?}")
+    };
+    assert!(matches!(**elem, TypeExp::Prim(nabla_prim::PrimType::U8, _)));
+    let ExprKind::ArrayLit(bytes) = &array.kind else {
+        panic!("{array:?}")
+    };
+    let values: Vec<i128> = bytes
+        .iter()
+        .map(|b| match &b.kind {
+            ExprKind::Lit(Literal::Int { value, .. }) => *value,
+            k => panic!("{k:?}"),
+        })
+        .collect();
+    assert_eq!(values, [97, 10]);
 }

@@ -1803,11 +1803,27 @@ impl<'a> Parser<'a> {
                 self.bump();
                 Ok(mk(ExprKind::Constr(Ident { name: c, span: start }, vec![]), start))
             }
-            Tok::Str(_) => Err(Diagnostic::new(
-                DiagnosticKind::Syntax,
-                start,
-                "string literals are not supported in expressions",
-            )),
+            Tok::Str(text) => {
+                // A string literal is the array of its UTF-8 bytes, `[]u8`.
+                self.bump();
+                let bytes = text
+                    .bytes()
+                    .map(|b| {
+                        let lit = Literal::Int {
+                            value: i128::from(b),
+                            suffix: Some(PrimType::U8),
+                        };
+                        mk(ExprKind::Lit(lit), start)
+                    })
+                    .collect();
+                let array = mk(ExprKind::ArrayLit(bytes), start);
+                let u8_array = TypeExp::Array(
+                    SizeExp::Any(start),
+                    Box::new(TypeExp::Prim(PrimType::U8, start)),
+                    start,
+                );
+                Ok(mk(ExprKind::Ascribe(Box::new(array), u8_array), start))
+            }
             Tok::LParen => self.paren(),
             Tok::LBracket { .. } => {
                 self.bump();
