@@ -72,8 +72,18 @@ pub(crate) struct Env {
 impl Env {
     /// Adds every name of `other` to `self` (later names shadow earlier ones).
     pub fn merge(&mut self, other: &Env) {
+        self.merge_names(other, true);
+    }
+
+    /// Brings the names of `other` into scope as `open` does: like
+    /// [`Env::merge`], but a built-in module's operators stay overloaded.
+    pub fn open(&mut self, other: &Env) {
+        self.merge_names(other, !other.builtin);
+    }
+
+    fn merge_names(&mut self, other: &Env, with_operators: bool) {
         for (n, v) in &other.vals {
-            if other.builtin && is_operator(n) {
+            if !with_operators && is_operator(n) {
                 continue;
             }
             self.vals.insert(n.clone(), v.clone());

@@ -271,14 +271,14 @@ impl Expander {
             Dec::Local(d, _) => self.dec(*d, ctx, scope, exports, out, true),
             Dec::Open(q, span) => {
                 if let Some(env) = self.module_struct(&ModExp::Var(q), scope, span) {
-                    scope.merge(&env);
+                    scope.open(&env);
                 }
             }
             Dec::OpenModule(m, span) => {
                 let anon = ctx.child(&describe(&m));
                 if let Some(v) = self.eval(m, &anon, scope, out) {
                     if let Some(env) = self.expect_struct(v, span) {
-                        scope.merge(&env);
+                        scope.open(&env);
                     }
                 }
             }
@@ -290,7 +290,7 @@ impl Expander {
                 };
                 if let Some(v) = self.eval(m, &inner, scope, out) {
                     if let Some(env) = self.expect_struct(v, span) {
-                        scope.merge(&env);
+                        scope.open(&env);
                         if !local {
                             exports.merge(&env);
                         }
@@ -299,7 +299,7 @@ impl Expander {
             }
             Dec::Import(path, span) => {
                 if let Some(env) = self.import(&ctx.file, &path, span) {
-                    scope.merge(&env);
+                    scope.open(&env);
                 }
                 out.push(Dec::Import(path, span));
             }
