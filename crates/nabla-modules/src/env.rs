@@ -3,7 +3,7 @@
 //! their environments ([`Env`]) and module types ([`Sig`]).
 
 use nabla_prim::PrimType;
-use nabla_syntax::ast::{ModExp, ModParam, ModTypeExp, Name};
+use nabla_syntax::ast::{ModExp, ModParam, ModTypeExp, Name, TypeExp};
 use nabla_syntax::Span;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -151,7 +151,19 @@ pub(crate) enum Sig {
 /// The specifications of a structure's module type.
 #[derive(Debug, Default)]
 pub(crate) struct SigStruct {
-    pub vals: Vec<(Name, Span)>,
+    pub vals: Vec<ValSpec>,
     pub types: Vec<(Name, Span)>,
     pub mods: Vec<(Name, Rc<Sig>, Span)>,
+}
+
+/// A `val` specification.
+#[derive(Clone, Debug)]
+pub(crate) struct ValSpec {
+    pub name: Name,
+    pub span: Span,
+    /// The specified type, when the module pass checks it (monomorphic
+    /// types without named sizes, uniqueness or existentials).
+    pub checked_type: Option<TypeExp>,
+    /// The scope the module type was written in (for the type's names).
+    pub scope: Rc<Env>,
 }

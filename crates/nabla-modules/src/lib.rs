@@ -22,18 +22,21 @@
 //! remains; every `QualName` with qualifiers names a built-in module member
 //! or is a field access the type checker resolves; spans are the user's.
 //!
-//! Module types are checked for presence only: a module ascribed to (or
-//! passed for a parameter of) a module type must define every `val`, `type`
-//! and `module` it specifies (a located error otherwise), and only those
-//! names stay visible. Abstract types stay transparent (`M.t` is its
-//! definition) and `val` types are checked where the values are used.
+//! Module types: a module ascribed to (or passed for a parameter of, or
+//! returned by a functor with) a module type must define every `val`,
+//! `type` and `module` it specifies (a located error otherwise), and only
+//! those names stay visible. Abstract types stay transparent (`M.t` is its
+//! definition). A monomorphic `val x: T` without named sizes is checked by
+//! emitting `def M.x.<spec> : T = M.x` (with `T`'s abstract types read as
+//! the module's) for the type checker; other `val` types are checked where
+//! the values are used.
 
 mod env;
 mod resolve;
 #[cfg(test)]
 mod tests;
 
-use env::{Env, Functor, ModVal, Sig, SigStruct, TypeTarget, ValTarget};
+use env::{Env, Functor, ModVal, Sig, SigStruct, TypeTarget, ValSpec, ValTarget};
 use nabla_syntax::ast::*;
 use nabla_syntax::load::resolve_import;
 use nabla_syntax::{Diagnostic, DiagnosticKind, SourceMap, Span};
@@ -65,6 +68,7 @@ pub fn expand_modules(
             .stack_size(256 << 20)
             .spawn_scoped(s, || {
                 let mut ex = Expander {
+                    val_checks: Vec::new(),
                     next_id: *next_id,
                     used_flat: HashMap::new(),
                     diags: Vec::new(),
@@ -129,7 +133,23 @@ impl Ctx {
     }
 }
 
+/// A `val` specification to check against the member that implements it:
+/// becomes `def M.x.<spec> : T = M.x` for the type checker.
+struct ValCheck {
+    target: ValTarget,
+    ty: TypeExp,
+    /// Where the module was ascribed.
+    span: Span,
+    /// The scope the module type was written in.
+    scope: Rc<Env>,
+    /// The ascribed module's (visible) types and submodules, which the
+    /// specification's type names refer to.
+    types: Option<Rc<Env>>,
+}
+
 struct Expander {
+    /// `val` specifications checked since the last [`Expander::emit_val_checks`].
+    val_checks: Vec<ValCheck>,
     next_id: u32,
     /// Mangled names given so far, with how often.
     used_flat: HashMap<String, usize>,
@@ -309,10 +329,14 @@ impl Expander {
                     let inner = ctx.child(&name);
                     let v = self.eval(mb.body, &inner, scope, out);
                     match (v, mb.sig) {
-                        (Some(v), Some(sig)) => self.eval_sig(&sig, scope).and_then(|s| {
-                            let what = format!("the module `{name}`");
-                            self.ascribe(v, &s, sig.span(), &what, mb.name.span)
-                        }),
+                        (Some(v), Some(sig)) => {
+                            let v = self.eval_sig(&sig, scope).and_then(|s| {
+                                let what = format!("the module `{name}`");
+                                self.ascribe(v, &s, sig.span(), &what, mb.name.span)
+                            });
+                            self.emit_val_checks(out);
+                            v
+                        }
                         (v, _) => v,
                     }
                 } else {
@@ -439,7 +463,9 @@ impl Expander {
                 let what = format!("the module `{}`", describe(&m));
                 let v = self.eval(*m, ctx, scope, out)?;
                 let s = self.eval_sig(&sig, scope)?;
-                self.ascribe(v, &s, sig.span(), &what, span)
+                let v = self.ascribe(v, &s, sig.span(), &what, span);
+                self.emit_val_checks(out);
+                v
             }
             ModExp::Lambda(param, ret, body, _) => Some(ModVal::Functor(Rc::new(Functor {
                 name: "\\(…) -> …".to_string(),
@@ -478,7 +504,9 @@ impl Expander {
             span,
             &format!("the argument for `{}`", param.name.name),
             span,
-        )?;
+        );
+        self.emit_val_checks(out);
+        let arg = arg?;
         let mut scope = (*f.scope).clone();
         scope.mods.insert(param.name.name.clone(), arg);
         if f.params.len() > 1 {
@@ -501,15 +529,68 @@ impl Expander {
         match &f.ret {
             Some(ret) => {
                 let s = self.eval_sig(ret, &scope)?;
-                self.ascribe(
+                let v = self.ascribe(
                     v,
                     &s,
                     ret.span(),
                     &format!("the result of `{}`", f.name),
                     span,
-                )
+                );
+                self.emit_val_checks(out);
+                v
             }
             None => Some(v),
+        }
+    }
+
+    /// Emits the declarations that make the type checker check the `val`
+    /// specifications recorded by [`Expander::ascribe`]; their type names
+    /// are resolved in the module type's scope extended by the ascribed
+    /// module's types.
+    fn emit_val_checks(&mut self, out: &mut Vec<Dec>) {
+        for check in std::mem::take(&mut self.val_checks) {
+            let mut env = (*check.scope).clone();
+            if let Some(types) = &check.types {
+                for (n, t) in &types.types {
+                    env.types.insert(n.clone(), t.clone());
+                }
+                for (n, m) in &types.mods {
+                    env.mods.insert(n.clone(), m.clone());
+                }
+            }
+            let mut ty = check.ty;
+            let mut r = Resolver::new(&env);
+            r.ty(&mut ty);
+            self.diags.append(&mut r.diags);
+            let name = self.flat_name(&check.target.name, "<spec>");
+            let body = Expr {
+                kind: ExprKind::Var {
+                    name: QualName {
+                        quals: check.target.quals,
+                        name: check.target.name,
+                        span: check.span,
+                    },
+                    res: None,
+                    inst: vec![],
+                },
+                span: check.span,
+                ty: None,
+            };
+            out.push(Dec::Val(ValBind {
+                id: self.fresh_id(),
+                entry: false,
+                name: Ident {
+                    name,
+                    span: check.span,
+                },
+                type_params: vec![],
+                params: vec![],
+                ret: Some(ty),
+                body,
+                attrs: vec![],
+                span: check.span,
+                ty: None,
+            }));
         }
     }
 
@@ -551,6 +632,7 @@ impl Expander {
                     ..Env::default()
                 };
                 let mut ok = true;
+                let checks_from = self.val_checks.len();
                 for (n, spec_span) in &s.types {
                     match env.types.get(n) {
                         Some(t) => {
@@ -565,10 +647,25 @@ impl Expander {
                         }
                     }
                 }
-                for (n, spec_span) in &s.vals {
+                for ValSpec {
+                    name: n,
+                    span: spec_span,
+                    checked_type,
+                    scope,
+                } in &s.vals
+                {
                     match env.vals.get(n) {
                         Some(t) => {
                             kept.vals.insert(n.clone(), t.clone());
+                            if let (Some(ty), false) = (checked_type, env.builtin) {
+                                self.val_checks.push(ValCheck {
+                                    target: t.clone(),
+                                    ty: ty.clone(),
+                                    span,
+                                    scope: scope.clone(),
+                                    types: None,
+                                });
+                            }
                         }
                         None => {
                             ok = false;
@@ -605,7 +702,11 @@ impl Expander {
                         }
                     }
                 }
-                ok.then(|| ModVal::Struct(Rc::new(kept)))
+                let kept = Rc::new(kept);
+                for c in self.val_checks[checks_from..].iter_mut() {
+                    c.types.get_or_insert_with(|| kept.clone());
+                }
+                ok.then_some(ModVal::Struct(kept))
             }
         }
     }
@@ -633,9 +734,16 @@ impl Expander {
             }
             ModTypeExp::Specs(specs, _) => {
                 let mut s = SigStruct::default();
+                let spec_scope = Rc::new(scope.clone());
                 for spec in specs {
                     match spec {
-                        Spec::Val(n, _, _, span) => s.vals.push((n.name.clone(), *span)),
+                        Spec::Val(n, tparams, ty, span) => s.vals.push(ValSpec {
+                            name: n.name.clone(),
+                            span: *span,
+                            checked_type: (tparams.is_empty() && checkable_type(ty))
+                                .then(|| ty.clone()),
+                            scope: spec_scope.clone(),
+                        }),
                         Spec::Type { name, span, .. } => s.types.push((name.name.clone(), *span)),
                         Spec::Module(n, mt, span) => {
                             let sub = self.eval_sig(mt, scope)?;
@@ -705,5 +813,26 @@ fn describe(m: &ModExp) -> String {
         ModExp::Struct(..) => "{…}".to_string(),
         ModExp::Lambda(..) => "\\(…) -> …".to_string(),
         ModExp::Import(p, _) => format!("import \"{p}\""),
+    }
+}
+
+/// Whether the module pass checks a `val` specification of this type (by a
+/// declaration with this type): not when it names sizes, is unique or
+/// existential, where such a declaration could fail for valid programs.
+fn checkable_type(t: &TypeExp) -> bool {
+    match t {
+        TypeExp::Prim(..) => true,
+        TypeExp::Named(_, args, _) => args.iter().all(|a| match a {
+            TypeArg::Type(t) => checkable_type(t),
+            TypeArg::Size(_) => false,
+        }),
+        TypeExp::Tuple(ts, _) => ts.iter().all(checkable_type),
+        TypeExp::Record(fs, _) => fs.iter().all(|(_, t)| checkable_type(t)),
+        TypeExp::Array(SizeExp::Any(_), t, _) => checkable_type(t),
+        TypeExp::Array(SizeExp::Expr(_), _, _) => false,
+        TypeExp::Arrow(None, a, b, _) => checkable_type(a) && checkable_type(b),
+        TypeExp::Arrow(Some(_), _, _, _) => false,
+        TypeExp::Sum(cs, _) => cs.iter().all(|(_, ts)| ts.iter().all(checkable_type)),
+        TypeExp::Unique(..) | TypeExp::Exists(..) => false,
     }
 }

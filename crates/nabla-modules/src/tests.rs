@@ -159,3 +159,18 @@ fn the_same_module_path_twice_gets_distinct_names() {
     assert_eq!(out[1], "M.x#2 = 2");
     assert_eq!(out[2], "y = M.x#2");
 }
+
+#[test]
+fn val_specifications_become_typed_check_declarations() {
+    let out = expand_ok(
+        "module type S = { type t  val f: t -> i32  val g 'a: a -> a  val h [n]: [n]t -> t }\n\
+         module M : S = { type t = f64  def f (x: t) = i32.f64 x  def g 'a (x: a) = x  def h [n] (xs: [n]t) = xs[0] }",
+    );
+    // Only the monomorphic specification without named sizes is checked.
+    assert!(has(&out, "M.f.<spec> = M.f"), "{out:?}");
+    assert!(
+        !out.iter()
+            .any(|l| l.starts_with("M.g.<spec>") || l.starts_with("M.h.<spec>")),
+        "{out:?}"
+    );
+}
