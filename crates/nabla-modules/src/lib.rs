@@ -151,8 +151,8 @@ struct Expander {
     /// `val` specifications checked since the last [`Expander::emit_val_checks`].
     val_checks: Vec<ValCheck>,
     next_id: u32,
-    /// Mangled names given so far, with how often.
-    used_flat: HashMap<String, usize>,
+    /// Flat names given so far (`true` for types), with how often.
+    used_flat: HashMap<(bool, String), usize>,
     diags: Vec<Diagnostic>,
     /// The top-level names each file exports, by canonical path.
     exports: HashMap<PathBuf, Rc<Env>>,
@@ -198,13 +198,17 @@ impl Expander {
         id
     }
 
-    /// The flat name of member `name` of the module at `prefix`.
-    fn flat_name(&mut self, prefix: &str, name: &str) -> String {
-        if prefix.is_empty() {
-            return name.to_string();
-        }
-        let base = format!("{prefix}.{name}");
-        let n = self.used_flat.entry(base.clone()).or_insert(0);
+    /// The flat name of member `name` of the module at `prefix` (`""` at
+    /// the top level), in the value or the type namespace. A name given
+    /// before gets a `#k` suffix, so that a redefinition never captures the
+    /// references (for instance from functor bodies) to the earlier one.
+    fn flat_name(&mut self, prefix: &str, name: &str, is_type: bool) -> String {
+        let base = if prefix.is_empty() {
+            name.to_string()
+        } else {
+            format!("{prefix}.{name}")
+        };
+        let n = self.used_flat.entry((is_type, base.clone())).or_insert(0);
         *n += 1;
         if *n == 1 {
             base
@@ -262,11 +266,9 @@ impl Expander {
                 let mut r = Resolver::new(scope);
                 r.val_bind(&mut vb);
                 self.diags.append(&mut r.diags);
-                let flat = if vb.entry {
-                    vb.name.name.clone()
-                } else {
-                    self.flat_name(&prefix, &vb.name.name)
-                };
+                let flat = self.flat_name(&prefix, &vb.name.name, false);
+                // Entry points keep their names (the command line uses them).
+                let flat = if vb.entry { vb.name.name.clone() } else { flat };
                 let target = ValTarget::flat(&flat);
                 scope.vals.insert(vb.name.name.clone(), target.clone());
                 if !local {
@@ -279,7 +281,7 @@ impl Expander {
                 let mut r = Resolver::new(scope);
                 r.type_bind(&mut tb);
                 self.diags.append(&mut r.diags);
-                let flat = self.flat_name(&prefix, &tb.name.name);
+                let flat = self.flat_name(&prefix, &tb.name.name, true);
                 let target = TypeTarget::Flat(flat.clone());
                 scope.types.insert(tb.name.name.clone(), target.clone());
                 if !local {
@@ -562,7 +564,7 @@ impl Expander {
             let mut r = Resolver::new(&env);
             r.ty(&mut ty);
             self.diags.append(&mut r.diags);
-            let name = self.flat_name(&check.target.name, "<spec>");
+            let name = self.flat_name(&check.target.name, "<spec>", false);
             let body = Expr {
                 kind: ExprKind::Var {
                     name: QualName {

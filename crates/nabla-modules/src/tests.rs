@@ -174,3 +174,20 @@ fn val_specifications_become_typed_check_declarations() {
         "{out:?}"
     );
 }
+
+#[test]
+fn functors_keep_the_names_of_their_definition_site() {
+    let out = expand_ok(
+        "def helper = 1i32\nmodule mk (X: {}) = { def v = helper }\ndef helper = 2i32\nmodule A = mk {}\ndef w = helper",
+    );
+    assert!(has(&out, "helper = 1i32"), "{out:?}");
+    assert!(has(&out, "helper#2 = 2i32"), "{out:?}");
+    assert!(has(&out, "A.v = helper"), "{out:?}");
+    assert!(has(&out, "w = helper#2"), "{out:?}");
+}
+
+#[test]
+fn types_and_values_have_separate_namespaces() {
+    let out = expand_ok("type t = i32\ndef t : t = 1");
+    assert_eq!(out, ["type t = i32", "t = 1"]);
+}

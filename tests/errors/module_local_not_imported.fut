@@ -3,6 +3,6 @@
 -- ==
 -- error: unknown name `twice`
 
-import "lib/github.com/example/linalg/linalg"
+import "../programs/modules/lib/github.com/example/linalg/linalg"
 
 def main (x: f64) : f64 = twice f64.sqrt x
