@@ -530,7 +530,11 @@ fn errors_with_spans() {
     assert!(eerr("\\ -> 1").contains("parameter"));
     assert!(eerr("a..b").contains("finish the range"));
     assert!(eerr("\"unterminated").contains("string"));
-    assert!(eerr("(.[1])").contains("index sections"));
+    assert!(eerr("(.[1)").contains("`]`"));
+    assert_eq!(
+        e("(.[1].a)"),
+        e("\\index_section_arg' -> index_section_arg'[1].a")
+    );
     // lexical errors
     let mut id = 0;
     let ds = parse_program_text("def f = 1 $ 2", FileId(0), &mut id).unwrap_err();

@@ -46,9 +46,10 @@
 //!   dropped (the AST has no slot).
 //! * `in` may be omitted when the body of a `let` is another `let`.
 //! * `assert c e` is an ordinary application of the name `assert`.
-//! * Not supported (syntax error with a message): modules (`module`),
-//!   string/char literals in expressions, typed holes, index sections
-//!   `(.[i])`, fraction-only floats (`.5`).
+//! * A string literal is an array of `u8` (its UTF-8 bytes), ascribed
+//!   `[]u8`. An index section `(.[i])` is the lambda `\x -> x[i]`.
+//! * Not supported (syntax error with a message): char literals, typed
+//!   holes, fraction-only floats (`.5`).
 //!
 //! Robustness: nesting deeper than [`MAX_DEPTH`] (or a chain of more than
 //! [`MAX_CHAIN`] `let`s / infix operators) is reported as a syntax error
@@ -1867,12 +1868,73 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// After `(.` with `[` next: an index section, as a lambda whose
+    /// parameter has a name no program uses.
+    fn index_section(&mut self, open: Span) -> PResult<Expr> {
+        const PARAM: &str = "index_section_arg'";
+        let param = Ident {
+            name: PARAM.to_string(),
+            span: open,
+        };
+        let var = |span: Span| {
+            let name = QualName {
+                quals: vec![],
+                name: PARAM.to_string(),
+                span,
+            };
+            mk(
+                ExprKind::Var {
+                    name,
+                    res: None,
+                    inst: vec![],
+                },
+                span,
+            )
+        };
+        let mut body = var(open);
+        loop {
+            self.chain_step()?;
+            if matches!(self.peek(), Tok::LBracket { .. }) {
+                let lb = self.bump().span;
+                let idx = self.dim_indices(lb)?;
+                let span = open.to(self.prev_span());
+                body = mk(ExprKind::Index(Box::new(body), idx), span);
+            } else if self.eat(&Tok::Dot) {
+                if matches!(self.peek(), Tok::LBracket { .. }) {
+                    continue;
+                }
+                let f = self.field_id()?;
+                let span = open.to(f.span);
+                body = mk(ExprKind::Project(Box::new(body), f), span);
+            } else {
+                break;
+            }
+        }
+        let close =
+            self.expect_close(&Tok::RParen, "`[`, `.` or `)` in the index section", open)?;
+        let span = open.to(close);
+        Ok(mk(
+            ExprKind::Lambda {
+                params: vec![mkpat(PatKind::Id(param), open)],
+                ret: None,
+                body: Box::new(body),
+            },
+            span,
+        ))
+    }
+
     /// After seeing `(`: unit, parens, tuple, or a section.
     fn paren(&mut self) -> PResult<Expr> {
         let open = self.bump().span;
         if self.at(&Tok::RParen) {
             let e = self.bump().span;
             return Ok(mk(ExprKind::Tuple(vec![]), open.to(e)));
+        }
+        // Index section `(.[i])`, possibly followed by more indices and
+        // fields (`(.[i].a)`): the function `\x -> x[i]…`.
+        if self.at(&Tok::Dot) && matches!(self.peek_at(1), Tok::LBracket { .. }) {
+            self.bump();
+            return self.index_section(open);
         }
         // Projection section `(.a.b)` / `(.0)`.
         if self.at(&Tok::Dot) {
