@@ -532,8 +532,8 @@ fn errors_with_spans() {
     assert!(eerr("\"unterminated").contains("string"));
     assert!(eerr("(.[1)").contains("`]`"));
     assert_eq!(
-        e("(.[1].a)"),
-        e("\\index_section_arg' -> index_section_arg'[1].a")
+        crate::e("(.[1].a)"),
+        crate::e("\\index_section_arg' -> index_section_arg'[1].a")
     );
     // lexical errors
     let mut id = 0;
