@@ -1,6 +1,7 @@
 -- A program in several files: imports through a `lib/github.com/…`
--- package path (which imports a sibling package through `..`), a functor from the imported file applied to `f64` and
--- `f32`, and a module bound to `import "…"`.
+-- package path (which imports a sibling package through `..`), a
+-- functor from the imported file applied to `f64` and `f32`, and a module
+-- bound to `import "…"`.
 -- ==
 -- input { [3.0, 4.0] } output { 5.0 [11.0, 7.0] 25.0f32 [112.0, 116.0] }
 
