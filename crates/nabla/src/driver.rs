@@ -118,6 +118,7 @@ pub fn check(path: &Path) -> Result<Checked, CompileError> {
         Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
     };
     if let Err(d) = nabla_typeck::check_program(&sources, &mut files) {
+        let d = frontend::user_facing_names(d);
         return Err(CompileError::from_diagnostics(d, &sources));
     }
     Ok(Checked { sources, files })
