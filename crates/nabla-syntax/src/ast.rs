@@ -65,12 +65,122 @@ pub enum Dec {
     Val(ValBind),
     /// `type name params = t`.
     Type(TypeBind),
-    /// `open m` (only the built-in numeric modules exist until the module system arrives).
+    /// `open m` where `m` is a module name (user module or built-in numeric module).
     Open(QualName, Span),
+    /// `open mod_exp` for any other module expression (`open (mk f64)`).
+    OpenModule(ModExp, Span),
+    /// `include mod_exp`: like `open`, and the names become members of the enclosing module.
+    Include(ModExp, Span),
+    /// `module name params [: sig] = mod_exp`.
+    Module(ModBind),
+    /// `module type name = mod_type_exp`.
+    ModType(ModTypeBind),
     /// `import "path"` (relative to the importing file, without `.fut`).
     Import(String, Span),
     /// `local dec`.
     Local(Box<Dec>, Span),
+}
+
+/// `module name (p1: S1) (p2: S2) : S = body`; with parameters it is a functor.
+#[derive(Clone, Debug)]
+pub struct ModBind {
+    pub name: Ident,
+    pub params: Vec<ModParam>,
+    /// The ascribed module type, if any.
+    pub sig: Option<ModTypeExp>,
+    pub body: ModExp,
+    pub span: Span,
+}
+
+/// A functor parameter `(name: S)`.
+#[derive(Clone, Debug)]
+pub struct ModParam {
+    pub name: Ident,
+    pub sig: ModTypeExp,
+    pub span: Span,
+}
+
+/// A module expression.
+#[derive(Clone, Debug)]
+pub enum ModExp {
+    /// A (possibly qualified) module name: `M`, `A.B`, `f64`.
+    Var(QualName),
+    /// `{ decs }`
+    Struct(Vec<Dec>, Span),
+    /// Functor application `f arg`.
+    Apply(Box<ModExp>, Box<ModExp>, Span),
+    /// `m : S`
+    Ascribe(Box<ModExp>, ModTypeExp, Span),
+    /// `\(p: S) [: R] -> m`, an anonymous functor.
+    Lambda(Box<ModParam>, Option<ModTypeExp>, Box<ModExp>, Span),
+    /// `import "path"`: the top-level declarations of that file as a module.
+    Import(String, Span),
+}
+
+impl ModExp {
+    /// The source span of the whole module expression.
+    pub fn span(&self) -> Span {
+        match self {
+            ModExp::Var(q) => q.span,
+            ModExp::Struct(_, s)
+            | ModExp::Apply(_, _, s)
+            | ModExp::Ascribe(_, _, s)
+            | ModExp::Lambda(_, _, _, s)
+            | ModExp::Import(_, s) => *s,
+        }
+    }
+}
+
+/// `module type name = def`.
+#[derive(Clone, Debug)]
+pub struct ModTypeBind {
+    pub name: Ident,
+    pub def: ModTypeExp,
+    pub span: Span,
+}
+
+/// A module type expression.
+#[derive(Clone, Debug)]
+pub enum ModTypeExp {
+    /// A (possibly qualified) module type name.
+    Var(QualName),
+    /// `{ specs }`
+    Specs(Vec<Spec>, Span),
+    /// `S with t 'a = u` (refinement of the type `t`, possibly qualified).
+    With(Box<ModTypeExp>, QualName, Vec<TypeParam>, TypeExp, Span),
+    /// `(p: S) -> R` or `S -> R`, the type of a functor.
+    Arrow(Option<Ident>, Box<ModTypeExp>, Box<ModTypeExp>, Span),
+}
+
+impl ModTypeExp {
+    /// The source span of the whole module type expression.
+    pub fn span(&self) -> Span {
+        match self {
+            ModTypeExp::Var(q) => q.span,
+            ModTypeExp::Specs(_, s)
+            | ModTypeExp::With(_, _, _, _, s)
+            | ModTypeExp::Arrow(_, _, _, s) => *s,
+        }
+    }
+}
+
+/// One specification inside a module type.
+#[derive(Clone, Debug)]
+pub enum Spec {
+    /// `val name 'a [n]: t` (also operators: `val (+): t -> t -> t`).
+    Val(Ident, Vec<TypeParam>, TypeExp, Span),
+    /// `type name params` (abstract, `def` is `None`) or `type name params = t`.
+    Type {
+        name: Ident,
+        params: Vec<TypeParam>,
+        liftedness: Liftedness,
+        def: Option<TypeExp>,
+        span: Span,
+    },
+    /// `module name: S`
+    Module(Ident, ModTypeExp, Span),
+    /// `include S`
+    Include(ModTypeExp, Span),
 }
 
 /// A value or function declaration.

@@ -76,6 +76,10 @@ pub enum Tok {
     Type,
     Entry,
     Module,
+    /// `include` (in modules and module types).
+    Include,
+    /// `val` (in module types).
+    Val,
     While,
     Match,
     Case,
@@ -158,6 +162,8 @@ impl Tok {
             Tok::Type => "type",
             Tok::Entry => "entry",
             Tok::Module => "module",
+            Tok::Include => "include",
+            Tok::Val => "val",
             Tok::While => "while",
             Tok::Match => "match",
             Tok::Case => "case",
@@ -218,6 +224,8 @@ fn keyword(s: &str) -> Option<Tok> {
         "type" => Tok::Type,
         "entry" => Tok::Entry,
         "module" => Tok::Module,
+        "include" => Tok::Include,
+        "val" => Tok::Val,
         "while" => Tok::While,
         "match" => Tok::Match,
         "case" => Tok::Case,

@@ -4,7 +4,7 @@
 //! of the importing file, and `.fut` is appended (unless already present).
 //! Each file is loaded and parsed once, however often it is imported.
 
-use crate::ast::{Dec, Program};
+use crate::ast::{Dec, ModExp, Program};
 use crate::diag::{Diagnostic, DiagnosticKind};
 use crate::parser::parse_file;
 use crate::span::{FileId, SourceMap, Span};
@@ -75,7 +75,26 @@ fn collect_imports(decs: &[Dec], out: &mut Vec<(String, Span)>) {
         match d {
             Dec::Import(p, s) => out.push((p.clone(), *s)),
             Dec::Local(inner, _) => collect_imports(std::slice::from_ref(inner.as_ref()), out),
+            Dec::Module(mb) => collect_mod_imports(&mb.body, out),
+            Dec::OpenModule(m, _) | Dec::Include(m, _) => collect_mod_imports(m, out),
             _ => {}
+        }
+    }
+}
+
+/// The `import "…"` module expressions inside `m` (also inside nested modules).
+fn collect_mod_imports(m: &ModExp, out: &mut Vec<(String, Span)>) {
+    let mut stack = vec![m];
+    while let Some(m) = stack.pop() {
+        match m {
+            ModExp::Import(p, s) => out.push((p.clone(), *s)),
+            ModExp::Struct(decs, _) => collect_imports(decs, out),
+            ModExp::Apply(f, a, _) => {
+                stack.push(f);
+                stack.push(a);
+            }
+            ModExp::Ascribe(m, _, _) | ModExp::Lambda(_, _, m, _) => stack.push(m),
+            ModExp::Var(_) => {}
         }
     }
 }

@@ -343,6 +343,32 @@ fn patterns() {
 }
 
 #[test]
+fn module_declarations() {
+    let pr = prog(
+        "module type S = { type t 'a  val f [n]: [n]i32 -> t i32  val +: i32 -> i32 -> i32  module N: { val x: i32 }  include T }\n\
+         module M : S with t = f64 = { def x = 1 }\n\
+         module F (P: S) (Q: S -> S) : S = P\n\
+         module L = F f64 (\\(X: S) -> X)\n\
+         open F M\n\
+         include M\n\
+         module I = import \"lib/util\"\n\
+         def g = M.(x + 1) + (M.+) 1 2\n",
+    );
+    assert_eq!(pr.decs.len(), 8);
+    assert!(
+        matches!(&pr.decs[0], Dec::ModType(mt) if mt.name.name == "S"
+        && matches!(&mt.def, ModTypeExp::Specs(specs, _) if specs.len() == 5))
+    );
+    assert!(matches!(&pr.decs[1], Dec::Module(mb) if mb.sig.is_some()
+        && matches!(&mb.body, ModExp::Struct(ds, _) if ds.len() == 1)));
+    assert!(matches!(&pr.decs[2], Dec::Module(mb) if mb.params.len() == 2));
+    assert!(matches!(&pr.decs[3], Dec::Module(mb) if matches!(&mb.body, ModExp::Apply(..))));
+    assert!(matches!(&pr.decs[4], Dec::OpenModule(ModExp::Apply(..), _)));
+    assert!(matches!(&pr.decs[5], Dec::Include(ModExp::Var(_), _)));
+    assert!(matches!(&pr.decs[6], Dec::Module(mb) if matches!(&mb.body, ModExp::Import(..))));
+}
+
+#[test]
 fn declarations() {
     let pr = prog(
         "-- | A doc comment\n\
@@ -487,8 +513,10 @@ fn errors_with_spans() {
     assert_eq!(s, 4);
     let (m, _, _) = perr("42");
     assert!(m.contains("expected a declaration"), "{m}");
-    let (m, _, _) = perr("module M = {}");
-    assert!(m.contains("modules"), "{m}");
+    let (m, _, _) = perr("module M = {\n def x = 1\n");
+    assert!(m.contains("`}` closing the module"), "{m}");
+    let (m, _, _) = perr("module type S = { val x }");
+    assert!(m.contains("`:` and the type"), "{m}");
     let (m, s, _) = perr("def f = 1 +");
     assert!(
         m.contains("expected an expression") && m.contains("end of file"),
@@ -501,8 +529,12 @@ fn errors_with_spans() {
     assert!(eerr("match x").contains("`case`"));
     assert!(eerr("\\ -> 1").contains("parameter"));
     assert!(eerr("a..b").contains("finish the range"));
-    assert!(eerr("\"str\"").contains("string literals"));
-    assert!(eerr("(.[1])").contains("index sections"));
+    assert!(eerr("\"unterminated").contains("string"));
+    assert!(eerr("(.[1)").contains("`]`"));
+    assert_eq!(
+        crate::e("(.[1].a)"),
+        crate::e("\\index_section_arg' -> index_section_arg'[1].a")
+    );
     // lexical errors
     let mut id = 0;
     let ds = parse_program_text("def f = 1 $ 2", FileId(0), &mut id).unwrap_err();
@@ -701,4 +733,24 @@ fn long_else_if_chains_parse_iteratively() {
         .expect_err("missing else");
     assert!(ds[0].message.contains("every `if` needs an `else`"));
     assert_eq!(ds[0].labels[0].0.start, 25);
+}
+
+#[test]
+fn string_literals_are_u8_arrays() {
+    let e = parse_expr_text("\"a\\n\"", FileId(0)).unwrap();
+    let ExprKind::Ascribe(array, TypeExp::Array(_, elem, _)) = &e.kind else {
+        panic!("{e:?}")
+    };
+    assert!(matches!(**elem, TypeExp::Prim(nabla_prim::PrimType::U8, _)));
+    let ExprKind::ArrayLit(bytes) = &array.kind else {
+        panic!("{array:?}")
+    };
+    let values: Vec<i128> = bytes
+        .iter()
+        .map(|b| match &b.kind {
+            ExprKind::Lit(Literal::Int { value, .. }) => *value,
+            k => panic!("{k:?}"),
+        })
+        .collect();
+    assert_eq!(values, [97, 10]);
 }

@@ -244,6 +244,15 @@ impl Checker {
             }
             Dec::Import(..) => {}
             Dec::Local(d, _) => self.check_dec(d, true, diags),
+            // Module types define no values (the prelude declares some).
+            Dec::ModType(_) => {}
+            // The module pass (`nabla-modules`) expands these before type checking.
+            Dec::OpenModule(_, span)
+            | Dec::Include(_, span)
+            | Dec::Module(ModBind { span, .. }) => diags.push(err(
+                *span,
+                "module declarations must be expanded by the module pass before type checking",
+            )),
         }
     }
 
@@ -1166,6 +1175,19 @@ impl Checker {
     }
 
     /// The type of `t` indexed by `idx` (checking the indices).
+    /// An index or slice bound: any integer type (as in Futhark); `i64`
+    /// unless its type is already known to be another integer type (the
+    /// elaborator converts it to `i64`).
+    fn index_int(&mut self, e: &mut Expr, what: &str) -> R<()> {
+        let it = self.infer(e)?;
+        if let Type::Prim(p) = self.tcx.head(&it) {
+            if p.is_int() {
+                return Ok(());
+            }
+        }
+        self.unify_at(&i64t(), &it, e.span, what)
+    }
+
     fn index_type(&mut self, t: &Type, idx: &mut [DimIndex], span: Span) -> R<Type> {
         let n = idx.len();
         let shape: Vec<Size> = (0..n).map(|_| self.tcx.fresh_size()).collect();
@@ -1187,15 +1209,11 @@ impl Checker {
         let mut dims = Vec::new();
         for (d, s) in idx.iter_mut().zip(shape) {
             match d {
-                DimIndex::Fix(e) => {
-                    let it = self.infer(e)?;
-                    self.unify_at(&i64t(), &it, e.span, "array index must be i64")?;
-                }
+                DimIndex::Fix(e) => self.index_int(e, "array index must be an integer")?,
                 DimIndex::Slice { start, end, stride } => {
                     let full = start.is_none() && end.is_none() && stride.is_none();
                     for e in [start, end, stride].into_iter().flatten() {
-                        let it = self.infer(e)?;
-                        self.unify_at(&i64t(), &it, e.span, "slice bound must be i64")?;
+                        self.index_int(e, "slice bound must be an integer")?;
                     }
                     dims.push(if full { s } else { Size::Any });
                 }

@@ -19,6 +19,17 @@ use nabla_syntax::{ast, Diagnostic, DiagnosticKind, SourceMap, Span};
 
 pub use sig::intrinsic_signatures;
 
+/// The names of the built-in numeric modules (`i8` … `f64`, `bool`).
+pub fn builtin_modules() -> &'static [&'static str] {
+    sig::MODULES
+}
+
+/// The member names of the built-in module `m` (values and operators), or
+/// `None` if `m` is not a built-in module.
+pub fn builtin_module_members(m: &str) -> Option<Vec<String>> {
+    sig::module_member_names(m)
+}
+
 /// The prelude, in our Futhark subset: array and function utilities that are
 /// not intrinsics. Loaded as the first file of every program.
 pub const PRELUDE_SOURCE: &str = include_str!("prelude.fut");

@@ -113,7 +113,12 @@ pub fn check(path: &Path) -> Result<Checked, CompileError> {
         Ok(ps) => files.extend(ps),
         Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
     }
+    let mut files = match frontend::expand_modules(&sources, files, &mut next_id) {
+        Ok(fs) => fs,
+        Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
+    };
     if let Err(d) = nabla_typeck::check_program(&sources, &mut files) {
+        let d = frontend::user_facing_names(d);
         return Err(CompileError::from_diagnostics(d, &sources));
     }
     Ok(Checked { sources, files })

@@ -46,9 +46,10 @@
 //!   dropped (the AST has no slot).
 //! * `in` may be omitted when the body of a `let` is another `let`.
 //! * `assert c e` is an ordinary application of the name `assert`.
-//! * Not supported (syntax error with a message): modules (`module`),
-//!   string/char literals in expressions, typed holes, index sections
-//!   `(.[i])`, fraction-only floats (`.5`).
+//! * A string literal is an array of `u8` (its UTF-8 bytes), ascribed
+//!   `[]u8`. An index section `(.[i])` is the lambda `\x -> x[i]`.
+//! * Not supported (syntax error with a message): char literals, typed
+//!   holes, fraction-only floats (`.5`).
 //!
 //! Robustness: nesting deeper than [`MAX_DEPTH`] (or a chain of more than
 //! [`MAX_CHAIN`] `let`s / infix operators) is reported as a syntax error
@@ -464,6 +465,7 @@ impl<'a> Parser<'a> {
                 | Tok::Import
                 | Tok::Open
                 | Tok::Local
+                | Tok::Include
                 | Tok::Module => return,
                 Tok::Let | Tok::Attr(_) if t.line_start => return,
                 _ => {
@@ -495,9 +497,18 @@ impl<'a> Parser<'a> {
             }
             Tok::Open => {
                 self.bump();
-                let q = self.qualname("a module name after `open`")?;
-                let span = start.to(q.span);
-                Ok(Dec::Open(q, span))
+                let m = self.mod_exp()?;
+                let span = start.to(m.span());
+                Ok(match m {
+                    ModExp::Var(q) => Dec::Open(q, span),
+                    m => Dec::OpenModule(m, span),
+                })
+            }
+            Tok::Include => {
+                self.bump();
+                let m = self.mod_exp()?;
+                let span = start.to(m.span());
+                Ok(Dec::Include(m, span))
             }
             Tok::Import => {
                 self.bump();
@@ -509,13 +520,271 @@ impl<'a> Parser<'a> {
                     _ => Err(self.err_here("a string literal (the imported path) after `import`")),
                 }
             }
-            Tok::Module => Err(Diagnostic::new(
-                DiagnosticKind::Syntax,
-                start,
-                "modules (`module`) are not supported by nabla",
+            Tok::Module if matches!(self.peek_at(1), Tok::Type) => {
+                self.bump();
+                self.bump();
+                let name = self.ident("a module type name after `module type`")?;
+                self.expect(&Tok::Equals, "`=` after the module type's name")?;
+                let def = self.mod_type()?;
+                let span = start.to(self.prev_span());
+                Ok(Dec::ModType(ModTypeBind { name, def, span }))
+            }
+            Tok::Module => {
+                self.bump();
+                let name = self.ident("a module name after `module`")?;
+                let mut params = Vec::new();
+                while self.at(&Tok::LParen) {
+                    params.push(self.mod_param()?);
+                }
+                let sig = if self.eat(&Tok::Colon) {
+                    Some(self.mod_type()?)
+                } else {
+                    None
+                };
+                self.expect(&Tok::Equals, "`=`, `:` or a parameter `(p: S)` in the module declaration")?;
+                let body = self.mod_exp()?;
+                let span = start.to(self.prev_span());
+                Ok(Dec::Module(ModBind {
+                    name,
+                    params,
+                    sig,
+                    body,
+                    span,
+                }))
+            }
+            _ => Err(self.err_here(
+                "a declaration (`def`, `entry`, `type`, `module`, `import`, `open`, `include` or `local`)",
             )),
-            _ => Err(self
-                .err_here("a declaration (`def`, `entry`, `type`, `import`, `open` or `local`)")),
+        }
+    }
+
+    // --------------------------------------------------------------- modules
+
+    /// A functor parameter `(name: S)`.
+    fn mod_param(&mut self) -> PResult<ModParam> {
+        let open = self.expect(&Tok::LParen, "`(` starting a module parameter")?;
+        let name = self.ident("a module parameter name")?;
+        self.expect(&Tok::Colon, "`:` after the module parameter's name")?;
+        let sig = self.mod_type()?;
+        let close = self.expect_close(&Tok::RParen, "`)` after the module parameter", open)?;
+        Ok(ModParam {
+            name,
+            sig,
+            span: open.to(close),
+        })
+    }
+
+    /// A module expression: applications, optionally ascribed (`m : S`), or a
+    /// functor lambda `\(p: S) -> m`.
+    fn mod_exp(&mut self) -> PResult<ModExp> {
+        self.nested(|p| {
+            let start = p.span();
+            if p.eat(&Tok::Backslash) {
+                let param = p.mod_param()?;
+                let ret = if p.eat(&Tok::Colon) {
+                    Some(p.mod_type_no_arrow()?)
+                } else {
+                    None
+                };
+                p.expect(&Tok::Arrow, "`->` in the functor `\\(p: S) -> m`")?;
+                let body = p.mod_exp()?;
+                let span = start.to(body.span());
+                return Ok(ModExp::Lambda(Box::new(param), ret, Box::new(body), span));
+            }
+            let mut m = p.mod_atom()?;
+            while p.starts_mod_atom() {
+                let arg = p.mod_atom()?;
+                let span = start.to(arg.span());
+                m = ModExp::Apply(Box::new(m), Box::new(arg), span);
+            }
+            if p.eat(&Tok::Colon) {
+                let sig = p.mod_type()?;
+                let span = start.to(sig.span());
+                m = ModExp::Ascribe(Box::new(m), sig, span);
+            }
+            Ok(m)
+        })
+    }
+
+    /// Whether a functor argument starts here (`import` does not: after
+    /// `open m` it starts the next declaration).
+    fn starts_mod_atom(&self) -> bool {
+        matches!(self.peek(), Tok::Ident(_) | Tok::LParen | Tok::LBrace)
+    }
+
+    fn mod_atom(&mut self) -> PResult<ModExp> {
+        let start = self.span();
+        match self.peek().clone() {
+            Tok::Ident(_) => Ok(ModExp::Var(self.qualname("a module name")?)),
+            Tok::LParen => {
+                self.bump();
+                let m = self.mod_exp()?;
+                self.expect_close(&Tok::RParen, "`)` after the module expression", start)?;
+                Ok(m)
+            }
+            Tok::LBrace => {
+                self.bump();
+                let mut decs = Vec::new();
+                while !self.at(&Tok::RBrace) && !self.at(&Tok::Eof) {
+                    decs.push(self.nested(|p| p.dec())?);
+                }
+                let close = self.expect_close(&Tok::RBrace, "`}` closing the module", start)?;
+                Ok(ModExp::Struct(decs, start.to(close)))
+            }
+            Tok::Import => {
+                self.bump();
+                match self.peek().clone() {
+                    Tok::Str(s) => {
+                        let sp = self.bump().span;
+                        Ok(ModExp::Import(s, start.to(sp)))
+                    }
+                    _ => Err(self.err_here("a string literal (the imported path) after `import`")),
+                }
+            }
+            _ => Err(self.err_here("a module expression (a name, `{ … }`, `(…)` or `import`)")),
+        }
+    }
+
+    /// A module type expression, including functor types `(p: S) -> R` and `S -> R`.
+    fn mod_type(&mut self) -> PResult<ModTypeExp> {
+        self.nested(|p| {
+            let start = p.span();
+            if p.at(&Tok::LParen)
+                && matches!(p.peek_at(1), Tok::Ident(_))
+                && matches!(p.peek_at(2), Tok::Colon)
+            {
+                let param = p.mod_param()?;
+                p.expect(&Tok::Arrow, "`->` after a functor type's parameter")?;
+                let ret = p.mod_type()?;
+                let span = start.to(ret.span());
+                return Ok(ModTypeExp::Arrow(
+                    Some(param.name),
+                    Box::new(param.sig),
+                    Box::new(ret),
+                    span,
+                ));
+            }
+            let t = p.mod_type_no_arrow()?;
+            if p.eat(&Tok::Arrow) {
+                let ret = p.mod_type()?;
+                let span = start.to(ret.span());
+                return Ok(ModTypeExp::Arrow(None, Box::new(t), Box::new(ret), span));
+            }
+            Ok(t)
+        })
+    }
+
+    /// A module type without a top-level `->`: a name, `{ specs }` or `( … )`,
+    /// refined by any number of `with t = u`.
+    fn mod_type_no_arrow(&mut self) -> PResult<ModTypeExp> {
+        let start = self.span();
+        let mut t = match self.peek().clone() {
+            Tok::Ident(_) => ModTypeExp::Var(self.qualname("a module type name")?),
+            Tok::LParen => {
+                self.bump();
+                let t = self.mod_type()?;
+                self.expect_close(&Tok::RParen, "`)` after the module type", start)?;
+                t
+            }
+            Tok::LBrace => {
+                self.bump();
+                let mut specs = Vec::new();
+                while !self.at(&Tok::RBrace) && !self.at(&Tok::Eof) {
+                    specs.push(self.nested(|p| p.spec())?);
+                }
+                let close =
+                    self.expect_close(&Tok::RBrace, "`}` closing the module type", start)?;
+                ModTypeExp::Specs(specs, start.to(close))
+            }
+            _ => return Err(self.err_here("a module type (a name or `{ … }`)")),
+        };
+        while self.eat(&Tok::With) {
+            let name = self.qualname("a type name after `with`")?;
+            let params = self.type_params()?;
+            self.expect(&Tok::Equals, "`=` in the refinement `with t = …`")?;
+            let def = self.ty()?;
+            let span = start.to(def.span());
+            t = ModTypeExp::With(Box::new(t), name, params, def, span);
+        }
+        Ok(t)
+    }
+
+    /// One specification in a module type.
+    fn spec(&mut self) -> PResult<Spec> {
+        let start = self.span();
+        match self.peek().clone() {
+            Tok::Attr(_) => {
+                self.bump();
+                self.spec()
+            }
+            Tok::Val => {
+                self.bump();
+                let name = if let Some(op) = self.binding_op()? {
+                    op
+                } else {
+                    match self.peek().clone() {
+                        Tok::Ident(n) => {
+                            let span = self.bump().span;
+                            Ident { name: n, span }
+                        }
+                        Tok::Symbol { quals, name } if quals.is_empty() => {
+                            let span = self.bump().span;
+                            Ident { name, span }
+                        }
+                        _ => return Err(self.err_here("a name or operator after `val`")),
+                    }
+                };
+                let tparams = self.type_params()?;
+                self.expect(&Tok::Colon, "`:` and the type in the `val` specification")?;
+                let t = self.ty()?;
+                let span = start.to(t.span());
+                Ok(Spec::Val(name, tparams, t, span))
+            }
+            Tok::Type => {
+                self.bump();
+                let liftedness = if self.is_sym(0, "^") {
+                    self.bump();
+                    Liftedness::Lifted
+                } else if self.at(&Tok::Tilde) {
+                    self.bump();
+                    Liftedness::SizeLifted
+                } else {
+                    Liftedness::Unlifted
+                };
+                let name = self.ident("a type name after `type`")?;
+                let params = self.type_params()?;
+                let def = if self.eat(&Tok::Equals) {
+                    Some(self.ty()?)
+                } else {
+                    None
+                };
+                let span = start.to(self.prev_span());
+                Ok(Spec::Type {
+                    name,
+                    params,
+                    liftedness,
+                    def,
+                    span,
+                })
+            }
+            Tok::Module => {
+                self.bump();
+                let name = self.ident("a module name after `module`")?;
+                self.expect(
+                    &Tok::Colon,
+                    "`:` after the module's name in the specification",
+                )?;
+                let t = self.mod_type()?;
+                let span = start.to(t.span());
+                Ok(Spec::Module(name, t, span))
+            }
+            Tok::Include => {
+                self.bump();
+                let t = self.mod_type()?;
+                let span = start.to(t.span());
+                Ok(Spec::Include(t, span))
+            }
+            _ => Err(self.err_here("a specification (`val`, `type`, `module` or `include`)")),
         }
     }
 
@@ -1410,6 +1679,43 @@ impl<'a> Parser<'a> {
                                 span,
                             );
                         }
+                        Tok::LParen
+                            if matches!(p.peek_at(2), Tok::Symbol { .. })
+                                && matches!(p.peek_at(3), Tok::RParen)
+                                && matches!(e.kind, ExprKind::Var { .. }) =>
+                        {
+                            // `M.(+)`: a qualified operator as a function.
+                            let ExprKind::Var { name, .. } = e.kind else {
+                                unreachable!("checked by the guard")
+                            };
+                            p.bump();
+                            p.bump();
+                            let Tok::Symbol {
+                                quals: inner,
+                                name: op,
+                            } = p.bump().tok
+                            else {
+                                unreachable!("checked by the guard")
+                            };
+                            let close = p.bump().span;
+                            let span = e.span.to(close);
+                            let mut quals = name.quals;
+                            quals.push(name.name);
+                            quals.extend(inner);
+                            let op = QualName {
+                                quals,
+                                name: op,
+                                span,
+                            };
+                            e = mk(
+                                ExprKind::OpSection {
+                                    op,
+                                    op_res: None,
+                                    op_inst: vec![],
+                                },
+                                span,
+                            );
+                        }
                         Tok::LParen => {
                             let q = match &e.kind {
                                 ExprKind::Var { name, .. } => name.clone(),
@@ -1498,11 +1804,27 @@ impl<'a> Parser<'a> {
                 self.bump();
                 Ok(mk(ExprKind::Constr(Ident { name: c, span: start }, vec![]), start))
             }
-            Tok::Str(_) => Err(Diagnostic::new(
-                DiagnosticKind::Syntax,
-                start,
-                "string literals are not supported in expressions",
-            )),
+            Tok::Str(text) => {
+                // A string literal is the array of its UTF-8 bytes, `[]u8`.
+                self.bump();
+                let bytes = text
+                    .bytes()
+                    .map(|b| {
+                        let lit = Literal::Int {
+                            value: i128::from(b),
+                            suffix: Some(PrimType::U8),
+                        };
+                        mk(ExprKind::Lit(lit), start)
+                    })
+                    .collect();
+                let array = mk(ExprKind::ArrayLit(bytes), start);
+                let u8_array = TypeExp::Array(
+                    SizeExp::Any(start),
+                    Box::new(TypeExp::Prim(PrimType::U8, start)),
+                    start,
+                );
+                Ok(mk(ExprKind::Ascribe(Box::new(array), u8_array), start))
+            }
             Tok::LParen => self.paren(),
             Tok::LBracket { .. } => {
                 self.bump();
@@ -1546,12 +1868,73 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// After `(.` with `[` next: an index section, as a lambda whose
+    /// parameter has a name no program uses.
+    fn index_section(&mut self, open: Span) -> PResult<Expr> {
+        const PARAM: &str = "index_section_arg'";
+        let param = Ident {
+            name: PARAM.to_string(),
+            span: open,
+        };
+        let var = |span: Span| {
+            let name = QualName {
+                quals: vec![],
+                name: PARAM.to_string(),
+                span,
+            };
+            mk(
+                ExprKind::Var {
+                    name,
+                    res: None,
+                    inst: vec![],
+                },
+                span,
+            )
+        };
+        let mut body = var(open);
+        loop {
+            self.chain_step()?;
+            if matches!(self.peek(), Tok::LBracket { .. }) {
+                let lb = self.bump().span;
+                let idx = self.dim_indices(lb)?;
+                let span = open.to(self.prev_span());
+                body = mk(ExprKind::Index(Box::new(body), idx), span);
+            } else if self.eat(&Tok::Dot) {
+                if matches!(self.peek(), Tok::LBracket { .. }) {
+                    continue;
+                }
+                let f = self.field_id()?;
+                let span = open.to(f.span);
+                body = mk(ExprKind::Project(Box::new(body), f), span);
+            } else {
+                break;
+            }
+        }
+        let close =
+            self.expect_close(&Tok::RParen, "`[`, `.` or `)` in the index section", open)?;
+        let span = open.to(close);
+        Ok(mk(
+            ExprKind::Lambda {
+                params: vec![mkpat(PatKind::Id(param), open)],
+                ret: None,
+                body: Box::new(body),
+            },
+            span,
+        ))
+    }
+
     /// After seeing `(`: unit, parens, tuple, or a section.
     fn paren(&mut self) -> PResult<Expr> {
         let open = self.bump().span;
         if self.at(&Tok::RParen) {
             let e = self.bump().span;
             return Ok(mk(ExprKind::Tuple(vec![]), open.to(e)));
+        }
+        // Index section `(.[i])`, possibly followed by more indices and
+        // fields (`(.[i].a)`): the function `\x -> x[i]…`.
+        if self.at(&Tok::Dot) && matches!(self.peek_at(1), Tok::LBracket { .. }) {
+            self.bump();
+            return self.index_section(open);
         }
         // Projection section `(.a.b)` / `(.0)`.
         if self.at(&Tok::Dot) {

@@ -1,0 +1,169 @@
+//! The static values of the module pass: what a name in a module stands for
+//! after expansion ([`ValTarget`], [`TypeTarget`]), modules ([`ModVal`]),
+//! their environments ([`Env`]) and module types ([`Sig`]).
+
+use nabla_prim::PrimType;
+use nabla_syntax::ast::{ModExp, ModParam, ModTypeExp, Name, TypeExp};
+use nabla_syntax::Span;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+/// What a value name stands for after expansion: a flat top-level name
+/// (`quals` empty; for members of user modules the mangled `M.N.x`) or a
+/// member of a built-in module (`quals == ["f64"]`).
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct ValTarget {
+    pub quals: Vec<Name>,
+    pub name: Name,
+}
+
+impl ValTarget {
+    /// A flat top-level name.
+    pub fn flat(name: &str) -> ValTarget {
+        ValTarget {
+            quals: vec![],
+            name: name.to_string(),
+        }
+    }
+}
+
+/// What a type name stands for after expansion.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum TypeTarget {
+    /// A flat top-level type abbreviation (mangled for module members).
+    Flat(Name),
+    /// The type `t` of a built-in numeric module.
+    Prim(PrimType),
+}
+
+/// A module: a structure (its environment) or a functor (a closure).
+#[derive(Clone, Debug)]
+pub(crate) enum ModVal {
+    Struct(Rc<Env>),
+    Functor(Rc<Functor>),
+}
+
+/// A parametric module not yet applied: its remaining parameters, body and
+/// the scope it was defined in (names in the body mean what they meant there).
+#[derive(Debug)]
+pub(crate) struct Functor {
+    /// The user-facing name, for messages.
+    pub name: String,
+    /// At least one parameter.
+    pub params: Vec<ModParam>,
+    /// The ascribed module type of the result.
+    pub ret: Option<ModTypeExp>,
+    pub body: ModExp,
+    pub scope: Rc<Env>,
+}
+
+/// The names a module (or a scope) defines, in their four namespaces.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Env {
+    pub vals: HashMap<Name, ValTarget>,
+    pub types: HashMap<Name, TypeTarget>,
+    pub mods: HashMap<Name, ModVal>,
+    pub sigs: HashMap<Name, Rc<Sig>>,
+    /// True for the built-in numeric modules: opening one brings its
+    /// functions into scope but not its operators (those are overloaded anyway).
+    pub builtin: bool,
+}
+
+impl Env {
+    /// Adds every name of `other` to `self` (later names shadow earlier ones).
+    pub fn merge(&mut self, other: &Env) {
+        self.merge_names(other, true);
+    }
+
+    /// Brings the names of `other` into scope as `open` does: like
+    /// [`Env::merge`], but a built-in module's operators stay overloaded.
+    pub fn open(&mut self, other: &Env) {
+        self.merge_names(other, !other.builtin);
+    }
+
+    fn merge_names(&mut self, other: &Env, with_operators: bool) {
+        for (n, v) in &other.vals {
+            if !with_operators && is_operator(n) {
+                continue;
+            }
+            self.vals.insert(n.clone(), v.clone());
+        }
+        for (n, t) in &other.types {
+            self.types.insert(n.clone(), t.clone());
+        }
+        for (n, m) in &other.mods {
+            self.mods.insert(n.clone(), m.clone());
+        }
+        for (n, s) in &other.sigs {
+            self.sigs.insert(n.clone(), s.clone());
+        }
+    }
+
+    /// The environment of the built-in module `m` with the given members.
+    pub fn builtin_module(m: &str, members: Vec<String>) -> Env {
+        let mut env = Env {
+            builtin: true,
+            ..Env::default()
+        };
+        for n in members {
+            env.vals.insert(
+                n.clone(),
+                ValTarget {
+                    quals: vec![m.to_string()],
+                    name: n,
+                },
+            );
+        }
+        if let Some(p) = PrimType::from_name(m) {
+            env.types.insert("t".to_string(), TypeTarget::Prim(p));
+            // The integer type of the same width (`float`'s `int_t`).
+            let int = match p {
+                PrimType::F16 => Some(PrimType::U16),
+                PrimType::F32 => Some(PrimType::U32),
+                PrimType::F64 => Some(PrimType::U64),
+                _ => None,
+            };
+            if let Some(i) = int {
+                env.types.insert("int_t".to_string(), TypeTarget::Prim(i));
+            }
+        }
+        env
+    }
+}
+
+/// Whether `name` is an operator rather than an identifier.
+pub(crate) fn is_operator(name: &str) -> bool {
+    !name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// A module type, as far as the pass checks it: which names a module must
+/// define (types are treated transparently: an abstract type hides nothing).
+#[derive(Debug)]
+pub(crate) enum Sig {
+    Struct(SigStruct),
+    /// The type of a functor (only its being a functor is checked).
+    Functor,
+}
+
+/// The specifications of a structure's module type.
+#[derive(Debug, Default)]
+pub(crate) struct SigStruct {
+    pub vals: Vec<ValSpec>,
+    pub types: Vec<(Name, Span)>,
+    pub mods: Vec<(Name, Rc<Sig>, Span)>,
+}
+
+/// A `val` specification.
+#[derive(Clone, Debug)]
+pub(crate) struct ValSpec {
+    pub name: Name,
+    pub span: Span,
+    /// The specified type, when the module pass checks it (monomorphic
+    /// types without named sizes, uniqueness or existentials).
+    pub checked_type: Option<TypeExp>,
+    /// The scope the module type was written in (for the type's names).
+    pub scope: Rc<Env>,
+}

@@ -1,0 +1,193 @@
+//! Unit tests of the module pass: which flat declarations come out and what
+//! the names in them were resolved to.
+
+use crate::expand_modules;
+use nabla_syntax::ast::{Dec, Program};
+use nabla_syntax::parser::dump;
+use nabla_syntax::{parse_file, SourceMap};
+use std::path::PathBuf;
+
+/// Expands one file; `Ok` holds `name = body` for each value declaration
+/// (and `type name = def` for types), in order.
+fn expand(src: &str) -> Result<Vec<String>, Vec<String>> {
+    let mut sources = SourceMap::new();
+    let file = sources.add(PathBuf::from("<test>"), src.to_string());
+    let mut next_id = 0;
+    let prog: Program =
+        parse_file(&sources, file, &mut next_id).unwrap_or_else(|d| panic!("parse error: {d:?}"));
+    let out = expand_modules(&sources, vec![prog], &mut next_id)
+        .map_err(|ds| ds.into_iter().map(|d| d.message).collect::<Vec<_>>())?;
+    let mut lines = Vec::new();
+    for d in &out[0].decs {
+        let d = match d {
+            Dec::Local(d, _) => d.as_ref(),
+            d => d,
+        };
+        match d {
+            Dec::Val(vb) => lines.push(format!("{} = {}", vb.name.name, dump::expr(&vb.body))),
+            Dec::Type(tb) => lines.push(format!("type {} = {}", tb.name.name, dump::ty(&tb.def))),
+            Dec::Import(p, _) => lines.push(format!("import {p}")),
+            other => panic!("left in the output: {other:?}"),
+        }
+    }
+    Ok(lines)
+}
+
+fn expand_ok(src: &str) -> Vec<String> {
+    expand(src).unwrap_or_else(|e| panic!("{src}: {e:?}"))
+}
+
+fn expand_err(src: &str) -> String {
+    match expand(src) {
+        Ok(out) => panic!("expected an error, got {out:?}"),
+        Err(es) => es.join("\n"),
+    }
+}
+
+fn has(out: &[String], line: &str) -> bool {
+    out.iter().any(|l| l == line)
+}
+
+#[test]
+fn members_get_qualified_flat_names() {
+    let out =
+        expand_ok("module M = { def x = 1  def y = x  module N = { def z = y } }\ndef w = M.N.z");
+    let names: Vec<&str> = out.iter().map(|l| l.split(" = ").next().unwrap()).collect();
+    assert_eq!(names, ["M.x", "M.y", "M.N.z", "w"]);
+    assert!(out[1].ends_with("M.x"), "{out:?}");
+    assert!(out[3].ends_with("M.N.z"), "{out:?}");
+}
+
+#[test]
+fn locals_shadow_module_members() {
+    let out = expand_ok(
+        "module M = { def x = 1  def f (x: i32) = x  def g = let x = 2 in x  def h = \\x -> x }\nopen M\ndef k (x: i32) = x",
+    );
+    for l in &out {
+        let body = l.split(" = ").nth(1).unwrap();
+        if l.starts_with("M.f") || l.starts_with("M.h") || l.starts_with("k ") {
+            assert!(!body.contains("M.x"), "{l}");
+        }
+    }
+}
+
+#[test]
+fn later_definitions_shadow_opened_names() {
+    let out = expand_ok("module M = { def x = 1 }\nopen M\ndef a = x\ndef x = 2\ndef b = x");
+    assert!(out[1].ends_with("M.x"), "{out:?}");
+    assert!(out[3].ends_with("x") && !out[3].ends_with("M.x"), "{out:?}");
+}
+
+#[test]
+fn functor_application_expands_the_body_per_application() {
+    let out = expand_ok(
+        "module mk (P: { val v: i32 }) = { def w = P.v }\nmodule A = mk { def v = 1i32 }\nmodule B = mk { def v = 2i32 }",
+    );
+    assert!(has(&out, "A.P.v = 1i32"), "{out:?}");
+    assert!(has(&out, "A.w = A.P.v"), "{out:?}");
+    assert!(has(&out, "B.w = B.P.v"), "{out:?}");
+}
+
+#[test]
+fn builtin_module_arguments_map_to_builtin_names() {
+    let out = expand_ok(
+        "module mk (R: { type t  val sqrt: t -> t }) = { type u = R.t  def f (x: R.t) = R.sqrt x }\nmodule F = mk f32",
+    );
+    assert!(has(&out, "type F.u = f32"), "{out:?}");
+    assert!(
+        out.iter()
+            .any(|l| l.starts_with("F.f =") && l.contains("f32.sqrt")),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn local_open_is_removed() {
+    let out = expand_ok("module M = { def k = 3 }\ndef a = M.(k + 1)\ndef b = f64.(sqrt 2.0)");
+    assert!(out[1].contains("M.k") && !out[1].contains("M.("), "{out:?}");
+    assert!(out[2].contains("f64.sqrt"), "{out:?}");
+}
+
+#[test]
+fn record_puns_of_module_members_keep_their_field_names() {
+    let out = expand_ok("module M = { def k = 3  def r = {k} }");
+    assert_eq!(out[1], "M.r = (record (k M.k))");
+}
+
+#[test]
+fn ascription_checks_and_hides() {
+    let e = expand_err("module type S = { val x: i32  type t }\nmodule M : S = { def x = 1 }");
+    assert!(e.contains("does not define the type `t`"), "{e}");
+    let e = expand_err(
+        "module type S = { val x: i32 }\nmodule M : S = { def x = 1i32  def y = 2 }\ndef z = M.y",
+    );
+    assert!(e.contains("has no member `y`"), "{e}");
+}
+
+#[test]
+fn errors_for_unknown_modules_and_bad_applications() {
+    let e = expand_err("open Nowhere");
+    assert!(e.contains("unknown module `Nowhere`"), "{e}");
+    let e = expand_err("module M = { def x = 1 }\nmodule N = M M");
+    assert!(e.contains("only a parametric module can be applied"), "{e}");
+    let e = expand_err("module F (X: { val v: i32 }) = X\nopen F");
+    assert!(e.contains("parametric module"), "{e}");
+    let e = expand_err("module type S = { type t }\nmodule type T = S with u = i32");
+    assert!(e.contains("no type `u`"), "{e}");
+}
+
+#[test]
+fn deep_module_nesting_does_not_overflow() {
+    let depth = 100;
+    let mut src = String::new();
+    for i in 0..depth {
+        src.push_str(&format!("module M{i} = {{ "));
+    }
+    src.push_str("def x = 1");
+    for _ in 0..depth {
+        src.push_str(" }");
+    }
+    let out = expand_ok(&src);
+    assert_eq!(out.len(), 1);
+    assert!(out[0].starts_with("M0.M1.M2."), "{out:?}");
+}
+
+#[test]
+fn the_same_module_path_twice_gets_distinct_names() {
+    let out = expand_ok("module M = { def x = 1 }\nmodule M = { def x = 2 }\ndef y = M.x");
+    assert_eq!(out[0], "M.x = 1");
+    assert_eq!(out[1], "M.x#2 = 2");
+    assert_eq!(out[2], "y = M.x#2");
+}
+
+#[test]
+fn val_specifications_become_typed_check_declarations() {
+    let out = expand_ok(
+        "module type S = { type t  val f: t -> i32  val g 'a: a -> a  val h [n]: [n]t -> t }\n\
+         module M : S = { type t = f64  def f (x: t) = i32.f64 x  def g 'a (x: a) = x  def h [n] (xs: [n]t) = xs[0] }",
+    );
+    // Only the monomorphic specification without named sizes is checked.
+    assert!(has(&out, "M.f.<spec> = M.f"), "{out:?}");
+    assert!(
+        !out.iter()
+            .any(|l| l.starts_with("M.g.<spec>") || l.starts_with("M.h.<spec>")),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn functors_keep_the_names_of_their_definition_site() {
+    let out = expand_ok(
+        "def helper = 1i32\nmodule mk (X: {}) = { def v = helper }\ndef helper = 2i32\nmodule A = mk {}\ndef w = helper",
+    );
+    assert!(has(&out, "helper = 1i32"), "{out:?}");
+    assert!(has(&out, "helper#2 = 2i32"), "{out:?}");
+    assert!(has(&out, "A.v = helper"), "{out:?}");
+    assert!(has(&out, "w = helper#2"), "{out:?}");
+}
+
+#[test]
+fn types_and_values_have_separate_namespaces() {
+    let out = expand_ok("type t = i32\ndef t : t = 1");
+    assert_eq!(out, ["type t = i32", "t = 1"]);
+}
