@@ -6,8 +6,12 @@
 //! of zero iterations, a map over an empty array) moves: pure, total
 //! statements (see [`crate::simplify::removable`]) with scalar results —
 //! arithmetic, comparisons, conversions, `size`, and branches and `for`
-//! loops built of such. Array results stay (an array moved out of a loop
-//! could be consumed once per iteration), and so does anything inside a
+//! loops built of such. Out of a SOAC lambda of constant positive width
+//! (which runs at least once) any pure statement moves, arrays and
+//! indexing included, unless the lambda consumes its result — so
+//! `map (\t -> jvp f x (unit t)) (iota 26)` computes `f`'s primal once.
+//! Array results never move out of loops (an array moved out of a loop
+//! could be consumed once per iteration), and nothing moves out of a
 //! `jvp`/`vjp` lambda (the AD decides what is recomputed there). Bodies are
 //! processed innermost first, so a statement invariant in several nested
 //! loops moves out of all of them in one run.
@@ -35,8 +39,8 @@ fn body(b: &mut Body, types: &SizeFacts, changed: &mut bool) {
             for nb in nested_bodies_mut(&mut s.exp) {
                 body(nb, types, changed);
             }
-            for (scope_vars, nb) in repeated_bodies(&mut s.exp) {
-                let moved = hoist_out(nb, scope_vars, types);
+            for (scope_vars, nb, runs_at_least_once) in repeated_bodies(&mut s.exp) {
+                let moved = hoist_out(nb, scope_vars, types, runs_at_least_once);
                 if !moved.is_empty() {
                     *changed = true;
                     out.extend(moved);
@@ -50,18 +54,37 @@ fn body(b: &mut Body, types: &SizeFacts, changed: &mut bool) {
 
 /// Removes from `b` the statements that depend on nothing bound in it (or
 /// in `bound`, the construct's own parameters) and may move; returns them
-/// in order.
-fn hoist_out(b: &mut Body, bound: Vec<Var>, types: &SizeFacts) -> Vec<Stm> {
+/// in order. `runs_at_least_once`: `b` is a SOAC lambda of a constant,
+/// positive width, so any pure statement of it would run anyway (arrays
+/// and statements that may fail move too; the first run would have
+/// failed the same way).
+fn hoist_out(
+    b: &mut Body,
+    bound: Vec<Var>,
+    types: &SizeFacts,
+    runs_at_least_once: bool,
+) -> Vec<Stm> {
     let mut inside: HashSet<Var> = bound.into_iter().collect();
+    let consumed = if runs_at_least_once {
+        consumed_in(b)
+    } else {
+        HashSet::new()
+    };
     let mut moved = Vec::new();
     let old = std::mem::take(&mut b.stms);
     for s in old {
-        let movable = s.pat.iter().all(|p| matches!(p.ty, Type::Prim(_)))
+        let invariant = nabla_ir::free_vars_stm(&s)
+            .iter()
+            .all(|v| !inside.contains(v));
+        let safe_scalar = s.pat.iter().all(|p| matches!(p.ty, Type::Prim(_)))
             && !s.pat.is_empty()
-            && removable(&s, types)
-            && nabla_ir::free_vars_stm(&s)
+            && removable(&s, types);
+        let safe_once = runs_at_least_once
+            && pure(&s)
+            && s.pat
                 .iter()
-                .all(|v| !inside.contains(v));
+                .all(|p| !consumed.contains(&p.var) && !p.unique);
+        let movable = invariant && (safe_scalar || safe_once);
         if movable {
             moved.push(s);
         } else {
@@ -72,6 +95,55 @@ fn hoist_out(b: &mut Body, bound: Vec<Var>, types: &SizeFacts) -> Vec<Stm> {
         }
     }
     moved
+}
+
+/// Whether a statement has no effect anywhere inside it: no in-place
+/// update, accumulator, call, or loop with unique (consumed) parameters.
+fn pure(s: &Stm) -> bool {
+    let b = Body {
+        stms: vec![s.clone()],
+        result: vec![],
+    };
+    let mut ok = true;
+    walk::for_each_stm(&b, &mut |t| {
+        ok &= !matches!(
+            t.exp,
+            Exp::Update(..)
+                | Exp::Soac(Soac::Hist { .. })
+                | Exp::Soac(Soac::Scatter { .. })
+                | Exp::WithAcc { .. }
+                | Exp::UpdateAcc { .. }
+                | Exp::Apply(..)
+                | Exp::Jvp { .. }
+                | Exp::Vjp { .. }
+        ) && !matches!(&t.exp, Exp::Loop { params, .. } if params.iter().any(|p| p.unique))
+            && t.pat.iter().all(|p| !matches!(p.ty, Type::Acc(..)));
+    });
+    ok
+}
+
+/// The variables consumed anywhere in `b`: updated in place, scattered or
+/// histogrammed into, given to `with_acc`, passed to a call (which may
+/// consume its arguments) or as the initial value of a loop parameter.
+fn consumed_in(b: &Body) -> HashSet<Var> {
+    let mut out = HashSet::new();
+    walk::for_each_stm(b, &mut |s| match &s.exp {
+        Exp::Update(a, _, _) => {
+            out.insert(*a);
+        }
+        Exp::Soac(Soac::Hist { dest, .. }) | Exp::Soac(Soac::Scatter { dest, .. }) => {
+            out.extend(dest.iter().copied());
+        }
+        Exp::WithAcc { inputs, .. } => out.extend(inputs.iter().map(|i| i.array)),
+        Exp::Apply(_, args) | Exp::Loop { init: args, .. } => {
+            out.extend(args.iter().filter_map(|a| match a {
+                nabla_ir::Atom::Var(v) => Some(*v),
+                nabla_ir::Atom::Const(_) => None,
+            }))
+        }
+        _ => {}
+    });
+    out
 }
 
 /// Every variable a statement binds, nested binders included.
@@ -135,8 +207,9 @@ fn nested_bodies_mut(e: &mut Exp) -> Vec<&mut Body> {
 }
 
 /// The bodies of `e` that run repeatedly, with the variables each binds
-/// itself (loop parameters and counter, lambda parameters).
-fn repeated_bodies(e: &mut Exp) -> Vec<(Vec<Var>, &mut Body)> {
+/// itself (loop parameters and counter, lambda parameters) and whether it
+/// is a SOAC lambda of constant positive width (it runs at least once).
+fn repeated_bodies(e: &mut Exp) -> Vec<(Vec<Var>, &mut Body, bool)> {
     match e {
         Exp::Loop {
             params, form, body, ..
@@ -145,15 +218,19 @@ fn repeated_bodies(e: &mut Exp) -> Vec<(Vec<Var>, &mut Body)> {
             if let LoopForm::For { i, .. } = form {
                 vars.push(*i);
             }
-            vec![(vars, body)]
+            vec![(vars, body, false)]
         }
         Exp::Soac(s) => match s {
-            Soac::Map { lam, .. }
-            | Soac::Reduce { lam, .. }
-            | Soac::Scan { lam, .. }
-            | Soac::Hist { lam, .. } => {
+            Soac::Map { w, lam, .. }
+            | Soac::Reduce { w, lam, .. }
+            | Soac::Scan { w, lam, .. }
+            | Soac::Hist { w, lam, .. } => {
                 let vars = lam.params.iter().map(|p| p.var).collect();
-                vec![(vars, &mut lam.body)]
+                let positive = matches!(
+                    w,
+                    nabla_ir::Atom::Const(nabla_ir::PrimValue::I64(k)) if *k > 0
+                );
+                vec![(vars, &mut lam.body, positive)]
             }
             Soac::Scatter { .. } => vec![],
         },
