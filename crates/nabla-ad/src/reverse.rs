@@ -13,9 +13,10 @@
 //! nothing else refers to are updated in place (an index's adjoint is one
 //! element update, not a one-hot array).
 //!
-//! Constructs without a rule here yet (reductions and scans whose operator
-//! works on arrays, `reduce_by_index` with tuple operators, scatter of
-//! rows, accumulators written by the user) make the `vjp`
+//! Constructs without a rule here yet (reductions whose operator works on
+//! arrays other than a mapped scalar operator, scans whose operator works on
+//! arrays, `reduce_by_index` with tuple operators, scatter of rows,
+//! accumulators written by the user) make the `vjp`
 //! fall back to the dynamic AD ([`crate::AdError::unsupported`]).
 
 use crate::util::{
@@ -814,6 +815,22 @@ impl Reverse<'_> {
             {
                 let Some(g) = g else { return Ok(()) };
                 self.reduce_min_max(b, adj, *w, arrs[0], pat[0].var, g)?;
+            }
+            Exp::Soac(Soac::Reduce {
+                w,
+                lam,
+                arrs,
+                neutral,
+                ..
+            }) if arrs.len() == 1 && vectorised_operator(lam).is_some() => {
+                let Some(Atom::Var(g)) = g else { return Ok(()) };
+                if !self.active.contains(&arrs[0]) {
+                    return Ok(());
+                }
+                let Some(op) = vectorised_operator(lam) else {
+                    return Ok(());
+                };
+                self.reduce_vectorised(b, adj, *w, &op, neutral[0], arrs[0], pat[0].var, g)?;
             }
             Exp::Soac(Soac::Reduce {
                 w,
@@ -1981,6 +1998,80 @@ impl Reverse<'_> {
         Ok(Atom::Var(count))
     }
 
+    /// A reduction whose operator is a scalar operator mapped over rows
+    /// (`reduce (map2 op) ne xss`, seed 003 §5.1's vectorised operators): a
+    /// map of scalar reductions over the columns. The columns of `xss` (its
+    /// transpose) are reduced one by one with the scalar rule of `op` (the
+    /// `+`, `*`, min/max or generic rule), and the columns' adjoints are
+    /// transposed back.
+    #[allow(clippy::too_many_arguments)]
+    fn reduce_vectorised(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        w: Atom,
+        op: &Lambda,
+        neutral: Atom,
+        arr: Var,
+        result: Var,
+        g: Var,
+    ) -> Result<(), AdError> {
+        let span = self.span;
+        let at = type_of(b, span, arr)?;
+        if at.rank() != 2 {
+            return self.unsupported("reductions of arrays of rank > 2 with a vectorised operator");
+        }
+        let elem = at.elem();
+        let t = Type::Prim(elem);
+        let col_t = Type::Array(elem, vec![Dim::Ext]);
+        let cols_t = Type::Array(elem, vec![Dim::Ext, Dim::Ext]);
+        let columns = b.bind1("columns", cols_t.clone(), Exp::Rearrange(vec![1, 0], arr));
+        let Atom::Var(ne) = neutral else {
+            return error(span, "internal error: a constant neutral array");
+        };
+        let m = Atom::Var(b.bind1("m", Type::Prim(PrimType::I64), Exp::Size(result, 0)));
+        let lam = b.lambda::<AdError>(
+            "col",
+            vec![col_t.clone(), t.clone(), t.clone(), t.clone()],
+            |b, ps| {
+                let (col, ne_j, r_j, g_j) = (ps[0], ps[1], ps[2], ps[3]);
+                let mut local = Adjoints::default();
+                self.active.insert(col);
+                let (ne_j, g_j) = (Atom::Var(ne_j), Atom::Var(g_j));
+                match single_binop(op) {
+                    Some(BinOp::Add) => {
+                        let bc = b.bind1("adj_bcast", col_t.clone(), Exp::Replicate(w, g_j));
+                        self.add(b, &mut local, col, Atom::Var(bc), true)?;
+                    }
+                    Some(BinOp::Min | BinOp::Max) => {
+                        self.reduce_min_max(b, &mut local, w, col, r_j, g_j)?;
+                    }
+                    Some(BinOp::Mul)
+                        if elem.is_float()
+                            && ne_j == Atom::Const(nabla_ir::derivatives::constant(elem, 1.0)) =>
+                    {
+                        self.reduce_product(b, &mut local, w, col, &t, g_j)?;
+                    }
+                    _ => {
+                        self.reduce_generic(b, &mut local, w, op, &[ne_j], &[col], vec![g_j])?;
+                    }
+                }
+                Ok(vec![self.materialize(b, &local, col)?])
+            },
+        )?;
+        let col_adjs = b.bind1(
+            "adj_columns",
+            cols_t.clone(),
+            Exp::Soac(Soac::Map {
+                w: m,
+                lam,
+                arrs: vec![columns, ne, result, g],
+            }),
+        );
+        let rows = b.bind1("adj_rows", cols_t, Exp::Rearrange(vec![1, 0], col_adjs));
+        self.add(b, adj, arr, Atom::Var(rows), false)
+    }
+
     /// `reduce (*) 1 xs` on floats (seed 003 §5.1, the special case of
     /// `*`): with `p` the product of the non-zero elements and `z` the
     /// number of zeros, `x̄[i] = ȳ·p/x[i]` when `z = 0`, `ȳ·p` for the one
@@ -2904,6 +2995,46 @@ fn single_binop(lam: &Lambda) -> Option<BinOp> {
             Some(op)
         }
         _ => None,
+    }
+}
+
+/// The scalar operator of a vectorised reduction operator
+/// `\a b -> map2 op a b` (rows of one array each; size checks allowed
+/// before the map), with its parameters in the order of `a` and `b`.
+fn vectorised_operator(lam: &Lambda) -> Option<Lambda> {
+    let [a, b] = lam.params.as_slice() else {
+        return None;
+    };
+    if a.ty.rank() != 1 || b.ty.rank() != 1 {
+        return None;
+    }
+    let [Atom::Var(r)] = lam.body.result.as_slice() else {
+        return None;
+    };
+    let (last, before) = lam.body.stms.split_last()?;
+    if !before
+        .iter()
+        .all(|s| matches!(s.exp, Exp::Size(..) | Exp::AssertEqSizes(..)))
+    {
+        return None;
+    }
+    let Exp::Soac(Soac::Map {
+        lam: inner, arrs, ..
+    }) = &last.exp
+    else {
+        return None;
+    };
+    if last.pat.len() != 1 || last.pat[0].var != *r || inner.params.len() != 2 {
+        return None;
+    }
+    let mut op = inner.clone();
+    if arrs.as_slice() == [a.var, b.var] {
+        Some(op)
+    } else if arrs.as_slice() == [b.var, a.var] {
+        op.params.swap(0, 1);
+        Some(op)
+    } else {
+        None
     }
 }
 

@@ -403,11 +403,22 @@ impl FunctionBuilder {
             .map(|a| self.atom_type(a))
             .collect::<Result<Vec<_>, _>>();
         let body = self.end(result);
-        Ok(Lambda {
-            params,
-            body,
-            ret: ret?,
-        })
+        // Sizes bound inside the lambda are unknown outside it: `?`.
+        let inner: std::collections::HashSet<Var> = params
+            .iter()
+            .map(|p| p.var)
+            .chain(body.stms.iter().flat_map(|s| s.pat.iter().map(|p| p.var)))
+            .collect();
+        let ret = ret?
+            .into_iter()
+            .map(|t| {
+                t.map_dims(|d| match d {
+                    crate::Dim::Var(v) if inner.contains(&v) => crate::Dim::Ext,
+                    d => d,
+                })
+            })
+            .collect();
+        Ok(Lambda { params, body, ret })
     }
 
     /// Closes the top-level body and makes a function of it (results not

@@ -218,13 +218,19 @@ def f20 (x: f64) = reduce (*) 1 [x, 2, x * x + 1] + reduce (*) 1 [x, 0, x * 3] *
 def f21 (x: f64) = let m = map (\i -> map (\j -> f64.sin (x * f64.i64 (i + 2 * j))) (iota 3)) (iota 2)
                    let s = scatter_2d (copy m) [(0, 1), (1, 2), (0, 1), (5, 0), (1, 0)] [x * x, 2 * x, f64.cos x, x, 3]
                    in s[0, 0] * s[0, 1] + s[1, 2] * s[1, 1] + s[1, 0] * x
+def f22 (x: f64) = let xss = map (\i -> map (\j -> f64.sin (x * f64.i64 (i + 2 * j + 1))) (iota 2)) (iota 3)
+                   let a = reduce (map2 (*)) (replicate 2 1) xss
+                   let b = reduce (map2 f64.max) (replicate 2 (-10)) xss
+                   let c = reduce (map2 (+)) (replicate 2 0) xss
+                   let d = reduce (\u v -> map2 (\p q -> p + q + p * q) v u) (replicate 2 0) xss
+                   in a[0] + a[1] * b[0] + b[1] * c[0] + c[1] + d[0] * d[1]
 
 entry grad (k: i32) (x: f64) : f64 =
   if k == 0 then vjp f0 x 1 else if k == 1 then vjp f1 x 1 else if k == 2 then vjp f2 x 1
   else if k == 3 then vjp f3 x 1 else if k == 4 then vjp f4 x 1 else if k == 5 then vjp f5 x 1
   else if k == 6 then vjp f6 x 1 else if k == 7 then vjp f7 x 1 else if k == 8 then vjp f8 x 1 else if k == 9 then vjp f9 x 1
   else if k == 10 then vjp f10 x 1 else if k == 11 then vjp f11 x 1 else if k == 12 then vjp f12 x 1 else if k == 13 then vjp f13 x 1 else if k == 14 then vjp f14 x 1 else if k == 15 then vjp f15 x 1
-  else if k == 16 then vjp f16 x 1 else if k == 17 then vjp f17 x 1 else if k == 18 then vjp f18 x 1 else if k == 19 then vjp f19 x 1 else if k == 20 then vjp f20 x 1 else vjp f21 x 1
+  else if k == 16 then vjp f16 x 1 else if k == 17 then vjp f17 x 1 else if k == 18 then vjp f18 x 1 else if k == 19 then vjp f19 x 1 else if k == 20 then vjp f20 x 1 else if k == 21 then vjp f21 x 1 else vjp f22 x 1
 
 -- Second derivatives: forward over reverse (the accumulators of f8's
 -- reverse mode get tangent accumulators).
@@ -235,7 +241,7 @@ entry primal (k: i32) (x: f64) : f64 =
   else if k == 3 then f3 x else if k == 4 then f4 x else if k == 5 then f5 x
   else if k == 6 then f6 x else if k == 7 then f7 x else if k == 8 then f8 x else if k == 9 then f9 x
   else if k == 10 then f10 x else if k == 11 then f11 x else if k == 12 then f12 x else if k == 13 then f13 x else if k == 14 then f14 x else if k == 15 then f15 x
-  else if k == 16 then f16 x else if k == 17 then f17 x else if k == 18 then f18 x else if k == 19 then f19 x else if k == 20 then f20 x else f21 x
+  else if k == 16 then f16 x else if k == 17 then f17 x else if k == 18 then f18 x else if k == 19 then f19 x else if k == 20 then f20 x else if k == 21 then f21 x else f22 x
 "#;
 
 /// Reverse mode: static vjp = dynamic vjp and finite differences, on every
@@ -278,7 +284,7 @@ fn static_vjp_agrees_with_dynamic_and_finite_differences() {
         scalar(&r[0])
     };
     let mut compared_with_fd = 0;
-    for k in 0..22 {
+    for k in 0..23 {
         for x in [-1.3, 0.0, 1.0, 2.0, -0.4, 0.35, 0.8, 1.7, 2.9] {
             let input = format!("{k}i32 {x:?}f64");
             let d = run(&dynamic, "grad", &input);
@@ -310,7 +316,9 @@ fn static_vjp_agrees_with_dynamic_and_finite_differences() {
     assert!(compared_with_fd >= 60, "{compared_with_fd}");
     // Forward over reverse: static = dynamic, and = finite differences of
     // the static gradient.
-    for k in [0, 2, 4, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21] {
+    for k in [
+        0, 2, 4, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 19, 20, 21, 22,
+    ] {
         for x in [-0.4, 0.35, 1.7] {
             let input = format!("{k}i32 {x:?}f64");
             let d = run(&dynamic, "hess", &input);
