@@ -13,10 +13,10 @@
 //! nothing else refers to are updated in place (an index's adjoint is one
 //! element update, not a one-hot array).
 //!
-//! Constructs without a rule here yet (reductions whose operator works on
-//! arrays other than a mapped scalar operator, scans whose operator works on
-//! arrays, `reduce_by_index` with tuple operators, scatter of rows,
-//! accumulators written by the user) make the `vjp`
+//! Constructs without a rule here yet (reductions and scans whose operator
+//! works on arrays other than a mapped scalar operator, `reduce_by_index`
+//! with tuple or array operators, scatter of rows, accumulators written by
+//! the user) make the `vjp`
 //! fall back to the dynamic AD ([`crate::AdError::unsupported`]).
 
 use crate::util::{
@@ -879,6 +879,21 @@ impl Reverse<'_> {
                     Exp::Replicate(*w, g),
                 );
                 self.add(b, adj, arrs[0], Atom::Var(bc), true)?;
+            }
+            Exp::Soac(Soac::Scan {
+                w,
+                lam,
+                arrs,
+                neutral,
+            }) if arrs.len() == 1 && vectorised_operator(lam).is_some() => {
+                let Some(Atom::Var(g)) = g else { return Ok(()) };
+                if !self.active.contains(&arrs[0]) {
+                    return Ok(());
+                }
+                let Some(op) = vectorised_operator(lam) else {
+                    return Ok(());
+                };
+                self.scan_vectorised(b, adj, *w, &op, neutral[0], arrs[0], pat[0].var, g)?;
             }
             Exp::Soac(Soac::Scan { w, lam, arrs, .. }) if arrs.len() == 1 && is_plus(lam) => {
                 // Seed 003 §5.2: the adjoint of an inclusive (+)-scan is the
@@ -2066,6 +2081,96 @@ impl Reverse<'_> {
                 w: m,
                 lam,
                 arrs: vec![columns, ne, result, g],
+            }),
+        );
+        let rows = b.bind1("adj_rows", cols_t, Exp::Rearrange(vec![1, 0], col_adjs));
+        self.add(b, adj, arr, Atom::Var(rows), false)
+    }
+
+    /// A scan whose operator is a scalar operator mapped over rows (`scan
+    /// (map2 op) ne xss`): a map of scalar scans over the columns, each
+    /// differentiated with the scalar rule (`+`: the reversed scan of the
+    /// reversed adjoints; otherwise the generic affine-map rule), and the
+    /// columns' adjoints transposed back.
+    #[allow(clippy::too_many_arguments)]
+    fn scan_vectorised(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        w: Atom,
+        op: &Lambda,
+        neutral: Atom,
+        arr: Var,
+        result: Var,
+        g: Var,
+    ) -> Result<(), AdError> {
+        let span = self.span;
+        let at = type_of(b, span, arr)?;
+        if at.rank() != 2 {
+            return self.unsupported("scans of arrays of rank > 2 with a vectorised operator");
+        }
+        let elem = at.elem();
+        if !elem.is_float() {
+            return Ok(());
+        }
+        let t = Type::Prim(elem);
+        let col_t = Type::Array(elem, vec![Dim::Ext]);
+        let cols_t = Type::Array(elem, vec![Dim::Ext, Dim::Ext]);
+        let Atom::Var(ne) = neutral else {
+            return error(span, "internal error: a constant neutral array");
+        };
+        let columns = b.bind1("columns", cols_t.clone(), Exp::Rearrange(vec![1, 0], arr));
+        let result_columns = b.bind1(
+            "columns",
+            cols_t.clone(),
+            Exp::Rearrange(vec![1, 0], result),
+        );
+        let adj_columns = b.bind1("columns", cols_t.clone(), Exp::Rearrange(vec![1, 0], g));
+        let m = Atom::Var(b.bind1("m", Type::Prim(PrimType::I64), Exp::Size(ne, 0)));
+        let lam = b.lambda::<AdError>(
+            "col",
+            vec![col_t.clone(), t.clone(), col_t.clone(), col_t.clone()],
+            |b, ps| {
+                let (col, ne_j, ys_j, g_j) = (ps[0], ps[1], ps[2], ps[3]);
+                let mut local = Adjoints::default();
+                self.active.insert(col);
+                if single_binop(op) == Some(BinOp::Add) {
+                    let reversed = b.bind1("adj_rev", col_t.clone(), Exp::Reverse(g_j));
+                    let fresh_op = self.fresh_lambda(b, op)?;
+                    let scanned = b.bind1(
+                        "adj_scan",
+                        col_t.clone(),
+                        Exp::Soac(Soac::Scan {
+                            w,
+                            lam: fresh_op,
+                            neutral: vec![Atom::Const(PrimValue::zero(elem))],
+                            arrs: vec![reversed],
+                        }),
+                    );
+                    let x = b.bind1("adj_rev", col_t.clone(), Exp::Reverse(scanned));
+                    self.add(b, &mut local, col, Atom::Var(x), true)?;
+                } else {
+                    self.scan_generic(
+                        b,
+                        &mut local,
+                        w,
+                        op,
+                        &[Atom::Var(ne_j)],
+                        &[col],
+                        &[ys_j],
+                        &[Some(g_j)],
+                    )?;
+                }
+                Ok(vec![self.materialize(b, &local, col)?])
+            },
+        )?;
+        let col_adjs = b.bind1(
+            "adj_columns",
+            cols_t.clone(),
+            Exp::Soac(Soac::Map {
+                w: m,
+                lam,
+                arrs: vec![columns, ne, result_columns, adj_columns],
             }),
         );
         let rows = b.bind1("adj_rows", cols_t, Exp::Rearrange(vec![1, 0], col_adjs));

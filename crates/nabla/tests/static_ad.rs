@@ -223,7 +223,11 @@ def f22 (x: f64) = let xss = map (\i -> map (\j -> f64.sin (x * f64.i64 (i + 2 *
                    let b = reduce (map2 f64.max) (replicate 2 (-10)) xss
                    let c = reduce (map2 (+)) (replicate 2 0) xss
                    let d = reduce (\u v -> map2 (\p q -> p + q + p * q) v u) (replicate 2 0) xss
+                   let e = scan (map2 (*)) (replicate 2 1) xss
+                   let h = scan (\u v -> map2 (\p q -> p + q + p * q) v u) (replicate 2 0) xss
+                   let k = scan (map2 (+)) (replicate 2 0) xss
                    in a[0] + a[1] * b[0] + b[1] * c[0] + c[1] + d[0] * d[1]
+                      + e[2, 0] * e[1, 1] + h[2, 1] * h[1, 0] + k[2, 0] * k[2, 1]
 
 entry grad (k: i32) (x: f64) : f64 =
   if k == 0 then vjp f0 x 1 else if k == 1 then vjp f1 x 1 else if k == 2 then vjp f2 x 1
