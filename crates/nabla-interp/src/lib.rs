@@ -31,11 +31,13 @@
 #[macro_use]
 mod array;
 mod ad;
+mod alloc;
 mod eval;
 mod live;
 pub mod scalar;
 mod stats;
 
+pub use alloc::MAX_ARRAY_BYTES;
 pub use eval::MAX_CALL_DEPTH;
 pub use stats::Stats;
 

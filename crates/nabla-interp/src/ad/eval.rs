@@ -432,7 +432,7 @@ impl<'p> Interp<'p> {
                 }
                 let st = self.ad_int(s, ad, start)? as i128;
                 let sp = self.ad_int(s, ad, step)? as i128;
-                let Some(buf) = array::iota(*ty, n0 as usize, st, sp) else {
+                let Some(buf) = crate::eval::alloc_res(array::iota(*ty, n0 as usize, st, sp))? else {
                     return err(format!("internal error: iota of non-integer type {ty}"));
                 };
                 let a = ArrayValue {

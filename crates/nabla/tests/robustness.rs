@@ -1,0 +1,230 @@
+//! The reliability reproducers of issue 13 (`tests/data/robustness/`, the
+//! large ones generated here): each must give a clean, located error, a
+//! correct result or a bounded run — never a wrong number, an abort or a
+//! hang. Every run is under an address-space limit (`ulimit -v`) so that a
+//! regression fails the test instead of eating the machine, and under a
+//! generous wall-clock limit (`timeout`) so that a hang fails it too.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// Address-space limit (KiB) of every run: 4 GiB.
+const MEMORY_LIMIT_KB: u64 = 4_000_000;
+
+/// Wall-clock limit of every run (seconds); far above what a passing run takes.
+const WALL_LIMIT_S: u64 = 120;
+
+fn data(name: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/robustness")
+        .join(name);
+    assert!(p.exists(), "missing test data {}", p.display());
+    p
+}
+
+/// Runs `nabla ARGS` with `stdin` under the memory and wall-clock limits.
+fn nabla(args: &[&str], stdin: &[u8]) -> Output {
+    nabla_limited(args, stdin, MEMORY_LIMIT_KB)
+}
+
+fn nabla_limited(args: &[&str], stdin: &[u8], memory_kb: u64) -> Output {
+    let mut script = format!("ulimit -v {memory_kb}; exec timeout -s KILL {WALL_LIMIT_S} \"$0\"");
+    for i in 1..=args.len() {
+        script.push_str(&format!(" \"${i}\""));
+    }
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_nabla"))
+        .args(args)
+        .env_remove("RUST_BACKTRACE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start nabla");
+    let mut input = child.stdin.take().unwrap();
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    let out = child.wait_with_output().unwrap();
+    let _ = writer.join();
+    out
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs reproducer `stem` (`stem.fut`, input `stem.in` or `1`).
+fn run_repro(stem: &str, extra: &[&str]) -> Output {
+    let fut = data(&format!("{stem}.fut"));
+    let input_path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/robustness")
+        .join(format!("{stem}.in"));
+    let input = std::fs::read(&input_path).unwrap_or_else(|_| b"1".to_vec());
+    let mut args = vec!["run", fut.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    nabla(&args, &input)
+}
+
+/// Asserts a clean failure: exit status 1 (not a signal), no panic, and
+/// stderr containing every one of `needles`.
+fn assert_clean_error(o: &Output, needles: &[&str]) {
+    let err = text(&o.stderr);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "expected exit status 1, got {:?}; stderr:\n{err}",
+        o.status
+    );
+    assert!(!err.contains("panicked"), "panic: {err}");
+    for n in needles {
+        assert!(err.contains(n), "stderr lacks {n:?}:\n{err}");
+    }
+}
+
+fn assert_output(o: &Output, expected: &str) {
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "failed ({:?}): {err}", o.status);
+    assert_eq!(text(&o.stdout).trim(), expected, "stderr: {err}");
+}
+
+// ---- no silent wrong answers ---------------------------------------------
+
+#[test]
+fn coercion_to_compound_size_is_checked() {
+    let o = run_repro("wrong_unchecked_coercion", &[]);
+    assert_clean_error(
+        &o,
+        &[
+            "size error",
+            "coercion",
+            "wrong_unchecked_coercion.fut:1:47",
+        ],
+    );
+}
+
+#[test]
+fn split_of_coerced_array_is_checked() {
+    let o = run_repro("wrong_unchecked_split_coercion", &[]);
+    assert_clean_error(&o, &["size error", "coercion", ".fut:1:48"]);
+}
+
+#[test]
+fn entry_argument_must_agree_with_repeated_size() {
+    let o = run_repro("wrong_nonsquare_entry_arg", &[]);
+    assert_clean_error(&o, &["parameter x", "size n", ".fut:1:14"]);
+    let f = data("wrong_nonsquare_entry_arg.fut");
+    let ok = nabla(&["run", f.to_str().unwrap()], b"[[1,2],[3,4]]");
+    assert_output(&ok, "2i64");
+}
+
+#[test]
+fn slices_with_extreme_strides_follow_futhark() {
+    let f = data("wrong_slice_extreme_stride.fut");
+    let f = f.to_str().unwrap();
+    let cases = [
+        ("-9223372036854775808i64", "[3i32]"),
+        ("9223372036854775807i64", "[1i32]"),
+        ("-9223372036854775807i64", "[3i32]"),
+        ("-1i64", "[3i32, 2i32, 1i32]"),
+        ("2i64", "[1i32, 3i32]"),
+        ("-2i64", "[3i32, 1i32]"),
+    ];
+    for (stride, expected) in cases {
+        let o = nabla(&["run", f], format!("[1,2,3] {stride}").as_bytes());
+        assert_output(&o, expected);
+    }
+    let empty = nabla(&["run", f], b"empty([0]i32) -9223372036854775808i64");
+    assert_output(&empty, "empty([0]i32)");
+}
+
+#[test]
+fn duplicate_entry_points_are_an_error() {
+    let o = run_repro("odd_duplicate_entry", &[]);
+    assert_clean_error(
+        &o,
+        &["already an entry point named `main`", "first defined here"],
+    );
+}
+
+/// Dynamic AD: a zero adjoint is symbolic, never multiplied by an infinite
+/// or NaN partial, so `vjp` agrees with `jvp`.
+#[test]
+fn vjp_agrees_with_jvp_through_infinite_partials() {
+    let f = data("ad_vjp_nan_vs_jvp_inf.fut");
+    let f = f.to_str().unwrap();
+    for entry in ["v", "j"] {
+        let o = nabla(&["run", f, "-e", entry, "--ad=dynamic"], b"1.0");
+        assert_output(&o, "f64.inf");
+    }
+    let g = data("ad_vjp_nan_vs_jvp_inf_generated.fut");
+    let g = g.to_str().unwrap();
+    for entry in ["df_vjp", "df_jvp"] {
+        let o = nabla(
+            &["run", g, "-e", entry, "--ad=dynamic"],
+            b"-1.5422045845770604",
+        );
+        assert_output(&o, "f64.inf");
+    }
+}
+
+// ---- no aborts: allocation failures are located errors --------------------
+
+/// A clean out-of-memory error: exit status 1, the message, the span.
+fn assert_out_of_memory(o: &Output, span: &str) {
+    assert_clean_error(o, &["out of memory: ", " bytes for ", span]);
+}
+
+#[test]
+fn huge_replicate_is_an_out_of_memory_error() {
+    let o = run_repro("oom_abort_replicate", &[]);
+    assert_out_of_memory(&o, "oom_abort_replicate.fut:1:35");
+}
+
+#[test]
+fn huge_iota_is_an_out_of_memory_error() {
+    let o = run_repro("oom_abort_iota", &[]);
+    assert_out_of_memory(&o, "oom_abort_iota.fut:1:36");
+}
+
+#[test]
+fn doubling_concatenation_is_an_out_of_memory_error() {
+    // 2^40 elements: the limit is reached well before that under 4 GB.
+    let o = run_repro("oom_abort_doubling_loop", &[]);
+    assert_out_of_memory(&o, "oom_abort_doubling_loop.fut:1:65");
+}
+
+#[test]
+fn huge_tabulate_2d_is_an_out_of_memory_error() {
+    let o = run_repro("hang_mem_tabulate_2d", &[]);
+    assert_clean_error(&o, &["out of memory: 80000000000000000 bytes"]);
+}
+
+#[test]
+fn long_vjp_tape_is_an_out_of_memory_error() {
+    let f = data("oom_abort_vjp_long_while.fut");
+    let o = nabla_limited(
+        &["run", f.to_str().unwrap()],
+        &std::fs::read(data("oom_abort_vjp_long_while.in")).unwrap(),
+        1_000_000,
+    );
+    assert_out_of_memory(&o, "oom_abort_vjp_long_while.fut:1:88");
+}
+
+#[test]
+fn map_over_many_empty_rows_is_refused_quickly() {
+    // 10^12 results of 8 bytes: over the per-array limit, refused before
+    // any row is visited.
+    let o = run_repro("hang_map_over_empty_rows", &[]);
+    assert_out_of_memory(&o, "hang_map_over_empty_rows.fut:1:34");
+}
+
+#[test]
+fn replicating_empty_rows_does_no_work_per_row() {
+    let o = run_repro("hang_replicate_empty_rows", &[]);
+    assert_output(&o, "9223372036854775807i64");
+}
