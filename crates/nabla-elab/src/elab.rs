@@ -658,7 +658,12 @@ impl<'a> Elab<'a> {
             self.depth -= 1;
             return Err(err(e.span, "expression nested too deeply"));
         }
-        let r = self.elab_expr_inner(fb, e, ctx);
+        // Deep nesting and long call chains (each call elaborates its
+        // callee here) grow the native stack on the heap instead of
+        // overflowing it.
+        let r = stacker::maybe_grow(256 * 1024, 8 * 1024 * 1024, || {
+            self.elab_expr_inner(fb, e, ctx)
+        });
         self.depth -= 1;
         r
     }

@@ -23,6 +23,14 @@ fn data(name: &str) -> PathBuf {
     p
 }
 
+/// A scratch directory for generated programs.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nabla-robust-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
 /// Runs `nabla ARGS` with `stdin` under the memory and wall-clock limits.
 fn nabla(args: &[&str], stdin: &[u8]) -> Output {
     nabla_limited(args, stdin, MEMORY_LIMIT_KB)
@@ -227,4 +235,74 @@ fn map_over_many_empty_rows_is_refused_quickly() {
 fn replicating_empty_rows_does_no_work_per_row() {
     let o = run_repro("hang_replicate_empty_rows", &[]);
     assert_output(&o, "9223372036854775807i64");
+}
+
+// ---- large generated programs (as make_big.py makes them) -----------------
+
+/// `n` functions, each calling the previous one.
+fn call_chain(n: usize) -> String {
+    let mut s = String::from("def f0 (x: i32) : i32 = x + 1\n");
+    for k in 1..n {
+        s.push_str(&format!("def f{k} (x: i32) : i32 = f{} x + 1\n", k - 1));
+    }
+    s.push_str(&format!("def main (x: i32) : i32 = f{} x\n", n - 1));
+    s
+}
+
+/// `n` functions, each `k` loops deep around a call of the previous one.
+fn deep_call_chain(n: usize, k: usize) -> String {
+    let mut s = String::from("def f0 (x: i32) : i32 = x + 1\n");
+    for j in 1..n {
+        s.push_str(&format!("def f{j} (x: i32) : i32 = "));
+        for m in 0..k {
+            s.push_str(&format!("loop a{m} = x for i{m} < 1 do "));
+        }
+        s.push_str(&format!("f{} a{}\n", j - 1, k - 1));
+    }
+    s.push_str(&format!("def main (x: i32) : i32 = f{} x\n", n - 1));
+    s
+}
+
+/// Scales a reproducer's size down for debug builds of the binary (whose
+/// frames are larger and whose passes are slower).
+fn scaled(n: usize) -> usize {
+    if cfg!(debug_assertions) {
+        n / 5
+    } else {
+        n
+    }
+}
+
+fn write_program(test: &str, text: &str) -> PathBuf {
+    let dir = scratch(test);
+    let p = dir.join("big.fut");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn long_call_chain_does_not_overflow_the_stack() {
+    // 70 000 functions: the elaborator used to overflow its stack. The
+    // optimiser's budget leaves most calls in place, so the interpreter's
+    // call depth limit is what the run meets: a clean error.
+    let p = write_program("chain70000", &call_chain(scaled(70_000)));
+    let o = nabla(&["run", p.to_str().unwrap()], b"1");
+    assert_clean_error(&o, &["call depth limit"]);
+}
+
+#[test]
+fn deeply_nested_call_chain_compiles_and_runs() {
+    let p = write_program("deep1000x200", &deep_call_chain(scaled(1000), 200));
+    let o = nabla(&["run", p.to_str().unwrap()], b"1");
+    assert_output(&o, "2i32");
+}
+
+#[test]
+fn inliner_stays_within_its_budget_on_call_chains() {
+    // Used to take 6-10 GB; the memory limit of the run (4 GB) checks it.
+    for n in [5_000, 10_000] {
+        let p = write_program(&format!("chain{n}"), &call_chain(scaled(n)));
+        let o = nabla(&["run", p.to_str().unwrap()], b"1");
+        assert_output(&o, &format!("{}i32", scaled(n) + 1));
+    }
 }
