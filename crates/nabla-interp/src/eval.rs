@@ -110,6 +110,9 @@ pub(crate) struct Interp<'p> {
     pub(crate) stats: crate::Stats,
     /// The live accumulators, innermost `with_acc` last (see [`AccState`]).
     pub(crate) accs: Vec<AccState>,
+    /// Checked at every loop iteration and SOAC element: a run stops when it
+    /// is set.
+    pub(crate) cancel: crate::cancel::Cancel,
 }
 
 /// One live accumulator of a running `with_acc`: the array it writes into
@@ -138,6 +141,16 @@ fn acc_value(k: usize) -> Value {
 }
 
 impl<'p> Interp<'p> {
+    /// A run stopped through [`Interp::cancel`] ends here, at the next loop
+    /// iteration or SOAC element.
+    #[inline(always)]
+    pub(crate) fn check_cancel(&self) -> Res<()> {
+        match self.cancel.reason() {
+            None => Ok(()),
+            Some(r) => err(crate::cancel::stopped_message(r)),
+        }
+    }
+
     pub(crate) fn new(prog: &'p Program) -> Interp<'p> {
         let mut frame_size = Vec::with_capacity(prog.functions.len());
         let mut size_binds = Vec::with_capacity(prog.functions.len());
@@ -181,6 +194,7 @@ impl<'p> Interp<'p> {
             dead_after: Default::default(),
             stats: crate::Stats::default(),
             accs: Vec::new(),
+            cancel: crate::cancel::Cancel::new(),
         }
     }
 
@@ -903,6 +917,7 @@ impl<'p> Interp<'p> {
                 };
                 let mut j: i128 = 0;
                 while j < n {
+                    self.check_cancel()?;
                     let iv = int_to(t, j).unwrap_or(PrimValue::I64(j as i64));
                     self.set(s, *i, Value::Prim(iv))?;
                     self.exec_body(s, body)?;
@@ -920,6 +935,7 @@ impl<'p> Interp<'p> {
                 }
             }
             LoopForm::While { cond } => loop {
+                self.check_cancel()?;
                 self.exec_body(s, cond)?;
                 let c = match cond.result.as_slice() {
                     [a] => self.bool(s, a)?,
@@ -1170,6 +1186,7 @@ impl<'p> Interp<'p> {
             .map(|t| (!t.is_acc()).then(|| Collector::try_new(t, w)).transpose())
             .collect::<Res<_>>()?;
         for j in 0..w {
+            self.check_cancel()?;
             let (mut ai, mut ri) = (0, 0);
             for p in &lam.params {
                 let x = if p.ty.is_acc() {
@@ -1370,6 +1387,7 @@ impl<'p> Interp<'p> {
                     return err("internal error: map lambda returns a different number of values than declared");
                 }
                 for j in 0..w {
+                    self.check_cancel()?;
                     for (p, r) in lam.params.iter().zip(&inputs) {
                         self.set(s, p.var, r.row(j))?;
                     }
@@ -1402,6 +1420,7 @@ impl<'p> Interp<'p> {
                         if r.arr.rank() == 1 {
                             let mut a = *a0;
                             for j in 0..w {
+                                self.check_cancel()?;
                                 let x = array::get_prim(&r.arr.buffer, r.arr.offset + j);
                                 a = fast.apply(a, x).or_else(err)?;
                             }
@@ -1410,6 +1429,7 @@ impl<'p> Interp<'p> {
                     }
                 }
                 for j in 0..w {
+                    self.check_cancel()?;
                     self.apply_op(s, lam, &mut acc, &inputs, j)?;
                 }
                 self.bind_all(s, pat, acc)
@@ -1427,6 +1447,7 @@ impl<'p> Interp<'p> {
                     .map(|t| Collector::try_new(t, w))
                     .collect::<Res<_>>()?;
                 for j in 0..w {
+                    self.check_cancel()?;
                     self.apply_op(s, lam, &mut acc, &inputs, j)?;
                     for (c, x) in outs.iter_mut().zip(&acc) {
                         c.push(x)?;
@@ -1578,6 +1599,7 @@ impl<'p> Interp<'p> {
                     }
                 }
                 for j in 0..w {
+                    self.check_cancel()?;
                     for (d, v) in dsts.iter_mut().zip(&vals) {
                         let shape = d.shape();
                         let mut pos = 0usize;

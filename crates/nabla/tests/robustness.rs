@@ -306,3 +306,103 @@ fn inliner_stays_within_its_budget_on_call_chains() {
         assert_output(&o, &format!("{}i32", scaled(n) + 1));
     }
 }
+
+// ---- runs that can be stopped ---------------------------------------------
+
+/// The JSON lines of a GradBench session's answers.
+fn answers(o: &Output) -> Vec<serde_json::Value> {
+    text(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON {l:?}: {e}")))
+        .collect()
+}
+
+/// Runs a GradBench reproducer (`id` 1 must fail with an error containing
+/// `needle`, `id` 2 — `hello.square 3` — must still be answered).
+fn gradbench_repro(stem: &str, needle: &str) {
+    let input = std::fs::read(data(&format!("{stem}.jsonl"))).unwrap();
+    let o = nabla(&["gradbench", "--eval-timeout", "5"], &input);
+    assert!(o.status.success(), "{:?}: {}", o.status, text(&o.stderr));
+    let a = answers(&o);
+    assert_eq!(a.len(), 2, "answers: {a:?}; stderr: {}", text(&o.stderr));
+    assert_eq!(a[0]["id"], 1);
+    assert_eq!(a[0]["success"], false, "{a:?}");
+    let err = a[0]["error"].as_str().unwrap_or_default();
+    assert!(err.contains(needle), "error {err:?} lacks {needle:?}");
+    assert_eq!(a[1]["id"], 2);
+    assert_eq!(a[1]["success"], true, "{a:?}");
+    assert_eq!(a[1]["output"], 9.0);
+}
+
+#[test]
+fn gradbench_answers_out_of_memory_and_serves_on() {
+    gradbench_repro("gradbench_abort_llsq_huge_n", "out of memory: ");
+    gradbench_repro("gradbench_abort_ba_max_sizes", "out of memory: ");
+}
+
+#[test]
+fn gradbench_stops_long_evaluations_and_serves_on() {
+    for stem in [
+        "gradbench_hang_ode_huge_s",
+        "gradbench_hang_particle_w1e308",
+        "gradbench_hang_particle_wneg",
+        "gradbench_hang_saddle_huge",
+    ] {
+        gradbench_repro(stem, "time limit");
+    }
+}
+
+#[test]
+fn ctrl_c_stops_a_run_with_a_message() {
+    let f = data("hang_while_true.fut");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nabla"))
+        .args(["run", f.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start nabla");
+    child.stdin.take().unwrap().write_all(b"0").unwrap();
+    // Give it time to compile and enter the loop.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("nabla run did not stop on SIGINT");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{:?}", o.status);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("interrupted") && err.contains("hang_while_true.fut:1:27"),
+        "{err}"
+    );
+}
+
+#[test]
+fn test_timeout_stops_one_dataset_and_reports_it() {
+    // The loop of hang_while_true, on dataset #0 only.
+    let dir = scratch("test-timeout");
+    let f = dir.join("spin.fut");
+    std::fs::write(
+        &f,
+        "-- ==\n-- input { 0 }\n-- output { 0 }\n-- input { 5 }\n-- output { 5 }\n\
+         def main (x: i32) : i32 = if x == 0 then (loop x while true do x + 1) else x\n",
+    )
+    .unwrap();
+    let o = nabla(&["test", "--timeout", "2", f.to_str().unwrap()], b"");
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("#0 (input { 0 })") && out.contains("time limit"),
+        "{out}"
+    );
+    assert!(out.contains("1 passed, 1 failed"), "{out}");
+}
