@@ -324,12 +324,16 @@ impl Checker {
     }
 
     fn arrow_chain(&mut self, params: &[Pat], ptys: Vec<Type>, result: Type) -> Type {
+        // Whether a parameter's name is a size in the rest of the type is
+        // asked of the zonked pieces of that rest (each zonked once), not
+        // of the whole rest zonked again for every parameter (quadratic).
+        let mut rest: Vec<Type> = vec![self.tcx.zonk(&result)];
         let mut ty = result;
         for (p, pt) in params.iter().zip(ptys).rev() {
-            let z = self.tcx.zonk(&ty);
             let param_name = pat_name(p)
-                .filter(|n| mentions_size(&z, n))
+                .filter(|n| rest.iter().any(|z| mentions_size(z, n)))
                 .map(|n| n.to_string());
+            rest.push(self.tcx.zonk(&pt));
             ty = Type::Arrow {
                 param_name,
                 param: Box::new(pt),

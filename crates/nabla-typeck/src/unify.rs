@@ -257,6 +257,12 @@ impl Tcx {
         let b = self.head(b);
         match (&a, &b) {
             (Type::Var(x), Type::Var(y)) if x == y => Ok(()),
+            // Two unbound variables: the younger one is bound to the older
+            // one, so that unifying a long-lived type (an array literal's
+            // element type, a result type) with many fresh variables keeps
+            // binding chains short (`head` stays O(1), not O(n)).
+            (Type::Var(x), Type::Var(y)) if y < x => self.bind(*x, &b, d),
+            (Type::Var(_), Type::Var(y)) => self.bind(*y, &a, d),
             (Type::Var(x), _) => self.bind(*x, &b, d),
             (_, Type::Var(y)) => self.bind(*y, &a, d),
             (Type::Prim(p), Type::Prim(q)) if p == q => Ok(()),

@@ -37,7 +37,13 @@ fn nabla(args: &[&str], stdin: &[u8]) -> Output {
 }
 
 fn nabla_limited(args: &[&str], stdin: &[u8], memory_kb: u64) -> Output {
-    let mut script = format!("ulimit -v {memory_kb}; exec timeout -s KILL {WALL_LIMIT_S} \"$0\"");
+    nabla_within(args, stdin, memory_kb, WALL_LIMIT_S)
+}
+
+/// Runs `nabla ARGS` under `memory_kb` of address space, killed after
+/// `wall_s` seconds (a killed run fails the test's status check).
+fn nabla_within(args: &[&str], stdin: &[u8], memory_kb: u64, wall_s: u64) -> Output {
+    let mut script = format!("ulimit -v {memory_kb}; exec timeout -s KILL {wall_s} \"$0\"");
     for i in 1..=args.len() {
         script.push_str(&format!(" \"${i}\""));
     }
@@ -405,4 +411,50 @@ fn test_timeout_stops_one_dataset_and_reports_it() {
         "{out}"
     );
     assert!(out.contains("1 passed, 1 failed"), "{out}");
+}
+
+// ---- compile time that grows gently ---------------------------------------
+
+/// Generous bound (seconds) on compile-and-run of the generated programs
+/// below, which take well under a second; the quadratic and quartic type
+/// checker took minutes to hours on them.
+const COMPILE_LIMIT_S: u64 = 60;
+
+#[test]
+fn many_parameters_type_check_quickly() {
+    // 600 parameters took 14 s (about O(n^4)); 2000 would take hours.
+    let n = 2000;
+    let params: Vec<String> = (0..n).map(|k| format!("(a{k}: i32)")).collect();
+    let p = write_program(
+        "params2000",
+        &format!("def main {} : i32 = a0\n", params.join(" ")),
+    );
+    let input = vec!["1"; n].join(" ");
+    let o = nabla_within(
+        &["run", p.to_str().unwrap()],
+        input.as_bytes(),
+        MEMORY_LIMIT_KB,
+        COMPILE_LIMIT_S,
+    );
+    assert_output(&o, "1i32");
+}
+
+#[test]
+fn long_array_literals_type_check_quickly() {
+    // 30 000 elements took 14 s (O(n^2)); 10^5 more than 20 s.
+    let n = 100_000;
+    let p = write_program(
+        "literal100000",
+        &format!(
+            "def main (x: f64) : f64 = x + f64.sum [{}]\n",
+            vec!["1.5"; n].join(",")
+        ),
+    );
+    let o = nabla_within(
+        &["run", p.to_str().unwrap()],
+        b"0.0",
+        MEMORY_LIMIT_KB,
+        COMPILE_LIMIT_S,
+    );
+    assert_output(&o, "150000.0f64");
 }
