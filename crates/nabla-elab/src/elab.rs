@@ -28,6 +28,12 @@ const MAX_INLINE: usize = 256;
 /// Maximum expression nesting depth.
 const MAX_DEPTH: usize = 6000;
 
+/// The most expressions elaboration visits in a whole program (function
+/// values are inlined at their applications, so a program can grow
+/// exponentially here): past it, elaboration stops with an error instead of
+/// exhausting memory.
+const MAX_ELAB_STEPS: usize = 5_000_000;
+
 /// A value during elaboration: a first-order value flattened into atoms
 /// (with its semantic type, used for its structure), a record holding at
 /// least one static (function) component, or a static function.
@@ -123,6 +129,8 @@ pub(crate) struct Elab<'a> {
     in_progress: HashSet<String>,
     inline_depth: usize,
     depth: usize,
+    /// Expressions elaborated so far, in all functions (see [`MAX_ELAB_STEPS`]).
+    steps: usize,
 }
 
 // ---------------------------------------------------------------------------
@@ -548,6 +556,7 @@ impl<'a> Elab<'a> {
             in_progress: HashSet::new(),
             inline_depth: 0,
             depth: 0,
+            steps: 0,
         }
     }
 
@@ -657,6 +666,16 @@ impl<'a> Elab<'a> {
         if self.depth > MAX_DEPTH {
             self.depth -= 1;
             return Err(err(e.span, "expression nested too deeply"));
+        }
+        self.steps += 1;
+        if self.steps > MAX_ELAB_STEPS {
+            self.depth -= 1;
+            return Err(err(
+                e.span,
+                format!(
+                    "the program is too large to elaborate (more than {MAX_ELAB_STEPS} expressions after inlining function values); it grows exponentially, e.g. through nested applications of a higher-order function"
+                ),
+            ));
         }
         // Deep nesting and long call chains (each call elaborates its
         // callee here) grow the native stack on the heap instead of

@@ -458,3 +458,33 @@ fn long_array_literals_type_check_quickly() {
     );
     assert_output(&o, "150000.0f64");
 }
+
+#[test]
+fn exponential_types_are_an_error() {
+    let o = run_repro("exp_type_blowup_dup30", &[]);
+    assert_clean_error(&o, &["type of this expression is too large", ".fut:2:"]);
+}
+
+#[test]
+fn exponential_inlining_of_function_values_is_an_error() {
+    let o = run_repro("exp_inline_blowup_twice40", &[]);
+    assert_clean_error(&o, &["too large to elaborate", ".fut:1:"]);
+}
+
+#[test]
+fn long_chains_of_type_abbreviations_are_bounded() {
+    // t_k = [1]t_{k-1}: stored expanded, 20 000 of them took 3 GB.
+    let mut text = String::from("type t0 = i32\n");
+    for k in 1..20_000 {
+        text.push_str(&format!("type t{k} = [1]t{}\n", k - 1));
+    }
+    text.push_str("def main (x: i32) : i32 = x\n");
+    let p = write_program("abbrev20000", &text);
+    let o = nabla_within(
+        &["check", p.to_str().unwrap()],
+        b"",
+        1_000_000,
+        COMPILE_LIMIT_S,
+    );
+    assert_clean_error(&o, &["at most 1000 dimensions", "big.fut:1002:"]);
+}
