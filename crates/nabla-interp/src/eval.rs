@@ -40,6 +40,18 @@ pub(crate) fn err<T>(msg: impl Into<String>) -> Res<T> {
     Err(Box::new(RuntimeError::new(msg)))
 }
 
+/// Makes `a` the sole owner of exactly its elements (to be updated in
+/// place: `scatter`/`reduce_by_index` destinations, accumulators), copying
+/// them — fallibly — when its buffer is shared or larger.
+pub(crate) fn materialize(a: &mut ArrayValue) -> Res<()> {
+    let n = a.num_elems();
+    if a.offset == 0 && a.buffer.len() == n && a.buffer.is_unique() {
+        return Ok(());
+    }
+    *a = alloc_res(array::copy_array(a))?;
+    Ok(())
+}
+
 /// A fallible allocation's result as a run-time error (located later, at
 /// the statement).
 pub(crate) fn alloc_res<T>(r: Result<T, String>) -> Res<T> {
@@ -1017,7 +1029,7 @@ impl<'p> Interp<'p> {
             if array.rank() == 0 {
                 return err("internal error: with_acc of a rank-0 array");
             }
-            array.materialize();
+            materialize(&mut array)?;
             let op = match &input.op {
                 AccOp::Add => AccKind::Add,
                 AccOp::Write => AccKind::Write,
@@ -1488,7 +1500,7 @@ impl<'p> Interp<'p> {
                         return err("internal error: reduce_by_index into a rank-0 array");
                     }
                     self.count_write(&a);
-                    a.materialize();
+                    materialize(&mut a)?;
                     dsts.push(a);
                 }
                 let Some(m) = dsts.first().map(|d| d.len()) else {
@@ -1586,7 +1598,7 @@ impl<'p> Interp<'p> {
                 for d in dest {
                     let mut a = self.take_array(s, *d)?;
                     self.count_write(&a);
-                    a.materialize();
+                    materialize(&mut a)?;
                     dsts.push(a);
                 }
                 for (d, v) in dsts.iter().zip(&vals) {
