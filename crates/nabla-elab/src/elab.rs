@@ -28,6 +28,12 @@ const MAX_INLINE: usize = 256;
 /// Maximum expression nesting depth.
 const MAX_DEPTH: usize = 6000;
 
+/// The most expressions elaboration visits in a whole program (function
+/// values are inlined at their applications, so a program can grow
+/// exponentially here): past it, elaboration stops with an error instead of
+/// exhausting memory.
+const MAX_ELAB_STEPS: usize = 5_000_000;
+
 /// A value during elaboration: a first-order value flattened into atoms
 /// (with its semantic type, used for its structure), a record holding at
 /// least one static (function) component, or a static function.
@@ -123,6 +129,8 @@ pub(crate) struct Elab<'a> {
     in_progress: HashSet<String>,
     inline_depth: usize,
     depth: usize,
+    /// Expressions elaborated so far, in all functions (see [`MAX_ELAB_STEPS`]).
+    steps: usize,
 }
 
 // ---------------------------------------------------------------------------
@@ -548,6 +556,7 @@ impl<'a> Elab<'a> {
             in_progress: HashSet::new(),
             inline_depth: 0,
             depth: 0,
+            steps: 0,
         }
     }
 
@@ -658,7 +667,22 @@ impl<'a> Elab<'a> {
             self.depth -= 1;
             return Err(err(e.span, "expression nested too deeply"));
         }
-        let r = self.elab_expr_inner(fb, e, ctx);
+        self.steps += 1;
+        if self.steps > MAX_ELAB_STEPS {
+            self.depth -= 1;
+            return Err(err(
+                e.span,
+                format!(
+                    "the program is too large to elaborate (more than {MAX_ELAB_STEPS} expressions after inlining function values); it grows exponentially, e.g. through nested applications of a higher-order function"
+                ),
+            ));
+        }
+        // Deep nesting and long call chains (each call elaborates its
+        // callee here) grow the native stack on the heap instead of
+        // overflowing it.
+        let r = stacker::maybe_grow(256 * 1024, 8 * 1024 * 1024, || {
+            self.elab_expr_inner(fb, e, ctx)
+        });
         self.depth -= 1;
         r
     }
@@ -977,10 +1001,11 @@ impl<'a> Elab<'a> {
                 body,
                 attrs,
             } => self.elab_loop(fb, sizes, pat, init.as_deref(), form, body, attrs, e, ctx),
-            ExprKind::Coerce(x, _) => {
+            ExprKind::Coerce(x, te) => {
                 let v = self.elab_expr(fb, x, ctx)?;
                 let t = self.ty_of(e, ctx)?;
-                self.coerce(fb, v, t, &ctx.env, span)
+                let compound = self.compound_coercion_sizes(fb, te, ctx)?;
+                self.coerce(fb, v, t, &compound, &ctx.env, span)
             }
             ExprKind::Constr(c, args) => {
                 let t = self.ty_of(e, ctx)?;
@@ -1717,6 +1742,52 @@ impl<'a> Elab<'a> {
 
     // ---- patterns -------------------------------------------------------
 
+    /// Checks at run time that every dimension of `v` declared with a size
+    /// name (`x: [n][n]t`) equals the size that name is bound to, so that a
+    /// parameter's repeated or earlier-bound sizes are enforced (an entry
+    /// point given a 2×3 array for `[n][n]` fails, naming the parameter).
+    fn check_named_sizes(
+        &self,
+        fb: &mut FunBuilder,
+        pat: &Pat,
+        t: &STy,
+        v: &SV<'a>,
+        env: &Env<'a>,
+        span: Span,
+    ) {
+        let SV::Dyn(atoms, _) = v else { return };
+        let Ok(comps) = flat(t) else { return };
+        if comps.len() != atoms.len() {
+            return;
+        }
+        let what = match &pat.kind {
+            PatKind::Id(x) => format!("parameter {}", x.name),
+            _ => "value".to_string(),
+        };
+        for ((_, shape), a) in comps.iter().zip(atoms) {
+            let Atom::Var(x) = a else { continue };
+            for (d, s) in shape.iter().enumerate() {
+                let Size::Var(n) = s else { continue };
+                let Some(bound) = self.size_atom(s, env) else {
+                    continue;
+                };
+                if fb.atom_ty(*a).rank() <= d {
+                    continue;
+                }
+                let actual = fb.size_of(*x, d, span);
+                if actual != bound {
+                    fb.effect(
+                        Exp::AssertEqSizes(
+                            vec![actual, bound],
+                            format!("{what}: dimension {d} does not have the size {n}"),
+                        ),
+                        span,
+                    );
+                }
+            }
+        }
+    }
+
     pub fn bind_pat(
         &mut self,
         fb: &mut FunBuilder,
@@ -1758,6 +1829,7 @@ impl<'a> Elab<'a> {
                             }
                         }
                     }
+                    self.check_named_sizes(fb, q, &t, &v, &ctx.env, p.span);
                 }
             }
             PatKind::Constr(c, ps) => {
@@ -2223,8 +2295,7 @@ impl<'a> Elab<'a> {
                             let len = if sc == 1 {
                                 d
                             } else {
-                                let d2 = fb.binop(Add, d, i64c(sc - 1), span);
-                                fb.binop(IntDiv, d2, s, span)
+                                slice_len(fb, d, Atom::Const(PrimValue::U64(sc as u64)), span)
                             };
                             (i, len)
                         }
@@ -2235,8 +2306,8 @@ impl<'a> Elab<'a> {
                             };
                             let j = j.unwrap_or(i64c(-1));
                             let d = fb.binop(Sub, i, j, span);
-                            let d2 = fb.binop(Add, d, i64c(-sc - 1), span);
-                            let len = fb.binop(IntDiv, d2, i64c(-sc), span);
+                            let abs = Atom::Const(PrimValue::U64(sc.unsigned_abs()));
+                            let len = slice_len(fb, d, abs, span);
                             (i, len)
                         }
                         _ => {
@@ -2260,9 +2331,9 @@ impl<'a> Elab<'a> {
                                 span,
                             );
                             let abs = fb.select(neg, ns, s, span);
-                            let d2 = fb.binop(Add, d, abs, span);
-                            let d3 = fb.binop(Sub, d2, i64c(1), span);
-                            let len = fb.binop(IntDiv, d3, abs, span);
+                            // |i64.min| wraps to i64.min, whose bits as u64 are right.
+                            let abs = fb.conv(PrimType::I64, PrimType::U64, abs, span);
+                            let len = slice_len(fb, d, abs, span);
                             (i, len)
                         }
                     };
@@ -2361,12 +2432,42 @@ impl<'a> Elab<'a> {
         Ok(SV::Dyn(out, t))
     }
 
+    /// The sizes of `e :> [d1][d2]...t` given by size expressions that the
+    /// type checker does not track (`[n+1]`, `[1+2]`), evaluated here, one
+    /// entry per dimension of a plain array type (`None` where the
+    /// dimension is `[]`, a name or a literal, which the checked type
+    /// already gives). Empty for any other type expression.
+    fn compound_coercion_sizes(
+        &mut self,
+        fb: &mut FunBuilder,
+        te: &'a TypeExp,
+        ctx: &Ctx<'a>,
+    ) -> R<Vec<Option<Atom>>> {
+        let mut out = vec![];
+        let mut cur = strip_unique(te);
+        while let TypeExp::Array(size, elem, _) = cur {
+            let compound = match size {
+                SizeExp::Expr(e) => match &strip_parens(e).kind {
+                    ExprKind::Var { .. } | ExprKind::Lit(_) => None,
+                    _ => Some(self.index_atom(fb, e, ctx)?),
+                },
+                SizeExp::Any(_) => None,
+            };
+            out.push(compound);
+            cur = strip_unique(elem);
+        }
+        Ok(out)
+    }
+
     /// `e :> t`: checks each known dimension at run time and reshapes.
+    /// `compound`: sizes of the dimensions given by size expressions (see
+    /// [`Elab::compound_coercion_sizes`]); they are checked too.
     pub fn coerce(
         &mut self,
         fb: &mut FunBuilder,
         v: SV<'a>,
         t: STy,
+        compound: &[Option<Atom>],
         env: &Env<'a>,
         span: Span,
     ) -> R<SV<'a>> {
@@ -2381,21 +2482,36 @@ impl<'a> Elab<'a> {
                 out.push(a);
                 continue;
             };
-            if shape.is_empty() || shape.iter().all(|s| self.size_atom(s, env).is_none()) {
+            // Compound sizes apply only to a single array component.
+            let compound = if comps.len() == 1 { compound } else { &[] };
+            let target_of = |k: usize, s: &Size| {
+                self.size_atom(s, env)
+                    .or_else(|| compound.get(k).copied().flatten())
+            };
+            if shape.is_empty()
+                || shape
+                    .iter()
+                    .enumerate()
+                    .all(|(k, s)| target_of(k, s).is_none())
+            {
                 out.push(a);
                 continue;
             }
             let mut dims = vec![];
             for (k, s) in shape.iter().enumerate() {
                 let actual = fb.size_of(v, k, span);
-                match self.size_atom(s, env) {
+                match target_of(k, s) {
                     Some(target) => {
                         if target != actual {
+                            let what = match s {
+                                Size::Any => format!("length of dimension {k}"),
+                                s => format!("size {s}"),
+                            };
                             fb.effect(
                                 Exp::AssertEqSizes(
                                     vec![actual, target],
                                     format!(
-                                        "value does not have the size {s} required by the coercion"
+                                        "value does not have the {what} required by the coercion"
                                     ),
                                 ),
                                 span,
@@ -2771,6 +2887,36 @@ fn pat_type_exp(p: &Pat) -> Option<&TypeExp> {
         PatKind::Tuple(ps) if ps.len() == 1 => pat_type_exp(&ps[0]),
         _ => None,
     }
+}
+
+/// The length of a slice spanning the distance `d` (`j - i` in the
+/// stride's direction) with a stride of magnitude `abs` (a `u64`, so that
+/// `|i64.min|` fits): `(d + abs - 1) quot abs`, as for small strides, but
+/// computed without overflow for any stride (a negative length is an
+/// out-of-bounds slice at run time).
+fn slice_len(fb: &mut FunBuilder, d: Atom, abs: Atom, span: Span) -> Atom {
+    use ir::BinOp::{Add, Div, Sub};
+    let (i64_, u64_) = (PrimType::I64, PrimType::U64);
+    // d > 0: (d - 1) / abs + 1.
+    let positive = fb.cmp(ir::CmpOp::Lt, i64c(0), d, span);
+    let dm1 = fb.binop(Sub, d, i64c(1), span);
+    let dm1_u = fb.conv(i64_, u64_, dm1, span);
+    let q_u = fb.binop(Div, dm1_u, abs, span);
+    let q = fb.conv(u64_, i64_, q_u, span);
+    let ceil = fb.binop(Add, q, i64c(1), span);
+    // d <= 0: x = d + (abs - 1) does not overflow; 0 when x >= 0 (as
+    // x < abs), else -((-x) / abs).
+    let am1_u = fb.binop(Sub, abs, Atom::Const(PrimValue::U64(1)), span);
+    let am1 = fb.conv(u64_, i64_, am1_u, span);
+    let x = fb.binop(Add, d, am1, span);
+    let x_nonneg = fb.cmp(ir::CmpOp::Le, i64c(0), x, span);
+    let nx = fb.binop(Sub, i64c(0), x, span);
+    let nx_u = fb.conv(i64_, u64_, nx, span);
+    let nq_u = fb.binop(Div, nx_u, abs, span);
+    let nq = fb.conv(u64_, i64_, nq_u, span);
+    let neg_len = fb.binop(Sub, i64c(0), nq, span);
+    let short = fb.select(x_nonneg, i64c(0), neg_len, span);
+    fb.select(positive, ceil, short, span)
 }
 
 /// The type expression of a coerced or ascribed argument (`(xs :> [a * b]t)`).

@@ -27,7 +27,7 @@ use nabla_syntax::{ast, Diagnostic};
 /// first, the main file last) into the core IR.
 ///
 /// Entry points are the main file's `entry` declarations, plus a `def main`
-/// when no entry is named `main`. Each becomes an [`nabla_ir::EntryPoint`]
+/// when no entry is named `main` (two entries with one name are an error). Each becomes an [`nabla_ir::EntryPoint`]
 /// whose function takes the flattened parameters (`param_arity` gives how many
 /// flat values each source parameter has) and returns the flattened results
 /// (a tuple result is several results; `result_arity` per component). Size
@@ -80,6 +80,20 @@ fn elaborate_inner(files: &[ast::Program]) -> Result<nabla_ir::Program, Vec<Diag
     for d in &main.decs {
         if let ast::Dec::Val(vb) = d {
             if vb.entry {
+                if let Some(first) = eps.iter().find(|e| e.name.name == vb.name.name) {
+                    diags.push(
+                        Diagnostic::new(
+                            nabla_syntax::DiagnosticKind::Elaboration,
+                            vb.name.span,
+                            format!(
+                                "there is already an entry point named `{}`; entry point names must be unique",
+                                vb.name.name
+                            ),
+                        )
+                        .with_label(first.name.span, "first defined here"),
+                    );
+                    continue;
+                }
                 eps.push(vb);
             } else if vb.name.name == "main" {
                 main_def = Some(vb);

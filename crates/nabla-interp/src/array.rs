@@ -139,23 +139,30 @@ macro_rules! on_builder {
 }
 
 impl Builder {
-    pub(crate) fn new(t: PrimType, cap: usize) -> Builder {
-        // Do not trust huge capacities from sizes; cap the preallocation.
-        let cap = cap.min(1 << 24);
-        match t {
-            PrimType::I8 => Builder::I8(Vec::with_capacity(cap)),
-            PrimType::I16 => Builder::I16(Vec::with_capacity(cap)),
-            PrimType::I32 => Builder::I32(Vec::with_capacity(cap)),
-            PrimType::I64 => Builder::I64(Vec::with_capacity(cap)),
-            PrimType::U8 => Builder::U8(Vec::with_capacity(cap)),
-            PrimType::U16 => Builder::U16(Vec::with_capacity(cap)),
-            PrimType::U32 => Builder::U32(Vec::with_capacity(cap)),
-            PrimType::U64 => Builder::U64(Vec::with_capacity(cap)),
-            PrimType::F16 => Builder::F16(Vec::with_capacity(cap)),
-            PrimType::F32 => Builder::F32(Vec::with_capacity(cap)),
-            PrimType::F64 => Builder::F64(Vec::with_capacity(cap)),
-            PrimType::Bool => Builder::Bool(Vec::with_capacity(cap)),
-        }
+    /// An empty builder of element type `t` with room for exactly `cap`
+    /// elements, or the out-of-memory message (`what` names the array).
+    pub(crate) fn try_new(t: PrimType, cap: usize, what: &str) -> Result<Builder, String> {
+        use crate::alloc::try_with_capacity as v;
+        Ok(match t {
+            PrimType::I8 => Builder::I8(v(cap, what)?),
+            PrimType::I16 => Builder::I16(v(cap, what)?),
+            PrimType::I32 => Builder::I32(v(cap, what)?),
+            PrimType::I64 => Builder::I64(v(cap, what)?),
+            PrimType::U8 => Builder::U8(v(cap, what)?),
+            PrimType::U16 => Builder::U16(v(cap, what)?),
+            PrimType::U32 => Builder::U32(v(cap, what)?),
+            PrimType::U64 => Builder::U64(v(cap, what)?),
+            PrimType::F16 => Builder::F16(v(cap, what)?),
+            PrimType::F32 => Builder::F32(v(cap, what)?),
+            PrimType::F64 => Builder::F64(v(cap, what)?),
+            PrimType::Bool => Builder::Bool(v(cap, what)?),
+        })
+    }
+
+    /// Makes room for `additional` more elements (exactly), or the
+    /// out-of-memory message.
+    pub(crate) fn try_reserve(&mut self, additional: usize, what: &str) -> Result<(), String> {
+        on_builder!(self, v => crate::alloc::try_reserve(v, additional, what))
     }
 
     /// Appends a scalar; false on a type mismatch.
@@ -287,7 +294,9 @@ pub(crate) fn region(shape: &[i64], ix: &[Ix]) -> Result<(Vec<i64>, Region), Str
                     if start < 0 || start >= d || last < 0 || last >= d as i128 {
                         return Err(oob());
                     }
-                } else if start < 0 || start > d {
+                } else if start < -1 || start > d || (start == -1 && stride >= 0) {
+                    // An empty slice may start one past either end in its
+                    // direction (`xs[::-1]` of an empty array starts at -1).
                     return Err(oob());
                 }
             }
@@ -455,15 +464,19 @@ pub(crate) fn write_region(dst: &mut ArrayValue, reg: &Region, src: &Value) -> b
 }
 
 /// Concatenation of the elements of several arrays of one element type.
-pub(crate) fn concat_buffers(t: PrimType, parts: &[&ArrayValue]) -> Option<Buffer> {
-    let total: usize = parts.iter().map(|a| a.num_elems()).sum();
-    let mut b = Builder::new(t, total);
+/// `Ok(None)` on a type mismatch; `Err` with the out-of-memory message.
+pub(crate) fn concat_buffers(t: PrimType, parts: &[&ArrayValue]) -> Result<Option<Buffer>, String> {
+    let total = parts
+        .iter()
+        .try_fold(0usize, |n, a| n.checked_add(a.num_elems()))
+        .unwrap_or(usize::MAX);
+    let mut b = Builder::try_new(t, total, "the result of a concatenation")?;
     for a in parts {
         if !b.extend(a) {
-            return None;
+            return Ok(None);
         }
     }
-    Some(b.finish())
+    Ok(Some(b.finish()))
 }
 
 /// Reorders the rows of `a` (outer dimension): row `k` of the result is row `src_row(k)` of `a`.
@@ -554,11 +567,17 @@ pub(crate) fn int_to(t: PrimType, x: i128) -> Option<PrimValue> {
 }
 
 /// `iota`: `n` integers of type `t`: `start, start+step, …` (wrapping).
-pub(crate) fn iota(t: PrimType, n: usize, start: i128, step: i128) -> Option<Buffer> {
+/// `Ok(None)` for a non-integer type; `Err` with the out-of-memory message.
+pub(crate) fn iota(
+    t: PrimType,
+    n: usize,
+    start: i128,
+    step: i128,
+) -> Result<Option<Buffer>, String> {
     macro_rules! gen {
         ($T:ty) => {{
             let (s, d) = (start as $T, step as $T);
-            let mut v: Vec<$T> = Vec::with_capacity(n);
+            let mut v: Vec<$T> = crate::alloc::try_with_capacity(n, "the result of iota")?;
             let mut x = s;
             for _ in 0..n {
                 v.push(x);
@@ -567,7 +586,7 @@ pub(crate) fn iota(t: PrimType, n: usize, start: i128, step: i128) -> Option<Buf
             Elem::into_buffer(v)
         }};
     }
-    Some(match t {
+    Ok(Some(match t {
         PrimType::I8 => gen!(i8),
         PrimType::I16 => gen!(i16),
         PrimType::I32 => gen!(i32),
@@ -576,33 +595,57 @@ pub(crate) fn iota(t: PrimType, n: usize, start: i128, step: i128) -> Option<Buf
         PrimType::U16 => gen!(u16),
         PrimType::U32 => gen!(u32),
         PrimType::U64 => gen!(u64),
-        _ => return None,
-    })
+        _ => return Ok(None),
+    }))
 }
 
-/// `n` copies of the elements of `v` (scalar or array), as a flat buffer.
-pub(crate) fn replicate_buffer(n: usize, v: &Value) -> Buffer {
+/// `n` copies of the elements of `v` (scalar or array), as a flat buffer,
+/// or the out-of-memory message.
+pub(crate) fn replicate_buffer(n: usize, v: &Value) -> Result<Buffer, String> {
+    const WHAT: &str = "the result of replicate";
     match v {
-        Value::Prim(p) => Buffer::filled(*p, n),
+        Value::Prim(p) => with_ty!(p.prim_type(), T => {
+            let x = T::from_prim(*p).ok_or("internal error: replicate of a mistyped scalar")?;
+            let mut out: Vec<T> = crate::alloc::try_with_capacity(n, WHAT)?;
+            out.resize(n, x);
+            Ok(Elem::into_buffer(out))
+        }),
         Value::Array(a) => {
             let t = a.elem_type();
             with_ty!(t, T => {
                 let s = a.as_slice::<T>().unwrap_or(&[]);
-                let mut out: Vec<T> = Vec::with_capacity(s.len().saturating_mul(n).min(1 << 28));
+                if s.is_empty() {
+                    // No per-copy work for empty rows.
+                    return Ok(Elem::into_buffer(Vec::<T>::new()));
+                }
+                let total = s.len().checked_mul(n).ok_or_else(|| {
+                    crate::alloc::out_of_memory(
+                        s.len() as u128 * n as u128 * std::mem::size_of::<T>() as u128,
+                        WHAT,
+                    )
+                })?;
+                let mut out: Vec<T> = crate::alloc::try_with_capacity(total, WHAT)?;
                 for _ in 0..n {
                     out.extend_from_slice(s);
                 }
-                Elem::into_buffer(out)
+                Ok(Elem::into_buffer(out))
             })
         }
     }
 }
 
 /// An exact, unshared copy of an array (`copy`).
-pub(crate) fn copy_array(a: &ArrayValue) -> ArrayValue {
-    ArrayValue {
+/// `Err` with the out-of-memory message.
+pub(crate) fn copy_array(a: &ArrayValue) -> Result<ArrayValue, String> {
+    let (start, len) = (a.offset, a.num_elems());
+    let buffer = on_buf!(&a.buffer, v => {
+        let mut out = crate::alloc::try_with_capacity(len, "a copy of an array")?;
+        out.extend_from_slice(&v[start..start + len]);
+        Elem::into_buffer(out)
+    });
+    Ok(ArrayValue {
         shape: a.shape.clone(),
         offset: 0,
-        buffer: a.buffer.copy_range(a.offset, a.num_elems()),
-    }
+        buffer,
+    })
 }

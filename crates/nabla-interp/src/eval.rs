@@ -40,6 +40,24 @@ pub(crate) fn err<T>(msg: impl Into<String>) -> Res<T> {
     Err(Box::new(RuntimeError::new(msg)))
 }
 
+/// Makes `a` the sole owner of exactly its elements (to be updated in
+/// place: `scatter`/`reduce_by_index` destinations, accumulators), copying
+/// them — fallibly — when its buffer is shared or larger.
+pub(crate) fn materialize(a: &mut ArrayValue) -> Res<()> {
+    let n = a.num_elems();
+    if a.offset == 0 && a.buffer.len() == n && a.buffer.is_unique() {
+        return Ok(());
+    }
+    *a = alloc_res(array::copy_array(a))?;
+    Ok(())
+}
+
+/// A fallible allocation's result as a run-time error (located later, at
+/// the statement).
+pub(crate) fn alloc_res<T>(r: Result<T, String>) -> Res<T> {
+    r.map_err(|m| Box::new(RuntimeError::new(m)))
+}
+
 /// `AssertEqSizes`: all of `ns` equal, else the size error naming `msg` and the sizes.
 pub(crate) fn check_eq_sizes(ns: &[i64], msg: &str) -> Res<()> {
     if ns.windows(2).any(|w| w[0] != w[1]) {
@@ -104,6 +122,9 @@ pub(crate) struct Interp<'p> {
     pub(crate) stats: crate::Stats,
     /// The live accumulators, innermost `with_acc` last (see [`AccState`]).
     pub(crate) accs: Vec<AccState>,
+    /// Checked at every loop iteration and SOAC element: a run stops when it
+    /// is set.
+    pub(crate) cancel: crate::cancel::Cancel,
 }
 
 /// One live accumulator of a running `with_acc`: the array it writes into
@@ -132,6 +153,16 @@ fn acc_value(k: usize) -> Value {
 }
 
 impl<'p> Interp<'p> {
+    /// A run stopped through [`Interp::cancel`] ends here, at the next loop
+    /// iteration or SOAC element.
+    #[inline(always)]
+    pub(crate) fn check_cancel(&self) -> Res<()> {
+        match self.cancel.reason() {
+            None => Ok(()),
+            Some(r) => err(crate::cancel::stopped_message(r)),
+        }
+    }
+
     pub(crate) fn new(prog: &'p Program) -> Interp<'p> {
         let mut frame_size = Vec::with_capacity(prog.functions.len());
         let mut size_binds = Vec::with_capacity(prog.functions.len());
@@ -175,6 +206,7 @@ impl<'p> Interp<'p> {
             dead_after: Default::default(),
             stats: crate::Stats::default(),
             accs: Vec::new(),
+            cancel: crate::cancel::Cancel::new(),
         }
     }
 
@@ -682,7 +714,7 @@ impl<'p> Interp<'p> {
                 let (Some(st), Some(sp)) = (int_of(st), int_of(sp)) else {
                     return err("internal error: iota with non-integer start or step");
                 };
-                let Some(buf) = array::iota(*ty, n0 as usize, st, sp) else {
+                let Some(buf) = alloc_res(array::iota(*ty, n0 as usize, st, sp))? else {
                     return err(format!("internal error: iota of non-integer type {ty}"));
                 };
                 self.bind1(
@@ -703,13 +735,12 @@ impl<'p> Interp<'p> {
                 let x = self.value(s, x)?;
                 let mut shape = vec![n0];
                 shape.extend_from_slice(x.shape());
-                if shape_elems(&shape).is_none() {
-                    return err(format!(
-                        "replicate: array of shape {} is too large",
-                        array::show_shape(&shape)
-                    ));
-                }
-                let buffer = array::replicate_buffer(n0 as usize, &x);
+                alloc_res(crate::alloc::checked_elems(
+                    &shape,
+                    crate::alloc::elem_bytes(x.elem_type()),
+                    "the result of replicate",
+                ))?;
+                let buffer = alloc_res(array::replicate_buffer(n0 as usize, &x))?;
                 self.bind1(
                     s,
                     pat,
@@ -722,7 +753,7 @@ impl<'p> Interp<'p> {
             }
             Exp::Copy(v) => {
                 let x = match self.slot(s, *v)? {
-                    Value::Array(a) => Value::Array(array::copy_array(a)),
+                    Value::Array(a) => Value::Array(alloc_res(array::copy_array(a))?),
                     p => p.clone(),
                 };
                 self.bind1(s, pat, x)
@@ -805,7 +836,7 @@ impl<'p> Interp<'p> {
                     }
                     n += a.shape()[0];
                 }
-                let Some(buffer) = array::concat_buffers(t, &arrs) else {
+                let Some(buffer) = alloc_res(array::concat_buffers(t, &arrs))? else {
                     return err("internal error: concatenation of arrays of different types");
                 };
                 let mut shape = vec![n];
@@ -898,6 +929,7 @@ impl<'p> Interp<'p> {
                 };
                 let mut j: i128 = 0;
                 while j < n {
+                    self.check_cancel()?;
                     let iv = int_to(t, j).unwrap_or(PrimValue::I64(j as i64));
                     self.set(s, *i, Value::Prim(iv))?;
                     self.exec_body(s, body)?;
@@ -915,6 +947,7 @@ impl<'p> Interp<'p> {
                 }
             }
             LoopForm::While { cond } => loop {
+                self.check_cancel()?;
                 self.exec_body(s, cond)?;
                 let c = match cond.result.as_slice() {
                     [a] => self.bool(s, a)?,
@@ -996,7 +1029,7 @@ impl<'p> Interp<'p> {
             if array.rank() == 0 {
                 return err("internal error: with_acc of a rank-0 array");
             }
-            array.materialize();
+            materialize(&mut array)?;
             let op = match &input.op {
                 AccOp::Add => AccKind::Add,
                 AccOp::Write => AccKind::Write,
@@ -1162,9 +1195,10 @@ impl<'p> Interp<'p> {
         let mut outs: Vec<Option<Collector>> = lam
             .ret
             .iter()
-            .map(|t| (!t.is_acc()).then(|| Collector::new(t, w)))
-            .collect();
+            .map(|t| (!t.is_acc()).then(|| Collector::try_new(t, w)).transpose())
+            .collect::<Res<_>>()?;
         for j in 0..w {
+            self.check_cancel()?;
             let (mut ai, mut ri) = (0, 0);
             for p in &lam.params {
                 let x = if p.ty.is_acc() {
@@ -1273,7 +1307,11 @@ impl<'p> Interp<'p> {
             .map(|a| self.value(s, a))
             .collect::<Res<Vec<_>>>()?;
         let row_shape = rows[0].shape().to_vec();
-        let mut b = Builder::new(t, rows.len() * shape_elems(&row_shape).unwrap_or(0));
+        let mut b = alloc_res(Builder::try_new(
+            t,
+            rows.len() * shape_elems(&row_shape).unwrap_or(0),
+            "an array literal",
+        ))?;
         for r in &rows {
             if r.shape() != row_shape.as_slice() {
                 return err(format!(
@@ -1352,12 +1390,16 @@ impl<'p> Interp<'p> {
                         "internal error: map lambda arity differs from the number of arrays",
                     );
                 }
-                let mut outs: Vec<Collector> =
-                    lam.ret.iter().map(|t| Collector::new(t, w)).collect();
+                let mut outs: Vec<Collector> = lam
+                    .ret
+                    .iter()
+                    .map(|t| Collector::try_new(t, w))
+                    .collect::<Res<_>>()?;
                 if lam.body.result.len() != outs.len() {
                     return err("internal error: map lambda returns a different number of values than declared");
                 }
                 for j in 0..w {
+                    self.check_cancel()?;
                     for (p, r) in lam.params.iter().zip(&inputs) {
                         self.set(s, p.var, r.row(j))?;
                     }
@@ -1390,6 +1432,7 @@ impl<'p> Interp<'p> {
                         if r.arr.rank() == 1 {
                             let mut a = *a0;
                             for j in 0..w {
+                                self.check_cancel()?;
                                 let x = array::get_prim(&r.arr.buffer, r.arr.offset + j);
                                 a = fast.apply(a, x).or_else(err)?;
                             }
@@ -1398,6 +1441,7 @@ impl<'p> Interp<'p> {
                     }
                 }
                 for j in 0..w {
+                    self.check_cancel()?;
                     self.apply_op(s, lam, &mut acc, &inputs, j)?;
                 }
                 self.bind_all(s, pat, acc)
@@ -1409,9 +1453,13 @@ impl<'p> Interp<'p> {
                 arrs,
             } => {
                 let (w, inputs, mut acc) = self.operator_setup(s, w, lam, neutral, arrs, "scan")?;
-                let mut outs: Vec<Collector> =
-                    lam.ret.iter().map(|t| Collector::new(t, w)).collect();
+                let mut outs: Vec<Collector> = lam
+                    .ret
+                    .iter()
+                    .map(|t| Collector::try_new(t, w))
+                    .collect::<Res<_>>()?;
                 for j in 0..w {
+                    self.check_cancel()?;
                     self.apply_op(s, lam, &mut acc, &inputs, j)?;
                     for (c, x) in outs.iter_mut().zip(&acc) {
                         c.push(x)?;
@@ -1452,7 +1500,7 @@ impl<'p> Interp<'p> {
                         return err("internal error: reduce_by_index into a rank-0 array");
                     }
                     self.count_write(&a);
-                    a.materialize();
+                    materialize(&mut a)?;
                     dsts.push(a);
                 }
                 let Some(m) = dsts.first().map(|d| d.len()) else {
@@ -1495,7 +1543,9 @@ impl<'p> Interp<'p> {
                             _ => {
                                 let r = Rows::new(d.clone()).row(ix);
                                 match r {
-                                    Value::Array(ra) => Value::Array(array::copy_array(&ra)),
+                                    Value::Array(ra) => {
+                                        Value::Array(alloc_res(array::copy_array(&ra))?)
+                                    }
                                     p => p,
                                 }
                             }
@@ -1548,7 +1598,7 @@ impl<'p> Interp<'p> {
                 for d in dest {
                     let mut a = self.take_array(s, *d)?;
                     self.count_write(&a);
-                    a.materialize();
+                    materialize(&mut a)?;
                     dsts.push(a);
                 }
                 for (d, v) in dsts.iter().zip(&vals) {
@@ -1561,6 +1611,7 @@ impl<'p> Interp<'p> {
                     }
                 }
                 for j in 0..w {
+                    self.check_cancel()?;
                     for (d, v) in dsts.iter_mut().zip(&vals) {
                         let shape = d.shape();
                         let mut pos = 0usize;
@@ -1732,19 +1783,28 @@ impl Rows {
 }
 
 /// Collects the per-row results of a SOAC into one typed buffer.
+/// Its buffer is reserved (fallibly) for all `w` rows as soon as the row
+/// size is known: at once for scalar rows, at the first row otherwise.
 struct Collector {
     b: Builder,
     elem: PrimType,
     row_shape: Option<Vec<i64>>,
+    /// The number of rows.
+    w: usize,
 }
 
+/// What a SOAC's result buffer is called in out-of-memory errors.
+const SOAC_RESULT: &str = "the result of a map (or other SOAC)";
+
 impl Collector {
-    fn new(t: &Type, w: usize) -> Collector {
-        Collector {
-            b: Builder::new(t.elem(), w),
+    fn try_new(t: &Type, w: usize) -> Res<Collector> {
+        let cap = if t.rank() <= 1 { w } else { 0 };
+        Ok(Collector {
+            b: alloc_res(Builder::try_new(t.elem(), cap, SOAC_RESULT))?,
             elem: t.elem(),
             row_shape: None,
-        }
+            w,
+        })
     }
 
     #[inline(always)]
@@ -1767,7 +1827,15 @@ impl Collector {
             }
             Value::Array(a) => {
                 match &self.row_shape {
-                    None => self.row_shape = Some(a.shape().to_vec()),
+                    None => {
+                        let mut shape = vec![self.w as i64];
+                        shape.extend_from_slice(a.shape());
+                        let bytes = crate::alloc::elem_bytes(self.elem);
+                        let total =
+                            alloc_res(crate::alloc::checked_elems(&shape, bytes, SOAC_RESULT))?;
+                        alloc_res(self.b.try_reserve(total, SOAC_RESULT))?;
+                        self.row_shape = Some(a.shape().to_vec());
+                    }
                     Some(r) if r.as_slice() != a.shape() => {
                         return err(format!(
                             "size error: irregular array: rows of shapes {} and {}",

@@ -31,11 +31,15 @@
 #[macro_use]
 mod array;
 mod ad;
+mod alloc;
+mod cancel;
 mod eval;
 mod live;
 pub mod scalar;
 mod stats;
 
+pub use alloc::MAX_ARRAY_BYTES;
+pub use cancel::{Cancel, CancelReason, Watchdog};
 pub use eval::MAX_CALL_DEPTH;
 pub use stats::Stats;
 
@@ -105,7 +109,20 @@ pub fn run_entry_with_stats(
     entry: &str,
     args: Vec<Value>,
 ) -> (Result<Vec<Value>, RuntimeError>, Stats) {
+    run_entry_cancellable(prog, entry, args, &Cancel::new())
+}
+
+/// [`run_entry_with_stats`] that stops with a run-time error (at the
+/// statement executing) once `cancel` is set: it is checked at every loop
+/// iteration and every SOAC element.
+pub fn run_entry_cancellable(
+    prog: &Program,
+    entry: &str,
+    args: Vec<Value>,
+    cancel: &Cancel,
+) -> (Result<Vec<Value>, RuntimeError>, Stats) {
     let mut interp = eval::Interp::new(prog);
+    interp.cancel = cancel.clone();
     let r = run_in(&mut interp, entry, args);
     let mut stats = interp.stats;
     stats.sweep_steps = interp.ad.sweep_steps;

@@ -40,6 +40,11 @@ pub struct InlinePolicy {
     pub small_in_loop: usize,
     /// No inlining into a caller once it has this many statements.
     pub max_caller: usize,
+    /// No inlining that would make the whole program larger than this many
+    /// statements: a size budget, so that long call chains (each function
+    /// inlining the one below, whose copy stays until dead functions are
+    /// removed) cost memory linear in the program, not quadratic.
+    pub max_program: usize,
 }
 
 impl Default for InlinePolicy {
@@ -48,6 +53,7 @@ impl Default for InlinePolicy {
             small: 30,
             small_in_loop: 120,
             max_caller: 20_000,
+            max_program: 400_000,
         }
     }
 }
@@ -82,21 +88,7 @@ impl CallInfo {
                 calls[g] += 1;
             }
         }
-        let mut recursive = vec![false; n];
-        for (f, r) in recursive.iter_mut().enumerate() {
-            // Iterative search from f's callees for f.
-            let mut seen = vec![false; n];
-            let mut stack: Vec<usize> = graph[f].clone();
-            while let Some(g) = stack.pop() {
-                if g == f {
-                    *r = true;
-                    break;
-                }
-                if !std::mem::replace(&mut seen[g], true) {
-                    stack.extend(graph[g].iter().copied());
-                }
-            }
-        }
+        let recursive = on_cycles(&graph);
         let mut entry = vec![false; n];
         for e in &prog.entries {
             if let Some(x) = entry.get_mut(e.fun.0 as usize) {
@@ -109,6 +101,67 @@ impl CallInfo {
             entry,
         }
     }
+}
+
+/// Which nodes of a directed graph lie on a cycle (a self-loop or a strongly
+/// connected component of more than one node): Tarjan's algorithm, iterative,
+/// linear in the size of the graph.
+fn on_cycles(graph: &[Vec<usize>]) -> Vec<bool> {
+    let n = graph.len();
+    const UNSEEN: usize = usize::MAX;
+    let mut index = vec![UNSEEN; n];
+    let mut low = vec![0usize; n];
+    let mut on_stack = vec![false; n];
+    let mut stack: Vec<usize> = Vec::new();
+    let mut out = vec![false; n];
+    let mut next = 0;
+    for root in 0..n {
+        if index[root] != UNSEEN {
+            continue;
+        }
+        // (node, next edge to follow)
+        let mut work = vec![(root, 0usize)];
+        index[root] = next;
+        low[root] = next;
+        next += 1;
+        stack.push(root);
+        on_stack[root] = true;
+        while let Some(&mut (v, ref mut k)) = work.last_mut() {
+            if let Some(&w) = graph[v].get(*k) {
+                *k += 1;
+                if index[w] == UNSEEN {
+                    index[w] = next;
+                    low[w] = next;
+                    next += 1;
+                    stack.push(w);
+                    on_stack[w] = true;
+                    work.push((w, 0));
+                } else if on_stack[w] {
+                    low[v] = low[v].min(index[w]);
+                }
+                continue;
+            }
+            work.pop();
+            if let Some(&(parent, _)) = work.last() {
+                low[parent] = low[parent].min(low[v]);
+            }
+            if low[v] == index[v] {
+                let mut members = Vec::new();
+                while let Some(w) = stack.pop() {
+                    on_stack[w] = false;
+                    members.push(w);
+                    if w == v {
+                        break;
+                    }
+                }
+                let cyclic = members.len() > 1 || graph[v].contains(&v);
+                for w in members {
+                    out[w] = cyclic;
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Functions in bottom-up call order (callees before callers; cycles broken
@@ -158,11 +211,13 @@ pub(crate) fn bottom_up_order(prog: &Program) -> Vec<usize> {
 
 /// Inlines eligible calls in function `fid` (one level: calls inside the
 /// inlined code wait for the next round). Returns whether anything changed.
+/// `budget`: how many statements inlining may still add to the program.
 pub(crate) fn inline_into(
     prog: &mut Program,
     fid: usize,
     info: &CallInfo,
     policy: &InlinePolicy,
+    budget: &mut usize,
 ) -> bool {
     let Some(slot) = prog.functions.get_mut(fid) else {
         return false;
@@ -189,6 +244,8 @@ pub(crate) fn inline_into(
         size: walk::count_stms(&caller.body),
         var_names: std::mem::take(&mut caller.var_names),
         changed: false,
+        budget,
+        nesting: 0,
     };
     for p in &caller.params {
         cx.enter(p.var);
@@ -213,6 +270,30 @@ struct Inliner<'a> {
     size: usize,
     var_names: Vec<String>,
     changed: bool,
+    /// Statements inlining may still add to the program (see
+    /// [`InlinePolicy::max_program`]).
+    budget: &'a mut usize,
+    /// How many bodies deep the statement being visited is.
+    nesting: usize,
+}
+
+/// No call is inlined where the inlined body would end up nested more than
+/// this many bodies deep: inlining chains of deeply nested functions into
+/// each other makes IR whose depth is their sum, which every later pass
+/// and the interpreter must recurse through.
+const MAX_INLINED_NESTING: usize = 1000;
+
+/// How many bodies deep the statements of `b` nest (1 for a flat body).
+fn nesting_depth(b: &Body) -> usize {
+    stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
+        1 + b
+            .stms
+            .iter()
+            .flat_map(|s| walk::nested_bodies(&s.exp))
+            .map(|(nb, _)| nesting_depth(nb))
+            .max()
+            .unwrap_or(0)
+    })
 }
 
 impl Inliner<'_> {
@@ -237,6 +318,7 @@ impl Inliner<'_> {
     }
 
     fn body(&mut self, b: &mut Body, hot: bool) {
+        self.nesting += 1;
         stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
             let mut bound = Vec::new();
             let old = std::mem::take(&mut b.stms);
@@ -257,6 +339,7 @@ impl Inliner<'_> {
                     Some(stms) => {
                         self.changed = true;
                         self.size += stms.len();
+                        *self.budget = self.budget.saturating_sub(stms.len());
                         out.extend(stms);
                     }
                     None => out.push(s),
@@ -264,7 +347,8 @@ impl Inliner<'_> {
             }
             b.stms = out;
             self.leave(&bound);
-        })
+        });
+        self.nesting -= 1;
     }
 
     /// Inlines inside the bodies nested in `e`, with their binders in scope.
@@ -315,6 +399,12 @@ impl Inliner<'_> {
             return false;
         }
         let n = walk::count_stms(&self.prog.functions[gi].body);
+        if n > *self.budget {
+            return false;
+        }
+        if self.nesting + nesting_depth(&self.prog.functions[gi].body) > MAX_INLINED_NESTING {
+            return false;
+        }
         n <= self.policy.small
             || (hot && n <= self.policy.small_in_loop)
             || (self.info.calls[gi] == 1 && !self.info.entry[gi])
@@ -532,4 +622,21 @@ fn rename_type(t: &Type, map: &[Option<Atom>]) -> Type {
         Dim::Var(v) => get(map, v).map_or(Dim::Ext, dim_of_atom),
         d => d,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::on_cycles;
+
+    #[test]
+    fn cycles_are_found_in_linear_time() {
+        // 0 -> 1 -> 2 -> 1, 3 -> 3, 4 -> 0
+        let g = vec![vec![1], vec![2], vec![1], vec![3], vec![0]];
+        assert_eq!(on_cycles(&g), vec![false, true, true, true, false]);
+        // A long chain has no cycle (and is not quadratic to check).
+        let chain: Vec<Vec<usize>> = (0..200_000)
+            .map(|i| if i > 0 { vec![i - 1] } else { vec![] })
+            .collect();
+        assert!(on_cycles(&chain).iter().all(|c| !c));
+    }
 }

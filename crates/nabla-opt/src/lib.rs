@@ -59,9 +59,15 @@ pub fn optimise_with(prog: &mut Program, policy: &InlinePolicy) {
 /// simplification. Returns whether a call was inlined.
 pub fn inline_calls(prog: &mut Program, policy: &InlinePolicy) -> bool {
     let info = inline::CallInfo::new(prog);
+    let total: usize = prog
+        .functions
+        .iter()
+        .map(|f| walk::count_stms(&f.body))
+        .sum();
+    let mut budget = policy.max_program.saturating_sub(total);
     let mut changed = false;
     for f in inline::bottom_up_order(prog) {
-        changed |= inline::inline_into(prog, f, &info, policy);
+        changed |= inline::inline_into(prog, f, &info, policy, &mut budget);
     }
     changed
 }

@@ -279,12 +279,20 @@ fn inlining_disabled_by_policy_keeps_calls() {
         small: 0,
         small_in_loop: 0,
         max_caller: 0,
+        max_program: 1_000_000,
     };
     assert!(!nabla_opt::inline_calls(&mut prog, &policy));
     assert_eq!(
         count(&prog.functions[0], |e| matches!(e, Exp::Apply(..))),
         1
     );
+    // Generous thresholds but no room in the program-size budget: nothing
+    // is inlined either.
+    let budgetless = InlinePolicy {
+        max_program: 0,
+        ..InlinePolicy::default()
+    };
+    assert!(!nabla_opt::inline_calls(&mut prog, &budgetless));
 }
 
 /// `g (n: i64) (xs: [n]f64): [n]f64 = map (*2) xs`, called with an explicit

@@ -28,6 +28,16 @@ fn err(span: Span, msg: impl Into<String>) -> Diagnostic {
 /// Maximum expression nesting the checker accepts.
 const MAX_NESTING: usize = 10000;
 
+/// The most parts (type constructors) the type of a function application
+/// may have: types that grow exponentially with the nesting of a program
+/// are an error instead of exhausting memory.
+const MAX_TYPE_PARTS: usize = 1_000_000;
+
+/// The most dimensions an array type may have (every type abbreviation is
+/// stored expanded, so chains of abbreviations of ever higher rank would
+/// take memory quadratic in their length).
+const MAX_RANK: usize = 1000;
+
 #[derive(Clone)]
 enum GEntry {
     Def(NodeId, Rc<Scheme>),
@@ -333,12 +343,16 @@ impl Checker {
     }
 
     fn arrow_chain(&mut self, params: &[Pat], ptys: Vec<Type>, result: Type) -> Type {
+        // Whether a parameter's name is a size in the rest of the type is
+        // asked of the zonked pieces of that rest (each zonked once), not
+        // of the whole rest zonked again for every parameter (quadratic).
+        let mut rest: Vec<Type> = vec![self.tcx.zonk(&result)];
         let mut ty = result;
         for (p, pt) in params.iter().zip(ptys).rev() {
-            let z = self.tcx.zonk(&ty);
             let param_name = pat_name(p)
-                .filter(|n| mentions_size(&z, n))
+                .filter(|n| rest.iter().any(|z| mentions_size(z, n)))
                 .map(|n| n.to_string());
+            rest.push(self.tcx.zonk(&pt));
             ty = Type::Arrow {
                 param_name,
                 param: Box::new(pt),
@@ -943,6 +957,14 @@ impl Checker {
                 if matches!(t, Type::Arrow { .. }) {
                     return Err(err(te.span(), "arrays of functions are not allowed"));
                 }
+                if let Type::Array { shape, .. } = &t {
+                    if shape.len() >= MAX_RANK {
+                        return Err(err(
+                            te.span(),
+                            format!("array types may have at most {MAX_RANK} dimensions"),
+                        ));
+                    }
+                }
                 Ok(mk_array(t, vec![s], false))
             }
             TypeExp::Unique(t, _) => Ok(make_unique(self.resolve_type(t)?)),
@@ -1120,6 +1142,17 @@ impl Checker {
         let r = self.infer_inner(e);
         self.depth -= 1;
         let t = r?;
+        // Types can grow exponentially (`dup (dup (… x))`), their
+        // representation staying small through shared variables: refuse
+        // them before anything expands them.
+        if matches!(e.kind, ExprKind::Apply(..)) && self.tcx.larger_than(&t, MAX_TYPE_PARTS) {
+            return Err(err(
+                e.span,
+                format!(
+                    "the type of this expression is too large (more than {MAX_TYPE_PARTS} parts); it grows exponentially with the nesting of the program"
+                ),
+            ));
+        }
         e.ty = Some(t.clone());
         Ok(t)
     }

@@ -189,6 +189,32 @@ impl Tcx {
         t
     }
 
+    /// Whether `t`, with its variables' bindings substituted, has more than
+    /// `cap` parts (type constructors). Walks at most `cap` parts, without
+    /// building the substituted type (which may be exponentially larger
+    /// than its representation through shared variables).
+    pub fn larger_than(&self, t: &Type, cap: usize) -> bool {
+        fn go(tcx: &Tcx, t: &Type, left: &mut usize) -> bool {
+            if *left == 0 {
+                return true;
+            }
+            *left -= 1;
+            match t {
+                Type::Var(v) => match tcx.vars.get(*v as usize).and_then(|i| i.binding.as_ref()) {
+                    Some(b) => go(tcx, b, left),
+                    None => false,
+                },
+                Type::Prim(_) | Type::Param(_) => false,
+                Type::Array { elem, .. } => go(tcx, elem, left),
+                Type::Record(fs) => fs.iter().any(|(_, t)| go(tcx, t, left)),
+                Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(|t| go(tcx, t, left)),
+                Type::Arrow { param, ret, .. } => go(tcx, param, left) || go(tcx, ret, left),
+            }
+        }
+        let mut left = cap;
+        go(self, t, &mut left)
+    }
+
     /// Substitutes all bound variables (unbound ones stay; unknown sizes stay).
     pub fn zonk(&self, t: &Type) -> Type {
         self.zonk_d(t, 0)
@@ -257,6 +283,12 @@ impl Tcx {
         let b = self.head(b);
         match (&a, &b) {
             (Type::Var(x), Type::Var(y)) if x == y => Ok(()),
+            // Two unbound variables: the younger one is bound to the older
+            // one, so that unifying a long-lived type (an array literal's
+            // element type, a result type) with many fresh variables keeps
+            // binding chains short (`head` stays O(1), not O(n)).
+            (Type::Var(x), Type::Var(y)) if y < x => self.bind(*x, &b, d),
+            (Type::Var(_), Type::Var(y)) => self.bind(*y, &a, d),
             (Type::Var(x), _) => self.bind(*x, &b, d),
             (_, Type::Var(y)) => self.bind(*y, &a, d),
             (Type::Prim(p), Type::Prim(q)) if p == q => Ok(()),

@@ -324,6 +324,17 @@ impl Compiled {
 
     /// Runs entry point `name` on flat argument values.
     pub fn run(&self, name: &str, args: Vec<Value>) -> Result<Vec<Value>, RunError> {
+        self.run_cancellable(name, args, &nabla_interp::Cancel::new())
+    }
+
+    /// [`Compiled::run`] that stops with an error once `cancel` is set
+    /// (Ctrl-C, a time limit).
+    pub fn run_cancellable(
+        &self,
+        name: &str,
+        args: Vec<Value>,
+        cancel: &nabla_interp::Cancel,
+    ) -> Result<Vec<Value>, RunError> {
         let types = self
             .entry_types(name)
             .map_err(|m| self.run_error(m, None))?;
@@ -349,19 +360,30 @@ impl Compiled {
                 ));
             }
         }
-        nabla_interp::run_entry(&self.program, name, args)
+        nabla_interp::run_entry_cancellable(&self.program, name, args, cancel)
+            .0
             .map_err(|e| self.run_error(e.message, e.span))
     }
 
     /// Reads the arguments of entry point `name` from bytes in either value
     /// format (type-directed by the entry's parameter types) and runs it.
     pub fn run_on_input(&self, name: &str, input: &[u8]) -> Result<Vec<Value>, RunError> {
+        self.run_on_input_cancellable(name, input, &nabla_interp::Cancel::new())
+    }
+
+    /// [`Compiled::run_on_input`] that stops with an error once `cancel` is set.
+    pub fn run_on_input_cancellable(
+        &self,
+        name: &str,
+        input: &[u8],
+        cancel: &nabla_interp::Cancel,
+    ) -> Result<Vec<Value>, RunError> {
         let types = self
             .entry_types(name)
             .map_err(|m| self.run_error(m, None))?;
         let args = nabla_values::read_values(input, Some(&types.params))
             .map_err(|e| self.run_error(format!("cannot read input: {e}"), None))?;
-        self.run(name, args)
+        self.run_cancellable(name, args, cancel)
     }
 
     /// Builds a [`RunError`], rendering it against the sources.

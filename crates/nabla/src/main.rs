@@ -150,6 +150,10 @@ enum Command {
     /// Act as a GradBench tool: protocol messages on stdin, one JSON
     /// response per line on stdout (programs in `gradbench/`).
     Gradbench {
+        /// Time limit of one evaluation in seconds (0: none); an evaluation
+        /// that exceeds it is answered with `success: false`.
+        #[arg(long = "eval-timeout", default_value_t = 600)]
+        eval_timeout: u64,
         #[command(flatten)]
         pipeline: PipelineArgs,
     },
@@ -204,7 +208,8 @@ fn run(cli: Cli) -> ExitCode {
                 eprintln!("error: cannot read standard input: {e}");
                 return ExitCode::FAILURE;
             }
-            match compiled.run_on_input(&entry, &input) {
+            let cancel = interrupt_flag();
+            match compiled.run_on_input_cancellable(&entry, &input, &cancel) {
                 Ok(results) => {
                     let mut out = Vec::new();
                     for v in &results {
@@ -223,6 +228,10 @@ fn run(cli: Cli) -> ExitCode {
                 }
                 Err(e) => {
                     eprintln!("{e}");
+                    if cancel.reason() == Some(nabla_interp::CancelReason::Interrupted) {
+                        // The conventional status of a process stopped by SIGINT.
+                        return ExitCode::from(130);
+                    }
                     ExitCode::FAILURE
                 }
             }
@@ -315,7 +324,13 @@ fn run(cli: Cli) -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-        Command::Gradbench { pipeline } => gradbench(pipeline.compile_options()),
+        Command::Gradbench {
+            eval_timeout,
+            pipeline,
+        } => gradbench(
+            pipeline.compile_options(),
+            (eval_timeout > 0).then(|| std::time::Duration::from_secs(eval_timeout)),
+        ),
         Command::Adbench { problem, file } => adbench(&problem, &file),
     }
 }
@@ -366,6 +381,25 @@ fn compile_c(
     }
 }
 
+/// A flag that Ctrl-C sets (the interpreter then stops with "interrupted"
+/// at its next loop iteration or SOAC element); a second Ctrl-C ends the
+/// process at once.
+fn interrupt_flag() -> nabla_interp::Cancel {
+    let cancel = nabla_interp::Cancel::new();
+    let flag = cancel.clone();
+    let installed = ctrlc::set_handler(move || {
+        if flag.reason().is_some() {
+            eprintln!("interrupted");
+            std::process::exit(130);
+        }
+        flag.cancel(nabla_interp::CancelReason::Interrupted);
+    });
+    if installed.is_err() {
+        eprintln!("warning: cannot install the Ctrl-C handler");
+    }
+    cancel
+}
+
 /// `nabla passes`: one line per registered pass, then the default pipeline.
 fn print_passes() -> ExitCode {
     let passes = nabla_opt::registered_passes();
@@ -382,10 +416,10 @@ fn print_passes() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn gradbench(options: CompileOptions) -> ExitCode {
+fn gradbench(options: CompileOptions, time_limit: Option<std::time::Duration>) -> ExitCode {
     let stdin = std::io::stdin();
     let programs = nabla::gradbench::programs::Programs::new().compiled_with(options);
-    let session = nabla::gradbench::Session::with_programs(programs);
+    let session = nabla::gradbench::Session::with_programs(programs).with_time_limit(time_limit);
     match nabla::gradbench::protocol::serve_with(session, stdin.lock(), std::io::stdout().lock()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

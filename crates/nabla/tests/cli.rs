@@ -301,6 +301,8 @@ fn test_command_times_out_hanging_programs() {
     let o = nabla(&["test", "--timeout", "1", d.to_str().unwrap()], b"");
     no_panic(&o);
     let out = text(&o.stdout);
-    assert!(out.contains("hang.fut: timed out after 1 s"), "{out}");
+    // The dataset is stopped (not abandoned) and named.
+    assert!(out.contains("hang.fut:main #0"), "{out}");
+    assert!(out.contains("timed out after 1 s"), "{out}");
     assert!(out.ends_with("1 passed, 1 failed\n"), "{out}");
 }

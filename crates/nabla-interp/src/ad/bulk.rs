@@ -1589,10 +1589,21 @@ fn map_back_plain<F: Fl + nabla_values::Elem>(
     let mut frees = Vec::new();
     let mut adj: Vec<Option<F>> = vec![None; rec.prog.nl];
     let mut add = |s: F, c: F| Ok::<F, ()>(s + c);
-    let mut mul = |d: f64, a: &F| Ok::<F, ()>(F::from_f64(d) * *a);
+    // Zero adjoints are symbolic: never multiplied by a partial (which may
+    // be infinite or NaN).
+    let mut mul = |d: f64, a: &F| {
+        Ok::<F, ()>(if *a == zero {
+            zero
+        } else {
+            F::from_f64(d) * *a
+        })
+    };
     for j in (0..rec.n).rev() {
         adj.iter_mut().for_each(|x| *x = None);
         for (l, av) in &rs {
+            if av[j] == zero {
+                continue;
+            }
             adj[*l] = Some(match adj[*l] {
                 None => av[j],
                 Some(s) => s + av[j],

@@ -432,7 +432,7 @@ impl<'p> Interp<'p> {
                 }
                 let st = self.ad_int(s, ad, start)? as i128;
                 let sp = self.ad_int(s, ad, step)? as i128;
-                let Some(buf) = array::iota(*ty, n0 as usize, st, sp) else {
+                let Some(buf) = crate::eval::alloc_res(array::iota(*ty, n0 as usize, st, sp))? else {
                     return err(format!("internal error: iota of non-integer type {ty}"));
                 };
                 let a = ArrayValue {
@@ -933,6 +933,7 @@ impl<'p> Interp<'p> {
                 };
                 let mut j: i128 = 0;
                 while j < n {
+                    self.check_cancel()?;
                     let iv = int_to(t, j).unwrap_or(PrimValue::I64(j as i64));
                     self.ad_put(s, ad, *i, V::prim(iv))?;
                     self.ad_body(s, ad, body)?;
@@ -956,6 +957,7 @@ impl<'p> Interp<'p> {
                 }
             }
             LoopForm::While { cond } => loop {
+                self.check_cancel()?;
                 self.ad_body(s, ad, cond)?;
                 let c = match cond.result.as_slice() {
                     [a] => self.ad_bool(s, ad, a)?,
@@ -1030,6 +1032,7 @@ impl<'p> Interp<'p> {
                 self.stats.generic_maps += 1;
                 let mut outs: Vec<Vec<V>> = lam.ret.iter().map(|_| Vec::with_capacity(w)).collect();
                 for j in 0..w {
+                    self.check_cancel()?;
                     for (p, (x, row)) in lam.params.iter().zip(&inputs) {
                         let r = self.ad_row(x, j, row)?;
                         self.ad_put(s, ad, p.var, r)?;
@@ -1065,6 +1068,7 @@ impl<'p> Interp<'p> {
                 }
                 self.stats.generic_reduces += 1;
                 for j in 0..w {
+                    self.check_cancel()?;
                     acc = self.ad_apply_op(s, ad, lam, acc, &inputs, j)?;
                 }
                 self.ad_bind(s, ad, pat, acc)
@@ -1080,6 +1084,7 @@ impl<'p> Interp<'p> {
                 let row_shapes: Vec<Rc<[i64]>> = acc.iter().map(|x| x.shape().into()).collect();
                 let mut outs: Vec<Vec<V>> = acc.iter().map(|_| Vec::with_capacity(w)).collect();
                 for j in 0..w {
+                    self.check_cancel()?;
                     acc = self.ad_apply_op(s, ad, lam, acc, &inputs, j)?;
                     for (o, x) in outs.iter_mut().zip(&acc) {
                         o.push(x.clone());
@@ -1202,6 +1207,7 @@ impl<'p> Interp<'p> {
                     let mut winner: std::collections::HashMap<usize, usize> =
                         std::collections::HashMap::new();
                     for j in 0..w {
+                        self.check_cancel()?;
                         let mut pos = 0usize;
                         let mut inb = true;
                         for (t, ist) in iss.iter().enumerate() {

@@ -298,7 +298,7 @@ pub(crate) fn apply_plain(op: &Lin, mut ins: Vec<Value>) -> Result<Value, String
                 return Err(bad());
             }
             let rs = shape_len(row);
-            let mut b = crate::array::Builder::new(*elem, n * rs);
+            let mut b = crate::array::Builder::try_new(*elem, n * rs, "an AD array")?;
             // Shapes compared inline: most rows are scalars or short, and
             // a `memcmp` call per row showed up in profiles.
             let same =
@@ -356,7 +356,7 @@ pub(crate) fn apply_plain(op: &Lin, mut ins: Vec<Value>) -> Result<Value, String
             Ok(Value::Array(ArrayValue {
                 shape: shape.into(),
                 offset: 0,
-                buffer: crate::array::replicate_buffer(*n, &x),
+                buffer: crate::array::replicate_buffer(*n, &x)?,
             }))
         }
         Lin::SumRows { n, row } => {
@@ -394,7 +394,7 @@ pub(crate) fn apply_plain(op: &Lin, mut ins: Vec<Value>) -> Result<Value, String
                         return Err(bad());
                     }
                     let a = if *copy {
-                        crate::array::copy_array(&a)
+                        crate::array::copy_array(&a)?
                     } else {
                         a
                     };

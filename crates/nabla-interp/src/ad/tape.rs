@@ -126,10 +126,15 @@ thread_local! {
     };
 }
 
-/// A chunk from the pool, or a new one.
-fn new_chunk() -> Vec<Entry> {
-    POOL.with(|p| p.borrow_mut().chunks.pop())
-        .unwrap_or_else(|| Vec::with_capacity(CHUNK))
+/// What the tape is called in out-of-memory errors.
+const TAPE: &str = "the tape of a vjp";
+
+/// A chunk from the pool, or a new one (or the out-of-memory message).
+fn new_chunk() -> Result<Vec<Entry>, String> {
+    match POOL.with(|p| p.borrow_mut().chunks.pop()) {
+        Some(c) => Ok(c),
+        None => crate::alloc::try_with_capacity(CHUNK, TAPE),
+    }
 }
 
 /// Returns an emptied chunk to the pool (or frees it).
@@ -143,12 +148,14 @@ fn recycle_chunk(c: Vec<Entry>) {
     });
 }
 
-/// An adjoint vector of `n` empty slots (the pooled one when there is one).
-fn new_adj(n: usize) -> Vec<Slot> {
+/// An adjoint vector of `n` empty slots (the pooled one when there is
+/// one), or the out-of-memory message.
+fn new_adj(n: usize) -> Result<Vec<Slot>, String> {
     let mut v = POOL.with(|p| std::mem::take(&mut p.borrow_mut().adj));
     v.clear();
+    crate::alloc::try_reserve(&mut v, n, "the adjoints of a vjp's sweep")?;
     v.resize_with(n, || Slot::Empty);
-    v
+    Ok(v)
 }
 
 /// Returns an adjoint vector to the pool when it is not too large.
@@ -169,17 +176,23 @@ impl Entries {
     pub fn len(&self) -> usize {
         self.len
     }
+    /// Appends an entry, or gives the out-of-memory message.
     #[inline]
-    fn push(&mut self, e: Entry) {
+    fn push(&mut self, e: Entry) -> Result<(), String> {
         match self.chunks.last_mut() {
             Some(c) if c.len() < CHUNK => c.push(e),
             _ => {
-                let mut c = new_chunk();
+                let mut c = new_chunk()?;
                 c.push(e);
+                if self.chunks.len() == self.chunks.capacity() {
+                    let more = self.chunks.len().max(16);
+                    crate::alloc::try_reserve(&mut self.chunks, more, TAPE)?;
+                }
                 self.chunks.push(c);
             }
         }
         self.len += 1;
+        Ok(())
     }
     fn pop(&mut self) -> Option<Entry> {
         let c = self.chunks.last_mut()?;
@@ -214,7 +227,7 @@ impl Tape {
         if n >= NONE as usize {
             return Err("vjp: too many recorded operations".into());
         }
-        self.entries.push(e);
+        self.entries.push(e)?;
         Ok(n as u32)
     }
 }
@@ -457,6 +470,20 @@ fn zero_at(st: &mut AdState, a: V, reg: &Reg) -> Result<V, String> {
     }
 }
 
+/// Whether an adjoint is a plain (not nested-AD) scalar zero, which the
+/// sweep treats as no adjoint at all.
+pub(crate) fn is_plain_scalar_zero(a: &V) -> bool {
+    match a {
+        V::Plain(Value::Prim(p)) => match *p {
+            PrimValue::F64(x) => x == 0.0,
+            PrimValue::F32(x) => x == 0.0,
+            PrimValue::F16(x) => f32::from(x) == 0.0,
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
 /// Sweeps `tape` backwards from the output adjoints `seeds` (node, adjoint)
 /// and returns the adjoints of its first `n_inputs` nodes (the `vjp`'s
 /// parameters; `None`: zero).
@@ -467,7 +494,7 @@ pub(crate) fn sweep(
     seeds: Vec<(u32, V)>,
 ) -> Result<Vec<Option<V>>, String> {
     let mut adj = Adj {
-        dense: new_adj(tape.entries.len()),
+        dense: new_adj(tape.entries.len())?,
         parts: HashMap::new(),
     };
     for (n, y) in seeds {
@@ -487,6 +514,12 @@ pub(crate) fn sweep(
             entries.pop();
             continue;
         };
+        if is_plain_scalar_zero(&a) {
+            // A symbolic zero: contributes nothing, even through an
+            // infinite or NaN partial (`0 · ∞` would be NaN).
+            entries.pop();
+            continue;
+        }
         let Some(e) = entries.pop() else { break };
         match e {
             Entry::Input { .. } => {

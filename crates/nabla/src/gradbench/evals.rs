@@ -169,6 +169,20 @@ pub fn prepare(module: &str, function: &str, input: &Json) -> Result<Call, Strin
     }
 }
 
+/// `k` copies of `v`, allocated fallibly: an input too large for memory is
+/// the error `out of memory: N bytes for WHAT`, never an abort.
+fn repeated<T: Copy>(v: &[T], k: usize, what: &str) -> Result<Vec<T>, String> {
+    let n = v.len().saturating_mul(k);
+    let bytes = (n as u128) * std::mem::size_of::<T>() as u128;
+    let mut out = Vec::new();
+    out.try_reserve_exact(n)
+        .map_err(|_| format!("out of memory: {bytes} bytes for {what}"))?;
+    for _ in 0..k {
+        out.extend_from_slice(v);
+    }
+    Ok(out)
+}
+
 /// `ba`: the compressed input (one camera, point, weight and feature) is
 /// expanded to n cameras, m points and p observations (observation i pairs
 /// camera i mod n with point i mod m), as ADBench's reader does.
@@ -188,13 +202,15 @@ fn prepare_ba(function: &str, input: &Json) -> Result<Call, String> {
         return Err("cam must have 11 values, x 3 and feat 2".to_string());
     }
     let (nu, mu, pu) = (n as usize, m as usize, p as usize);
-    let rep =
-        |v: &[f64], k: usize| -> Vec<f64> { v.iter().copied().cycle().take(v.len() * k).collect() };
-    let cams = ArrayValue::from_vec(&[n, 11], rep(&cam, nu));
-    let pts = ArrayValue::from_vec(&[m, 3], rep(&x, mu));
-    let ws = ArrayValue::from_vec(&[p], vec![w; pu]);
-    let feats = ArrayValue::from_vec(&[p, 2], rep(&feat, pu));
-    let obs: Vec<i64> = (0..p).flat_map(|i| [i % n, i % m]).collect();
+    let cams = ArrayValue::from_vec(&[n, 11], repeated(&cam, nu, "the cameras")?);
+    let pts = ArrayValue::from_vec(&[m, 3], repeated(&x, mu, "the points")?);
+    let ws = ArrayValue::from_vec(&[p], repeated(&[w], pu, "the weights")?);
+    let feats = ArrayValue::from_vec(&[p, 2], repeated(&feat, pu, "the features")?);
+    let mut obs: Vec<i64> = repeated(&[0, 0], pu, "the observations")?;
+    for (i, pair) in obs.chunks_exact_mut(2).enumerate() {
+        let i = i as i64;
+        pair.copy_from_slice(&[i % n, i % m]);
+    }
     let obs = ArrayValue::from_vec(&[p, 2], obs);
     let args: Vec<Value> = [cams, pts, ws, feats, obs]
         .into_iter()

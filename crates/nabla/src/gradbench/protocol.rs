@@ -9,6 +9,9 @@
 //!   (when present): `{"id", "success": true, "output", "timings": [{"name":
 //!   "evaluate", "nanoseconds"}, …]}` (one timing per run, of the run only),
 //!   or `{"id", "success": false, "error"}`;
+//!   An evaluation that exceeds the session's time limit (see
+//!   [`Session::with_time_limit`]) or runs out of memory is stopped and
+//!   answered with `success: false`; the session serves the next messages.
 //! * `analysis` and any other kind → `{"id"}`.
 //!
 //! A line that is not JSON or has no `id` gets no response (there is no id
@@ -34,7 +37,12 @@ pub struct Evaluation {
 #[derive(Default)]
 pub struct Session {
     programs: Programs,
+    /// Wall-clock limit of one `evaluate` (all its runs); `None`: none.
+    time_limit: Option<Duration>,
 }
+
+/// The default of [`Session::with_time_limit`]: ten minutes.
+pub const DEFAULT_EVAL_TIME_LIMIT: Duration = Duration::from_secs(600);
 
 /// The most runs one `evaluate` makes, whatever `min_runs` says.
 pub const MAX_RUNS: u64 = 1_000_000;
@@ -42,14 +50,23 @@ pub const MAX_RUNS: u64 = 1_000_000;
 impl Session {
     /// A session over the programs found by [`Programs::new`].
     pub fn new() -> Session {
+        Session::with_programs(Programs::new())
+    }
+
+    /// A session over the given programs (with the default time limit).
+    pub fn with_programs(programs: Programs) -> Session {
         Session {
-            programs: Programs::new(),
+            programs,
+            time_limit: Some(DEFAULT_EVAL_TIME_LIMIT),
         }
     }
 
-    /// A session over the given programs.
-    pub fn with_programs(programs: Programs) -> Session {
-        Session { programs }
+    /// Sets the wall-clock limit of one `evaluate` (`None`: no limit). An
+    /// evaluation that exceeds it is stopped and answered with
+    /// `success: false`; the session goes on.
+    pub fn with_time_limit(mut self, limit: Option<Duration>) -> Session {
+        self.time_limit = limit;
+        self
     }
 
     /// Compiles (type-checks and elaborates) eval `module`'s program.
@@ -92,6 +109,8 @@ impl Session {
             Duration::ZERO
         };
         let compiled = self.programs.get(module)?;
+        let cancel = nabla_interp::Cancel::new();
+        let _watchdog = self.time_limit.map(|t| cancel.after(t));
         let mut timings = Vec::new();
         let start = Instant::now();
         let mut last = None;
@@ -100,11 +119,20 @@ impl Session {
         {
             let args = call.args.clone();
             let t0 = Instant::now();
-            let r = compiled.run(&call.entry, args);
+            let r = compiled.run_cancellable(&call.entry, args, &cancel);
             let dt = t0.elapsed();
             match r {
                 Ok(rs) => last = Some(rs),
-                Err(e) => return Err(e.summary),
+                Err(e) => {
+                    return Err(match (cancel.reason(), self.time_limit) {
+                        (Some(nabla_interp::CancelReason::TimeLimit), Some(t)) => format!(
+                            "{} (the evaluation's time limit is {} s; `nabla gradbench --eval-timeout` sets it)",
+                            e.summary,
+                            t.as_secs_f64()
+                        ),
+                        _ => e.summary,
+                    })
+                }
             }
             timings.push(dt.as_nanos());
         }

@@ -87,8 +87,11 @@ fn walk(dir: &Path, out: &mut Vec<PathBuf>, depth: usize) -> std::io::Result<()>
 pub struct TestOptions {
     /// How many files are tested at once.
     pub jobs: usize,
-    /// Wall-clock limit per file; a file that takes longer counts as one
-    /// failure (its thread is abandoned). `None`: no limit.
+    /// Wall-clock limit per dataset run and per file. A dataset that runs
+    /// longer is stopped (the interpreter's cancellation flag) and fails
+    /// with "stopped: the time limit was exceeded"; a file that takes
+    /// longer in all is stopped likewise and counts one more failure (its
+    /// thread is abandoned only if it does not stop). `None`: no limit.
     pub timeout: Option<std::time::Duration>,
     /// How every program is compiled (passes, validation).
     pub compile: CompileOptions,
@@ -163,11 +166,20 @@ fn test_file_isolated(path: &Path, opts: &TestOptions) -> FileReport {
     let p = path.to_path_buf();
     let compile = opts.compile.clone();
     let backend = opts.backend;
+    let cancel = nabla_interp::Cancel::new();
+    let file_cancel = cancel.clone();
+    let progress = std::sync::Arc::new(AtomicUsize::new(0));
+    let file_progress = progress.clone();
     let (tx, rx) = std::sync::mpsc::channel();
     let spawned = std::thread::Builder::new()
         .stack_size(STACK_SIZE)
         .spawn(move || {
-            let _ = tx.send(test_file_with(&p, &compile, backend));
+            let limits = Limits {
+                run: timeout,
+                cancel: &file_cancel,
+                progress: &file_progress,
+            };
+            let _ = tx.send(test_file_limited(&p, &compile, backend, &limits));
         });
     let mut died = FileReport::default();
     if spawned.is_err() {
@@ -177,18 +189,36 @@ fn test_file_isolated(path: &Path, opts: &TestOptions) -> FileReport {
         ));
         return died;
     }
+    // Each dataset run is stopped by its own watchdog; the file as a whole
+    // times out only when no dataset has started for the limit (plus a
+    // grace period): compilation or reading values that never ends.
     let got = match timeout {
-        Some(t) => rx
-            .recv_timeout(t)
-            .map_err(|e| matches!(e, std::sync::mpsc::RecvTimeoutError::Timeout)),
+        Some(t) => loop {
+            let seen = progress.load(Ordering::SeqCst);
+            match rx.recv_timeout(t + std::time::Duration::from_secs(5)) {
+                Ok(r) => break Ok(r),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    if progress.load(Ordering::SeqCst) == seen {
+                        break Err(true);
+                    }
+                }
+                Err(_) => break Err(false),
+            }
+        },
         None => rx.recv().map_err(|_| false),
     };
     match got {
         Ok(r) => r,
         Err(true) => {
+            // Stop the run in progress; its report (the stopped dataset
+            // included) comes back when it does.
+            cancel.cancel(nabla_interp::CancelReason::TimeLimit);
             let secs = timeout.map(|t| t.as_secs_f64()).unwrap_or(0.0);
-            died.fail(format!("FAIL {}: timed out after {secs} s", path.display()));
-            died
+            let mut r = rx
+                .recv_timeout(std::time::Duration::from_secs(10))
+                .unwrap_or_default();
+            r.fail(format!("FAIL {}: timed out after {secs} s", path.display()));
+            r
         }
         Err(false) => {
             died.fail(format!(
@@ -225,6 +255,31 @@ pub fn test_file(path: &Path, opts: &CompileOptions) -> FileReport {
 
 /// [`test_file`] with the datasets run by `backend`.
 pub fn test_file_with(path: &Path, opts: &CompileOptions, backend: Backend) -> FileReport {
+    let limits = Limits {
+        run: None,
+        cancel: &nabla_interp::Cancel::new(),
+        progress: &AtomicUsize::new(0),
+    };
+    test_file_limited(path, opts, backend, &limits)
+}
+
+/// How the runs of one file are limited.
+struct Limits<'a> {
+    /// Time limit of each dataset run.
+    run: Option<std::time::Duration>,
+    /// Stops every run of the file when set.
+    cancel: &'a nabla_interp::Cancel,
+    /// Counts the dataset runs started (for the file's watchdog).
+    progress: &'a AtomicUsize,
+}
+
+/// [`test_file_with`] under `limits`.
+fn test_file_limited(
+    path: &Path,
+    opts: &CompileOptions,
+    backend: Backend,
+    limits: &Limits,
+) -> FileReport {
     let mut report = FileReport::default();
     let shown = path.display().to_string();
     let source = match std::fs::read_to_string(path) {
@@ -254,6 +309,7 @@ pub fn test_file_with(path: &Path, opts: &CompileOptions, backend: Backend) -> F
         backend,
         executable: None,
         work_dir: None,
+        limits,
     };
     let mut k = 0usize;
     for block in &spec.blocks {
@@ -300,6 +356,8 @@ struct FileCx<'a> {
     executable: Option<ExeState>,
     /// Where the executable lives (removed at the end).
     work_dir: Option<PathBuf>,
+    /// How the runs are limited.
+    limits: &'a Limits<'a>,
 }
 
 impl FileCx<'_> {
@@ -436,11 +494,26 @@ impl FileCx<'_> {
                         }
                     },
                 };
+                let limits = self.limits;
                 match self.compiled() {
                     Err(e) => report.fail(format!("{head}: {e}")),
                     Ok(c) => {
-                        let r = guarded(|| run_dataset(c, path, entry, ds, idx, exe.as_ref()))
-                            .and_then(|r| r);
+                        let r = guarded(|| {
+                            limits.progress.fetch_add(1, Ordering::SeqCst);
+                            let watchdog = limits.run.map(|t| limits.cancel.after(t));
+                            let mut r =
+                                run_dataset(c, path, entry, ds, idx, exe.as_ref(), limits.cancel);
+                            drop(watchdog);
+                            // A stopped run stops only itself.
+                            if limits.cancel.reason() == Some(nabla_interp::CancelReason::TimeLimit)
+                            {
+                                limits.cancel.reset();
+                                let secs = limits.run.map(|t| t.as_secs_f64()).unwrap_or(0.0);
+                                r = r.map_err(|e| format!("timed out after {secs} s: {e}"));
+                            }
+                            r
+                        })
+                        .and_then(|r| r);
                         match r {
                             Ok(()) => report.pass(),
                             Err(reason) => report.fail(format!("{head}: {reason}")),
@@ -480,6 +553,7 @@ fn run_dataset(
     ds: &Dataset,
     idx: usize,
     exe: Option<&Executable>,
+    cancel: &nabla_interp::Cancel,
 ) -> Result<(), String> {
     let types = c.entry_types(entry)?;
     let args =
@@ -510,7 +584,7 @@ fn run_dataset(
             }
         };
     let result: Result<Vec<Value>, RunError> = match exe {
-        None => c.run(entry, args),
+        None => c.run_cancellable(entry, args, cancel),
         Some(exe) => exe.run(c, entry, &args, &types.results),
     };
     match (&ds.expected, result) {

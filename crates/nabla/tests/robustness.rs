@@ -1,0 +1,510 @@
+//! The reliability reproducers of issue 13 (`tests/data/robustness/`, the
+//! large ones generated here): each must give a clean, located error, a
+//! correct result or a bounded run — never a wrong number, an abort or a
+//! hang. Every run is under an address-space limit (`ulimit -v`) so that a
+//! regression fails the test instead of eating the machine, and under a
+//! generous wall-clock limit (`timeout`) so that a hang fails it too.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+/// Address-space limit (KiB) of every run: 4 GiB.
+const MEMORY_LIMIT_KB: u64 = 4_000_000;
+
+/// Wall-clock limit of every run (seconds); far above what a passing run takes.
+const WALL_LIMIT_S: u64 = 120;
+
+fn data(name: &str) -> PathBuf {
+    let p = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/robustness")
+        .join(name);
+    assert!(p.exists(), "missing test data {}", p.display());
+    p
+}
+
+/// A scratch directory for generated programs.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nabla-robust-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Runs `nabla ARGS` with `stdin` under the memory and wall-clock limits.
+fn nabla(args: &[&str], stdin: &[u8]) -> Output {
+    nabla_limited(args, stdin, MEMORY_LIMIT_KB)
+}
+
+fn nabla_limited(args: &[&str], stdin: &[u8], memory_kb: u64) -> Output {
+    nabla_within(args, stdin, memory_kb, WALL_LIMIT_S)
+}
+
+/// Runs `nabla ARGS` under `memory_kb` of address space, killed after
+/// `wall_s` seconds (a killed run fails the test's status check).
+fn nabla_within(args: &[&str], stdin: &[u8], memory_kb: u64, wall_s: u64) -> Output {
+    let mut script = format!("ulimit -v {memory_kb}; exec timeout -s KILL {wall_s} \"$0\"");
+    for i in 1..=args.len() {
+        script.push_str(&format!(" \"${i}\""));
+    }
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_nabla"))
+        .args(args)
+        .env_remove("RUST_BACKTRACE")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start nabla");
+    let mut input = child.stdin.take().unwrap();
+    let stdin = stdin.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = input.write_all(&stdin);
+    });
+    let out = child.wait_with_output().unwrap();
+    let _ = writer.join();
+    out
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Runs reproducer `stem` (`stem.fut`, input `stem.in` or `1`).
+fn run_repro(stem: &str, extra: &[&str]) -> Output {
+    let fut = data(&format!("{stem}.fut"));
+    let input_path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/robustness")
+        .join(format!("{stem}.in"));
+    let input = std::fs::read(&input_path).unwrap_or_else(|_| b"1".to_vec());
+    let mut args = vec!["run", fut.to_str().unwrap()];
+    args.extend_from_slice(extra);
+    nabla(&args, &input)
+}
+
+/// Asserts a clean failure: exit status 1 (not a signal), no panic, and
+/// stderr containing every one of `needles`.
+fn assert_clean_error(o: &Output, needles: &[&str]) {
+    let err = text(&o.stderr);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "expected exit status 1, got {:?}; stderr:\n{err}",
+        o.status
+    );
+    assert!(!err.contains("panicked"), "panic: {err}");
+    for n in needles {
+        assert!(err.contains(n), "stderr lacks {n:?}:\n{err}");
+    }
+}
+
+fn assert_output(o: &Output, expected: &str) {
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "failed ({:?}): {err}", o.status);
+    assert_eq!(text(&o.stdout).trim(), expected, "stderr: {err}");
+}
+
+// ---- no silent wrong answers ---------------------------------------------
+
+#[test]
+fn coercion_to_compound_size_is_checked() {
+    let o = run_repro("wrong_unchecked_coercion", &[]);
+    assert_clean_error(
+        &o,
+        &[
+            "size error",
+            "coercion",
+            "wrong_unchecked_coercion.fut:1:47",
+        ],
+    );
+}
+
+#[test]
+fn split_of_coerced_array_is_checked() {
+    let o = run_repro("wrong_unchecked_split_coercion", &[]);
+    assert_clean_error(&o, &["size error", "coercion", ".fut:1:48"]);
+}
+
+#[test]
+fn entry_argument_must_agree_with_repeated_size() {
+    let o = run_repro("wrong_nonsquare_entry_arg", &[]);
+    assert_clean_error(&o, &["parameter x", "size n", ".fut:1:14"]);
+    let f = data("wrong_nonsquare_entry_arg.fut");
+    let ok = nabla(&["run", f.to_str().unwrap()], b"[[1,2],[3,4]]");
+    assert_output(&ok, "2i64");
+}
+
+#[test]
+fn slices_with_extreme_strides_follow_futhark() {
+    let f = data("wrong_slice_extreme_stride.fut");
+    let f = f.to_str().unwrap();
+    let cases = [
+        ("-9223372036854775808i64", "[3i32]"),
+        ("9223372036854775807i64", "[1i32]"),
+        ("-9223372036854775807i64", "[3i32]"),
+        ("-1i64", "[3i32, 2i32, 1i32]"),
+        ("2i64", "[1i32, 3i32]"),
+        ("-2i64", "[3i32, 1i32]"),
+    ];
+    for (stride, expected) in cases {
+        let o = nabla(&["run", f], format!("[1,2,3] {stride}").as_bytes());
+        assert_output(&o, expected);
+    }
+    let empty = nabla(&["run", f], b"empty([0]i32) -9223372036854775808i64");
+    assert_output(&empty, "empty([0]i32)");
+}
+
+#[test]
+fn duplicate_entry_points_are_an_error() {
+    let o = run_repro("odd_duplicate_entry", &[]);
+    assert_clean_error(
+        &o,
+        &["already an entry point named `main`", "first defined here"],
+    );
+}
+
+/// Dynamic AD: a zero adjoint is symbolic, never multiplied by an infinite
+/// or NaN partial, so `vjp` agrees with `jvp`.
+#[test]
+fn vjp_agrees_with_jvp_through_infinite_partials() {
+    let f = data("ad_vjp_nan_vs_jvp_inf.fut");
+    let f = f.to_str().unwrap();
+    for entry in ["v", "j"] {
+        let o = nabla(&["run", f, "-e", entry, "--ad=dynamic"], b"1.0");
+        assert_output(&o, "f64.inf");
+    }
+    let g = data("ad_vjp_nan_vs_jvp_inf_generated.fut");
+    let g = g.to_str().unwrap();
+    for entry in ["df_vjp", "df_jvp"] {
+        let o = nabla(
+            &["run", g, "-e", entry, "--ad=dynamic"],
+            b"-1.5422045845770604",
+        );
+        assert_output(&o, "f64.inf");
+    }
+}
+
+// ---- no aborts: allocation failures are located errors --------------------
+
+/// A clean out-of-memory error: exit status 1, the message, the span.
+fn assert_out_of_memory(o: &Output, span: &str) {
+    assert_clean_error(o, &["out of memory: ", " bytes for ", span]);
+}
+
+#[test]
+fn huge_replicate_is_an_out_of_memory_error() {
+    let o = run_repro("oom_abort_replicate", &[]);
+    assert_out_of_memory(&o, "oom_abort_replicate.fut:1:35");
+}
+
+#[test]
+fn huge_iota_is_an_out_of_memory_error() {
+    let o = run_repro("oom_abort_iota", &[]);
+    assert_out_of_memory(&o, "oom_abort_iota.fut:1:36");
+}
+
+#[test]
+fn doubling_concatenation_is_an_out_of_memory_error() {
+    // 2^40 elements: the limit is reached well before that under 4 GB.
+    let o = run_repro("oom_abort_doubling_loop", &[]);
+    assert_out_of_memory(&o, "oom_abort_doubling_loop.fut:1:65");
+}
+
+#[test]
+fn huge_tabulate_2d_is_an_out_of_memory_error() {
+    // 10^8 × 10^8 elements: refused when the first row shows the total
+    // (8·10^16 bytes), or earlier under a tight limit; either way a clean
+    // out-of-memory error, quickly.
+    let f = data("hang_mem_tabulate_2d.fut");
+    let o = nabla_limited(
+        &["run", f.to_str().unwrap()],
+        &std::fs::read(data("hang_mem_tabulate_2d.in")).unwrap(),
+        1_200_000,
+    );
+    assert_clean_error(&o, &["out of memory: ", " bytes for "]);
+}
+
+#[test]
+fn long_vjp_tape_is_an_out_of_memory_error() {
+    let f = data("oom_abort_vjp_long_while.fut");
+    // A tighter limit for the slower debug build: the tape fills it sooner.
+    let limit_kb = if cfg!(debug_assertions) {
+        600_000
+    } else {
+        1_000_000
+    };
+    let o = nabla_limited(
+        &["run", f.to_str().unwrap()],
+        &std::fs::read(data("oom_abort_vjp_long_while.in")).unwrap(),
+        limit_kb,
+    );
+    assert_out_of_memory(&o, "oom_abort_vjp_long_while.fut:1:88");
+}
+
+#[test]
+fn map_over_many_empty_rows_is_refused_quickly() {
+    // 10^12 results of 8 bytes: over the per-array limit, refused before
+    // any row is visited.
+    let o = run_repro("hang_map_over_empty_rows", &[]);
+    assert_out_of_memory(&o, "hang_map_over_empty_rows.fut:1:34");
+}
+
+#[test]
+fn replicating_empty_rows_does_no_work_per_row() {
+    let o = run_repro("hang_replicate_empty_rows", &[]);
+    assert_output(&o, "9223372036854775807i64");
+}
+
+// ---- large generated programs (as make_big.py makes them) -----------------
+
+/// `n` functions, each calling the previous one.
+fn call_chain(n: usize) -> String {
+    let mut s = String::from("def f0 (x: i32) : i32 = x + 1\n");
+    for k in 1..n {
+        s.push_str(&format!("def f{k} (x: i32) : i32 = f{} x + 1\n", k - 1));
+    }
+    s.push_str(&format!("def main (x: i32) : i32 = f{} x\n", n - 1));
+    s
+}
+
+/// `n` functions, each `k` loops deep around a call of the previous one.
+fn deep_call_chain(n: usize, k: usize) -> String {
+    let mut s = String::from("def f0 (x: i32) : i32 = x + 1\n");
+    for j in 1..n {
+        s.push_str(&format!("def f{j} (x: i32) : i32 = "));
+        for m in 0..k {
+            s.push_str(&format!("loop a{m} = x for i{m} < 1 do "));
+        }
+        s.push_str(&format!("f{} a{}\n", j - 1, k - 1));
+    }
+    s.push_str(&format!("def main (x: i32) : i32 = f{} x\n", n - 1));
+    s
+}
+
+/// Scales a reproducer's size down for debug builds of the binary (whose
+/// frames are larger and whose passes are slower).
+fn scaled(n: usize) -> usize {
+    if cfg!(debug_assertions) {
+        n / 5
+    } else {
+        n
+    }
+}
+
+fn write_program(test: &str, text: &str) -> PathBuf {
+    let dir = scratch(test);
+    let p = dir.join("big.fut");
+    std::fs::write(&p, text).unwrap();
+    p
+}
+
+#[test]
+fn long_call_chain_does_not_overflow_the_stack() {
+    // 70 000 functions: the elaborator used to overflow its stack. The
+    // optimiser's budget leaves most calls in place, so the interpreter's
+    // call depth limit is what the run meets: a clean error.
+    let p = write_program("chain70000", &call_chain(scaled(70_000)));
+    let o = nabla(&["run", p.to_str().unwrap()], b"1");
+    assert_clean_error(&o, &["call depth limit"]);
+}
+
+#[test]
+fn deeply_nested_call_chain_compiles_and_runs() {
+    let p = write_program("deep1000x200", &deep_call_chain(scaled(1000), 200));
+    let o = nabla(&["run", p.to_str().unwrap()], b"1");
+    assert_output(&o, "2i32");
+}
+
+#[test]
+fn inliner_stays_within_its_budget_on_call_chains() {
+    // Used to take 6-10 GB; the memory limit of the run (4 GB) checks it.
+    for n in [5_000, 10_000] {
+        let p = write_program(&format!("chain{n}"), &call_chain(scaled(n)));
+        let o = nabla(&["run", p.to_str().unwrap()], b"1");
+        assert_output(&o, &format!("{}i32", scaled(n) + 1));
+    }
+}
+
+// ---- runs that can be stopped ---------------------------------------------
+
+/// The JSON lines of a GradBench session's answers.
+fn answers(o: &Output) -> Vec<serde_json::Value> {
+    text(&o.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON {l:?}: {e}")))
+        .collect()
+}
+
+/// Runs a GradBench reproducer (`id` 1 must fail with an error containing
+/// `needle`, `id` 2 — `hello.square 3` — must still be answered).
+fn gradbench_repro(stem: &str, needle: &str) {
+    let input = std::fs::read(data(&format!("{stem}.jsonl"))).unwrap();
+    let o = nabla(&["gradbench", "--eval-timeout", "5"], &input);
+    assert!(o.status.success(), "{:?}: {}", o.status, text(&o.stderr));
+    let a = answers(&o);
+    assert_eq!(a.len(), 2, "answers: {a:?}; stderr: {}", text(&o.stderr));
+    assert_eq!(a[0]["id"], 1);
+    assert_eq!(a[0]["success"], false, "{a:?}");
+    let err = a[0]["error"].as_str().unwrap_or_default();
+    assert!(err.contains(needle), "error {err:?} lacks {needle:?}");
+    assert_eq!(a[1]["id"], 2);
+    assert_eq!(a[1]["success"], true, "{a:?}");
+    assert_eq!(a[1]["output"], 9.0);
+}
+
+#[test]
+fn gradbench_answers_out_of_memory_and_serves_on() {
+    gradbench_repro("gradbench_abort_llsq_huge_n", "out of memory: ");
+    gradbench_repro("gradbench_abort_ba_max_sizes", "out of memory: ");
+}
+
+#[test]
+fn gradbench_stops_long_evaluations_and_serves_on() {
+    for stem in [
+        "gradbench_hang_ode_huge_s",
+        "gradbench_hang_particle_w1e308",
+        "gradbench_hang_particle_wneg",
+        "gradbench_hang_saddle_huge",
+    ] {
+        gradbench_repro(stem, "time limit");
+    }
+}
+
+#[test]
+fn ctrl_c_stops_a_run_with_a_message() {
+    let f = data("hang_while_true.fut");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nabla"))
+        .args(["run", f.to_str().unwrap()])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start nabla");
+    child.stdin.take().unwrap().write_all(b"0").unwrap();
+    // Give it time to compile and enter the loop.
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let killed = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("nabla run did not stop on SIGINT");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(o.status.code(), Some(130), "{:?}", o.status);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("interrupted") && err.contains("hang_while_true.fut:1:27"),
+        "{err}"
+    );
+}
+
+#[test]
+fn test_timeout_stops_one_dataset_and_reports_it() {
+    // The loop of hang_while_true, on dataset #0 only.
+    let dir = scratch("test-timeout");
+    let f = dir.join("spin.fut");
+    std::fs::write(
+        &f,
+        "-- ==\n-- input { 0 }\n-- output { 0 }\n-- input { 5 }\n-- output { 5 }\n\
+         def main (x: i32) : i32 = if x == 0 then (loop x while true do x + 1) else x\n",
+    )
+    .unwrap();
+    let o = nabla(&["test", "--timeout", "2", f.to_str().unwrap()], b"");
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("#0 (input { 0 })") && out.contains("time limit"),
+        "{out}"
+    );
+    assert!(out.contains("1 passed, 1 failed"), "{out}");
+}
+
+// ---- compile time that grows gently ---------------------------------------
+
+/// Generous bound (seconds) on compile-and-run of the generated programs
+/// below, which take well under a second; the quadratic and quartic type
+/// checker took minutes to hours on them.
+const COMPILE_LIMIT_S: u64 = 60;
+
+#[test]
+fn many_parameters_type_check_quickly() {
+    // 600 parameters took 14 s (about O(n^4)); 2000 would take hours.
+    let n = 2000;
+    let params: Vec<String> = (0..n).map(|k| format!("(a{k}: i32)")).collect();
+    let p = write_program(
+        "params2000",
+        &format!("def main {} : i32 = a0\n", params.join(" ")),
+    );
+    let input = vec!["1"; n].join(" ");
+    let o = nabla_within(
+        &["run", p.to_str().unwrap()],
+        input.as_bytes(),
+        MEMORY_LIMIT_KB,
+        COMPILE_LIMIT_S,
+    );
+    assert_output(&o, "1i32");
+}
+
+#[test]
+fn long_array_literals_type_check_quickly() {
+    // 30 000 elements took 14 s (O(n^2)); 10^5 more than 20 s.
+    let n = 100_000;
+    let p = write_program(
+        "literal100000",
+        &format!(
+            "def main (x: f64) : f64 = x + f64.sum [{}]\n",
+            vec!["1.5"; n].join(",")
+        ),
+    );
+    let o = nabla_within(
+        &["run", p.to_str().unwrap()],
+        b"0.0",
+        MEMORY_LIMIT_KB,
+        COMPILE_LIMIT_S,
+    );
+    assert_output(&o, "150000.0f64");
+}
+
+#[test]
+fn exponential_types_are_an_error() {
+    let o = run_repro("exp_type_blowup_dup30", &[]);
+    assert_clean_error(&o, &["type of this expression is too large", ".fut:2:"]);
+}
+
+#[test]
+fn exponential_inlining_of_function_values_is_an_error() {
+    let o = run_repro("exp_inline_blowup_twice40", &[]);
+    assert_clean_error(&o, &["too large to elaborate", ".fut:1:"]);
+}
+
+#[test]
+fn long_chains_of_type_abbreviations_are_bounded() {
+    // t_k = [1]t_{k-1}: stored expanded, 20 000 of them took 3 GB.
+    let mut text = String::from("type t0 = i32\n");
+    for k in 1..20_000 {
+        text.push_str(&format!("type t{k} = [1]t{}\n", k - 1));
+    }
+    text.push_str("def main (x: i32) : i32 = x\n");
+    let p = write_program("abbrev20000", &text);
+    let o = nabla_within(
+        &["check", p.to_str().unwrap()],
+        b"",
+        1_000_000,
+        COMPILE_LIMIT_S,
+    );
+    assert_clean_error(&o, &["at most 1000 dimensions", "big.fut:1002:"]);
+}
+
+#[test]
+fn the_600_parameter_reproducer_runs() {
+    let o = run_repro("typeck_slow_600_params", &[]);
+    assert_output(&o, "1i32");
+}
