@@ -2945,6 +2945,22 @@ impl Reverse<'_> {
             for (f, a) in array_fvs.iter().zip(&ps[n_arrs + n_seeds..]) {
                 self.redirect.insert(*f, *a);
             }
+            // Where every seed of the element is a scalar zero, its
+            // adjoints are zero: skip the return sweep, so that no zero is
+            // multiplied by an infinite or NaN partial derivative (the
+            // element-wise form of symbolic zero adjoints).
+            let guard = if n_seeds > 0 && seeds.iter().all(|(_, t)| t.rank() == 0) {
+                let mut any = Atom::Const(PrimValue::Bool(false));
+                for ((_, t), s) in seeds.iter().zip(&ps[n_arrs..n_arrs + n_seeds]) {
+                    let zero = Atom::Const(PrimValue::zero(t.elem()));
+                    let nonzero = b.cmp(CmpOp::Neq, Atom::Var(*s), zero);
+                    any = b.binop(BinOp::LogOr, any, nonzero)?;
+                }
+                b.begin();
+                Some(any)
+            } else {
+                None
+            };
             let copy = self.fresh_copy(b, &lam.body, map)?;
             let cks = self.forward_sweep(b, &copy.stms)?;
             let mut inner = Adjoints::default();
@@ -2971,7 +2987,30 @@ impl Reverse<'_> {
                 results.push(Atom::Var(a));
                 returned_types.push(type_of(b, span, a)?);
             }
-            Ok(results)
+            let Some(cond) = guard else {
+                return Ok(results);
+            };
+            let then_ = b.end(results);
+            b.begin();
+            let mut zeros = Vec::new();
+            for v in &ps[..n_arrs] {
+                let t = type_of(b, span, *v)?;
+                if Self::differentiable(&t) {
+                    zeros.push(zero_like(b, span, *v)?);
+                }
+            }
+            for v in scalar_fvs {
+                zeros.push(zero_like(b, span, *v)?);
+            }
+            // The accumulators, untouched.
+            zeros.extend(ps[n_arrs + n_seeds..].iter().map(|a| Atom::Var(*a)));
+            let else_ = b.end(zeros);
+            let out = b.bind(
+                "adj_elem",
+                returned_types.clone(),
+                Exp::If { cond, then_, else_ },
+            );
+            Ok(out.into_iter().map(Atom::Var).collect())
         });
         self.redirect = saved;
         let new_lam = new_lam?;

@@ -73,6 +73,13 @@ fn hoist_out(
     let mut moved = Vec::new();
     let old = std::mem::take(&mut b.stms);
     for s in old {
+        // Statements nesting deeper than MAX_NESTING stay (checking them
+        // at every level of a deep nest would take quadratic time).
+        if !nesting_at_most(&s.exp, MAX_NESTING) {
+            inside.extend(s.pat.iter().map(|p| p.var));
+            b.stms.push(s);
+            continue;
+        }
         let invariant = nabla_ir::free_vars_stm(&s)
             .iter()
             .all(|v| !inside.contains(v));
@@ -88,9 +95,9 @@ fn hoist_out(
         if movable {
             moved.push(s);
         } else {
-            for v in bound_by(&s) {
-                inside.insert(v);
-            }
+            // Only the statement's own results are in scope after it
+            // (variables bound in its nested bodies are not).
+            inside.extend(s.pat.iter().map(|p| p.var));
             b.stms.push(s);
         }
     }
@@ -146,39 +153,22 @@ fn consumed_in(b: &Body) -> HashSet<Var> {
     out
 }
 
-/// Every variable a statement binds, nested binders included.
-fn bound_by(s: &Stm) -> Vec<Var> {
-    let mut out: Vec<Var> = s.pat.iter().map(|p| p.var).collect();
-    let mut stack: Vec<&Exp> = vec![&s.exp];
-    while let Some(e) = stack.pop() {
-        match e {
-            Exp::Loop { params, form, .. } => {
-                out.extend(params.iter().map(|p| p.var));
-                if let LoopForm::For { i, .. } = form {
-                    out.push(*i);
-                }
-            }
-            Exp::Soac(
-                Soac::Map { lam, .. }
-                | Soac::Reduce { lam, .. }
-                | Soac::Scan { lam, .. }
-                | Soac::Hist { lam, .. },
-            ) => {
-                out.extend(lam.params.iter().map(|p| p.var));
-            }
-            Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } | Exp::WithAcc { lam, .. } => {
-                out.extend(lam.params.iter().map(|p| p.var));
-            }
-            _ => {}
-        }
-        for (nb, _) in walk::nested_bodies(e) {
-            for st in &nb.stms {
-                out.extend(st.pat.iter().map(|p| p.var));
-                stack.push(&st.exp);
-            }
-        }
+/// How deep a statement may nest bodies and still be considered for
+/// moving.
+const MAX_NESTING: usize = 8;
+
+/// Whether `e` nests bodies at most `limit` deep (stops looking deeper).
+fn nesting_at_most(e: &Exp, limit: usize) -> bool {
+    let nested = walk::nested_bodies(e);
+    if nested.is_empty() {
+        return true;
     }
-    out
+    if limit == 0 {
+        return false;
+    }
+    nested
+        .iter()
+        .all(|(b, _)| b.stms.iter().all(|s| nesting_at_most(&s.exp, limit - 1)))
 }
 
 /// The bodies nested in `e` that hoisting may look into (not `jvp`/`vjp`
