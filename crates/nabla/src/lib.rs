@@ -4,6 +4,7 @@
 pub mod cbackend;
 pub mod driver;
 mod frontend;
+pub mod fuzzing;
 pub mod gradbench;
 pub mod testrunner;
 
