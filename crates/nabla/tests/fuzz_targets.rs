@@ -13,7 +13,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
 
 /// Mutated inputs per target (each derived from one seed of the run).
-const MUTANTS: u64 = 300;
+const MUTANTS: u64 = 2_000;
 
 /// xorshift64* — small, seeded, reproducible.
 struct Rng(u64);
