@@ -896,28 +896,11 @@ impl Reverse<'_> {
                 self.scan_vectorised(b, adj, *w, &op, neutral[0], arrs[0], pat[0].var, g)?;
             }
             Exp::Soac(Soac::Scan { w, lam, arrs, .. }) if arrs.len() == 1 && is_plus(lam) => {
-                // Seed 003 §5.2: the adjoint of an inclusive (+)-scan is the
-                // reversed (+)-scan of the reversed adjoints.
                 let Some(Atom::Var(g)) = g else { return Ok(()) };
                 if !self.active.contains(&arrs[0]) {
                     return Ok(());
                 }
-                let t = crate::util::existential(&type_of(b, self.span, arrs[0])?);
-                let reversed = b.bind1("adj_rev", t.clone(), Exp::Reverse(g));
-                let op = lam.clone();
-                let fresh_op = self.fresh_lambda(b, &op)?;
-                let zero = Atom::Const(PrimValue::zero(t.elem()));
-                let scanned = b.bind1(
-                    "adj_scan",
-                    t.clone(),
-                    Exp::Soac(Soac::Scan {
-                        w: *w,
-                        lam: fresh_op,
-                        neutral: vec![zero],
-                        arrs: vec![reversed],
-                    }),
-                );
-                let x = b.bind1("adj_rev", t, Exp::Reverse(scanned));
+                let x = self.plus_scan_adjoint(b, *w, lam, g)?;
                 self.add(b, adj, arrs[0], Atom::Var(x), true)?;
             }
             Exp::Soac(Soac::Scan {
@@ -2015,10 +1998,8 @@ impl Reverse<'_> {
 
     /// A reduction whose operator is a scalar operator mapped over rows
     /// (`reduce (map2 op) ne xss`, seed 003 §5.1's vectorised operators): a
-    /// map of scalar reductions over the columns. The columns of `xss` (its
-    /// transpose) are reduced one by one with the scalar rule of `op` (the
-    /// `+`, `*`, min/max or generic rule), and the columns' adjoints are
-    /// transposed back.
+    /// map of scalar reductions over the columns, each differentiated with
+    /// the scalar rule of `op` (the `+`, `*`, min/max or generic rule).
     #[allow(clippy::too_many_arguments)]
     fn reduce_vectorised(
         &mut self,
@@ -2031,67 +2012,42 @@ impl Reverse<'_> {
         result: Var,
         g: Var,
     ) -> Result<(), AdError> {
-        let span = self.span;
-        let at = type_of(b, span, arr)?;
-        if at.rank() != 2 {
-            return self.unsupported("reductions of arrays of rank > 2 with a vectorised operator");
-        }
-        let elem = at.elem();
-        let t = Type::Prim(elem);
-        let col_t = Type::Array(elem, vec![Dim::Ext]);
-        let cols_t = Type::Array(elem, vec![Dim::Ext, Dim::Ext]);
-        let columns = b.bind1("columns", cols_t.clone(), Exp::Rearrange(vec![1, 0], arr));
-        let Atom::Var(ne) = neutral else {
-            return error(span, "internal error: a constant neutral array");
-        };
-        let m = Atom::Var(b.bind1("m", Type::Prim(PrimType::I64), Exp::Size(result, 0)));
-        let lam = b.lambda::<AdError>(
-            "col",
-            vec![col_t.clone(), t.clone(), t.clone(), t.clone()],
-            |b, ps| {
-                let (col, ne_j, r_j, g_j) = (ps[0], ps[1], ps[2], ps[3]);
-                let mut local = Adjoints::default();
-                self.active.insert(col);
+        self.by_columns(
+            b,
+            adj,
+            arr,
+            neutral,
+            result,
+            g,
+            |this, b, local, [col, ne_j, r_j, g_j]| {
+                let t = type_of(b, this.span, r_j)?;
+                let elem = t.elem();
                 let (ne_j, g_j) = (Atom::Var(ne_j), Atom::Var(g_j));
                 match single_binop(op) {
                     Some(BinOp::Add) => {
-                        let bc = b.bind1("adj_bcast", col_t.clone(), Exp::Replicate(w, g_j));
-                        self.add(b, &mut local, col, Atom::Var(bc), true)?;
+                        let col_t = type_of(b, this.span, col)?;
+                        let bc = b.bind1("adj_bcast", col_t, Exp::Replicate(w, g_j));
+                        this.add(b, local, col, Atom::Var(bc), true)
                     }
                     Some(BinOp::Min | BinOp::Max) => {
-                        self.reduce_min_max(b, &mut local, w, col, r_j, g_j)?;
+                        this.reduce_min_max(b, local, w, col, r_j, g_j)
                     }
                     Some(BinOp::Mul)
                         if elem.is_float()
                             && ne_j == Atom::Const(nabla_ir::derivatives::constant(elem, 1.0)) =>
                     {
-                        self.reduce_product(b, &mut local, w, col, &t, g_j)?;
+                        this.reduce_product(b, local, w, col, &t, g_j)
                     }
-                    _ => {
-                        self.reduce_generic(b, &mut local, w, op, &[ne_j], &[col], vec![g_j])?;
-                    }
+                    _ => this.reduce_generic(b, local, w, op, &[ne_j], &[col], vec![g_j]),
                 }
-                Ok(vec![self.materialize(b, &local, col)?])
             },
-        )?;
-        let col_adjs = b.bind1(
-            "adj_columns",
-            cols_t.clone(),
-            Exp::Soac(Soac::Map {
-                w: m,
-                lam,
-                arrs: vec![columns, ne, result, g],
-            }),
-        );
-        let rows = b.bind1("adj_rows", cols_t, Exp::Rearrange(vec![1, 0], col_adjs));
-        self.add(b, adj, arr, Atom::Var(rows), false)
+        )
     }
 
     /// A scan whose operator is a scalar operator mapped over rows (`scan
     /// (map2 op) ne xss`): a map of scalar scans over the columns, each
     /// differentiated with the scalar rule (`+`: the reversed scan of the
-    /// reversed adjoints; otherwise the generic affine-map rule), and the
-    /// columns' adjoints transposed back.
+    /// reversed adjoints; otherwise the generic affine-map rule).
     #[allow(clippy::too_many_arguments)]
     fn scan_vectorised(
         &mut self,
@@ -2104,77 +2060,121 @@ impl Reverse<'_> {
         result: Var,
         g: Var,
     ) -> Result<(), AdError> {
+        self.by_columns(
+            b,
+            adj,
+            arr,
+            neutral,
+            result,
+            g,
+            |this, b, local, [col, ne_j, ys_j, g_j]| {
+                if single_binop(op) == Some(BinOp::Add) {
+                    let x = this.plus_scan_adjoint(b, w, op, g_j)?;
+                    this.add(b, local, col, Atom::Var(x), true)
+                } else {
+                    let (ne_j, g_j) = (Atom::Var(ne_j), Some(g_j));
+                    this.scan_generic(b, local, w, op, &[ne_j], &[col], &[ys_j], &[g_j])
+                }
+            },
+        )
+    }
+
+    /// The adjoint of a reduction or scan with a vectorised operator over
+    /// `arr: [n][m]` (floats): the columns of `arr` (its transpose), of
+    /// `result` and of its adjoint `g` (transposed too where they have rank
+    /// 2, as a scan's do) and the `m` neutral elements go through one map;
+    /// per column, `column_rule(col, ne_j, result_j, g_j)` adds the column's
+    /// adjoint to the `Adjoints` it is given. The columns' adjoints are
+    /// transposed back and added to `arr`'s.
+    #[allow(clippy::too_many_arguments)]
+    fn by_columns(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        arr: Var,
+        neutral: Atom,
+        result: Var,
+        g: Var,
+        mut column_rule: impl FnMut(
+            &mut Self,
+            &mut FunctionBuilder,
+            &mut Adjoints,
+            [Var; 4],
+        ) -> Result<(), AdError>,
+    ) -> Result<(), AdError> {
         let span = self.span;
         let at = type_of(b, span, arr)?;
         if at.rank() != 2 {
-            return self.unsupported("scans of arrays of rank > 2 with a vectorised operator");
+            return self.unsupported("vectorised operators on arrays of rank > 2");
         }
         let elem = at.elem();
         if !elem.is_float() {
             return Ok(());
         }
-        let t = Type::Prim(elem);
-        let col_t = Type::Array(elem, vec![Dim::Ext]);
-        let cols_t = Type::Array(elem, vec![Dim::Ext, Dim::Ext]);
         let Atom::Var(ne) = neutral else {
             return error(span, "internal error: a constant neutral array");
         };
-        let columns = b.bind1("columns", cols_t.clone(), Exp::Rearrange(vec![1, 0], arr));
-        let result_columns = b.bind1(
-            "columns",
-            cols_t.clone(),
-            Exp::Rearrange(vec![1, 0], result),
-        );
-        let adj_columns = b.bind1("columns", cols_t.clone(), Exp::Rearrange(vec![1, 0], g));
+        let col_t = Type::Array(elem, vec![Dim::Ext]);
+        let cols_t = Type::Array(elem, vec![Dim::Ext, Dim::Ext]);
+        let columns = |b: &mut FunctionBuilder, v: Var| -> Result<(Var, Type), AdError> {
+            Ok(match type_of(b, span, v)?.rank() {
+                2 => (
+                    b.bind1("columns", cols_t.clone(), Exp::Rearrange(vec![1, 0], v)),
+                    col_t.clone(),
+                ),
+                _ => (v, Type::Prim(elem)),
+            })
+        };
+        let (arr_columns, _) = columns(b, arr)?;
+        let (result_columns, result_t) = columns(b, result)?;
+        let (adj_columns, adj_t) = columns(b, g)?;
         let m = Atom::Var(b.bind1("m", Type::Prim(PrimType::I64), Exp::Size(ne, 0)));
-        let lam = b.lambda::<AdError>(
-            "col",
-            vec![col_t.clone(), t.clone(), col_t.clone(), col_t.clone()],
-            |b, ps| {
-                let (col, ne_j, ys_j, g_j) = (ps[0], ps[1], ps[2], ps[3]);
-                let mut local = Adjoints::default();
-                self.active.insert(col);
-                if single_binop(op) == Some(BinOp::Add) {
-                    let reversed = b.bind1("adj_rev", col_t.clone(), Exp::Reverse(g_j));
-                    let fresh_op = self.fresh_lambda(b, op)?;
-                    let scanned = b.bind1(
-                        "adj_scan",
-                        col_t.clone(),
-                        Exp::Soac(Soac::Scan {
-                            w,
-                            lam: fresh_op,
-                            neutral: vec![Atom::Const(PrimValue::zero(elem))],
-                            arrs: vec![reversed],
-                        }),
-                    );
-                    let x = b.bind1("adj_rev", col_t.clone(), Exp::Reverse(scanned));
-                    self.add(b, &mut local, col, Atom::Var(x), true)?;
-                } else {
-                    self.scan_generic(
-                        b,
-                        &mut local,
-                        w,
-                        op,
-                        &[Atom::Var(ne_j)],
-                        &[col],
-                        &[ys_j],
-                        &[Some(g_j)],
-                    )?;
-                }
-                Ok(vec![self.materialize(b, &local, col)?])
-            },
-        )?;
+        let param_types = vec![col_t.clone(), Type::Prim(elem), result_t, adj_t];
+        let lam = b.lambda::<AdError>("col", param_types, |b, ps| {
+            let col = ps[0];
+            let mut local = Adjoints::default();
+            self.active.insert(col);
+            column_rule(self, b, &mut local, [col, ps[1], ps[2], ps[3]])?;
+            Ok(vec![self.materialize(b, &local, col)?])
+        })?;
         let col_adjs = b.bind1(
             "adj_columns",
             cols_t.clone(),
             Exp::Soac(Soac::Map {
                 w: m,
                 lam,
-                arrs: vec![columns, ne, result_columns, adj_columns],
+                arrs: vec![arr_columns, ne, result_columns, adj_columns],
             }),
         );
         let rows = b.bind1("adj_rows", cols_t, Exp::Rearrange(vec![1, 0], col_adjs));
         self.add(b, adj, arr, Atom::Var(rows), false)
+    }
+
+    /// Seed 003 §5.2: the adjoint of an inclusive (+)-scan (operator `op`,
+    /// width `w`) whose results have adjoints `g`: the reversed (+)-scan of
+    /// the reversed adjoints.
+    fn plus_scan_adjoint(
+        &self,
+        b: &mut FunctionBuilder,
+        w: Atom,
+        op: &Lambda,
+        g: Var,
+    ) -> Result<Var, AdError> {
+        let t = crate::util::existential(&type_of(b, self.span, g)?);
+        let reversed = b.bind1("adj_rev", t.clone(), Exp::Reverse(g));
+        let fresh_op = self.fresh_lambda(b, op)?;
+        let zero = Atom::Const(PrimValue::zero(t.elem()));
+        let scanned = b.bind1(
+            "adj_scan",
+            t.clone(),
+            Exp::Soac(Soac::Scan {
+                w,
+                lam: fresh_op,
+                neutral: vec![zero],
+                arrs: vec![reversed],
+            }),
+        );
+        Ok(b.bind1("adj_rev", t, Exp::Reverse(scanned)))
     }
 
     /// `reduce (*) 1 xs` on floats (seed 003 §5.1, the special case of
