@@ -43,7 +43,7 @@ fn replicated_scalars(b: &Body) -> HashMap<Var, (Atom, Atom)> {
 fn body_replicates(b: &mut Body, reps: &HashMap<Var, (Atom, Atom)>, changed: &mut bool) {
     stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
         for s in &mut b.stms {
-            for nb in nested_bodies_mut(&mut s.exp) {
+            for nb in walk::nested_bodies_mut(&mut s.exp, true) {
                 body_replicates(nb, reps, changed);
             }
             let Exp::Soac(Soac::Map { w, lam, arrs }) = &mut s.exp else {
@@ -119,7 +119,7 @@ fn use_counts(f: &mut Function) -> Vec<u32> {
 fn body_vertical(b: &mut Body, uses: &[u32], changed: &mut bool) {
     stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
         for s in &mut b.stms {
-            for nb in nested_bodies_mut(&mut s.exp) {
+            for nb in walk::nested_bodies_mut(&mut s.exp, true) {
                 body_vertical(nb, uses, changed);
             }
         }
@@ -164,11 +164,8 @@ fn fusion_partner(b: &Body, i: usize, uses: &[u32]) -> Option<usize> {
                 .all(|r| arrs.iter().filter(|a| *a == r).count() == 1 && uses_of(uses, *r) == 1);
             let acc_free = !lam2.params.iter().any(|p| matches!(p.ty, Type::Acc(..)));
             if touches {
-                return (w2 == w
-                    && all_inputs
-                    && acc_free
-                    && !consumes_anything(&b.stms[i + 1..j]))
-                .then_some(j);
+                return (w2 == w && all_inputs && acc_free && !walk::has_effect(&b.stms[i + 1..j]))
+                    .then_some(j);
             }
         } else if touches {
             return None;
@@ -179,28 +176,6 @@ fn fusion_partner(b: &Body, i: usize, uses: &[u32]) -> Option<usize> {
 
 fn uses_of(uses: &[u32], v: Var) -> u32 {
     uses.get(v.0 as usize).copied().unwrap_or(0)
-}
-
-/// Whether any of the statements updates an array in place (anywhere in
-/// them).
-fn consumes_anything(stms: &[Stm]) -> bool {
-    let b = Body {
-        stms: stms.to_vec(),
-        result: vec![],
-    };
-    let mut found = false;
-    walk::for_each_stm(&b, &mut |s| {
-        found |= matches!(
-            s.exp,
-            Exp::Update(..)
-                | Exp::Soac(Soac::Hist { .. })
-                | Exp::Soac(Soac::Scatter { .. })
-                | Exp::WithAcc { .. }
-                | Exp::UpdateAcc { .. }
-                | Exp::Apply(..)
-        ) || matches!(&s.exp, Exp::Loop { params, .. } if params.iter().any(|p| p.unique));
-    });
-    found
 }
 
 /// Moves the producer map's computation into the consumer map.
@@ -254,28 +229,4 @@ fn fuse_into(producer: Stm, consumer: &mut Stm) {
     lam.body.stms = stms;
     lam.params = params;
     *arrs = new_arrs;
-}
-
-fn nested_bodies_mut(e: &mut Exp) -> Vec<&mut Body> {
-    match e {
-        Exp::If { then_, else_, .. } => vec![then_, else_],
-        Exp::Loop { form, body, .. } => {
-            let mut v = Vec::new();
-            if let nabla_ir::LoopForm::While { cond } = form {
-                v.push(&mut **cond);
-            }
-            v.push(body);
-            v
-        }
-        Exp::Soac(s) => match s {
-            Soac::Map { lam, .. }
-            | Soac::Reduce { lam, .. }
-            | Soac::Scan { lam, .. }
-            | Soac::Hist { lam, .. } => vec![&mut lam.body],
-            Soac::Scatter { .. } => vec![],
-        },
-        Exp::WithAcc { lam, .. } => vec![&mut lam.body],
-        Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } => vec![&mut lam.body],
-        _ => vec![],
-    }
 }

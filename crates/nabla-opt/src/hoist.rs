@@ -36,7 +36,7 @@ fn body(b: &mut Body, types: &SizeFacts, changed: &mut bool) {
         let mut out = Vec::with_capacity(old.len());
         for mut s in old {
             // Innermost first.
-            for nb in nested_bodies_mut(&mut s.exp) {
+            for nb in walk::nested_bodies_mut(&mut s.exp, false) {
                 body(nb, types, changed);
             }
             for (scope_vars, nb, runs_at_least_once) in repeated_bodies(&mut s.exp) {
@@ -104,29 +104,16 @@ fn hoist_out(
     moved
 }
 
-/// Whether a statement has no effect anywhere inside it: no in-place
-/// update, accumulator, call, or loop with unique (consumed) parameters.
+/// Whether a statement has no effect anywhere inside it (see
+/// [`walk::has_effect`]), differentiates nothing and binds no accumulator.
 fn pure(s: &Stm) -> bool {
-    let b = Body {
-        stms: vec![s.clone()],
-        result: vec![],
-    };
-    let mut ok = true;
-    walk::for_each_stm(&b, &mut |t| {
-        ok &= !matches!(
-            t.exp,
-            Exp::Update(..)
-                | Exp::Soac(Soac::Hist { .. })
-                | Exp::Soac(Soac::Scatter { .. })
-                | Exp::WithAcc { .. }
-                | Exp::UpdateAcc { .. }
-                | Exp::Apply(..)
-                | Exp::Jvp { .. }
-                | Exp::Vjp { .. }
-        ) && !matches!(&t.exp, Exp::Loop { params, .. } if params.iter().any(|p| p.unique))
-            && t.pat.iter().all(|p| !matches!(p.ty, Type::Acc(..)));
+    let stms = std::slice::from_ref(s);
+    let mut ad_or_acc = false;
+    walk::for_each_stm_of(stms, &mut |t| {
+        ad_or_acc |= matches!(t.exp, Exp::Jvp { .. } | Exp::Vjp { .. })
+            || t.pat.iter().any(|p| matches!(p.ty, Type::Acc(..)));
     });
-    ok
+    !ad_or_acc && !walk::has_effect(stms)
 }
 
 /// The variables consumed anywhere in `b`: updated in place, scattered or
@@ -169,31 +156,6 @@ fn nesting_at_most(e: &Exp, limit: usize) -> bool {
     nested
         .iter()
         .all(|(b, _)| b.stms.iter().all(|s| nesting_at_most(&s.exp, limit - 1)))
-}
-
-/// The bodies nested in `e` that hoisting may look into (not `jvp`/`vjp`
-/// lambdas).
-fn nested_bodies_mut(e: &mut Exp) -> Vec<&mut Body> {
-    match e {
-        Exp::If { then_, else_, .. } => vec![then_, else_],
-        Exp::Loop { form, body, .. } => {
-            let mut v = Vec::new();
-            if let LoopForm::While { cond } = form {
-                v.push(&mut **cond);
-            }
-            v.push(body);
-            v
-        }
-        Exp::Soac(s) => match s {
-            Soac::Map { lam, .. }
-            | Soac::Reduce { lam, .. }
-            | Soac::Scan { lam, .. }
-            | Soac::Hist { lam, .. } => vec![&mut lam.body],
-            Soac::Scatter { .. } => vec![],
-        },
-        Exp::WithAcc { lam, .. } => vec![&mut lam.body],
-        _ => vec![],
-    }
 }
 
 /// The bodies of `e` that run repeatedly, with the variables each binds

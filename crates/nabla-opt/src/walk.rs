@@ -48,16 +48,78 @@ pub(crate) fn nested_bodies(e: &Exp) -> Vec<(&Body, bool)> {
     }
 }
 
+/// The bodies nested directly in `e`, mutably (the same as
+/// [`nested_bodies`]); `jvp`/`vjp` lambdas only with `into_ad_lambdas`
+/// (a pass that must not change what is differentiated skips them).
+pub(crate) fn nested_bodies_mut(e: &mut Exp, into_ad_lambdas: bool) -> Vec<&mut Body> {
+    match e {
+        Exp::If { then_, else_, .. } => vec![then_, else_],
+        Exp::Loop { form, body, .. } => {
+            let mut v = Vec::new();
+            if let LoopForm::While { cond } = form {
+                v.push(&mut **cond);
+            }
+            v.push(body);
+            v
+        }
+        Exp::Soac(s) => match s {
+            Soac::Map { lam, .. }
+            | Soac::Reduce { lam, .. }
+            | Soac::Scan { lam, .. }
+            | Soac::Hist { lam, .. } => vec![&mut lam.body],
+            Soac::Scatter { .. } => vec![],
+        },
+        Exp::WithAcc { inputs, lam } => {
+            let mut v: Vec<&mut Body> = inputs
+                .iter_mut()
+                .filter_map(|i| match &mut i.op {
+                    nabla_ir::AccOp::Lambda(op, _) => Some(&mut op.body),
+                    _ => None,
+                })
+                .collect();
+            v.push(&mut lam.body);
+            v
+        }
+        Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } if into_ad_lambdas => vec![&mut lam.body],
+        _ => vec![],
+    }
+}
+
 /// Calls `f` on every statement of `b`, nested ones included (pre-order).
 pub(crate) fn for_each_stm(b: &Body, f: &mut dyn FnMut(&nabla_ir::Stm)) {
+    for_each_stm_of(&b.stms, f)
+}
+
+/// [`for_each_stm`] over a list of statements.
+pub(crate) fn for_each_stm_of(stms: &[nabla_ir::Stm], f: &mut dyn FnMut(&nabla_ir::Stm)) {
     stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
-        for s in &b.stms {
+        for s in stms {
             f(s);
             for (nb, _) in nested_bodies(&s.exp) {
                 for_each_stm(nb, f);
             }
         }
     })
+}
+
+/// Whether a statement, or one nested in it, has an effect that moving or
+/// merging code must respect: an in-place update (`Update`, `hist`,
+/// `scatter`, accumulators, a loop with unique parameters) or a call (which
+/// may consume its arguments).
+pub(crate) fn has_effect(stms: &[nabla_ir::Stm]) -> bool {
+    let mut found = false;
+    for_each_stm_of(stms, &mut |s| {
+        found |= matches!(
+            s.exp,
+            Exp::Update(..)
+                | Exp::Soac(Soac::Hist { .. })
+                | Exp::Soac(Soac::Scatter { .. })
+                | Exp::WithAcc { .. }
+                | Exp::UpdateAcc { .. }
+                | Exp::Apply(..)
+        ) || matches!(&s.exp, Exp::Loop { params, .. } if params.iter().any(|p| p.unique));
+    });
+    found
 }
 
 /// Number of statements in `b`, nested ones included.
