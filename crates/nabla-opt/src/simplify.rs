@@ -486,10 +486,21 @@ impl Visitor for Dce {
 /// Whether array `a`'s type says its outer size is `w` (so a SOAC of width
 /// `w` over it cannot fail its size check).
 fn outer_size_is(types: &[Option<Type>], a: Var, w: &Atom) -> bool {
+    outer_size_equal(types, a, w, |x, y| x == y)
+}
+
+/// Whether array `a`'s outer size (from its type) is `w`, with `same`
+/// deciding the equality of two size atoms.
+fn outer_size_equal(
+    types: &[Option<Type>],
+    a: Var,
+    w: &Atom,
+    same: impl Fn(&Atom, &Atom) -> bool,
+) -> bool {
     match types.get(a.0 as usize) {
-        Some(Some(Type::Array(_, ds))) => match (ds.first(), w) {
-            (Some(Dim::Var(d)), Atom::Var(x)) => d == x,
-            (Some(Dim::Const(k)), Atom::Const(PrimValue::I64(c))) => k == c,
+        Some(Some(Type::Array(_, ds))) => match ds.first() {
+            Some(Dim::Var(d)) => same(&Atom::Var(*d), w),
+            Some(Dim::Const(k)) => *w == Atom::Const(PrimValue::I64(*k)),
             _ => false,
         },
         _ => false,
@@ -643,14 +654,9 @@ impl SizeScan<'_> {
                         | nabla_ir::Soac::Reduce { w, arrs, .. }
                         | nabla_ir::Soac::Scan { w, arrs, .. },
                     ) => {
-                        let ok = arrs.iter().all(|a| match self.types.get(a.0 as usize) {
-                            Some(Some(Type::Array(_, ds))) => match ds.first() {
-                                Some(Dim::Var(d)) => self.same(&Atom::Var(*d), w),
-                                Some(Dim::Const(k)) => *w == Atom::Const(PrimValue::I64(*k)),
-                                _ => false,
-                            },
-                            _ => false,
-                        });
+                        let ok = arrs
+                            .iter()
+                            .all(|a| outer_size_equal(self.types, *a, w, |x, y| self.same(x, y)));
                         if let (true, Some(p)) = (ok, s.pat.first()) {
                             self.checked.insert(p.var);
                         }
