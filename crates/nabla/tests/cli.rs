@@ -268,11 +268,65 @@ fn test_command_handles_files_random_compile_errors_and_skips() {
     let out = text(&o.stdout);
     // files: 2 datasets (compiled skipped) + 1 random; typeerr 1; typeerr_wrong 1 (fails);
     // compile_only 1; disabled 0; multi 2.
-    assert_eq!(out.lines().last(), Some("7 passed, 1 failed"), "{out}");
+    assert_eq!(
+        out.lines().last(),
+        Some("7 passed, 1 failed, 1 skipped"),
+        "{out}"
+    );
+    assert!(
+        out.contains("files.fut #2 (input { [1] }): `compiled` dataset"),
+        "{out}"
+    );
     assert!(
         out.contains("FAIL") && out.contains("typeerr_wrong.fut"),
         "{out}"
     );
+    assert!(!o.status.success());
+}
+
+/// Every directive of Futhark's test-block language: `structure` blocks
+/// are accepted (not checked), `script` datasets skipped by every backend,
+/// `compiled` and `auto output` by the interpreter (with a reason each), and
+/// `warning:` fails because nabla gives no warnings.
+#[test]
+fn test_command_takes_every_directive() {
+    let d = scratch("directives");
+    write(
+        &d,
+        "all.fut",
+        "-- Directives.\n-- ==\n-- tags { some_tag no_opencl }\n-- structure { Screma 1 /Loop/Screma 0 }\n\
+         -- structure gpu { SegRed 1 }\n-- entry: sum\n-- input { [1, 2] } output { 3 }\n\
+         -- compiled input { [5] } output { 5 }\n-- \"auto\" input { [7, 8] } auto output\n\
+         -- script input { sum [1, 2] } output { 3 }\n\
+         entry sum (xs: []i32) : i32 = reduce (+) 0 xs\n",
+    );
+    write(
+        &d,
+        "warn.fut",
+        "-- ==\n-- warning: unused\ndef main (x: i32) = let y = 1 in x\n",
+    );
+    write(
+        &d,
+        "bad_structure.fut",
+        "-- ==\n-- structure { Screma many }\ndef main (x: i32) = x\n",
+    );
+    let o = nabla(&["test", d.to_str().unwrap(), "-j", "1"], b"");
+    no_panic(&o);
+    let out = text(&o.stdout);
+    assert_eq!(
+        out.lines().last(),
+        Some("1 passed, 2 failed, 3 skipped"),
+        "{out}"
+    );
+    for want in [
+        "all.fut #1 (input { [5] }): `compiled` dataset (run it with --backend=c)",
+        "all.fut #2 (\"auto\"): `auto output` needs a reference run",
+        "all.fut #3 (input { sum [1, 2] }): `script input` (FutharkScript) is not supported",
+        "warn.fut (warning expected): expected a compiler warning matching /unused/",
+        "bad_structure.fut: bad test block: line 2: `structure` block: `many` is not a count",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in:\n{out}");
+    }
     assert!(!o.status.success());
 }
 

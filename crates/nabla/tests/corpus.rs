@@ -23,8 +23,23 @@ fn run_corpus() -> (String, usize, usize) {
         .filter_map(|s| s.parse().ok())
         .collect();
     assert!(
-        nums.len() == 2 && last == format!("{} passed, {} failed", nums[0], nums[1]),
+        nums.len() == 3
+            && last
+                == format!(
+                    "{} passed, {} failed, {} skipped",
+                    nums[0], nums[1], nums[2]
+                ),
         "no summary line: {out}"
+    );
+    // The interpreter skips exactly the `compiled` and `auto output`
+    // datasets of the test-block directive example (which the C backend
+    // runs: crates/nabla/tests/cbackend.rs).
+    let skips: Vec<&str> = out.lines().filter(|l| l.starts_with("SKIP ")).collect();
+    assert_eq!(nums[2], 3, "skipped datasets:\n{}", skips.join("\n"));
+    assert!(
+        skips.iter().all(|l| l.contains("test_directives.fut")),
+        "unexpected skips:\n{}",
+        skips.join("\n")
     );
     assert_eq!(
         o.status.success(),

@@ -106,9 +106,36 @@ fn random_compiled_script_and_named_datasets() {
     assert_eq!(ds[2].expected, Expected::Success);
     assert!(!ds[3].skipped());
     assert_eq!(ds[4].name.as_deref(), Some("my data"));
-    assert_eq!(ds[4].expected, Expected::Success);
+    assert_eq!(ds[4].expected, Expected::Auto);
     assert_eq!(ds[4].describe(), "\"my data\"");
     assert!(ds[5].skipped());
+    // Compiled code runs `compiled` and `auto output` datasets, never scripts.
+    assert_eq!(ds[1].skip_reason(true), None);
+    assert_eq!(ds[4].skip_reason(true), None);
+    assert!(ds[4].skip_reason(false).unwrap().contains("auto output"));
+    assert!(ds[5].skip_reason(true).unwrap().contains("script"));
+}
+
+#[test]
+fn structure_and_warning_directives() {
+    let s = parse(
+        "-- ==\n-- structure { Screma 2 /Loop/Screma 1 }\n-- structure gpu {\n--   SegRed 1\n-- }\n\
+         -- warning: unused variable\n-- input { 1 } output { 1 }\n",
+    );
+    let b = &s.blocks[0];
+    assert_eq!(b.structures.len(), 2);
+    assert_eq!(b.structures[0].backend, None);
+    assert_eq!(
+        b.structures[0].counts,
+        vec![("Screma".to_string(), 2), ("/Loop/Screma".to_string(), 1)]
+    );
+    assert_eq!(b.structures[1].backend.as_deref(), Some("gpu"));
+    assert_eq!(b.structures[1].counts, vec![("SegRed".to_string(), 1)]);
+    assert_eq!(b.structures[1].line, 3);
+    assert_eq!(b.warnings, vec!["unused variable".to_string()]);
+    assert_eq!(b.datasets.len(), 1);
+    let bad = parse_test_spec("-- ==\n-- structure { Screma }\n", Path::new("/t")).unwrap_err();
+    assert!(bad.message.contains("construct/count pairs"), "{bad}");
 }
 
 #[test]

@@ -23,10 +23,11 @@ pub struct FileReport {
     pub failed: usize,
     /// One `FAIL path:entry #k (input): reason` line per failed dataset.
     pub failures: Vec<String>,
-    /// Datasets not run because the backend does not support the program
-    /// (never counted as passed).
+    /// Dataset runs not made (never counted as passed): the backend does
+    /// not support the program, or the dataset is one the backend does not
+    /// run (see `Dataset::skip_reason`).
     pub skipped: usize,
-    /// One `SKIP path: reason` line per skipped program.
+    /// One `SKIP path…: reason` line per skipped program or dataset.
     pub skips: Vec<String>,
 }
 
@@ -439,6 +440,18 @@ impl FileCx<'_> {
                 Err(p) => report.fail(format!("FAIL {shown} (compile error expected): {p}")),
             }
         }
+        for re in &block.warnings {
+            // nabla's compiler gives no warnings (yet), so a `warning:`
+            // expectation can only fail; it still compiles the program, so
+            // that a compile error is reported as such.
+            let head = format!("FAIL {shown} (warning expected)");
+            match self.compiled() {
+                Err(e) => report.fail(format!("{head}: {e}")),
+                Ok(_) => report.fail(format!(
+                    "{head}: expected a compiler warning matching /{re}/, but nabla gave no warnings"
+                )),
+            }
+        }
         if block.compile_only() {
             if self.checked.is_none() {
                 let path = self.path;
@@ -460,7 +473,10 @@ impl FileCx<'_> {
         for ds in &block.datasets {
             let idx = *k;
             *k += 1;
-            if ds.skipped() {
+            if let Some(why) = ds.skip_reason(self.backend == Backend::C) {
+                let line = format!("SKIP {shown} #{idx} ({}): {why}", ds.describe());
+                report.skipped += ds.entries.len();
+                report.skips.push(line);
                 continue;
             }
             for entry in &ds.entries {
@@ -583,10 +599,30 @@ fn run_dataset(
                 vals
             }
         };
+    // `auto output`: the interpreter (the oracle) gives the expected values.
+    let reference = match (&ds.expected, exe) {
+        (Expected::Auto, Some(_)) => Some(c.run_cancellable(entry, args.clone(), cancel)),
+        _ => None,
+    };
     let result: Result<Vec<Value>, RunError> = match exe {
         None => c.run_cancellable(entry, args, cancel),
         Some(exe) => exe.run(c, entry, &args, &types.results),
     };
+    if let Some(reference) = reference {
+        return match (reference, result) {
+            (Ok(expected), Ok(actual)) => compare(Ok(expected), &actual),
+            (Err(e), Ok(_)) => Err(format!(
+                "auto output: the interpreter fails ({}) but the compiled code succeeds",
+                e.summary
+            )),
+            (Ok(_), Err(e)) => Err(format!("run-time error: {}", e.summary)),
+            (Err(expected), Err(actual)) if expected.message == actual.message => Ok(()),
+            (Err(expected), Err(actual)) => Err(format!(
+                "auto output: the interpreter fails with \"{}\" but the compiled code with \"{}\"",
+                expected.summary, actual.summary
+            )),
+        };
+    }
     match (&ds.expected, result) {
         (Expected::Error(re), Ok(_)) => Err(format!(
             "expected an error matching /{re}/, but the run succeeded"
@@ -602,6 +638,9 @@ fn run_dataset(
         }
         (_, Err(e)) => Err(format!("run-time error: {}", e.summary)),
         (Expected::Success, Ok(_)) => Ok(()),
+        (Expected::Auto, Ok(_)) => {
+            Err("internal error: `auto output` without a reference run".into())
+        }
         (Expected::Values(t), Ok(actual)) => {
             compare(read_expected(Some(t), None, &types.results), &actual)
         }

@@ -11,11 +11,17 @@
 //! ["name"] [compiled|nobench|random|script|tag]… input { values… } | input @ file
 //! output { values… } | output @ file | auto output | error: regex   -- optional
 //! error: regex                          -- without an input: compilation must fail
+//! warning: regex                        -- compilation must succeed with a matching warning
+//! structure [BACKEND] { Construct N… }  -- expected IR structure (recorded, not checked)
 //! property: name…                       -- property tests (not supported; ignored)
 //! ```
 //!
-//! Values in braces may span several comment lines. `compiled` and `script`
-//! datasets are not run by the interpreter (and not counted).
+//! Values in braces may span several comment lines. Datasets that a backend
+//! does not run are *skipped* (counted apart, with a reason; see
+//! [`Dataset::skip_reason`]): `script` datasets always, `compiled` datasets
+//! and `auto output` by the interpreter. Like `futhark test -i`, nabla does
+//! not check `structure` blocks: they describe the IR of Futhark's own
+//! compiler.
 
 use std::path::{Path, PathBuf};
 
@@ -42,8 +48,12 @@ pub enum Expected {
     File(PathBuf),
     /// `error: regex` — the run must fail with a message matching it.
     Error(String),
-    /// No `output`/`error` (or `auto output`): the run must succeed.
+    /// No `output`/`error`: the run must succeed.
     Success,
+    /// `auto output`: the expected values are those of a reference run
+    /// (Futhark's: compiled code; nabla's: the interpreter, the oracle of
+    /// the C backend).
+    Auto,
 }
 
 /// One input/output pair.
@@ -64,12 +74,37 @@ pub struct Dataset {
 }
 
 impl Dataset {
-    /// `compiled` and `script` datasets are never given to the interpreter;
-    /// datasets tagged `notest`/`disable` are skipped too.
+    /// Whether the interpreter skips this dataset (see [`Dataset::skip_reason`]).
     pub fn skipped(&self) -> bool {
-        self.tags
-            .iter()
-            .any(|t| matches!(t.as_str(), "compiled" | "script") || excluded_tag(t))
+        self.skip_reason(false).is_some()
+    }
+
+    /// Why a backend does not run this dataset, or `None` if it does.
+    /// `compiled_backend`: the datasets run through compiled code (`nabla
+    /// test --backend=c`). Skipped: datasets tagged `notest`/`disable`;
+    /// `script` datasets (FutharkScript is not supported); and, for the
+    /// interpreter, `compiled` datasets and `auto output` (whose expected
+    /// values come from a reference run: with `--backend=c` the interpreter
+    /// provides them).
+    pub fn skip_reason(&self, compiled_backend: bool) -> Option<String> {
+        if let Some(t) = self.tags.iter().find(|t| excluded_tag(t)) {
+            return Some(format!("dataset tagged `{t}`"));
+        }
+        if self.tags.iter().any(|t| t == "script") {
+            return Some("`script input` (FutharkScript) is not supported".into());
+        }
+        if !compiled_backend {
+            if self.tags.iter().any(|t| t == "compiled") {
+                return Some("`compiled` dataset (run it with --backend=c)".into());
+            }
+            if self.expected == Expected::Auto {
+                return Some(
+                    "`auto output` needs a reference run (with --backend=c the interpreter gives it)"
+                        .into(),
+                );
+            }
+        }
+        None
     }
 
     /// A short description of the input for failure messages.
@@ -119,13 +154,33 @@ pub struct TestBlock {
     pub compile_error: Option<String>,
     /// `property:` names (not supported; recorded only).
     pub properties: Vec<String>,
+    /// `warning: regex` lines: compilation must succeed and give a warning
+    /// matching each.
+    pub warnings: Vec<String>,
+    /// `structure [BACKEND] { … }` blocks, recorded but not checked.
+    pub structures: Vec<Structure>,
+}
+
+/// A `structure { … }` block: how many of each construct Futhark's
+/// compiler should leave in its IR (e.g. `Screma 1 Hist 0`), for one
+/// backend or for all.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Structure {
+    /// `structure gpu { … }` names the backend (`gpu`, `mc`, `seq-mem`, …);
+    /// `None` for a plain `structure { … }`.
+    pub backend: Option<String>,
+    /// `(construct path, count)` pairs, e.g. `("Screma", 1)` or
+    /// `("/Loop/Screma", 2)`.
+    pub counts: Vec<(String, u64)>,
+    /// 1-based line of the `structure` keyword.
+    pub line: usize,
 }
 
 impl TestBlock {
     /// Whether the block has nothing to run: the program must then still
     /// type-check (one dataset in the count).
     pub fn compile_only(&self) -> bool {
-        self.datasets.is_empty() && self.compile_error.is_none()
+        self.datasets.is_empty() && self.compile_error.is_none() && self.warnings.is_empty()
     }
 }
 
@@ -371,6 +426,31 @@ fn parse_block(lines: &[(usize, &str)], dir: &Path) -> Result<TestBlock, SpecErr
                 }
                 entries = names;
             }
+            "structure" => {
+                cur.advance(word.len());
+                cur.skip_ws();
+                let backend = match cur.peek_word() {
+                    "" => None,
+                    w => {
+                        cur.advance(w.len());
+                        Some(w.to_string())
+                    }
+                };
+                let inner = cur.braces()?;
+                block.structures.push(Structure {
+                    backend,
+                    counts: parse_structure_counts(&inner).map_err(err)?,
+                    line,
+                });
+            }
+            "warning:" => {
+                cur.advance(word.len());
+                let re = cur.take_line().to_string();
+                if re.is_empty() {
+                    return Err(err("`warning:` without a regex".into()));
+                }
+                block.warnings.push(re);
+            }
             "property:" => {
                 cur.advance(word.len());
                 block
@@ -445,6 +525,30 @@ fn parse_block(lines: &[(usize, &str)], dir: &Path) -> Result<TestBlock, SpecErr
     Ok(block)
 }
 
+/// The inside of a `structure { … }` block: construct names (optionally
+/// `/`-separated paths) each followed by a count.
+fn parse_structure_counts(inner: &str) -> Result<Vec<(String, u64)>, String> {
+    let words: Vec<&str> = inner.split_whitespace().collect();
+    if !words.len().is_multiple_of(2) {
+        return Err(format!(
+            "`structure` block: expected construct/count pairs, got `{}`",
+            words.join(" ")
+        ));
+    }
+    words
+        .chunks(2)
+        .map(|pair| {
+            let n = pair[1].parse::<u64>().map_err(|_| {
+                format!(
+                    "`structure` block: `{}` is not a count (after `{}`)",
+                    pair[1], pair[0]
+                )
+            })?;
+            Ok((pair[0].to_string(), n))
+        })
+        .collect()
+}
+
 /// After an input: `output {…}`, `output @ f`, `auto output`, `error: re`, or nothing.
 fn parse_expected(cur: &mut Cursor, dir: &Path) -> Result<Expected, SpecError> {
     if !cur.skip_ws() {
@@ -471,7 +575,7 @@ fn parse_expected(cur: &mut Cursor, dir: &Path) -> Result<Expected, SpecError> {
                 });
             }
             cur.advance("output".len());
-            Ok(Expected::Success)
+            Ok(Expected::Auto)
         }
         "error:" => {
             cur.advance(word.len());
