@@ -1246,6 +1246,22 @@ pub(crate) fn call<'a>(
             }
             Ok(SV::Dyn(out, t))
         }
+        "???" => {
+            // A typed hole: evaluating it fails (the check is a constant
+            // `false` guarded by nothing, so the optimiser cannot remove
+            // it); the blank values after it only give the statement its
+            // type.
+            let ty_text = ret_ty.to_string();
+            fb.effect(
+                Exp::Assert(
+                    Atom::Const(PrimValue::Bool(false)),
+                    format!("hole of type {ty_text} evaluated"),
+                ),
+                span,
+            );
+            let blanks = el.blanks(fb, &ret_ty, env, span)?;
+            Ok(SV::Dyn(blanks, ret_ty))
+        }
         "assert" => {
             let c = scalar(&args[0], span)?;
             fb.effect(Exp::Assert(c, "assertion failed".into()), span);

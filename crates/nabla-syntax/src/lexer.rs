@@ -59,6 +59,8 @@ pub enum Tok {
     Attr(String),
     /// `'a`, `'^a`, `'~a`
     TyParam(Liftedness, String),
+    /// `???`, a typed hole.
+    Hole,
     // Keywords.
     If,
     Then,
@@ -186,6 +188,7 @@ impl Tok {
             Tok::Backslash => "\\",
             Tok::Backtick => "`",
             Tok::Question => "?",
+            Tok::Hole => "???",
             Tok::Tilde => "~",
             Tok::Equals => "=",
             Tok::Arrow => "->",
@@ -402,9 +405,7 @@ impl<'a> Lexer<'a> {
             b'~' => simple(Tok::Tilde, 1, self),
             b'?' => {
                 if self.peek(1) == b'?' && self.peek(2) == b'?' {
-                    self.pos += 3;
-                    self.err(start, self.pos, "typed holes (`???`) are not supported");
-                    return None;
+                    return simple(Tok::Hole, 3, self);
                 }
                 simple(Tok::Question, 1, self)
             }
@@ -429,7 +430,10 @@ impl<'a> Lexer<'a> {
             }
             b'"' => self.string(),
             b'#' => self.hash(),
-            b'\'' => self.typaram(),
+            b'\'' => match self.char_literal() {
+                Some(tok) => Some(tok),
+                None => self.typaram(),
+            },
             b'0'..=b'9' => {
                 let after_dot =
                     !space && matches!(self.toks.last().map(|t| &t.tok), Some(Tok::Dot));
@@ -570,6 +574,45 @@ impl<'a> Lexer<'a> {
             out.push(ch);
             self.pos += ch.len_utf8();
         }
+    }
+
+    /// A character literal (`'a'`, `'\n'`, `'λ'`) at `self.pos`: an
+    /// integer literal whose value is the character's Unicode code point,
+    /// typed like any integer literal (as in Futhark). `None` (nothing
+    /// consumed) when the text is not one, e.g. the type parameter `'a`.
+    fn char_literal(&mut self) -> Option<Tok> {
+        let rest = &self.text[self.pos + 1..];
+        let mut chars = rest.chars();
+        let (c, len) = match chars.next()? {
+            '\\' => {
+                let c = match chars.next()? {
+                    'n' => '\n',
+                    't' => '\t',
+                    'r' => '\r',
+                    '0' => '\0',
+                    '\\' => '\\',
+                    '\'' => '\'',
+                    '"' => '"',
+                    _ => return None,
+                };
+                (c, 2)
+            }
+            '\'' | '\n' => return None,
+            c => (c, c.len_utf8()),
+        };
+        if !rest[len..].starts_with('\'') {
+            return None;
+        }
+        // `'a'b` is not a character literal followed by a name.
+        let after = rest.as_bytes().get(len + 1).copied().unwrap_or(b' ');
+        if is_ident_char(after) {
+            return None;
+        }
+        self.pos += len + 2;
+        Some(Tok::Int {
+            value: c as u32 as i128,
+            suffix: None,
+        })
     }
 
     fn hash(&mut self) -> Option<Tok> {

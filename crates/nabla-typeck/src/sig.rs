@@ -331,6 +331,8 @@ const ARRAY_SIGS: &[(&str, &str)] = &[
     ("concat", "[n]a -> [m]a -> *[]a"),
     ("++", "[n]a -> [m]a -> *[]a"),
     ("rotate", "i64 -> [n]a -> [n]a"),
+    // `???`, a typed hole (the parser's call `??? ()`).
+    ("???", "() -> a"),
     ("reverse", "[n]a -> [n]a"),
     ("length", "[n]a -> i64"),
     ("copy", "a -> *a"),

@@ -1588,6 +1588,7 @@ impl<'a> Parser<'a> {
                 | Tok::LBrace
                 | Tok::Constr(_)
                 | Tok::Str(_)
+                | Tok::Hole
         )
     }
 
@@ -1803,6 +1804,20 @@ impl<'a> Parser<'a> {
             Tok::Constr(c) => {
                 self.bump();
                 Ok(mk(ExprKind::Constr(Ident { name: c, span: start }, vec![]), start))
+            }
+            Tok::Hole => {
+                // A typed hole: a call of the intrinsic `???: () -> a`,
+                // whose type is inferred from the context; evaluating it is
+                // a run-time error (nabla-elab).
+                self.bump();
+                let name = QualName {
+                    quals: vec![],
+                    name: "???".to_string(),
+                    span: start,
+                };
+                let hole = mk(ExprKind::Var { name, res: None, inst: vec![] }, start);
+                let unit = mk(ExprKind::Tuple(vec![]), start);
+                Ok(mk(ExprKind::Apply(Box::new(hole), vec![unit]), start))
             }
             Tok::Str(text) => {
                 // A string literal is the array of its UTF-8 bytes, `[]u8`.
