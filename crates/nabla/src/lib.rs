@@ -6,6 +6,7 @@ pub mod driver;
 mod frontend;
 pub mod fuzzing;
 pub mod gradbench;
+pub mod pkg;
 pub mod testrunner;
 
 pub use driver::{

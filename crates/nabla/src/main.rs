@@ -165,6 +165,30 @@ enum Command {
         /// The ADBench text file.
         file: PathBuf,
     },
+    /// Manage the packages of the project in the current directory
+    /// (Futhark's `futhark.pkg`; packages go to `lib/`).
+    Pkg {
+        #[command(subcommand)]
+        action: PkgAction,
+    },
+}
+
+/// `nabla pkg` subcommands (those of `futhark pkg`).
+#[derive(Subcommand, Debug)]
+enum PkgAction {
+    /// Create `futhark.pkg` for package PATH (e.g. github.com/user/repo).
+    Init { package: String },
+    /// Require a package, at VERSION or its newest version.
+    Add {
+        package: String,
+        version: Option<String>,
+    },
+    /// Stop requiring a package.
+    Remove { package: String },
+    /// Fetch the required packages (minimal version selection) into `lib/`.
+    Sync,
+    /// Require the newest version of every required package.
+    Upgrade,
 }
 
 /// Internal errors (bugs) are reported in one line, never with a backtrace.
@@ -332,6 +356,7 @@ fn run(cli: Cli) -> ExitCode {
             (eval_timeout > 0).then(|| std::time::Duration::from_secs(eval_timeout)),
         ),
         Command::Adbench { problem, file } => adbench(&problem, &file),
+        Command::Pkg { action } => pkg(action),
     }
 }
 
@@ -424,6 +449,28 @@ fn gradbench(options: CompileOptions, time_limit: Option<std::time::Duration>) -
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("nabla gradbench: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn pkg(action: PkgAction) -> ExitCode {
+    use nabla::pkg;
+    let dir = std::path::Path::new(".");
+    let r = match &action {
+        PkgAction::Init { package } => pkg::init(dir, package),
+        PkgAction::Add { package, version } => pkg::add(dir, package, version.as_deref()),
+        PkgAction::Remove { package } => pkg::remove(dir, package),
+        PkgAction::Sync => pkg::sync(dir),
+        PkgAction::Upgrade => pkg::upgrade(dir),
+    };
+    match r {
+        Ok(message) => {
+            println!("{message}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
             ExitCode::FAILURE
         }
     }
