@@ -1755,12 +1755,17 @@ impl Checker {
                 )?;
                 let tt = self.infer(then_)?;
                 let et = self.infer(else_)?;
-                self.unify_at(
+                // Branches of different sizes are allowed (the result's
+                // size is existential in Futhark).
+                let lenient = std::mem::replace(&mut self.tcx.lenient_sizes, true);
+                let r = self.unify_at(
                     &tt,
                     &et,
                     else_.span,
                     "the branches of `if` have different types",
-                )?;
+                );
+                self.tcx.lenient_sizes = lenient;
+                r?;
                 Ok(tt)
             }
             ExprKind::Match { scrutinee, cases } => {
@@ -1779,12 +1784,16 @@ impl Checker {
                         )?;
                         self.push_binds(binds);
                         let bt = self.infer(&mut c.body)?;
-                        self.unify_at(
+                        // Cases of different sizes are allowed, as for `if`.
+                        let lenient = std::mem::replace(&mut self.tcx.lenient_sizes, true);
+                        let r = self.unify_at(
                             &rt,
                             &bt,
                             c.body.span,
                             "the cases of `match` have different types",
-                        )
+                        );
+                        self.tcx.lenient_sizes = lenient;
+                        r
                     })();
                     self.locals.truncate(mark);
                     r?;
@@ -1918,12 +1927,16 @@ impl Checker {
                     ft = self.project_type(&ft, f)?;
                 }
                 let vt = self.infer(value)?;
-                self.unify_at(
+                // The new value may have other sizes than the old one.
+                let lenient = std::mem::replace(&mut self.tcx.lenient_sizes, true);
+                let r = self.unify_at(
                     &ft,
                     &vt,
                     value.span,
                     "the new value's type does not match the field's type",
-                )?;
+                );
+                self.tcx.lenient_sizes = lenient;
+                r?;
                 Ok(t)
             }
             ExprKind::Ascribe(x, te) => {

@@ -1304,7 +1304,7 @@ fn consume_inferred_uniqueness_of_function_types_is_not_trusted() {
     ok(
         "def pick 't (b: bool) (x: t) (y: t) : t = if b then x else y\n\
         def f (n: i64) : i64 =\n\
-          let w = iota n\n\
+          let w = iota 2\n\
           let v = (pick true) w [9i64, 5i64]\n\
           in w[0] + v[0]",
     );

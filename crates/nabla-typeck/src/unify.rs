@@ -3,8 +3,13 @@
 //! style of Futhark's type checker).
 //!
 //! Size variables: an unknown size is `Size::Var("?k")` (a name no program can
-//! write); size unification binds these and ignores mismatches between known
-//! sizes (size checking is best-effort; see the contract).
+//! write); size unification binds these. Two different known sizes (size
+//! parameters, constants) do not unify — `map2 f (xs: [n]t) (ys: [m]t)` is a
+//! type error, as in Futhark — except where Futhark gives the result an
+//! existential size (the branches of `if` and `match`: see
+//! [`Tcx::lenient_sizes`]). Sizes the checker does not track (`Size::Any`,
+//! e.g. of `filter` or `xs ++ ys`) unify with anything and are checked at
+//! run time.
 
 use crate::sig::{mk_array, Class};
 use nabla_prim::PrimType;
@@ -64,6 +69,11 @@ pub(crate) struct Tcx {
     /// Every constructor use (expression or pattern) with its span, to
     /// locate the one a failed unification blames.
     pub constr_sites: Vec<(Name, Span)>,
+    /// While set, two different known sizes unify (the value's size is
+    /// then checked at run time where it matters). Set while the branches
+    /// of `if`/`match` are unified: Futhark gives such a result a fresh
+    /// existential size instead of rejecting it.
+    pub lenient_sizes: bool,
 }
 
 const MAX_DEPTH: usize = 400;
@@ -149,18 +159,28 @@ impl Tcx {
         s
     }
 
-    pub fn unify_size(&mut self, a: &Size, b: &Size) {
+    /// Unifies two sizes: an unknown one (`?k`) is bound to the other;
+    /// `Size::Any` unifies with anything; two different known sizes are an
+    /// error ("the sizes … differ") unless [`Tcx::lenient_sizes`] is set.
+    pub fn unify_size(&mut self, a: &Size, b: &Size) -> Result<(), String> {
         let a = self.resolve_size(a);
         let b = self.resolve_size(b);
         if a == b {
-            return;
+            return Ok(());
         }
         if let Some(i) = Self::size_var_index(&a) {
             self.sizes[i] = Some(b);
         } else if let Some(i) = Self::size_var_index(&b) {
             self.sizes[i] = Some(a);
+        } else if a != Size::Any && b != Size::Any && !self.lenient_sizes {
+            let show = |s: &Size| match s {
+                Size::Const(n) => n.to_string(),
+                Size::Var(v) => format!("`{v}`"),
+                Size::Any => "unknown".to_string(),
+            };
+            return Err(format!("the sizes {} and {} differ", show(&a), show(&b)));
         }
-        // Two known, different sizes: tolerated (checked at run time).
+        Ok(())
     }
 
     /// Follows variable bindings at the top and normalises nested arrays.
@@ -307,7 +327,7 @@ impl Tcx {
             ) => {
                 let n = s1.len().min(s2.len());
                 for i in 0..n {
-                    self.unify_size(&s1[i], &s2[i]);
+                    self.unify_size(&s1[i], &s2[i])?;
                 }
                 let r1 = mk_array((**e1).clone(), s1[n..].to_vec(), false);
                 let r2 = mk_array((**e2).clone(), s2[n..].to_vec(), false);
