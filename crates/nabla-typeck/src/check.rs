@@ -319,14 +319,25 @@ impl Checker {
         ret: &mut Option<TypeExp>,
     ) -> R<(Vec<Type>, Option<Type>)> {
         self.implicit_sizes = Some(Vec::new());
-        let mut binds = Vec::new();
         let mut ptys = Vec::new();
+        // A parameter's variables are in scope in the types of the
+        // parameters after it, so that sizes may be expressions of earlier
+        // value parameters (`(n: i64) (m: i64) (xs: [n*m]t)`), as in
+        // Futhark. `Size` entries pushed for implicit sizes come first.
+        let mark = self.locals.len();
+        // One list for all parameters, so that a name bound twice is found.
+        let mut binds = Vec::new();
         let r = (|| {
             for p in params.iter_mut() {
+                let before = binds.len();
                 ptys.push(self.infer_pat(p, &mut binds)?);
+                for (n, t, _) in &binds[before..] {
+                    self.locals.push((n.clone(), LEntry::Var(t.clone())));
+                }
             }
             Ok::<(), Diagnostic>(())
         })();
+        self.locals.truncate(mark);
         let implicit = self.implicit_sizes.take().unwrap_or_default();
         r?;
         for n in implicit {
