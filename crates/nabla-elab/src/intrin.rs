@@ -301,15 +301,30 @@ impl<'a> Elab<'a> {
     }
 
     /// Semantic row type and IR row types of an array value.
-    fn row_arg(&self, fb: &FunBuilder, sv: &SV<'a>, span: Span) -> R<(STy, Vec<ir::Type>)> {
+    ///
+    /// Dimensions of the rows that the array's type leaves unknown are
+    /// named by `size(arr, d)` statements before the SOAC, so that the
+    /// lambda's results (and hence the SOAC's result type) can have known
+    /// sizes: a `map` with no rows then still has the right row shape
+    /// (`map (map f)` of `empty([0][3]t)` is `empty([0][3]t)`).
+    fn row_arg(&self, fb: &mut FunBuilder, sv: &SV<'a>, span: Span) -> R<(STy, Vec<ir::Type>)> {
         let vs = arr_vars(sv, span)?;
         let mut tys = vec![];
         for v in vs {
-            tys.push(
-                fb.var_ty(v)
-                    .row()
-                    .ok_or_else(|| err(span, "expected an array"))?,
-            );
+            let row = match fb.var_ty(v) {
+                ir::Type::Array(p, dims) if dims.len() >= 2 => {
+                    let mut row_dims = Vec::with_capacity(dims.len() - 1);
+                    for (d, dim) in dims.iter().enumerate().skip(1) {
+                        row_dims.push(match dim {
+                            Dim::Const(_) | Dim::Var(_) => *dim,
+                            _ => atom_dim(fb.size_of(v, d, span)),
+                        });
+                    }
+                    ir::Type::Array(p, row_dims)
+                }
+                t => t.row().ok_or_else(|| err(span, "expected an array"))?,
+            };
+            tys.push(row);
         }
         Ok((sty_row(&sty_of(sv)), tys))
     }
