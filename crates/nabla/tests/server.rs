@@ -118,8 +118,25 @@ fn a_raw_server_session() {
             "tuning_params sum",
             "project x0 t 0",
             "store x0.bin x0",
+            "restore xs.txt a []f64",
+            "restore two.txt n2 i64 b []i32",
+            "call dot d a a",
+            "call zeros z n2",
+            "call dot d2 a z",
+            "fields \"(i64, []i32)\"",
+            "new q2 point px",
+            "call sum s3 b",
         ],
     );
+    assert!(r[38].starts_with("runtime: "), "{}", r[38]);
+    assert!(r[39].starts_with("runtime: "), "{}", r[39]);
+    assert_eq!(
+        r[40],
+        "%%% FAILURE\nError: entry point arguments have invalid sizes\n"
+    );
+    assert_eq!(r[41], "0 i64\n1 []i32\n");
+    assert!(r[42].starts_with("%%% FAILURE\n"), "{}", r[42]);
+    assert!(r[43].starts_with("%%% FAILURE\nInput 0"), "{}", r[43]);
     assert!(r[0].lines().any(|l| l == "count_up"), "{}", r[0]);
     assert_eq!(r[1], "");
     assert!(r[2].starts_with("runtime: "), "{}", r[2]);
