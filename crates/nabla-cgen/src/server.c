@@ -116,7 +116,8 @@ static void nb_cmd_call(char **w, int n) {
     return;
   }
   int args = n - 2, nouts;
-  if (args == 1 + e->nin) nouts = 1;
+  if (e->nout == 0 && (args == e->nin || args == 1 + e->nin)) nouts = args - e->nin;
+  else if (args == 1 + e->nin) nouts = 1;
   else if (args == e->nout + e->nin) nouts = e->nout;
   else {
     nb_failure("Invalid argument count for %s: expected %d outputs and %d inputs", e->name, e->nout,
@@ -160,6 +161,7 @@ static void nb_cmd_call(char **w, int n) {
     return;
   }
   printf("runtime: %" PRId64 "\n", t1 - t0);
+  if (e->nout == 0) return; /* no results: the output name stays unbound */
   if (nouts == e->nout) {
     for (int i = 0; i < e->nout; i++) nb_add_var(outs[i], e->out_types[i], objs[i], scal[i]);
     return;
@@ -394,7 +396,7 @@ static void nb_command(char **w, int n) {
         printf("%s%s\n", e->out_unique[i] ? "*" : "", nb_types[e->out_types[i]].name);
     } else if (strcmp(c, "output") == 0) {
       if (e->nout == 1) printf("%s%s\n", e->out_unique[0] ? "*" : "", nb_types[e->out_types[0]].name);
-      else printf("%s\n", nb_types[e->tuple_type].name);
+      else if (e->nout > 1) printf("%s\n", nb_types[e->tuple_type].name);
     }
   } else if (strcmp(c, "kind") == 0 && n == 2) {
     int t = nb_get_type(w[1]);

@@ -266,10 +266,7 @@ fn entry_type(t: &nabla_syntax::types::Type, annot: Option<&ast::TypeExp>) -> na
             ..nabla_ir::EntryType::transparent(structural, unique)
         };
     }
-    let name = match annot {
-        Some(ast::TypeExp::Named(q, _, _)) => q.to_string(),
-        _ => structural,
-    };
+    let name = annot.and_then(annotation_name).unwrap_or(structural);
     let flat = elab::nflat(t).unwrap_or(0);
     let fields = match t {
         STy::Record(fs) => {
@@ -306,6 +303,46 @@ fn entry_type(t: &nabla_syntax::types::Type, annot: Option<&ast::TypeExp>) -> na
         opaque: Some(nabla_ir::OpaqueInfo { flat, fields }),
         shape: vec![],
     }
+}
+
+/// The name of an opaque type as its annotation spells it, sizes left out
+/// (`point`, `[]point`, `(f64, point)`); `None` when the annotation names no
+/// type alias (the structural name is as good) or is not a plain type.
+fn annotation_name(te: &ast::TypeExp) -> Option<String> {
+    fn go(te: &ast::TypeExp, named: &mut bool) -> Option<String> {
+        Some(match te {
+            ast::TypeExp::Prim(p, _) => p.to_string(),
+            ast::TypeExp::Named(q, args, _) if args.is_empty() => {
+                *named = true;
+                q.to_string()
+            }
+            ast::TypeExp::Unique(t, _) => go(t, named)?,
+            ast::TypeExp::Array(_, t, _) => format!("[]{}", go(t, named)?),
+            ast::TypeExp::Tuple(ts, _) if ts.len() != 1 => {
+                let parts = ts
+                    .iter()
+                    .map(|t| go(t, named))
+                    .collect::<Option<Vec<_>>>()?;
+                format!("({})", parts.join(", "))
+            }
+            ast::TypeExp::Record(fs, _) => {
+                let mut parts = fs
+                    .iter()
+                    .map(|(n, t)| Some((n.name.clone(), go(t, named)?)))
+                    .collect::<Option<Vec<_>>>()?;
+                parts.sort();
+                let parts: Vec<String> = parts
+                    .into_iter()
+                    .map(|(n, t)| format!("{n}: {t}"))
+                    .collect();
+                format!("{{{}}}", parts.join(", "))
+            }
+            _ => return None,
+        })
+    }
+    let mut named = false;
+    let name = go(te, &mut named)?;
+    named.then_some(name)
 }
 
 /// `t` with every size anonymous and no uniqueness marks (for type names).

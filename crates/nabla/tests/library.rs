@@ -1,7 +1,8 @@
-//! `nabla c --library`: the generated C API driven by a C program
-//! (`tests/library/main.c`) compiled together with it under AddressSanitizer
-//! and UndefinedBehaviorSanitizer (leak check on), and the header and
-//! manifest checked for what futhark-ffi and the Python package rely on.
+//! `nabla c --library`: the generated C API driven by C programs
+//! (`tests/library/prog_main.c` for `prog.fut`, `edge_main.c` for
+//! `edge.fut`) compiled together with it under AddressSanitizer and
+//! UndefinedBehaviorSanitizer (leak check on), and the header and manifest
+//! checked for what futhark-ffi and the Python package rely on.
 //! Needs a C compiler with the sanitizers (`cc`, or `$CC`).
 
 use std::path::{Path, PathBuf};
@@ -20,11 +21,16 @@ fn test_dir() -> PathBuf {
 
 /// Runs `nabla c --library` on `tests/library/prog.fut` into `dir/prog.*`.
 fn build_library(dir: &Path) {
+    build_library_of(dir, "prog");
+}
+
+/// Runs `nabla c --library` on `tests/library/NAME.fut` into `dir/NAME.*`.
+fn build_library_of(dir: &Path, name: &str) {
     let out = Command::new(env!("CARGO_BIN_EXE_nabla"))
         .args(["c", "--library"])
-        .arg(test_dir().join("prog.fut"))
+        .arg(test_dir().join(format!("{name}.fut")))
         .arg("-o")
-        .arg(dir.join("prog"))
+        .arg(dir.join(name))
         .output()
         .expect("nabla runs");
     assert!(
@@ -36,8 +42,19 @@ fn build_library(dir: &Path) {
 
 #[test]
 fn the_c_api_works_under_the_sanitizers() {
-    let dir = scratch("asan");
-    build_library(&dir);
+    run_driver_under_sanitizers("prog");
+}
+
+#[test]
+fn sums_arrays_of_records_nested_records_and_f16_through_the_c_api() {
+    run_driver_under_sanitizers("edge");
+}
+
+/// Builds `NAME.fut`'s library and `NAME_main.c` with the sanitizers and
+/// runs it: it must print "all checks passed" and nothing a sanitizer reports.
+fn run_driver_under_sanitizers(name: &str) {
+    let dir = scratch(&format!("asan-{name}"));
+    build_library_of(&dir, name);
     let cc = std::env::var("CC")
         .ok()
         .filter(|s| !s.trim().is_empty())
@@ -54,8 +71,8 @@ fn the_c_api_works_under_the_sanitizers() {
         ])
         .arg("-I")
         .arg(&dir)
-        .arg(test_dir().join("main.c"))
-        .arg(dir.join("prog.c"))
+        .arg(test_dir().join(format!("{name}_main.c")))
+        .arg(dir.join(format!("{name}.c")))
         .arg("-o")
         .arg(&exe)
         .arg("-lm")
