@@ -135,6 +135,11 @@ pub fn validate_program_with(
                         f.ret.len()
                     )));
                 }
+                if let Some(sig) = &e.signature {
+                    if let Err(m) = check_signature(sig, &e.param_arity, &e.result_arity) {
+                        errors.push(err(format!("entry point {}: signature: {m}", e.name)));
+                    }
+                }
             }
         }
     }
@@ -1140,6 +1145,64 @@ impl Cx<'_> {
     }
 }
 
+/// The first inconsistency between an entry point's signature and its
+/// arities: counts, a transparent type spanning other than one value, an
+/// opaque's flat count, fields outside their opaque.
+fn check_signature(
+    sig: &crate::EntrySignature,
+    param_arity: &[usize],
+    result_arity: &[usize],
+) -> Result<(), String> {
+    fn check_type(t: &crate::EntryType, arity: usize) -> Result<(), String> {
+        match &t.opaque {
+            None if arity != 1 => Err(format!(
+                "type {} is not opaque but spans {arity} values",
+                t.name
+            )),
+            None => Ok(()),
+            Some(o) => {
+                if o.flat != arity {
+                    return Err(format!(
+                        "opaque type {} has {} values, but its arity is {arity}",
+                        t.name, o.flat
+                    ));
+                }
+                for f in o.fields.iter().flatten() {
+                    if f.start + f.len > arity {
+                        return Err(format!(
+                            "field {} of {} covers values beyond its {arity}",
+                            f.name, t.name
+                        ));
+                    }
+                    check_type(&f.ty, f.len)?;
+                }
+                Ok(())
+            }
+        }
+    }
+    if sig.params.len() != param_arity.len() {
+        return Err(format!(
+            "{} parameters for {} arities",
+            sig.params.len(),
+            param_arity.len()
+        ));
+    }
+    if sig.results.len() != result_arity.len() {
+        return Err(format!(
+            "{} results for {} arities",
+            sig.results.len(),
+            result_arity.len()
+        ));
+    }
+    for (p, &n) in sig.params.iter().zip(param_arity) {
+        check_type(&p.ty, n)?;
+    }
+    for (t, &n) in sig.results.iter().zip(result_arity) {
+        check_type(t, n)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1175,6 +1238,7 @@ mod tests {
             fun: FunId(0),
             param_arity: vec![1; fs[0].params.len()],
             result_arity: vec![1; fs[0].ret.len()],
+            signature: None,
         }];
         Program {
             functions: fs,
@@ -1526,6 +1590,30 @@ mod tests {
             "{}",
             errors(&pr)
         );
+    }
+
+    #[test]
+    fn entry_signature_checks() {
+        let mut pr = good();
+        let n = pr.entries[0].param_arity.len();
+        let params = (0..n)
+            .map(|i| crate::EntryParam {
+                name: format!("p{i}"),
+                ty: crate::EntryType::transparent("f64", false),
+            })
+            .collect();
+        let results = pr.entries[0]
+            .result_arity
+            .iter()
+            .map(|_| crate::EntryType::transparent("f64", false))
+            .collect();
+        pr.entries[0].signature = Some(crate::EntrySignature { params, results });
+        assert!(validate_program(&pr).is_ok());
+        if let Some(sig) = &mut pr.entries[0].signature {
+            sig.results
+                .push(crate::EntryType::transparent("f64", false));
+        }
+        assert!(errors(&pr).contains("signature: "), "{}", errors(&pr));
     }
 
     #[test]
