@@ -173,6 +173,12 @@ class ScalarType:
         self.argtype = self.ctype
         self.outtype = self.ctype
         self.rank = 0
+        self.bounds = (
+            (int(np.iinfo(self.dtype).min), int(np.iinfo(self.dtype).max))
+            if self.dtype.kind in "iu"
+            else None
+        )
+        self.is_float = self.dtype.kind == "f" and name != "f16"
 
     def to_c(self, ctx: Context, param: str, value: Any) -> Tuple[Any, Optional[Any]]:
         """The C argument for ``value``, and an object to free after the call
@@ -180,6 +186,14 @@ class ScalarType:
         return self.scalar_to_c(param, value), None
 
     def scalar_to_c(self, param: str, value: Any) -> Any:
+        # Fast paths: a Python float for f32/f64, an int in range for an
+        # integer type.
+        vt = type(value)
+        if vt is float and self.is_float:
+            return value
+        if vt is int and self.bounds is not None:
+            if self.bounds[0] <= value <= self.bounds[1]:
+                return value
         name, dtype = self.name, self.dtype
         if isinstance(value, np.ndarray):
             if value.ndim != 0:
@@ -201,9 +215,8 @@ class ScalarType:
                 raise TypeError(f"parameter {param}: expected {name}, got a bool")
             return value
         if isinstance(value, int):
-            if dtype.kind in "iu":
-                info = np.iinfo(dtype)
-                if not info.min <= value <= info.max:
+            if self.bounds is not None:
+                if not self.bounds[0] <= value <= self.bounds[1]:
                     raise ValueError(
                         f"parameter {param}: {value} does not fit in {name}"
                     )
@@ -252,6 +265,13 @@ class ArrayType:
         where needed). Raises TypeError for a wrong element type and
         ValueError for a wrong rank."""
         name, dtype = self.name, self.dtype
+        if (
+            type(value) is np.ndarray
+            and value.dtype == dtype
+            and value.ndim == self.rank
+            and value.flags.c_contiguous
+        ):
+            return value
         if isinstance(value, np.ndarray):
             if value.dtype != dtype:
                 raise TypeError(
@@ -460,6 +480,7 @@ def make_entry(
         [vp] + [ctypes.POINTER(t.outtype) for t in out_types] + [t.argtype for t in in_types],
     )
     n_in = len(in_types)
+    single_scalar = len(out_types) == 1 and isinstance(out_types[0], ScalarType)
 
     params = [
         inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=p["type"])
@@ -508,14 +529,17 @@ def make_entry(
             for value, used in zip(args, consumed):
                 if used and isinstance(value, Opaque):
                     value._consume()
+            if single_scalar:
+                return out_types[0].from_c(ctx, outs[0])
             results = []
-            pending = list(zip(out_types, outs))
+            done = 0
             try:
-                while pending:
-                    t, o = pending.pop(0)
+                for t, o in zip(out_types, outs):
                     results.append(t.from_c(ctx, o))
+                    done += 1
             except BaseException:
-                for t, o in pending:
+                # Free the results not yet taken over by a Python object.
+                for t, o in list(zip(out_types, outs))[done + 1 :]:
                     if isinstance(t, ArrayType):
                         t.release(ctx, o.value)
                     elif isinstance(t, OpaqueType):
