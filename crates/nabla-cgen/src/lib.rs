@@ -24,7 +24,10 @@
 
 mod entry;
 mod func;
+mod library;
 mod scalar;
+
+pub use library::CLibrary;
 
 use nabla_ir::{FunId, Program, Span};
 use std::path::Path;
@@ -107,6 +110,27 @@ pub fn generate_c_partial(
     program: &Program,
     locate: &dyn Fn(Span) -> String,
 ) -> Result<CProgram, CgenError> {
+    let (why, bodies, unsupported_entries) = analyse(program, locate)?;
+    let mut out = String::with_capacity(RUNTIME_C.len() + 4096);
+    out.push_str(RUNTIME_C);
+    out.push_str("\n/* ---------- generated from the core IR ---------- */\n\n");
+    out.push_str(&lower_functions(program, &why, bodies)?);
+    out.push_str(&entry::entries_and_main(program, &unsupported_entries)?);
+    Ok(CProgram {
+        source: out,
+        unsupported_entries,
+    })
+}
+
+/// Per function: why it is unsupported (if it is), its C body; and the
+/// entry points left out.
+type Analysis = (
+    Vec<Option<CgenError>>,
+    Vec<Result<String, CgenError>>,
+    Vec<(String, CgenError)>,
+);
+
+fn analyse(program: &Program, locate: &dyn Fn(Span) -> String) -> Result<Analysis, CgenError> {
     let n = program.functions.len();
     let mut bodies: Vec<Result<String, CgenError>> = Vec::with_capacity(n);
     for (i, f) in program.functions.iter().enumerate() {
@@ -158,9 +182,35 @@ pub fn generate_c_partial(
             return Err(e.clone());
         }
     }
-    let mut out = String::with_capacity(RUNTIME_C.len() + 4096);
-    out.push_str(RUNTIME_C);
-    out.push_str("\n/* ---------- generated from the core IR ---------- */\n\n");
+    Ok((why, bodies, unsupported_entries))
+}
+
+/// Generates Futhark's C API for the program (`nabla c --library`): the C
+/// source, the header (plain declarations; `header_name` names its include
+/// guard) and the manifest, leaving out the entry points the backend does
+/// not support. With `server`, the source also has a `main` speaking
+/// Futhark's server protocol (`nabla c --server`). Run-time errors in the
+/// library return an error code (2: program error, 3: out of memory) with
+/// the message in `futhark_context_get_error`; see the crate docs.
+pub fn generate_library(
+    program: &Program,
+    locate: &dyn Fn(Span) -> String,
+    header_name: &str,
+    server: bool,
+) -> Result<CLibrary, CgenError> {
+    let (why, bodies, unsupported_entries) = analyse(program, locate)?;
+    let lowered = lower_functions(program, &why, bodies)?;
+    library::generate(program, &lowered, unsupported_entries, header_name, server)
+}
+
+/// The C functions of the program (prototypes, then bodies) that are
+/// supported (`why[i]` is `None`).
+fn lower_functions(
+    program: &Program,
+    why: &[Option<CgenError>],
+    bodies: Vec<Result<String, CgenError>>,
+) -> Result<String, CgenError> {
+    let mut out = String::new();
     for (i, f) in program.functions.iter().enumerate() {
         if why[i].is_none() {
             out.push_str(&func::prototype(FunId(i as u32), f)?);
@@ -178,11 +228,7 @@ pub fn generate_c_partial(
             out.push('\n');
         }
     }
-    out.push_str(&entry::entries_and_main(program, &unsupported_entries)?);
-    Ok(CProgram {
-        source: out,
-        unsupported_entries,
-    })
+    Ok(out)
 }
 
 /// The default C compiler flags (overridden by `$CFLAGS`).

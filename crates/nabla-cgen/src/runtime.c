@@ -5,7 +5,9 @@
  * generated code owns one reference; views (rows, reshapes, contiguous
  * slices) share the block. Scalar operators mirror nabla-prim's semantics
  * (Futhark's): wrapping integers, Futhark's division rounding, shifts,
- * conversions. Run-time errors print a message and exit with status 1. */
+ * conversions. Run-time errors print a message and exit with status 1;
+ * with NB_LIBRARY defined (library and server mode) they longjmp to the
+ * protected call instead (see nb_fail). */
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -25,10 +27,24 @@
 #define NB_HAVE_F16 1
 #endif
 
+#ifdef NB_LIBRARY
+/* In library and server mode every live block is on a doubly linked list,
+ * stamped with the call (epoch) that allocated it, so that a failing call
+ * can free what it allocated (see nb_fail). Not thread-safe: one call at a
+ * time per process. */
+typedef struct nb_mem {
+  int64_t rc;
+  int64_t epoch;
+  struct nb_mem *prev, *next;
+} nb_mem;
+static nb_mem nb_live = {0, 0, &nb_live, &nb_live};
+static int64_t nb_epoch;
+#else
 typedef struct nb_mem {
   int64_t rc;
   int64_t pad;
 } nb_mem;
+#endif
 
 typedef struct nb_arr {
   nb_mem *mem;
@@ -38,6 +54,34 @@ typedef struct nb_arr {
 
 static const nb_arr nb_empty_arr;
 
+#ifdef NB_LIBRARY
+#include <setjmp.h>
+/* Where nb_fail jumps (set by a protected call, NULL outside one), the
+ * failure's message ("Error: …\nat FILE:LINE:COL\n", malloc'd) and code
+ * (2: program error, 3: out of memory). */
+static jmp_buf *nb_jmp;
+static char *nb_fail_message;
+static int nb_fail_code = 2;
+
+__attribute__((noreturn, format(printf, 2, 3))) static void
+nb_fail(const char *loc, const char *fmt, ...) {
+  va_list ap;
+  char msg[2048];
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  size_t cap = strlen(msg) + (loc ? strlen(loc) : 0) + 32;
+  free(nb_fail_message);
+  nb_fail_message = (char *)malloc(cap);
+  if (nb_fail_message) {
+    if (loc && *loc) snprintf(nb_fail_message, cap, "Error: %s\nat %s\n", msg, loc);
+    else snprintf(nb_fail_message, cap, "Error: %s\n", msg);
+  }
+  if (nb_jmp) longjmp(*nb_jmp, 1);
+  fprintf(stderr, "Error: %s\n", msg);
+  abort();
+}
+#else
 __attribute__((noreturn, format(printf, 2, 3))) static void
 nb_fail(const char *loc, const char *fmt, ...) {
   va_list ap;
@@ -50,6 +94,7 @@ nb_fail(const char *loc, const char *fmt, ...) {
   if (loc && *loc) fprintf(stderr, "at %s\n", loc);
   exit(1);
 }
+#endif
 
 /* ---------- memory ---------- */
 
@@ -71,8 +116,20 @@ static nb_arr nb_alloc(int rank, const int64_t *shape, size_t elem, const char *
   for (int k = 0; k < NB_MAX_RANK; k++) a.shape[k] = k < rank ? shape[k] : 0;
   size_t bytes = (size_t)n * elem;
   a.mem = (nb_mem *)malloc(sizeof(nb_mem) + (bytes ? bytes : 1));
-  if (!a.mem) nb_fail(loc, "out of memory (allocating %zu bytes)", bytes);
+  if (!a.mem) {
+#ifdef NB_LIBRARY
+    nb_fail_code = 3;
+#endif
+    nb_fail(loc, "out of memory (allocating %zu bytes)", bytes);
+  }
   a.mem->rc = 1;
+#ifdef NB_LIBRARY
+  a.mem->epoch = nb_epoch;
+  a.mem->next = nb_live.next;
+  a.mem->prev = &nb_live;
+  nb_live.next->prev = a.mem;
+  nb_live.next = a.mem;
+#endif
   a.data = (char *)(a.mem + 1);
   return a;
 }
@@ -82,8 +139,19 @@ static inline nb_arr nb_retain(nb_arr a) {
   return a;
 }
 
+#ifdef NB_LIBRARY
+static void nb_free_block(nb_mem *m) {
+  m->prev->next = m->next;
+  m->next->prev = m->prev;
+  free(m);
+}
+#define NB_FREE_BLOCK(m) nb_free_block(m)
+#else
+#define NB_FREE_BLOCK(m) free(m)
+#endif
+
 static inline void nb_release(nb_arr *a) {
-  if (a->mem && --a->mem->rc == 0) free(a->mem);
+  if (a->mem && --a->mem->rc == 0) NB_FREE_BLOCK(a->mem);
   a->mem = NULL;
   a->data = NULL;
 }
@@ -891,6 +959,10 @@ static void nb_read_binary_header(nb_reader *r, int t, int rank, int64_t *shape)
   }
 }
 
+/* The text reader's element buffer: static, so that a failure's cleanup
+ * can free it (library mode). */
+static nb_elems nb_text_elems;
+
 /* Reads one value of element type t and rank; arrays go to *arr, scalars to scalar. */
 static void nb_read_value(nb_reader *r, int t, int rank, void *scalar, nb_arr *arr) {
   nb_skip_ws(r);
@@ -920,12 +992,17 @@ static void nb_read_value(nb_reader *r, int t, int rank, void *scalar, nb_arr *a
   }
   int64_t shape[NB_MAX_RANK] = {0};
   bool seen[NB_MAX_RANK] = {0};
-  nb_elems e = {NULL, 0, 0, elem};
-  nb_read_text_array(r, t, rank, 0, shape, seen, &e);
-  if ((int64_t)e.n != nb_count(shape, rank)) nb_input_error(r, "irregular array");
+  nb_elems *e = &nb_text_elems;
+  free(e->data);
+  e->data = NULL;
+  e->n = e->cap = 0;
+  e->elem = elem;
+  nb_read_text_array(r, t, rank, 0, shape, seen, e);
+  if ((int64_t)e->n != nb_count(shape, rank)) nb_input_error(r, "irregular array");
   *arr = nb_alloc(rank, shape, elem, "");
-  if (e.n) memcpy(arr->data, e.data, e.n * elem);
-  free(e.data);
+  if (e->n) memcpy(arr->data, e->data, e->n * elem);
+  free(e->data);
+  e->data = NULL;
 }
 
 static void nb_read_end(nb_reader *r) {

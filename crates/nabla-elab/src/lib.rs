@@ -159,10 +159,143 @@ fn entry_point<'a>(
         t => vec![elab::nflat(t).unwrap_or(0)],
     };
     el.funs[fid.0 as usize] = Some(f);
+    let signature = entry_signature(vb, &rt, &result_arity);
     Ok(nabla_ir::EntryPoint {
         name: vb.name.name.clone(),
         fun: fid,
         param_arity,
         result_arity,
+        signature,
     })
+}
+
+/// The source-level signature of entry point `vb` with (elaborated) result
+/// type `rt`; `None` when a parameter's type is unknown (not checked).
+fn entry_signature(
+    vb: &ast::ValBind,
+    rt: &nabla_syntax::types::Type,
+    result_arity: &[usize],
+) -> Option<nabla_ir::EntrySignature> {
+    let mut params = vec![];
+    for p in &vb.params {
+        let (name, annot) = pat_name_and_annotation(p);
+        params.push(nabla_ir::EntryParam {
+            name,
+            ty: entry_type(p.ty.as_ref()?, annot),
+        });
+    }
+    let ret_annot = vb.ret.as_ref().map(strip_unique);
+    let results = match rt.as_tuple() {
+        Some(ts) if result_arity.len() == ts.len() && ts.len() != 1 => ts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| {
+                let annot = match ret_annot {
+                    Some(ast::TypeExp::Tuple(es, _)) if es.len() == ts.len() => Some(&es[i]),
+                    _ => None,
+                };
+                entry_type(t, annot)
+            })
+            .collect(),
+        _ => vec![entry_type(rt, vb.ret.as_ref())],
+    };
+    Some(nabla_ir::EntrySignature { params, results })
+}
+
+/// A parameter pattern's variable name (`_` for other patterns) and its
+/// type annotation, if any.
+fn pat_name_and_annotation(p: &ast::Pat) -> (String, Option<&ast::TypeExp>) {
+    match &p.kind {
+        ast::PatKind::Id(x) => (x.name.clone(), None),
+        ast::PatKind::Ascribe(q, te) => (pat_name_and_annotation(q).0, Some(te)),
+        _ => ("_".into(), None),
+    }
+}
+
+fn strip_unique(te: &ast::TypeExp) -> &ast::TypeExp {
+    match te {
+        ast::TypeExp::Unique(t, _) => strip_unique(t),
+        t => t,
+    }
+}
+
+/// The manifest's view of type `t` (annotated as `annot` in the source):
+/// a primitive or an array of primitives by its sizeless Futhark name,
+/// anything else opaque, named by the annotation's type alias if any.
+fn entry_type(t: &nabla_syntax::types::Type, annot: Option<&ast::TypeExp>) -> nabla_ir::EntryType {
+    use nabla_syntax::types::Type as STy;
+    // The annotation decides where there is one (the checker may infer a
+    // fresh result to be unique).
+    let unique = match annot {
+        Some(te) => matches!(te, ast::TypeExp::Unique(..)),
+        None => elab::flat_unique(t).iter().any(|&u| u),
+    };
+    let annot = annot.map(strip_unique);
+    let transparent = match t {
+        STy::Prim(_) => true,
+        STy::Array { elem, .. } => matches!(**elem, STy::Prim(_)),
+        _ => false,
+    };
+    let structural = sizeless(t).to_string();
+    if transparent {
+        return nabla_ir::EntryType::transparent(structural, unique);
+    }
+    let name = match annot {
+        Some(ast::TypeExp::Named(q, _, _)) => q.to_string(),
+        _ => structural,
+    };
+    let flat = elab::nflat(t).unwrap_or(0);
+    let fields = match t {
+        STy::Record(fs) => {
+            let mut start = 0;
+            let mut out = vec![];
+            for (k, (fname, fty)) in fs.iter().enumerate() {
+                let fannot = match annot {
+                    Some(ast::TypeExp::Record(es, _)) => {
+                        es.iter().find(|(n, _)| n.name == *fname).map(|(_, e)| e)
+                    }
+                    Some(ast::TypeExp::Tuple(es, _)) if es.len() == fs.len() => fname
+                        .parse::<usize>()
+                        .ok()
+                        .and_then(|i| es.get(i))
+                        .or(es.get(k)),
+                    _ => None,
+                };
+                let len = elab::nflat(fty).unwrap_or(0);
+                out.push(nabla_ir::OpaqueField {
+                    name: fname.clone(),
+                    ty: entry_type(fty, fannot),
+                    start,
+                    len,
+                });
+                start += len;
+            }
+            Some(out)
+        }
+        _ => None,
+    };
+    nabla_ir::EntryType {
+        name,
+        unique,
+        opaque: Some(nabla_ir::OpaqueInfo { flat, fields }),
+    }
+}
+
+/// `t` with every size anonymous and no uniqueness marks (for type names).
+fn sizeless(t: &nabla_syntax::types::Type) -> nabla_syntax::types::Type {
+    use nabla_syntax::types::{Size, Type as STy};
+    match t {
+        STy::Array { elem, shape, .. } => STy::Array {
+            elem: Box::new(sizeless(elem)),
+            shape: vec![Size::Any; shape.len()],
+            unique: false,
+        },
+        STy::Record(fs) => STy::Record(fs.iter().map(|(n, t)| (n.clone(), sizeless(t))).collect()),
+        STy::Sum(cs) => STy::Sum(
+            cs.iter()
+                .map(|(n, ts)| (n.clone(), ts.iter().map(sizeless).collect()))
+                .collect(),
+        ),
+        t => t.clone(),
+    }
 }

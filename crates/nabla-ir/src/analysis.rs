@@ -1150,6 +1150,7 @@ mod tests {
             fun: FunId(0),
             param_arity: vec![1; fs[0].params.len()],
             result_arity: vec![1; fs[0].ret.len()],
+            signature: None,
         }];
         Program {
             functions: fs,

@@ -491,6 +491,7 @@ mod tests {
                 fun: FunId(0),
                 param_arity: vec![1],
                 result_arity: vec![1],
+                signature: None,
             }],
         };
         validate_program(&prog).unwrap();

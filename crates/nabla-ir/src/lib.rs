@@ -456,6 +456,79 @@ pub struct EntryPoint {
     pub param_arity: Vec<usize>,
     /// One entry per source-level result (a tuple result is several results).
     pub result_arity: Vec<usize>,
+    /// The source-level signature (names, Futhark type names, uniqueness,
+    /// opaque types), for the C library's API and manifest. `None` in
+    /// programs written by hand or read from IR text without one.
+    pub signature: Option<EntrySignature>,
+}
+
+/// An entry point's source-level signature: one [`EntryParam`] per
+/// parameter (matching `param_arity`) and one [`EntryType`] per result
+/// (matching `result_arity`; top-level tuple components are separate results).
+#[derive(Clone, Debug, PartialEq, Default)]
+pub struct EntrySignature {
+    pub params: Vec<EntryParam>,
+    pub results: Vec<EntryType>,
+}
+
+/// One entry parameter: its name (the pattern's variable, `_` for other
+/// patterns) and type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EntryParam {
+    pub name: String,
+    pub ty: EntryType,
+}
+
+/// The type of an entry parameter or result (or of a field of an opaque
+/// record), as Futhark's manifest names it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EntryType {
+    /// The Futhark type without sizes (`f64`, `[]f64`, `[][]i32`, `bool`),
+    /// or for an opaque type its name: the type alias in the source
+    /// annotation if any, else the pretty-printed type (`(f64, []i32)`).
+    pub name: String,
+    /// Whether the type is unique (`*`): a parameter is consumed, a result
+    /// aliases no input.
+    pub unique: bool,
+    /// `Some` when the value spans several flat IR values (record, tuple,
+    /// sum, array of those) — or is otherwise not a primitive or an array
+    /// of primitives.
+    pub opaque: Option<OpaqueInfo>,
+}
+
+/// What is known about an opaque type beyond its name.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpaqueInfo {
+    /// How many flat IR values the opaque holds.
+    pub flat: usize,
+    /// For records and tuples (not arrays of them): the fields in the
+    /// order of the flat values (alphabetical; numeric for tuples).
+    /// `None` for sums and arrays of records/tuples.
+    pub fields: Option<Vec<OpaqueField>>,
+}
+
+/// One field of an opaque record or tuple.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpaqueField {
+    /// The field name (`0`, `1`, … for tuples).
+    pub name: String,
+    /// Its type (itself opaque for a nested record).
+    pub ty: EntryType,
+    /// The first of the opaque's flat values this field covers.
+    pub start: usize,
+    /// How many flat values the field covers.
+    pub len: usize,
+}
+
+impl EntryType {
+    /// A non-opaque type (primitive or array of primitives).
+    pub fn transparent(name: impl Into<String>, unique: bool) -> EntryType {
+        EntryType {
+            name: name.into(),
+            unique,
+            opaque: None,
+        }
+    }
 }
 
 /// A whole program.

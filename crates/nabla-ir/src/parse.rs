@@ -24,7 +24,9 @@
 //! function ::= "fun" fname "(" [param ("," param)*] ")" ":" "(" [rtype ("," rtype)*] ")"
 //!              ["unique" "(" bool ("," bool)* ")"] "=" body
 //! rtype    ::= ["*"] type                  -- `*`: the result is unique
-//! entry    ::= "entry" name "=" funref "(" "params" ints "," "results" ints ")"
+//! entry    ::= "entry" name "=" funref "(" "params" ints "," "results" ints ")" signature?
+//! signature ::= "signature" "(" "params" "[" (string ":" etype),* "]" "," "results" "[" etype,* "]" ")"
+//! etype    ::= "*"? string ("opaque" int ("{" (string ":" etype "[" int "," int "]"),* "}")?)?
 //! ints     ::= "[" [INT ("," INT)*] "]"
 //! fname    ::= IDENT | STRING              -- quoted when not an identifier or reserved
 //! funref   ::= fname ["@" INT]             -- `@k`: function number k (shared names)
@@ -84,8 +86,9 @@ use crate::print::{
 };
 use crate::rewrite::{self, Visitor};
 use crate::{
-    AccInput, AccOp, Atom, Body, Dim, DimIndex, EntryPoint, Exp, FunId, Function, Lambda, LoopForm,
-    Param, Program, Soac, Span, Stm, Type, Var,
+    AccInput, AccOp, Atom, Body, Dim, DimIndex, EntryParam, EntryPoint, EntrySignature, EntryType,
+    Exp, FunId, Function, Lambda, LoopForm, OpaqueField, OpaqueInfo, Param, Program, Soac, Span,
+    Stm, Type, Var,
 };
 use nabla_prim::{ConvOp, PrimType, PrimValue};
 use std::fmt;
@@ -637,15 +640,77 @@ impl Parser {
         self.word("results")?;
         let result_arity = self.list("[", "]", |p| p.small_int("an arity"))?;
         self.sym(")")?;
+        let signature = if self.is_word("signature") {
+            Some(self.entry_signature()?)
+        } else {
+            None
+        };
         Ok((
             EntryPoint {
                 name,
                 fun: FunId(0),
                 param_arity,
                 result_arity,
+                signature,
             },
             r,
         ))
+    }
+
+    /// `signature (params ["x": TYPE, …], results [TYPE, …])`.
+    fn entry_signature(&mut self) -> R<EntrySignature> {
+        self.word("signature")?;
+        self.sym("(")?;
+        self.word("params")?;
+        let params = self.list("[", "]", |p| {
+            let name = p.string()?;
+            p.sym(":")?;
+            let ty = p.entry_type()?;
+            Ok(EntryParam { name, ty })
+        })?;
+        self.sym(",")?;
+        self.word("results")?;
+        let results = self.list("[", "]", |p| p.entry_type())?;
+        self.sym(")")?;
+        Ok(EntrySignature { params, results })
+    }
+
+    /// `*? "name" (opaque N ({"field": TYPE [start, len], …})?)?`.
+    fn entry_type(&mut self) -> R<EntryType> {
+        let unique = self.eat_sym("*");
+        let name = self.string()?;
+        let opaque = if self.is_word("opaque") {
+            self.next();
+            let flat = self.small_int("a number of flat values")?;
+            let fields = if self.is_sym("{") {
+                Some(self.list("{", "}", |p| {
+                    let name = p.string()?;
+                    p.sym(":")?;
+                    let ty = p.entry_type()?;
+                    let pos = p.pos;
+                    let range = p.list("[", "]", |p| p.small_int("a flat value index"))?;
+                    let [start, len] = range[..] else {
+                        return p.err_at(pos, "expected `[start, len]`");
+                    };
+                    Ok(OpaqueField {
+                        name,
+                        ty,
+                        start,
+                        len,
+                    })
+                })?)
+            } else {
+                None
+            };
+            Some(OpaqueInfo { flat, fields })
+        } else {
+            None
+        };
+        Ok(EntryType {
+            name,
+            unique,
+            opaque,
+        })
     }
 
     // ---------------------------------------------- variables and types --
@@ -1864,6 +1929,7 @@ entry "odd name" = helper (params [1], results [1])
                 fun: FunId(i as u32),
                 param_arity: vec![],
                 result_arity: vec![],
+                signature: None,
             });
         }
         prog

@@ -14,7 +14,11 @@
 //! }
 //!
 //! entry main = scale (params [1, 1], results [1])
+//!   signature (params ["x": "f64", "xs": "[]f64"], results ["[]f64"])
 //! ```
+//!
+//! The `signature` line (the source-level types, see
+//! [`crate::EntrySignature`]) is printed only when the entry has one.
 //!
 //! Variables print as `name_index` (the index is the `Var` number, so names
 //! are unique even where the source reused a name; a name that already ends
@@ -64,8 +68,51 @@ pub fn print_program(prog: &Program) -> String {
             e.param_arity,
             e.result_arity
         );
+        if let Some(sig) = &e.signature {
+            let params: Vec<String> = sig
+                .params
+                .iter()
+                .map(|p| format!("{}: {}", print_string(&p.name), entry_type(&p.ty)))
+                .collect();
+            let results: Vec<String> = sig.results.iter().map(entry_type).collect();
+            let _ = writeln!(
+                out,
+                "  signature (params [{}], results [{}])",
+                params.join(", "),
+                results.join(", ")
+            );
+        }
     }
     out
+}
+
+/// An entry type: `*"name"`, and for an opaque type `opaque N` (flat
+/// values) with `{"field": TYPE [start, len], …}` for records.
+fn entry_type(t: &crate::EntryType) -> String {
+    let mut s = String::new();
+    if t.unique {
+        s.push('*');
+    }
+    s.push_str(&print_string(&t.name));
+    if let Some(o) = &t.opaque {
+        let _ = write!(s, " opaque {}", o.flat);
+        if let Some(fields) = &o.fields {
+            let fs: Vec<String> = fields
+                .iter()
+                .map(|f| {
+                    format!(
+                        "{}: {} [{}, {}]",
+                        print_string(&f.name),
+                        entry_type(&f.ty),
+                        f.start,
+                        f.len
+                    )
+                })
+                .collect();
+            let _ = write!(s, " {{{}}}", fs.join(", "));
+        }
+    }
+    s
 }
 
 /// Prints one primitive constant as a Futhark literal with its type suffix.
@@ -943,6 +990,7 @@ mod tests {
                 fun: FunId(0),
                 param_arity: vec![1, 1, 1],
                 result_arity: vec![1, 1],
+                signature: None,
             }],
         }
     }
@@ -972,6 +1020,67 @@ fun scale (n_2: i64, x_0: f64, xs_1: [n_2]f64): ([n_2]f64, f64) = {
 entry main = scale (params [1, 1, 1], results [1, 1])
 ";
         assert_eq!(text, expected);
+    }
+
+    #[test]
+    fn entry_signatures_print_and_parse_back() {
+        use crate::{EntryParam, EntrySignature, EntryType, OpaqueField, OpaqueInfo};
+        let mut prog = sample();
+        let pair = EntryType {
+            name: "(f64, []f64)".into(),
+            unique: false,
+            opaque: Some(OpaqueInfo {
+                flat: 2,
+                fields: Some(vec![
+                    OpaqueField {
+                        name: "0".into(),
+                        ty: EntryType::transparent("f64", false),
+                        start: 0,
+                        len: 1,
+                    },
+                    OpaqueField {
+                        name: "1".into(),
+                        ty: EntryType::transparent("[]f64", true),
+                        start: 1,
+                        len: 1,
+                    },
+                ]),
+            }),
+        };
+        prog.entries[0].signature = Some(EntrySignature {
+            params: vec![
+                EntryParam {
+                    name: "n".into(),
+                    ty: EntryType::transparent("i64", false),
+                },
+                EntryParam {
+                    name: "p".into(),
+                    ty: pair,
+                },
+            ],
+            results: vec![
+                EntryType::transparent("[]f64", true),
+                EntryType {
+                    name: "s".into(),
+                    unique: false,
+                    opaque: Some(OpaqueInfo {
+                        flat: 1,
+                        fields: None,
+                    }),
+                },
+            ],
+        });
+        let text = print_program(&prog);
+        assert!(
+            text.contains(
+                "  signature (params [\"n\": \"i64\", \"p\": \"(f64, []f64)\" opaque 2 \
+                 {\"0\": \"f64\" [0, 1], \"1\": *\"[]f64\" [1, 1]}], \
+                 results [*\"[]f64\", \"s\" opaque 1])\n"
+            ),
+            "{text}"
+        );
+        let back = crate::parse_program(&text).expect("parses");
+        assert_eq!(back.entries, prog.entries);
     }
 
     #[test]

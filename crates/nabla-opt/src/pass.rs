@@ -575,6 +575,7 @@ mod tests {
                 fun: FunId(0),
                 param_arity: vec![1],
                 result_arity: vec![1],
+                signature: None,
             }],
         }
     }

@@ -97,6 +97,7 @@ fn program(fs: Vec<Function>) -> Program {
         fun: FunId(0),
         param_arity: vec![1; fs[0].params.len()],
         result_arity: vec![1; fs[0].ret.len()],
+        signature: None,
     }];
     Program {
         functions: fs,

@@ -28,6 +28,48 @@ pub fn build_executable(c: &Compiled, exe: &Path) -> Result<Vec<(String, CgenErr
     Ok(prog.unsupported_entries)
 }
 
+/// `OUT` with `ext` appended (`prog` → `prog.c`; `v1.2` → `v1.2.c`).
+fn with_suffix(out: &Path, ext: &str) -> PathBuf {
+    let mut s = out.as_os_str().to_owned();
+    s.push(".");
+    s.push(ext);
+    PathBuf::from(s)
+}
+
+/// `nabla c --library`: writes `OUT.c`, `OUT.h` and `OUT.json` (Futhark's
+/// C API and manifest). With `server`, writes `OUT.c` with a server's
+/// `main` and compiles it into the executable `OUT` (unless `only_c`).
+/// Returns the entry points left out (and why).
+pub fn build_library(
+    c: &Compiled,
+    out: &Path,
+    server: bool,
+    only_c: bool,
+) -> Result<Vec<(String, CgenError)>, CgenError> {
+    let sources = &c.sources;
+    let stem = out
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "nabla".to_string());
+    let lib =
+        nabla_cgen::generate_library(&c.program, &|span| sources.describe(span), &stem, server)?;
+    let write = |path: PathBuf, text: &str| {
+        std::fs::write(&path, text)
+            .map_err(|e| CgenError::compiler(format!("cannot write {}: {e}", path.display())))
+    };
+    let c_file = with_suffix(out, "c");
+    write(c_file.clone(), &lib.source)?;
+    if server {
+        if !only_c {
+            nabla_cgen::compile_c(&c_file, out)?;
+        }
+    } else {
+        write(with_suffix(out, "h"), &lib.header)?;
+        write(with_suffix(out, "json"), &lib.manifest)?;
+    }
+    Ok(lib.unsupported_entries)
+}
+
 /// A compiled executable, run once per dataset.
 #[derive(Clone, Debug)]
 pub struct Executable {

@@ -92,16 +92,26 @@ enum Command {
     /// `prog.fut` gives `prog.c` and the executable `prog` beside it. The
     /// executable reads the entry point's arguments from stdin; options
     /// `-e ENTRY`, `-r RUNS`, `-t FILE`, `-b`, `-n`. `CC` and `CFLAGS`
-    /// choose the C compiler and its flags.
+    /// choose the C compiler and its flags. `--library` writes Futhark's C
+    /// API instead (`OUT.c`, `OUT.h`, `OUT.json`); `--server` builds an
+    /// executable speaking Futhark's server protocol.
     C {
         /// The program's main file.
         file: PathBuf,
-        /// The executable to write (default: the file without `.fut`).
+        /// The executable to write (default: the file without `.fut`); with
+        /// `--library`, the files' common prefix.
         #[arg(short = 'o', value_name = "OUT")]
         out: Option<PathBuf>,
         /// Write the C file only; do not run the C compiler.
         #[arg(long = "only-c")]
         only_c: bool,
+        /// Write a library with Futhark's C API: `OUT.c`, `OUT.h` and the
+        /// manifest `OUT.json` (not compiled).
+        #[arg(long = "library", conflicts_with = "server")]
+        library: bool,
+        /// Build a server executable (Futhark's server protocol on stdin/stdout).
+        #[arg(long = "server")]
+        server: bool,
         #[command(flatten)]
         pipeline: PipelineArgs,
     },
@@ -240,8 +250,19 @@ fn run(cli: Cli) -> ExitCode {
             file,
             out,
             only_c,
+            library,
+            server,
             pipeline,
-        } => compile_c(&file, out, only_c, pipeline),
+        } => {
+            let mode = if library {
+                CMode::Library
+            } else if server {
+                CMode::Server
+            } else {
+                CMode::Executable
+            };
+            compile_c(&file, out, only_c, mode, pipeline)
+        }
         Command::Check { file } => match nabla::check(&file) {
             Ok(_) => ExitCode::SUCCESS,
             Err(e) => {
@@ -337,10 +358,19 @@ fn run(cli: Cli) -> ExitCode {
 
 /// `nabla c`: the program (with static AD, unless `--passes` says
 /// otherwise) to C, and the C to an executable.
+/// What `nabla c` builds.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum CMode {
+    Executable,
+    Library,
+    Server,
+}
+
 fn compile_c(
     file: &std::path::Path,
     out: Option<PathBuf>,
     only_c: bool,
+    mode: CMode,
     pipeline: PipelineArgs,
 ) -> ExitCode {
     let opts = pipeline.c_backend_options();
@@ -356,7 +386,9 @@ fn compile_c(
         eprintln!("error: the output would overwrite the source file; give -o");
         return ExitCode::FAILURE;
     }
-    let result = if only_c {
+    let result = if mode != CMode::Executable {
+        nabla::cbackend::build_library(&compiled, &exe, mode == CMode::Server, only_c)
+    } else if only_c {
         nabla::cbackend::c_source(&compiled).and_then(|prog| {
             std::fs::write(exe.with_extension("c"), prog.source)
                 .map(|()| prog.unsupported_entries)

@@ -93,6 +93,7 @@ pub fn prog(funs: Vec<Function>) -> Program {
         fun: FunId(0),
         param_arity: vec![1; f0.params.len()],
         result_arity: vec![1; f0.ret.len()],
+        signature: None,
     };
     Program {
         functions: funs,
