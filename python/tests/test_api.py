@@ -177,3 +177,13 @@ def test_cache_key_covers_imports_and_cflags(write_program, monkeypatch):
     c = nabla.compile(main)
     assert c.library != b.library
     assert c.get(1) == 21
+
+
+def test_opaque_store_and_restore(module):
+    p = module.make_point(3.0, 4.0)
+    data = p.store()
+    assert isinstance(data, bytes) and len(data) > 0
+    q = module.restore(p.type_name, data)
+    assert module.norm(q) == 5.0
+    with pytest.raises(ValueError):
+        module.restore(p.type_name, b"not a stored value")

@@ -60,6 +60,15 @@ class Module:
                 setattr(self, name, fn)
         self._origin = origin
 
+    def restore(self, type_name: str, data: bytes) -> Opaque:
+        """The opaque value of type ``type_name`` that
+        :meth:`Opaque.store` serialised to ``data``. Raises ValueError when
+        the bytes are not a valid value of that type."""
+        t = self._types.get(type_name)
+        if not hasattr(t, "restore"):
+            raise TypeError(f"{type_name} is not an opaque type of this program")
+        return t.restore(data)
+
     def __getitem__(self, name: str) -> Callable[..., Any]:
         """The entry point ``name`` (also those whose names clash with
         attributes of this class)."""

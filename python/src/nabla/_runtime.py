@@ -42,6 +42,11 @@ PRIMITIVES: Dict[str, Tuple[np.dtype, Any]] = {
 _PROGRAM_ERROR = 2
 _OUT_OF_MEMORY = 3
 
+# The generated C keeps per-process state during a call (the failure
+# handler, the list of live blocks), so calls into any nabla library are
+# serialised by one lock.
+_CALL_LOCK = threading.RLock()
+
 _libc = ctypes.CDLL(None)
 _libc.free.argtypes = [ctypes.c_void_p]
 _libc.free.restype = None
@@ -54,7 +59,7 @@ class Context:
 
     def __init__(self, library_path: str):
         self.dll = ctypes.CDLL(library_path)
-        self.lock = threading.RLock()
+        self.lock = _CALL_LOCK
         dll = self.dll
         dll.futhark_context_config_new.restype = ctypes.c_void_p
         dll.futhark_context_config_new.argtypes = []
@@ -99,7 +104,9 @@ class Context:
     def fail(self, code: int, what: str) -> Error:
         """The exception for a nonzero return code of ``what``."""
         message = self.take_error() or f"{what} failed with error code {code}"
-        message = message.rstrip()
+        message = message.strip()
+        if message.startswith("Error: "):
+            message = message[len("Error: ") :]
         if code == _OUT_OF_MEMORY and "memory" not in message:
             message = f"out of memory: {message}"
         return Error(message)
@@ -142,6 +149,11 @@ class Opaque:
     def field(self, name: str) -> Any:
         """The record field ``name``, converted like an entry point's result."""
         return self._type.project(self, name)
+
+    def store(self) -> bytes:
+        """The value serialised to bytes (the program's store format); the
+        module's :meth:`~nabla.Module.restore` turns them back into a value."""
+        return self._type.store(self)
 
     def _pointer(self) -> int:
         if not self._finalizer.alive:
@@ -353,6 +365,7 @@ class OpaqueType:
         self.rank = None
         ops = info.get("ops", {})
         self._free = ctx.function(ops["free"], ctypes.c_int, [vp, vp])
+        self._ops = ops
         self.fields: List[Tuple[str, str, str]] = []
         record = info.get("record")
         if record:
@@ -387,6 +400,38 @@ class OpaqueType:
 
     def from_c(self, ctx: Context, out: Any) -> Opaque:
         return Opaque(self, out.value)
+
+    def store(self, obj: Opaque) -> bytes:
+        vp = ctypes.c_void_p
+        if "store" not in self._ops:
+            raise Error(f"the opaque type {self.name} cannot be stored")
+        f = self.ctx.function(
+            self._ops["store"],
+            ctypes.c_int,
+            [vp, vp, ctypes.POINTER(vp), ctypes.POINTER(ctypes.c_size_t)],
+        )
+        data = vp(None)
+        size = ctypes.c_size_t(0)
+        with self.ctx.lock:
+            code = f(self.ctx.ctx, obj._pointer(), ctypes.byref(data), ctypes.byref(size))
+            if code != 0:
+                raise self.ctx.fail(code, f"storing a {self.name}")
+        try:
+            return ctypes.string_at(data, size.value)
+        finally:
+            _libc.free(data)
+
+    def restore(self, data: bytes) -> Opaque:
+        if "restore" not in self._ops:
+            raise Error(f"the opaque type {self.name} cannot be restored")
+        vp = ctypes.c_void_p
+        f = self.ctx.function(self._ops["restore"], vp, [vp, ctypes.c_char_p])
+        with self.ctx.lock:
+            ptr = f(self.ctx.ctx, bytes(data))
+            if not ptr:
+                message = self.ctx.take_error() or "invalid data"
+                raise ValueError(f"cannot restore a {self.name}: {message.strip()}")
+        return Opaque(self, ptr)
 
     def project(self, obj: Opaque, field: str) -> Any:
         for name, tname, fn in self.fields:
@@ -521,7 +566,11 @@ def make_entry(
                             for n, v, t in zip(pnames, args, in_types)
                             if isinstance(t, ArrayType)
                         )
-                        raise SizeError(f"{name}: {err} (argument shapes: {shapes})")
+                        first, _, rest = str(err).partition("\n")
+                        raise SizeError(
+                            f"{name}: {first} (argument shapes: {shapes})"
+                            + (f"\n{rest}" if rest else "")
+                        )
                     raise err
             finally:
                 for t, ptr in to_free:
