@@ -344,9 +344,8 @@ class ArrayType:
             code = self.values(ctx.ctx, ptr, target.ctypes.data)
             if code != 0:
                 raise ctx.fail(code, "reading a result array")
-            code = ctx.dll.futhark_context_sync(ctx.ctx)
-            if code != 0:
-                raise ctx.fail(code, "futhark_context_sync")
+            # `values` may be asynchronous: the caller syncs before the
+            # result is handed out.
             return result
         finally:
             self.free(ctx.ctx, ptr)
@@ -446,7 +445,12 @@ class OpaqueType:
                         raise self.ctx.fail(code, f"projecting field {field}")
                     # A projected array or opaque is a new reference, which
                     # from_c takes over (and frees).
-                    return t.from_c(self.ctx, out)
+                    result = t.from_c(self.ctx, out)
+                    if isinstance(t, ArrayType):
+                        code = self.ctx.dll.futhark_context_sync(self.ctx.ctx)
+                        if code != 0:
+                            raise self.ctx.fail(code, f"projecting field {field}")
+                    return result
         if not self.fields:
             raise AttributeError(f"{self.name} is not a record type")
         raise AttributeError(
@@ -526,6 +530,8 @@ def make_entry(
     )
     n_in = len(in_types)
     single_scalar = len(out_types) == 1 and isinstance(out_types[0], ScalarType)
+    has_arrays = any(isinstance(t, ArrayType) for t in out_types)
+    sync = ctx.dll.futhark_context_sync
 
     params = [
         inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=p["type"])
@@ -556,8 +562,8 @@ def make_entry(
                     if owned is not None:
                         to_free.append((t, owned))
                 code = cfun(*c_args)
-                if code == 0:
-                    code = ctx.dll.futhark_context_sync(ctx.ctx)
+                if code == 0 and not has_arrays:
+                    code = sync(ctx.ctx)
                 if code != 0:
                     err = ctx.fail(code, f"entry point {name}")
                     if _is_size_error(str(err)):
@@ -594,6 +600,11 @@ def make_entry(
                     elif isinstance(t, OpaqueType):
                         t.release(o.value)
                 raise
+            if has_arrays:
+                # One sync covers the entry point and every `values` read.
+                code = sync(ctx.ctx)
+                if code != 0:
+                    raise ctx.fail(code, f"entry point {name}")
         if len(results) == 1:
             return results[0]
         return tuple(results)
