@@ -187,3 +187,29 @@ def test_opaque_store_and_restore(module):
     assert module.norm(q) == 5.0
     with pytest.raises(ValueError):
         module.restore(p.type_name, b"not a stored value")
+
+
+def test_consuming_parameter_leaves_the_numpy_array_alone(write_program):
+    m = nabla.compile(
+        write_program(
+            "consume.fut",
+            "entry set_first (xs: *[]f64) (v: f64) : []f64 = xs with [0] = v\n",
+        )
+    )
+    xs = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_array_equal(m.set_first(xs, 9.0), [9.0, 2.0, 3.0])
+    np.testing.assert_array_equal(xs, [1.0, 2.0, 3.0])
+    assert "(consumed)" in m.set_first.__doc__
+
+
+def test_compiler_lookup(monkeypatch):
+    """$NABLA wins; without it, the binary installed with the package (or,
+    when the tests run from the source tree, the one on PATH)."""
+    original = os.environ.get("NABLA")
+    if original:
+        monkeypatch.setenv("PATH", os.path.dirname(original) + os.pathsep + os.environ["PATH"])
+    monkeypatch.setenv("NABLA", "/some/where/nabla")
+    assert nabla.find_nabla() == "/some/where/nabla"
+    monkeypatch.delenv("NABLA")
+    found = nabla.find_nabla()
+    assert os.path.basename(found) == "nabla" and os.access(found, os.X_OK)
