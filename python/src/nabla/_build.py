@@ -21,7 +21,7 @@ import sys
 import sysconfig
 import tempfile
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from ._errors import CompileError
 
@@ -99,23 +99,32 @@ def _cc_command() -> Tuple[List[str], List[str]]:
     return cc, cflags
 
 
+_IDENTITIES: Dict[Tuple[str, str], str] = {}
+
+
 def _nabla_identity(nabla: str) -> str:
     """What identifies the compiler: its ``--version`` output and the size
     and modification time of its binary (so a rebuilt compiler of the same
-    version does not reuse old libraries)."""
-    try:
-        version = subprocess.run(
-            [nabla, "--version"], capture_output=True, text=True, check=False
-        ).stdout.strip()
-    except OSError as e:
-        raise CompileError(f"cannot run the nabla compiler {nabla}: {e}") from None
+    version does not reuse old libraries). Remembered per binary and stamp
+    within the process."""
     resolved = shutil.which(nabla) or nabla
     try:
         st = os.stat(resolved)
         stamp = f"{st.st_size}:{st.st_mtime_ns}"
     except OSError:
         stamp = "?"
-    return f"{version}|{stamp}"
+    known = _IDENTITIES.get((resolved, stamp))
+    if known is not None and stamp != "?":
+        return known
+    try:
+        version = subprocess.run(
+            [nabla, "--version"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+    except OSError as e:
+        raise CompileError(f"cannot run the nabla compiler {nabla}: {e}") from None
+    identity = f"{version}|{stamp}"
+    _IDENTITIES[(resolved, stamp)] = identity
+    return identity
 
 
 def cache_key(main: Path, nabla: str) -> str:
