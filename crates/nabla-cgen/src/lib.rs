@@ -16,6 +16,16 @@
 //! print `Error: MESSAGE` and `at FILE:LINE:COL` on stderr and exit with
 //! status 1.
 //!
+//! [`generate_library`] writes Futhark's C API instead (`nabla c
+//! --library`: C source, header, JSON manifest; see `library.rs`), and with
+//! `server` a `main` speaking Futhark's server protocol (`nabla c
+//! --server`). There run-time errors do not exit: `nb_fail` longjmps back to
+//! the API function, which frees the blocks the call allocated, restores
+//! the inputs' reference counts and returns 2 (program error) or 3 (out of
+//! memory) with the message (`Error: …` and `at FILE:LINE:COL` lines) in
+//! `futhark_context_get_error`. Not thread-safe: one call at a time per
+//! process.
+//!
 //! Constructs the backend cannot lower give a [`CgenError`] (never wrong C):
 //! `jvp`/`vjp` left in the program for dynamic AD, arrays of rank above 8.
 //! `f16` is C's `_Float16` (computed in `float` and rounded, as
