@@ -46,10 +46,13 @@ def jax_objective():
             gammaln(0.5 * n_w - 0.5 * jnp.arange(d))
         )
         c = n_w * d * (jnp.log(gamma) - 0.5 * jnp.log(2.0)) - log_gamma_distrib
-        prior = jnp.sum(
-            -0.5 * gamma * gamma * (jnp.sum(jnp.exp(q) ** 2, axis=1) + jnp.sum(l * l, axis=1))
-            + m * jnp.sum(q, axis=1)
-        ) + k * c
+        prior = (
+            jnp.sum(
+                -0.5 * gamma * gamma * (jnp.sum(jnp.exp(q) ** 2, axis=1) + jnp.sum(l * l, axis=1))
+                + m * jnp.sum(q, axis=1)
+            )
+            + k * c
+        )
         return constant + jnp.sum(logsumexp(main, axis=1)) - n * logsumexp(alpha) + prior
 
     return objective
@@ -90,7 +93,9 @@ def main():
     for name, got in zip(["alpha", "mu", "q", "l"], ours):
         assert relative_errors(got, ref[name]) <= 1e-4, name
     best, median = timed(lambda: gmm.jacobian(x, gamma, m, alpha, mu, q, l), args.runs)
-    print(f"nabla  jacobian: min {best * 1e3:.2f} ms, median {median * 1e3:.2f} ms ({args.runs} runs)")
+    print(
+        f"nabla  jacobian: min {best * 1e3:.2f} ms, median {median * 1e3:.2f} ms ({args.runs} runs)"
+    )
 
     import jax
 
@@ -103,7 +108,9 @@ def main():
     for name, got in zip(["alpha", "mu", "q", "l"], theirs):
         assert relative_errors(got, ref[name]) <= 1e-4, name
     best, median = timed(lambda: jax.block_until_ready(grad(*args_j, m)), args.runs)
-    print(f"jax    jacobian: min {best * 1e3:.2f} ms, median {median * 1e3:.2f} ms ({args.runs} runs)")
+    print(
+        f"jax    jacobian: min {best * 1e3:.2f} ms, median {median * 1e3:.2f} ms ({args.runs} runs)"
+    )
 
 
 if __name__ == "__main__":

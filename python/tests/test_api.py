@@ -166,7 +166,9 @@ def test_second_compile_uses_the_cache(write_program):
 
 def test_cache_key_covers_imports_and_cflags(write_program, monkeypatch):
     write_program("lib/helper.fut", "def k : i32 = 10\n")
-    main = write_program("uses_import.fut", 'import "lib/helper"\nentry get (x: i32) : i32 = x + k\n')
+    main = write_program(
+        "uses_import.fut", 'import "lib/helper"\nentry get (x: i32) : i32 = x + k\n'
+    )
     a = nabla.compile(main)
     assert a.get(1) == 11
     write_program("lib/helper.fut", "def k : i32 = 20\n")

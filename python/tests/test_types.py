@@ -8,9 +8,18 @@ import nabla
 
 TYPES = ["i8", "i16", "i32", "i64", "u8", "u16", "u32", "u64", "f16", "f32", "f64", "bool"]
 DTYPES = {
-    "i8": np.int8, "i16": np.int16, "i32": np.int32, "i64": np.int64,
-    "u8": np.uint8, "u16": np.uint16, "u32": np.uint32, "u64": np.uint64,
-    "f16": np.float16, "f32": np.float32, "f64": np.float64, "bool": np.bool_,
+    "i8": np.int8,
+    "i16": np.int16,
+    "i32": np.int32,
+    "i64": np.int64,
+    "u8": np.uint8,
+    "u16": np.uint16,
+    "u32": np.uint32,
+    "u64": np.uint64,
+    "f16": np.float16,
+    "f32": np.float32,
+    "f64": np.float64,
+    "bool": np.bool_,
 }
 SHAPES = {0: (), 1: (5,), 2: (3, 4), 3: (2, 3, 4)}
 

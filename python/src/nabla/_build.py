@@ -188,9 +188,7 @@ def build(main: Path, *, force: bool = False) -> Built:
         _run([nabla, "c", "--library", str(main), "-o", str(out)], "nabla c --library")
         for ext in (".c", ".json"):
             if not out.with_suffix(ext).is_file():
-                raise CompileError(
-                    f"nabla c --library did not write {out.with_suffix(ext).name}"
-                )
+                raise CompileError(f"nabla c --library did not write {out.with_suffix(ext).name}")
         cc, cflags = _cc_command()
         _run(
             cc

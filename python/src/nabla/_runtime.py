@@ -79,9 +79,7 @@ class Context:
             dll.futhark_context_config_free(self.cfg)
             raise Error("futhark_context_new failed")
         message = self.take_error()
-        self._finalizer = weakref.finalize(
-            self, Context._release, dll, self.ctx, self.cfg
-        )
+        self._finalizer = weakref.finalize(self, Context._release, dll, self.ctx, self.cfg)
         if message:
             self._finalizer()
             raise Error(f"cannot create the context: {message}")
@@ -216,9 +214,7 @@ class ScalarType:
             value = value[()]
         if isinstance(value, np.generic):
             if value.dtype != dtype:
-                raise TypeError(
-                    f"parameter {param}: expected {name} ({dtype}), got {value.dtype}"
-                )
+                raise TypeError(f"parameter {param}: expected {name} ({dtype}), got {value.dtype}")
             if name == "f16":
                 return int(value.view(np.uint16))
             return value.item()
@@ -229,9 +225,7 @@ class ScalarType:
         if isinstance(value, int):
             if self.bounds is not None:
                 if not self.bounds[0] <= value <= self.bounds[1]:
-                    raise ValueError(
-                        f"parameter {param}: {value} does not fit in {name}"
-                    )
+                    raise ValueError(f"parameter {param}: {value} does not fit in {name}")
                 return value
             if dtype.kind == "f":
                 value = float(value)
@@ -244,8 +238,7 @@ class ScalarType:
                 return int(np.float16(value).view(np.uint16))
             return value
         raise TypeError(
-            f"parameter {param}: expected a scalar of type {name}, "
-            f"got {type(value).__name__}"
+            f"parameter {param}: expected a scalar of type {name}, got {type(value).__name__}"
         )
 
     def from_c(self, ctx: Context, out: Any) -> Any:
@@ -293,9 +286,7 @@ class ArrayType:
             arr = value
         else:
             if isinstance(value, (Opaque, str, bytes)):
-                raise TypeError(
-                    f"parameter {param}: expected {name}, got {type(value).__name__}"
-                )
+                raise TypeError(f"parameter {param}: expected {name}, got {type(value).__name__}")
             arr = np.asarray(value)
             if arr.dtype != dtype:
                 kind = arr.dtype.kind
@@ -312,9 +303,7 @@ class ArrayType:
                 if dtype.kind in "iu" and kind in "iu" and arr.size:
                     info = np.iinfo(dtype)
                     if arr.min() < info.min or arr.max() > info.max:
-                        raise ValueError(
-                            f"parameter {param}: elements do not fit in {self.elem}"
-                        )
+                        raise ValueError(f"parameter {param}: elements do not fit in {self.elem}")
                 arr = arr.astype(dtype)
         if arr.ndim != self.rank:
             raise ValueError(
@@ -389,11 +378,7 @@ class OpaqueType:
             raise TypeError(
                 f"parameter {param}: expected a value of the opaque type {self.name}, "
                 f"got one of type {value._type.name}"
-                + (
-                    " from another module"
-                    if value._type.name == self.name
-                    else ""
-                )
+                + (" from another module" if value._type.name == self.name else "")
             )
         return value._pointer(), None
 
@@ -627,9 +612,7 @@ def make_entry(
         for r in outputs:
             lines.append(f"    {_describe(r['type'])}")
     lines.append("")
-    lines.append(
-        "Arrays are NumPy arrays of the element type (f16: float16, bool: bool_);"
-    )
+    lines.append("Arrays are NumPy arrays of the element type (f16: float16, bool: bool_);")
     lines.append("run-time errors raise nabla.Error with the source location.")
     call.__doc__ = "\n".join(lines)
     return call
