@@ -228,6 +228,8 @@ struct Entry<'a> {
     f: &'a Function,
     /// (name, type index, unique) per parameter.
     inputs: Vec<(String, usize, bool)>,
+    /// Per parameter: its sizes as the source names them (see [`EntryType::shape`]).
+    shapes: Vec<Vec<String>>,
     /// (type index, unique) per result.
     outputs: Vec<(usize, bool)>,
     /// The tuple of the results (several results only).
@@ -244,6 +246,7 @@ fn fallback_type(entry: &str, what: &str, i: usize, flat: &[Type]) -> EntryType 
         _ => EntryType {
             name: format!("{entry}_{what}{i}"),
             unique: false,
+            shape: vec![],
             opaque: Some(OpaqueInfo {
                 flat: flat.len(),
                 fields: None,
@@ -266,6 +269,7 @@ fn entries<'a>(
             return Err(CgenError::internal("entry point of an unknown function"));
         };
         let mut inputs = vec![];
+        let mut shapes = vec![];
         let mut off = 0;
         for (i, &n) in ep.param_arity.iter().enumerate() {
             let Some(ps) = f.params.get(off..off + n) else {
@@ -277,6 +281,7 @@ fn entries<'a>(
                 None => (format!("in{i}"), fallback_type(&ep.name, "in", i, &flat)),
             };
             inputs.push((name, types.register(&et, &flat)?, et.unique));
+            shapes.push(et.shape.clone());
             off += n;
         }
         let mut outputs = vec![];
@@ -302,6 +307,7 @@ fn entries<'a>(
             let et = EntryType {
                 name: format!("({})", names.join(", ")),
                 unique: false,
+                shape: vec![],
                 opaque: Some(OpaqueInfo {
                     flat: off,
                     fields: Some(
@@ -327,6 +333,7 @@ fn entries<'a>(
             ep,
             f,
             inputs,
+            shapes,
             outputs,
             tuple,
         });
@@ -640,6 +647,7 @@ fn entry_wrapper(types: &Types, e: &Entry) -> Result<String, CgenError> {
         }
     }
     o.push_str(&checks);
+    o.push_str(&size_checks(types, e));
     o.push_str(&arg_decls);
     // Result holders, allocated before the call so that nothing can fail after it.
     let mut prealloc = String::new();
@@ -736,6 +744,44 @@ fn entry_wrapper(types: &Types, e: &Entry) -> Result<String, CgenError> {
     }
     let _ = writeln!(o, "}}\n");
     Ok(o)
+}
+
+/// The check that the array arguments' sizes agree with each other, with
+/// the constants and with the `i64` parameters their source types name
+/// (C; Futhark's message "entry point arguments have invalid sizes").
+fn size_checks(types: &Types, e: &Entry) -> String {
+    let mut known: Vec<(String, String)> = vec![];
+    for (i, (name, t, _)) in e.inputs.iter().enumerate() {
+        if matches!(types.types[*t].kind, Kind::Prim(PrimType::I64)) {
+            known.push((name.clone(), format!("in{i}")));
+        }
+    }
+    let mut conds = vec![];
+    for (i, shape) in e.shapes.iter().enumerate() {
+        if !matches!(types.types[e.inputs[i].1].kind, Kind::Array(..)) {
+            continue;
+        }
+        for (k, d) in shape.iter().enumerate() {
+            let dim = format!("in{i}->arr.shape[{k}]");
+            if d.is_empty() {
+                continue;
+            }
+            if let Ok(n) = d.parse::<i64>() {
+                conds.push(format!("{dim} != {n}LL"));
+            } else if let Some((_, first)) = known.iter().find(|(n, _)| n == d) {
+                conds.push(format!("{dim} != {first}"));
+            } else {
+                known.push((d.clone(), dim));
+            }
+        }
+    }
+    if conds.is_empty() {
+        return String::new();
+    }
+    format!(
+        "  if ({}) {{\n    nb_set_error(ctx, \"Error: entry point arguments have invalid sizes\\n\");\n    return 2;\n  }}\n",
+        conds.join(" || ")
+    )
 }
 
 /// The server's entry table and per-entry callers (C).

@@ -185,6 +185,12 @@ fn entry_signature(
         });
     }
     let ret_annot = vb.ret.as_ref().map(strip_unique);
+    // Result sizes may name parameters; only the parameters' are checked.
+    let result_type = |t: &nabla_syntax::types::Type, annot: Option<&ast::TypeExp>| {
+        let mut et = entry_type(t, annot);
+        et.shape.clear();
+        et
+    };
     let results = match rt.as_tuple() {
         Some(ts) if result_arity.len() == ts.len() && ts.len() != 1 => ts
             .iter()
@@ -194,10 +200,10 @@ fn entry_signature(
                     Some(ast::TypeExp::Tuple(es, _)) if es.len() == ts.len() => Some(&es[i]),
                     _ => None,
                 };
-                entry_type(t, annot)
+                result_type(t, annot)
             })
             .collect(),
-        _ => vec![entry_type(rt, vb.ret.as_ref())],
+        _ => vec![result_type(rt, vb.ret.as_ref())],
     };
     Some(nabla_ir::EntrySignature { params, results })
 }
@@ -238,7 +244,27 @@ fn entry_type(t: &nabla_syntax::types::Type, annot: Option<&ast::TypeExp>) -> na
     };
     let structural = sizeless(t).to_string();
     if transparent {
-        return nabla_ir::EntryType::transparent(structural, unique);
+        let shape = match t {
+            STy::Array { shape, .. } => shape
+                .iter()
+                .map(|d| match d {
+                    nabla_syntax::types::Size::Const(n) => n.to_string(),
+                    nabla_syntax::types::Size::Var(v) => v.to_string(),
+                    nabla_syntax::types::Size::Any => String::new(),
+                })
+                .collect(),
+            _ => vec![],
+        };
+        // Only named or constant sizes are worth recording.
+        let shape = if shape.iter().all(String::is_empty) {
+            vec![]
+        } else {
+            shape
+        };
+        return nabla_ir::EntryType {
+            shape,
+            ..nabla_ir::EntryType::transparent(structural, unique)
+        };
     }
     let name = match annot {
         Some(ast::TypeExp::Named(q, _, _)) => q.to_string(),
@@ -278,6 +304,7 @@ fn entry_type(t: &nabla_syntax::types::Type, annot: Option<&ast::TypeExp>) -> na
         name,
         unique,
         opaque: Some(nabla_ir::OpaqueInfo { flat, fields }),
+        shape: vec![],
     }
 }
 

@@ -494,6 +494,11 @@ pub struct EntryType {
     /// sum, array of those) — or is otherwise not a primitive or an array
     /// of primitives.
     pub opaque: Option<OpaqueInfo>,
+    /// For an array of primitives: its sizes as the source type names them,
+    /// one per dimension: a size variable (`n`), a constant (`3`), or empty
+    /// when anonymous. Empty otherwise. The C library checks that the
+    /// arguments agree ("entry point arguments have invalid sizes").
+    pub shape: Vec<String>,
 }
 
 /// What is known about an opaque type beyond its name.
@@ -527,6 +532,7 @@ impl EntryType {
             name: name.into(),
             unique,
             opaque: None,
+            shape: vec![],
         }
     }
 }

@@ -26,7 +26,7 @@
 //! rtype    ::= ["*"] type                  -- `*`: the result is unique
 //! entry    ::= "entry" name "=" funref "(" "params" ints "," "results" ints ")" signature?
 //! signature ::= "signature" "(" "params" "[" (string ":" etype),* "]" "," "results" "[" etype,* "]" ")"
-//! etype    ::= "*"? string ("opaque" int ("{" (string ":" etype "[" int "," int "]"),* "}")?)?
+//! etype    ::= "*"? string ("shape" "[" string,* "]")? ("opaque" int ("{" (string ":" etype "[" int "," int "]"),* "}")?)?
 //! ints     ::= "[" [INT ("," INT)*] "]"
 //! fname    ::= IDENT | STRING              -- quoted when not an identifier or reserved
 //! funref   ::= fname ["@" INT]             -- `@k`: function number k (shared names)
@@ -675,10 +675,16 @@ impl Parser {
         Ok(EntrySignature { params, results })
     }
 
-    /// `*? "name" (opaque N ({"field": TYPE [start, len], …})?)?`.
+    /// `*? "name" (shape ["n", …])? (opaque N ({"field": TYPE [start, len], …})?)?`.
     fn entry_type(&mut self) -> R<EntryType> {
         let unique = self.eat_sym("*");
         let name = self.string()?;
+        let shape = if self.is_word("shape") {
+            self.next();
+            self.list("[", "]", |p| p.string())?
+        } else {
+            vec![]
+        };
         let opaque = if self.is_word("opaque") {
             self.next();
             let flat = self.small_int("a number of flat values")?;
@@ -710,6 +716,7 @@ impl Parser {
             name,
             unique,
             opaque,
+            shape,
         })
     }
 

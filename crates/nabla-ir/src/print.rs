@@ -86,14 +86,19 @@ pub fn print_program(prog: &Program) -> String {
     out
 }
 
-/// An entry type: `*"name"`, and for an opaque type `opaque N` (flat
-/// values) with `{"field": TYPE [start, len], …}` for records.
+/// An entry type: `*"name"`, for an array with named sizes `shape ["n",
+/// …]`, and for an opaque type `opaque N` (flat values) with `{"field":
+/// TYPE [start, len], …}` for records.
 fn entry_type(t: &crate::EntryType) -> String {
     let mut s = String::new();
     if t.unique {
         s.push('*');
     }
     s.push_str(&print_string(&t.name));
+    if !t.shape.is_empty() {
+        let dims: Vec<String> = t.shape.iter().map(|d| print_string(d)).collect();
+        let _ = write!(s, " shape [{}]", dims.join(", "));
+    }
     if let Some(o) = &t.opaque {
         let _ = write!(s, " opaque {}", o.flat);
         if let Some(fields) = &o.fields {
@@ -1029,6 +1034,7 @@ entry main = scale (params [1, 1, 1], results [1, 1])
         let pair = EntryType {
             name: "(f64, []f64)".into(),
             unique: false,
+            shape: vec![],
             opaque: Some(OpaqueInfo {
                 flat: 2,
                 fields: Some(vec![
@@ -1051,7 +1057,10 @@ entry main = scale (params [1, 1, 1], results [1, 1])
             params: vec![
                 EntryParam {
                     name: "n".into(),
-                    ty: EntryType::transparent("i64", false),
+                    ty: EntryType {
+                        shape: vec!["n".into(), "".into(), "3".into()],
+                        ..EntryType::transparent("[][][]i64", false)
+                    },
                 },
                 EntryParam {
                     name: "p".into(),
@@ -1063,6 +1072,7 @@ entry main = scale (params [1, 1, 1], results [1, 1])
                 EntryType {
                     name: "s".into(),
                     unique: false,
+                    shape: vec![],
                     opaque: Some(OpaqueInfo {
                         flat: 1,
                         fields: None,
@@ -1073,7 +1083,7 @@ entry main = scale (params [1, 1, 1], results [1, 1])
         let text = print_program(&prog);
         assert!(
             text.contains(
-                "  signature (params [\"n\": \"i64\", \"p\": \"(f64, []f64)\" opaque 2 \
+                "  signature (params [\"n\": \"[][][]i64\" shape [\"n\", \"\", \"3\"], \"p\": \"(f64, []f64)\" opaque 2 \
                  {\"0\": \"f64\" [0, 1], \"1\": *\"[]f64\" [1, 1]}], \
                  results [*\"[]f64\", \"s\" opaque 1])\n"
             ),

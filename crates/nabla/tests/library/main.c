@@ -119,8 +119,23 @@ int main(void) {
   double d = 0;
   CHECK(futhark_entry_dot(ctx, &d, xs, zs) == 2);
   err = futhark_context_get_error(ctx);
-  CHECK(err != NULL && strstr(err, "size") != NULL);
+  CHECK(err != NULL && strcmp(err, "Error: entry point arguments have invalid sizes\n") == 0);
   free(err);
+  CHECK(futhark_entry_sized(ctx, &d, 3, xs) == 2);
+  err = futhark_context_get_error(ctx);
+  CHECK(err != NULL && strstr(err, "invalid sizes") != NULL);
+  free(err);
+  CHECK(futhark_entry_sized(ctx, &d, 3, zs) == 0 && d == 6.0);
+  /* out of memory (2^41 bytes): code 3 */
+  struct futhark_f64_1d *big = NULL;
+  CHECK(futhark_entry_zeros(ctx, &big, (int64_t)1 << 38) == 3);
+  CHECK(big == NULL);
+  err = futhark_context_get_error(ctx);
+  CHECK(err != NULL && strstr(err, "out of memory") != NULL);
+  free(err);
+  CHECK(futhark_entry_zeros(ctx, &big, 2) == 0);
+  CHECK(futhark_shape_f64_1d(ctx, big)[0] == 2);
+  CHECK(futhark_free_f64_1d(ctx, big) == 0);
   CHECK(futhark_entry_dot(ctx, &d, xs, xs) == 0);
   CHECK(d == 1.0 + 4.0 + 12.25 + 0.25);
   /* a negative size: NULL and an error */

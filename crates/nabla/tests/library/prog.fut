@@ -18,3 +18,7 @@ entry get (xs: []i32) (i: i64) : i32 = xs[i]
 entry dot [n] (xs: [n]f64) (ys: [n]f64) : f64 = f64.sum (map2 (*) xs ys)
 
 entry flags (n: i64) : [][]bool = tabulate_2d n 2 (\i j -> (i + j) % 2 == 0)
+
+entry sized (n: i64) (xs: [n]f64) : f64 = f64.sum xs
+
+entry zeros (n: i64) : []f64 = replicate n 0f64
