@@ -64,6 +64,7 @@
 //!            | "with_acc" "(" "[" [accin ("," accin)*] "]" "," lambda ")"
 //!            | "update_acc" "(" var "," "[" atoms "]" "," atom ")"
 //!            | ("jvp" | "vjp") "(" lambda "," "(" atoms ")" "," "(" atoms ")" ")"
+//!            | "with_vjp" "(" INT "," lambda "," lambda "," "(" atoms ")" ")"  -- saved values, f, rule, args
 //! form     ::= "for" var "<" atom | "while" body
 //! index    ::= atom | atom ":+" atom "*" atom             -- start :+ len * stride
 //! accin    ::= var ("add" | "write" | "op" "(" lambda "," atom ")")
@@ -1030,6 +1031,24 @@ impl Parser {
                         primals,
                         adjoints: extra,
                     }
+                })
+            }
+            "with_vjp" if paren => {
+                self.next();
+                self.sym("(")?;
+                let tape = self.small_int("the number of saved values")?;
+                self.sym(",")?;
+                let lam = self.lambda()?;
+                self.sym(",")?;
+                let rule = self.lambda()?;
+                self.sym(",")?;
+                let args = self.atoms("(", ")")?;
+                self.sym(")")?;
+                Ok(Exp::WithVjp {
+                    lam,
+                    rule,
+                    args,
+                    tape,
                 })
             }
             "iota" if *self.peek_at(1) == Tok::Sym("<") => {
