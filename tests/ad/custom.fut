@@ -152,3 +152,17 @@ entry nested (x: f64) =
 
 entry second (x: f64) =
   (vjp (\x -> vjp myexp x 1) x 1, jvp (\x -> vjp myexp x 1) x 1, vjp (\x -> jvp myexp x 1) x 1)
+
+-- In a while loop (its iterations counted, then run as a for loop in the
+-- return sweep) and in both branches of an if: y ↦ 2 · clip y thrice
+-- passes the clipped adjoint 1 back each step (the true derivative at 0.3
+-- is 2³ · 8 · 0.3⁷ ≈ 0.014); the then-branch is ste (3x) (derivative 3
+-- with the rule, 0 truly), the else-branch clip x.
+-- ==
+-- entry: in_while_and_if
+-- input { 0.3 } output { 1.0 3.0 }
+-- input { -0.3 } output { 1.0 1.0 }
+
+entry in_while_and_if (x: f64) =
+  ( vjp (\x -> let (y, _) = loop (y, k) = (x, 0i32) while k < 3 do (clip y * 2, k + 1) in y) x 1
+  , vjp (\x -> if x > 0 then ste (x * 3) else clip x) x 1 )
