@@ -1086,9 +1086,29 @@ impl Reverse<'_> {
             b.push(s);
         }
         for (x, c) in args.iter().zip(copy.result) {
-            if let Atom::Var(x) = x {
-                self.add_shared(b, adj, *x, c)?;
+            let (Atom::Var(x), Atom::Var(cv)) = (x, c) else {
+                if let Atom::Var(x) = x {
+                    self.add_shared(b, adj, *x, c)?;
+                }
+                continue;
+            };
+            // The rule's adjoint must have the argument's shape (a run-time
+            // check: the rule is user code).
+            let rank = type_of(b, self.span, *x)?.rank();
+            for d in 0..rank {
+                let n_arg = b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(*x, d));
+                let n_adj = b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(cv, d));
+                b.push(Stm {
+                    pat: vec![],
+                    exp: Exp::AssertEqSizes(
+                        vec![Atom::Var(n_arg), Atom::Var(n_adj)],
+                        "with_vjp: the derivative rule's adjoint does not have the argument's shape"
+                            .into(),
+                    ),
+                    span: self.span,
+                });
             }
+            self.add_shared(b, adj, *x, c)?;
         }
         Ok(())
     }

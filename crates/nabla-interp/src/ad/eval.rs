@@ -622,7 +622,7 @@ impl<'p> Interp<'p> {
                 rule,
                 args,
                 tape,
-            } => self.ad_with_vjp(s, ad, pat, lam, rule, args, *tape),
+            } => self.ad_with_vjp(s, ad, stm, lam, rule, args, *tape),
         }
     }
 
@@ -640,12 +640,13 @@ impl<'p> Interp<'p> {
         &mut self,
         s: &mut [Value],
         ad: &mut AdSlots,
-        pat: &[Param],
+        stm: &Stm,
         lam: &Lambda,
         rule: &Lambda,
         args: &[Atom],
         tape: usize,
     ) -> Res<()> {
+        let pat = &stm.pat;
         if lam.params.len() != args.len() || lam.body.result.len() < tape {
             return err("internal error: with_vjp with mismatched parameters and arguments");
         }
@@ -733,6 +734,7 @@ impl<'p> Interp<'p> {
                 env: env.into(),
                 inputs: nodes.into(),
                 outs,
+                span: stm.span,
             }))))?;
             for (j, r) in rs[tape..].iter_mut().enumerate() {
                 let elem = r.elem();
@@ -1555,7 +1557,10 @@ impl<'p> Interp<'p> {
                 tape::Step::Done(adjs) => break adjs,
                 tape::Step::Custom(op, outs) => {
                     let cs = self.ad_custom_rule(&op, outs)?;
-                    lift(sweep.add_custom(&mut self.ad, &op, cs))?;
+                    lift(sweep.add_custom(&mut self.ad, &op, cs)).map_err(|mut e| {
+                        e.span = Some(op.span);
+                        e
+                    })?;
                 }
             }
         };

@@ -95,6 +95,8 @@ pub(crate) struct CustomOp {
     pub inputs: Box<[u32]>,
     /// Per result: shape and element type (for a zero adjoint).
     pub outs: Box<[(Rc<[i64]>, PrimType)]>,
+    /// The `with_vjp` statement (for errors of its rule's results).
+    pub span: nabla_ir::Span,
 }
 
 /// The payload of [`Entry::CustomOut`].
