@@ -654,7 +654,7 @@ impl<'p> Interp<'p> {
             .iter()
             .map(|a| self.ad_get(s, ad, a))
             .collect::<Res<Vec<_>>>()?;
-        let lam_fv = nabla_ir::free_vars_lambda(lam);
+        let lam_fv = self.lambda_free_vars(lam);
         let slot_level = |ad: &AdSlots, v: Var| match ad.get(v.0 as usize) {
             Some(Some(x)) => x.level(),
             _ => 0,
@@ -665,7 +665,7 @@ impl<'p> Interp<'p> {
         let mut restore: Vec<(Var, V)> = Vec::new();
         let top = self.ad.levels.len() as u32;
         if top > 0 && !self.ad.is_fwd(top) {
-            for &v in &lam_fv {
+            for &v in lam_fv.iter() {
                 if slot_level(ad, v) == top {
                     let x = self.ad_var(s, ad, v)?;
                     self.ad_put(s, ad, v, x.primal_at(top))?;
@@ -708,7 +708,7 @@ impl<'p> Interp<'p> {
             .entry(rule as *const Lambda)
             .or_insert_with(|| Rc::new(rule.clone()))
             .clone();
-        let rule_fv = nabla_ir::free_vars_lambda(rule);
+        let rule_fv = self.lambda_free_vars(rule);
         for (l, nodes) in records {
             // The rule runs in the sweep of level `l`: its free variables
             // are constants there.
@@ -752,6 +752,15 @@ impl<'p> Interp<'p> {
             }
         }
         self.ad_bind(s, ad, pat, rs)
+    }
+
+    /// The free variables of a `with_vjp`'s function or rule (cached).
+    fn lambda_free_vars(&mut self, lam: &Lambda) -> Rc<[Var]> {
+        self.ad
+            .custom_free
+            .entry(lam as *const Lambda)
+            .or_insert_with(|| nabla_ir::free_vars_lambda(lam).into())
+            .clone()
     }
 
     /// Runs the rule of a `with_vjp` in a sweep: on a fresh frame of the
