@@ -166,3 +166,17 @@ entry second (x: f64) =
 entry in_while_and_if (x: f64) =
   ( vjp (\x -> let (y, _) = loop (y, k) = (x, 0i32) while k < 3 do (clip y * 2, k + 1) in y) x 1
   , vjp (\x -> if x > 0 then ste (x * 3) else clip x) x 1 )
+
+-- Named functions as f and f', and a with_vjp inside a function that the
+-- differentiated function calls twice: the rule 100ȳ + r gives
+-- (100 + 1) + 2 · (100 + 8) at x = 1; the jvp is 3x² + 2 · 3(2x)².
+-- ==
+-- entry: named
+-- input { 1.0 } output { 317.0 27.0 }
+
+def cube (x: f64) = x * x * x
+def odd_rule (r: f64) (g: f64) = g * 100 + r
+def h (x: f64) = with_vjp cube odd_rule x
+def twice_h (x: f64) = h x + h (2 * x)
+
+entry named (x: f64) = (vjp twice_h x 1, jvp twice_h x 1)
