@@ -455,6 +455,33 @@ impl Forward<'_> {
             Exp::Vjp { .. } => {
                 return unsupported(span, "static AD does not differentiate vjp yet")
             }
+            // Forward mode ignores a custom reverse-mode rule (Futhark's
+            // `with_vjp`, futhark-internals.md §2): `f` is inlined (its
+            // parameters bound to the arguments) and differentiated.
+            Exp::WithVjp { lam, args, .. } => {
+                let Lambda { params, body, .. } = lam;
+                self.stm(
+                    b,
+                    Stm {
+                        pat: params,
+                        exp: Exp::Atoms(args),
+                        span,
+                    },
+                    tans,
+                )?;
+                for s in body.stms {
+                    self.stm(b, s, tans)?;
+                }
+                self.stm(
+                    b,
+                    Stm {
+                        pat,
+                        exp: Exp::Atoms(body.result),
+                        span,
+                    },
+                    tans,
+                )?;
+            }
         }
         Ok(())
     }

@@ -22,10 +22,28 @@
 //! `replicate` of zeros only where a construct needs a value (a branch whose
 //! other side has a tangent, a SOAC input, a call argument).
 //!
-//! Reverse mode (`vjp`) is not transformed statically yet: a `vjp`, and
-//! any `jvp` whose code contains one (or an accumulator, or `lgamma`/
-//! `gamma`), is left in the program for the interpreter's dynamic AD
-//! ([`Report`] counts what was done each way).
+//! Reverse mode ([`reverse`]): a forward sweep and a return sweep by
+//! redundant execution (seed 003 §4); what it cannot differentiate yet is
+//! left in the program for the interpreter's dynamic AD ([`Report`] counts
+//! what was done each way).
+//!
+//! Custom derivatives (`with_vjp f f' x`, `with_vjp_tape`; IR
+//! [`Exp::WithVjp`]; the rule is Futhark's, futhark-internals.md §2):
+//! - reverse mode: the innermost `vjp` around one runs `f` as primal code
+//!   in its forward sweep (inlined, so enclosing `jvp`/`vjp`s differentiate
+//!   `f` itself) and, in its return sweep, the rule `f'` applied to the
+//!   saved values (for `with_vjp` the primal result, for `with_vjp_tape`
+//!   the tape) and the results' adjoints; the rule's results are added to
+//!   the arguments' adjoints. The free variables of `f` get no adjoint.
+//!   Inside maps, branches and loops the statement is re-executed and its
+//!   rule applied like any other statement's rule;
+//! - forward mode ignores the rule and differentiates `f`;
+//! - outside AD it is `f x`: after static AD, [`lower_custom_vjps`]
+//!   replaces every one left outside AD constructs by `f` inlined, so the
+//!   optimiser and the C backend never see one.
+//!
+//! The interpreter's dynamic AD has the same semantics (a tape entry whose
+//! sweep step runs the rule).
 
 use nabla_ir::builder::{FunctionBuilder, VarTable};
 use nabla_ir::{Body, Exp, FunId, Function, Program, Span, Stm};
@@ -115,7 +133,8 @@ fn body_has_ad(b: &Body) -> bool {
 /// a `jvp`, or `lgamma`/`gamma` inside a `jvp` (their derivative, the
 /// polygamma function, has no IR operation).
 pub fn differentiate(prog: &mut Program) -> Result<bool, AdError> {
-    differentiate_with_report(prog).map(|r| r.static_jvps + r.static_vjps > 0)
+    differentiate_with_report(prog)
+        .map(|r| r.static_jvps + r.static_vjps + r.lowered_custom_vjps > 0)
 }
 
 /// What [`differentiate_with_report`] did.
@@ -132,12 +151,19 @@ pub struct Report {
     pub dynamic_vjps: usize,
     /// Why the first construct was left to the dynamic AD.
     pub first_reason: Option<String>,
+    /// `with_vjp`s outside any AD construct replaced by their function
+    /// (see [`lower_custom_vjps`]).
+    pub lowered_custom_vjps: usize,
 }
 
 /// [`differentiate`], also saying what was left to the dynamic AD.
 pub fn differentiate_with_report(prog: &mut Program) -> Result<Report, AdError> {
     if !has_ad(prog) {
-        return Ok(Report::default());
+        let lowered_custom_vjps = lower_custom_vjps(&mut prog.functions);
+        return Ok(Report {
+            lowered_custom_vjps,
+            ..Report::default()
+        });
     }
     let mut ad = Ad {
         functions: std::mem::take(&mut prog.functions),
@@ -155,7 +181,106 @@ pub fn differentiate_with_report(prog: &mut Program) -> Result<Report, AdError> 
         }
     }
     prog.functions = ad.functions;
-    result.map(|()| ad.report)
+    result?;
+    ad.report.lowered_custom_vjps = lower_custom_vjps(&mut prog.functions);
+    Ok(ad.report)
+}
+
+/// Replaces each `with_vjp` (`Exp::WithVjp`) that no AD construct encloses
+/// by its function inlined: its parameters bound to the arguments, its
+/// body, the statement's pattern bound to its results (the rule is dead
+/// outside reverse mode). Runs after static AD, so the later passes and the
+/// C backend never see one. Left alone: those inside a `jvp`/`vjp` that
+/// static AD left to the dynamic AD, and those in functions such a
+/// construct calls (the interpreter still needs their rules). Returns how
+/// many were replaced.
+pub fn lower_custom_vjps(functions: &mut [Function]) -> usize {
+    // Functions a remaining jvp/vjp calls, directly or not.
+    let mut calls: Vec<Vec<usize>> = Vec::with_capacity(functions.len());
+    let mut keep = vec![false; functions.len()];
+    let mut stack: Vec<usize> = Vec::new();
+    for f in functions.iter() {
+        let mut out = Vec::new();
+        let mut roots = Vec::new();
+        collect_calls(&f.body, false, &mut out, &mut roots);
+        calls.push(out);
+        stack.extend(roots);
+    }
+    while let Some(g) = stack.pop() {
+        if g < keep.len() && !keep[g] {
+            keep[g] = true;
+            stack.extend(calls[g].iter().copied());
+        }
+    }
+    let mut n = 0;
+    for (f, keep) in functions.iter_mut().zip(keep) {
+        if !keep {
+            n += lower_in_body(&mut f.body, &|_| false);
+        }
+    }
+    n
+}
+
+/// The functions `b` calls (into `out`), and those called inside a
+/// `jvp`/`vjp` (into `in_ad`; everything when `inside`).
+fn collect_calls(b: &Body, inside: bool, out: &mut Vec<usize>, in_ad: &mut Vec<usize>) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        for s in &b.stms {
+            if let Exp::Apply(f, _) = s.exp {
+                out.push(f.0 as usize);
+                if inside {
+                    in_ad.push(f.0 as usize);
+                }
+            }
+            let inner = inside || matches!(s.exp, Exp::Jvp { .. } | Exp::Vjp { .. });
+            s.exp.for_each_nested(|n| match n {
+                nabla_ir::Nested::Body(nb) => collect_calls(nb, inner, out, in_ad),
+                nabla_ir::Nested::Lambda(l) => collect_calls(&l.body, inner, out, in_ad),
+            });
+        }
+    })
+}
+
+/// [`lower_custom_vjps`] in one body (not inside a `jvp`/`vjp`), except
+/// the statements `keep` names.
+pub(crate) fn lower_in_body(body: &mut Body, keep: &dyn Fn(&Stm) -> bool) -> usize {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        let mut n = 0;
+        for mut s in std::mem::take(&mut body.stms) {
+            if keep(&s) {
+                body.stms.push(s);
+                continue;
+            }
+            match s.exp {
+                Exp::WithVjp { mut lam, args, .. } => {
+                    n += 1 + lower_in_body(&mut lam.body, keep);
+                    body.stms.push(Stm {
+                        pat: lam
+                            .params
+                            .iter()
+                            .map(|p| nabla_ir::Param::new(p.var, p.ty.clone()))
+                            .collect(),
+                        exp: Exp::Atoms(args),
+                        span: s.span,
+                    });
+                    body.stms.append(&mut lam.body.stms);
+                    body.stms.push(Stm {
+                        pat: s.pat,
+                        exp: Exp::Atoms(lam.body.result),
+                        span: s.span,
+                    });
+                }
+                Exp::Jvp { .. } | Exp::Vjp { .. } => body.stms.push(s),
+                _ => {
+                    for nb in util::nested_bodies_mut(&mut s.exp) {
+                        n += lower_in_body(nb, keep);
+                    }
+                    body.stms.push(s);
+                }
+            }
+        }
+        n
+    })
 }
 
 /// The state of one run of [`differentiate`].
@@ -244,7 +369,8 @@ impl Ad {
                 primals,
                 tangents,
             } => (
-                forward::expand_jvp(self, b, &pat, lam, primals, tangents, span),
+                forward::expand_jvp(self, b, &pat, lam, primals, tangents, span)
+                    .map(|()| std::collections::HashSet::new()),
                 true,
             ),
             Exp::Vjp {
@@ -255,11 +381,26 @@ impl Ad {
                 reverse::expand_vjp(self, b, &pat, lam, primals, adjoints, span),
                 false,
             ),
-            _ => (error(span, "internal error: not a jvp or vjp"), true),
+            _ => (
+                error::<std::collections::HashSet<nabla_ir::Var>>(
+                    span,
+                    "internal error: not a jvp or vjp",
+                ),
+                true,
+            ),
         };
-        let emitted = b.end(vec![]);
+        let mut emitted = b.end(vec![]);
         match r {
-            Ok(()) => {
+            Ok(rules) => {
+                // The `with_vjp`s this `vjp` handled are primal code now
+                // (Futhark: the primal is the function inlined), so outer
+                // `jvp`/`vjp`s differentiate the function itself; those in
+                // the rules it emitted are left to the outer ones.
+                if !rules.is_empty() || !forward_mode {
+                    lower_in_body(&mut emitted, &|s| {
+                        s.pat.first().is_some_and(|p| rules.contains(&p.var))
+                    });
+                }
                 if forward_mode {
                     self.report.static_jvps += 1;
                 } else {

@@ -50,7 +50,9 @@ impl Adjoints {
 
 /// `let pat = vjp lam primals adjoints`: the forward sweep and the return
 /// sweep of the lambda's body, inlined; `pat` binds the primal results, then
-/// one adjoint per parameter.
+/// one adjoint per parameter. Returns the first variable bound by each
+/// `with_vjp` in the rules it emitted (the caller inlines the other
+/// `with_vjp`s, which are primal code now).
 pub(crate) fn expand_vjp(
     ad: &mut Ad,
     b: &mut FunctionBuilder,
@@ -59,7 +61,7 @@ pub(crate) fn expand_vjp(
     primals: Vec<Atom>,
     adjoints: Vec<Atom>,
     span: Span,
-) -> Result<(), AdError> {
+) -> Result<HashSet<Var>, AdError> {
     let k = lam.body.result.len();
     let m = lam.params.len();
     if pat.len() != k + m || primals.len() != m || adjoints.len() != k {
@@ -79,6 +81,7 @@ pub(crate) fn expand_vjp(
         span,
         active: lam.params.iter().map(|p| p.var).collect(),
         redirect: HashMap::new(),
+        in_rules: HashSet::new(),
     };
     let body = rev.inline_calls(b, lam.body)?;
     let checkpoints = rev.forward_sweep(b, &body.stms)?;
@@ -100,7 +103,7 @@ pub(crate) fn expand_vjp(
         exp: Exp::Atoms(results),
         span,
     });
-    Ok(())
+    Ok(rev.in_rules)
 }
 
 /// Copies code with fresh variables for everything it binds; `map` gives
@@ -185,6 +188,9 @@ struct Reverse<'a> {
     /// Free arrays of the map lambda being reversed whose adjoints go to
     /// an accumulator: the accumulator variable now in scope.
     redirect: HashMap<Var, Var>,
+    /// The first variable bound by each `with_vjp` inside the rules the
+    /// return sweep emitted (see [`expand_vjp`]).
+    in_rules: HashSet<Var>,
 }
 
 /// What the forward sweep kept of a loop: its checkpoint arrays (one per
@@ -1025,6 +1031,84 @@ impl Reverse<'_> {
             Exp::Apply(..) => return error(self.span, "internal error: a call left in a vjp"),
             Exp::WithAcc { .. } | Exp::UpdateAcc { .. } => return self.unsupported("accumulators"),
             Exp::Jvp { .. } | Exp::Vjp { .. } => return self.unsupported("a nested jvp/vjp"),
+            Exp::WithVjp {
+                rule, args, tape, ..
+            } => self.custom_rule(b, adj, pat, &ybar, rule, args, *tape)?,
+        }
+        Ok(())
+    }
+
+    /// The return sweep of `pat = with_vjp(tape, f, rule, args)` (Futhark's
+    /// `with_vjp`, futhark-internals.md §2): the rule, copied with fresh
+    /// variables, applied to the saved values (`pat[..tape]`, bound by the
+    /// forward sweep, which keeps the statement) and the results' adjoints
+    /// (zero where absent); its results are added to the arguments'
+    /// adjoints. The free variables of `f` and the saved values get none.
+    #[allow(clippy::too_many_arguments)]
+    fn custom_rule(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        pat: &[Param],
+        ybar: &[Option<Atom>],
+        rule: &Lambda,
+        args: &[Atom],
+        tape: usize,
+    ) -> Result<(), AdError> {
+        if ybar[tape..].iter().all(|y| y.is_none()) {
+            return Ok(());
+        }
+        if rule.params.len() != pat.len() || rule.body.result.len() != args.len() {
+            return error(
+                self.span,
+                "internal error: malformed with_vjp (arities differ)",
+            );
+        }
+        let mut map = HashMap::new();
+        for (j, (p, r)) in rule.params.iter().zip(pat).enumerate() {
+            let a = if j < tape {
+                Atom::Var(r.var)
+            } else {
+                match ybar[j] {
+                    Some(y) => y,
+                    None => zero_like(b, self.span, r.var)?,
+                }
+            };
+            map.insert(p.var, a);
+        }
+        let copy = self.fresh_copy(b, &rule.body, map)?;
+        crate::util::for_each_stm_deep(&copy, &mut |s| {
+            if let (Exp::WithVjp { .. }, Some(p)) = (&s.exp, s.pat.first()) {
+                self.in_rules.insert(p.var);
+            }
+        });
+        for s in copy.stms {
+            b.push(s);
+        }
+        for (x, c) in args.iter().zip(copy.result) {
+            let (Atom::Var(x), Atom::Var(cv)) = (x, c) else {
+                if let Atom::Var(x) = x {
+                    self.add_shared(b, adj, *x, c)?;
+                }
+                continue;
+            };
+            // The rule's adjoint must have the argument's shape (a run-time
+            // check: the rule is user code).
+            let rank = type_of(b, self.span, *x)?.rank();
+            for d in 0..rank {
+                let n_arg = b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(*x, d));
+                let n_adj = b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(cv, d));
+                b.push(Stm {
+                    pat: vec![],
+                    exp: Exp::AssertEqSizes(
+                        vec![Atom::Var(n_arg), Atom::Var(n_adj)],
+                        "with_vjp: the derivative rule's adjoint does not have the argument's shape"
+                            .into(),
+                    ),
+                    span: self.span,
+                });
+            }
+            self.add_shared(b, adj, *x, c)?;
         }
         Ok(())
     }

@@ -176,6 +176,7 @@ pub(crate) fn nested_bodies_mut(e: &mut Exp) -> Vec<&mut Body> {
         )
         | Exp::Jvp { lam, .. }
         | Exp::Vjp { lam, .. } => vec![&mut lam.body],
+        Exp::WithVjp { lam, rule, .. } => vec![&mut lam.body, &mut rule.body],
         Exp::WithAcc { inputs, lam } => {
             let mut v: Vec<&mut Body> = Vec::new();
             for i in inputs.iter_mut() {
@@ -188,4 +189,18 @@ pub(crate) fn nested_bodies_mut(e: &mut Exp) -> Vec<&mut Body> {
         }
         _ => vec![],
     }
+}
+
+/// Calls `f` on every statement of `b`, those of nested bodies and lambdas
+/// included (pre-order).
+pub(crate) fn for_each_stm_deep(b: &Body, f: &mut dyn FnMut(&nabla_ir::Stm)) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        for s in &b.stms {
+            f(s);
+            s.exp.for_each_nested(|n| match n {
+                nabla_ir::Nested::Body(nb) => for_each_stm_deep(nb, f),
+                nabla_ir::Nested::Lambda(l) => for_each_stm_deep(&l.body, f),
+            });
+        }
+    })
 }

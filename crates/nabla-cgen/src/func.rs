@@ -722,6 +722,13 @@ impl<'a> FnGen<'a> {
                     "a jvp/vjp that static AD leaves to dynamic AD",
                 ))
             }
+            // The `ad` pass replaces every with_vjp outside AD by its
+            // function; one is left only where dynamic AD needs its rule.
+            Exp::WithVjp { .. } => {
+                return Err(CgenError::unsupported(
+                    "a with_vjp that static AD leaves to dynamic AD",
+                ))
+            }
         }
         Ok(())
     }
@@ -1625,6 +1632,10 @@ fn callees_into(b: &Body, out: &mut Vec<usize>) {
                 callees_into(&lam.body, out);
             }
             Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } => callees_into(&lam.body, out),
+            Exp::WithVjp { lam, rule, .. } => {
+                callees_into(&lam.body, out);
+                callees_into(&rule.body, out);
+            }
             _ => {}
         }
     }
@@ -1687,6 +1698,10 @@ fn collect_body(b: &Body, types: &mut HashMap<Var, Type>) -> Result<(), CgenErro
                 collect_lambda(lam, types)?;
             }
             Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } => collect_lambda(lam, types)?,
+            Exp::WithVjp { lam, rule, .. } => {
+                collect_lambda(lam, types)?;
+                collect_lambda(rule, types)?;
+            }
             _ => {}
         }
     }

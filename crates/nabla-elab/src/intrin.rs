@@ -74,7 +74,8 @@ pub(crate) fn arity(name: &str, ty: &STy) -> usize {
             "map" | "map1" | "replicate" | "zip" | "zip2" | "concat" | "++" | "rotate"
             | "assert" | "sized" => return 2,
             "map2" | "reduce" | "reduce_comm" | "scan" | "scatter" | "scatter_2d"
-            | "scatter_3d" | "zip3" | "jvp" | "vjp" | "jvp2" | "vjp2" => return 3,
+            | "scatter_3d" | "zip3" | "jvp" | "vjp" | "jvp2" | "vjp2" | "with_vjp"
+            | "with_vjp_tape" => return 3,
             "map3" | "zip4" => return 4,
             "map4" | "zip5" | "reduce_by_index" | "hist" => return 5,
             "map5" => return 6,
@@ -1436,6 +1437,69 @@ pub(crate) fn call<'a>(
                     mk_tuple(vec![prim, adj])
                 })
             }
+        }
+        "with_vjp" | "with_vjp_tape" => {
+            let fun = args.remove(0);
+            let rule_fun = args.remove(0);
+            let (xa, xt) = dyn_of(args.remove(0), span)?;
+            let xtys: Vec<ir::Type> = xa.iter().map(|a| fb.atom_ty(*a)).collect();
+            let (mut lam, rt) = el.make_lambda(fb, fun, vec![(xt, xtys)], span)?;
+            // `lam` returns the saved values, then the results: for
+            // `with_vjp` the results themselves (returned twice), for
+            // `with_vjp_tape` the tape `c` of its `(c, b)` result.
+            let (tape, res_ty) = if f == "with_vjp" {
+                let k = lam.ret.len();
+                let again = lam.body.result.clone();
+                lam.body.result.extend(again);
+                let again = lam.ret.clone();
+                lam.ret.extend(again);
+                (k, rt.clone())
+            } else {
+                match &rt {
+                    STy::Record(fs) if fs.len() == 2 => (
+                        crate::elab::nflat(&fs[0].1).map_err(|m| err(span, m))?,
+                        fs[1].1.clone(),
+                    ),
+                    _ => {
+                        return Err(err(
+                            span,
+                            "with_vjp_tape: the function must return a pair (tape, result)",
+                        ))
+                    }
+                }
+            };
+            // The rule's parameters: (result, adjoint) for `with_vjp`, the
+            // pair (tape, adjoint) for `with_vjp_tape`; adjoints have the
+            // results' types.
+            let rule_args = if f == "with_vjp" {
+                let res_tys = lam.ret[tape..].to_vec();
+                vec![(res_ty.clone(), res_tys.clone()), (res_ty.clone(), res_tys)]
+            } else {
+                vec![(rt, lam.ret.clone())]
+            };
+            let (rule, _) = el.make_lambda(fb, rule_fun, rule_args, span)?;
+            if rule.ret.len() != xa.len() {
+                return Err(err(
+                    span,
+                    format!("{f}: the derivative rule's result does not match the argument"),
+                ));
+            }
+            let vs: Vec<Atom> = fb
+                .bind(
+                    f,
+                    lam.ret.clone(),
+                    Exp::WithVjp {
+                        lam,
+                        rule,
+                        args: xa,
+                        tape,
+                    },
+                    span,
+                )
+                .into_iter()
+                .map(Atom::Var)
+                .collect();
+            Ok(SV::Dyn(vs[tape..].to_vec(), res_ty))
         }
         _ => Err(err(span, format!("intrinsic {name} is not supported"))),
     }

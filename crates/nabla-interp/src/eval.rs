@@ -896,6 +896,17 @@ impl<'p> Interp<'p> {
                 r
             }
             Exp::Jvp { .. } | Exp::Vjp { .. } => self.exec_ad_stm(s, stm),
+            // Outside reverse-mode AD a custom derivative is its function.
+            Exp::WithVjp { lam, args, .. } => {
+                for (p, a) in lam.params.iter().zip(args) {
+                    let x = self.value(s, a)?;
+                    self.set(s, p.var, x)?;
+                }
+                stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.exec_body(s, &lam.body))?;
+                let mut xs = Vec::with_capacity(lam.body.result.len());
+                self.body_results(s, &lam.body, &mut xs)?;
+                self.bind_all(s, pat, xs)
+            }
         }
     }
 

@@ -19,6 +19,9 @@
 //! values (forward mode) or on values recorded on a tape that is swept once
 //! backwards (reverse mode), tagged by nesting level so that calls nest and
 //! mix to any depth. Programs without AD never enter that module.
+//! A custom derivative (`Exp::WithVjp`, Futhark's `with_vjp`) is its
+//! function outside AD; inside, the innermost `vjp` records a tape entry
+//! whose sweep step runs the rule (`ad/eval.rs`), as static AD does.
 //!
 //! Run-time errors follow Futhark's dynamic semantics: out-of-bounds
 //! `Index`/`Update`/slices, size mismatches, integer division by zero, failed

@@ -262,6 +262,10 @@ fn mark_unique_exp(e: &mut Exp, vs: &[Var]) {
         )
         | Exp::Jvp { lam, .. }
         | Exp::Vjp { lam, .. } => mark_unique_lambda(lam, vs),
+        Exp::WithVjp { lam, rule, .. } => {
+            mark_unique_lambda(lam, vs);
+            mark_unique_lambda(rule, vs);
+        }
         Exp::WithAcc { inputs, lam } => {
             for input in inputs.iter_mut() {
                 if let AccOp::Lambda(op, _) = &mut input.op {
@@ -363,6 +367,7 @@ fn exp_name(e: &Exp) -> &'static str {
         Exp::UpdateAcc { .. } => "update_acc",
         Exp::Jvp { .. } => "jvp",
         Exp::Vjp { .. } => "vjp",
+        Exp::WithVjp { .. } => "with_vjp",
     }
 }
 
@@ -906,6 +911,40 @@ impl Uq<'_> {
                     }
                 }
                 al.extend(derivs);
+                self.bind_pat(pat, al);
+            }
+            Exp::WithVjp {
+                lam, rule, args, ..
+            } => {
+                let (consumed, res) = self.lambda(lam, true);
+                for (c, a) in consumed.iter().zip(args) {
+                    if let (true, Some(v)) = (*c, Self::atom_var(a)) {
+                        if self.is_array(v) {
+                            self.consume(v, "the function given to with_vjp");
+                        }
+                    }
+                }
+                // The derivative rule runs in reverse mode's return sweep on
+                // saved values and adjoints: it may consume none of them.
+                let (rule_consumed, _) = self.lambda(rule, true);
+                if rule_consumed.iter().any(|c| *c) {
+                    self.err("the derivative rule of with_vjp consumes its parameter".into());
+                }
+                // A result aliases what the lambda's result aliases, a
+                // parameter standing for its argument.
+                let params: Vec<Var> = lam.params.iter().map(|p| p.var).collect();
+                let mut al = Vec::new();
+                for r in &res {
+                    let mut a = r.clone();
+                    for (j, pv) in params.iter().enumerate() {
+                        if r.binary_search(pv).is_ok() {
+                            if let Some(x) = args.get(j) {
+                                union(&mut a, &self.closure_atom(x));
+                            }
+                        }
+                    }
+                    al.push(self.live(a));
+                }
                 self.bind_pat(pat, al);
             }
             // UpdateAcc consumed its accumulator above; the rest make fresh values.

@@ -423,6 +423,25 @@ pub enum Exp {
         primals: Vec<Atom>,
         adjoints: Vec<Atom>,
     },
+    /// `with_vjp f f' x` / `with_vjp_tape f f' x`: a custom reverse-mode
+    /// derivative (Futhark's prelude; futhark-internals.md §2). Evaluates
+    /// `lam` at `args`; `lam` returns `tape` saved values followed by the
+    /// results, and the statement binds all of them (saved values first).
+    /// Outside reverse-mode AD this is just `lam args`. Reverse mode keeps
+    /// the statement in its forward sweep and, in the return sweep, calls
+    /// `rule` with the saved values followed by one adjoint per result
+    /// (same types as the results); `rule` returns one adjoint per argument
+    /// (same types as `args`), which is added to the arguments' adjoints.
+    /// The saved values and the free variables of `lam` get no adjoint.
+    /// Forward mode ignores `rule` and differentiates `lam`. For `with_vjp`
+    /// the elaborator makes the saved values the results themselves
+    /// (`lam` returns its results twice), so `rule` sees (result, adjoint).
+    WithVjp {
+        lam: Lambda,
+        rule: Lambda,
+        args: Vec<Atom>,
+        tape: usize,
+    },
 }
 
 /// A first-order function.

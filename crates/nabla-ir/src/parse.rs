@@ -66,6 +66,7 @@
 //!            | "with_acc" "(" "[" [accin ("," accin)*] "]" "," lambda ")"
 //!            | "update_acc" "(" var "," "[" atoms "]" "," atom ")"
 //!            | ("jvp" | "vjp") "(" lambda "," "(" atoms ")" "," "(" atoms ")" ")"
+//!            | "with_vjp" "(" INT "," lambda "," lambda "," "(" atoms ")" ")"  -- saved values, f, rule, args
 //! form     ::= "for" var "<" atom | "while" body
 //! index    ::= atom | atom ":+" atom "*" atom             -- start :+ len * stride
 //! accin    ::= var ("add" | "write" | "op" "(" lambda "," atom ")")
@@ -1104,6 +1105,24 @@ impl Parser {
                     }
                 })
             }
+            "with_vjp" if paren => {
+                self.next();
+                self.sym("(")?;
+                let tape = self.small_int("the number of saved values")?;
+                self.sym(",")?;
+                let lam = self.lambda()?;
+                self.sym(",")?;
+                let rule = self.lambda()?;
+                self.sym(",")?;
+                let args = self.atoms("(", ")")?;
+                self.sym(")")?;
+                Ok(Exp::WithVjp {
+                    lam,
+                    rule,
+                    args,
+                    tape,
+                })
+            }
             "iota" if *self.peek_at(1) == Tok::Sym("<") => {
                 self.next();
                 self.sym("<")?;
@@ -1676,6 +1695,11 @@ fun main (n_0: i64, xs_1: *[n_0]f64, m_2: [3][?]i32, b_3: bool): (*[n_0]f64, f64
   let nb_75: f64 = f64.nan(0x7ff0000000000001)
   let hf_76: f16 = 0.0999755859375f16
   let ng_77: i8 = -128i8
+  let (wt_78: f64, wr_79: f64) = with_vjp(1, \(x_80: f64): (f64, f64) -> {
+    in (x_80, x_80)
+  }, \(s_81: f64, g_82: f64): (f64) -> {
+    in (g_82)
+  }, (a_4))
   in (ys_27, a_4)
 }
 

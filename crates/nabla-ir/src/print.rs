@@ -816,6 +816,19 @@ impl Printer<'_> {
                 let s = format!(", ({}), ({}))", self.atoms(primals), self.atoms(adjoints));
                 self.push(s);
             }
+            Exp::WithVjp {
+                lam,
+                rule,
+                args,
+                tape,
+            } => {
+                self.push(format!("with_vjp({tape}, "));
+                self.lambda(lam, depth);
+                self.out.push_str(", ");
+                self.lambda(rule, depth);
+                let s = format!(", ({}))", self.atoms(args));
+                self.push(s);
+            }
         }
     }
 

@@ -223,6 +223,13 @@ pub fn walk_exp<V: Visitor + ?Sized>(e: &mut Exp, v: &mut V) {
             atoms(extra, v);
             v.lambda(lam);
         }
+        Exp::WithVjp {
+            lam, rule, args, ..
+        } => {
+            atoms(args, v);
+            v.lambda(lam);
+            v.lambda(rule);
+        }
     }
 }
 

@@ -938,6 +938,30 @@ impl Cx<'_> {
                 want.extend(pts);
                 self.expect_kinds("vjp results", &Self::pat_types(pat), &want)
             }
+            Exp::WithVjp {
+                lam,
+                rule,
+                args,
+                tape,
+            } => {
+                let pts = Self::pat_types(&lam.params);
+                let arg_ts = self.atom_types(args)?;
+                self.expect_kinds("with_vjp arguments", &pts, &arg_ts)?;
+                if *tape > lam.ret.len() {
+                    return self.err(format!(
+                        "with_vjp saves {tape} values but its function returns {}",
+                        lam.ret.len()
+                    ));
+                }
+                self.lambda(lam, "with_vjp")?;
+                self.lambda(rule, "with_vjp rule")?;
+                // The rule takes the saved values and one adjoint per result,
+                // and returns one adjoint per argument.
+                let rule_pts = Self::pat_types(&rule.params);
+                self.expect_kinds("with_vjp rule parameters", &lam.ret, &rule_pts)?;
+                self.expect_kinds("with_vjp rule results", &pts, &rule.ret)?;
+                self.expect_kinds("with_vjp results", &Self::pat_types(pat), &lam.ret)
+            }
         }
     }
 

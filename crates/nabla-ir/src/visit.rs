@@ -174,6 +174,7 @@ impl Exp {
             Exp::Vjp {
                 primals, adjoints, ..
             } => atoms(primals.iter().chain(adjoints), V, f),
+            Exp::WithVjp { args, .. } => atoms(args, V, f),
             Exp::WithAcc { inputs, .. } => {
                 for input in inputs {
                     f(input.array, V);
@@ -216,6 +217,10 @@ impl Exp {
             )
             | Exp::Jvp { lam, .. }
             | Exp::Vjp { lam, .. } => f(Nested::Lambda(lam)),
+            Exp::WithVjp { lam, rule, .. } => {
+                f(Nested::Lambda(lam));
+                f(Nested::Lambda(rule));
+            }
             Exp::WithAcc { inputs, lam } => {
                 for input in inputs {
                     if let AccOp::Lambda(op, _) = &input.op {

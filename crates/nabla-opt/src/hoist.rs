@@ -110,8 +110,10 @@ fn pure(s: &Stm) -> bool {
     let stms = std::slice::from_ref(s);
     let mut ad_or_acc = false;
     walk::for_each_stm_of(stms, &mut |t| {
-        ad_or_acc |= matches!(t.exp, Exp::Jvp { .. } | Exp::Vjp { .. })
-            || t.pat.iter().any(|p| matches!(p.ty, Type::Acc(..)));
+        ad_or_acc |= matches!(
+            t.exp,
+            Exp::Jvp { .. } | Exp::Vjp { .. } | Exp::WithVjp { .. }
+        ) || t.pat.iter().any(|p| matches!(p.ty, Type::Acc(..)));
     });
     !ad_or_acc && !walk::has_effect(stms)
 }

@@ -386,6 +386,14 @@ impl Inliner<'_> {
                 self.body(&mut lam.body, true);
                 self.leave(&vs);
             }
+            Exp::WithVjp { lam, rule, .. } => {
+                for l in [lam, rule] {
+                    let vs: Vec<Var> = l.params.iter().map(|p| p.var).collect();
+                    vs.iter().for_each(|v| self.enter(*v));
+                    self.body(&mut l.body, true);
+                    self.leave(&vs);
+                }
+            }
             _ => {}
         }
     }

@@ -33,6 +33,7 @@ pub(crate) fn nested_bodies(e: &Exp) -> Vec<(&Body, bool)> {
             Soac::Scatter { .. } => vec![],
         },
         Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } => vec![(&lam.body, true)],
+        Exp::WithVjp { lam, rule, .. } => vec![(&lam.body, true), (&rule.body, true)],
         Exp::WithAcc { inputs, lam } => {
             let mut v: Vec<(&Body, bool)> = inputs
                 .iter()
@@ -81,6 +82,7 @@ pub(crate) fn nested_bodies_mut(e: &mut Exp, into_ad_lambdas: bool) -> Vec<&mut 
             v
         }
         Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } if into_ad_lambdas => vec![&mut lam.body],
+        Exp::WithVjp { lam, rule, .. } if into_ad_lambdas => vec![&mut lam.body, &mut rule.body],
         _ => vec![],
     }
 }

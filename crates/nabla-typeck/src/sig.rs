@@ -340,6 +340,11 @@ const ARRAY_SIGS: &[(&str, &str)] = &[
     ("vjp", "(a -> b) -> a -> b -> a"),
     ("jvp2", "(a -> b) -> a -> a -> (b, b)"),
     ("vjp2", "(a -> b) -> a -> b -> (b, a)"),
+    // Custom reverse-mode derivatives (Futhark's prelude, 0.26.2+): the
+    // rule gets the primal result and its adjoint, or the saved values and
+    // the result's adjoint, and returns the argument's adjoint.
+    ("with_vjp", "(a -> b) -> (b -> b -> a) -> a -> b"),
+    ("with_vjp_tape", "(a -> (c, b)) -> ((c, b) -> a) -> a -> b"),
     ("assert", "bool -> a -> a"),
     ("sized", "(n: i64) -> [m]a -> [n]a"),
 ];

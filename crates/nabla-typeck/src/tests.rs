@@ -1324,3 +1324,27 @@ fn consume_inferred_uniqueness_of_function_types_is_not_trusted() {
     );
     assert!(m.contains("cannot consume `xs`"), "{m}");
 }
+
+// ------------------------------------------------------------ custom derivatives
+
+#[test]
+fn with_vjp_types_and_rule_errors() {
+    ok(
+        "def ste (x: f64) : f64 = with_vjp (\\x -> f64.round x) (\\_ g -> g) x\n\
+        def tape (x: f64) : f64 = with_vjp_tape (\\x -> (x + 1, x * x)) (\\(t, g) -> t * g) x",
+    );
+    // A rule returning the wrong type: located at the rule.
+    let ds =
+        fails("def main (x: f64) : f64 = with_vjp (\\(x: f64) -> x) (\\_ (g: f64) -> i64.f64 g) x");
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    assert!(ds[0].0.contains("argument 2 of `with_vjp`"), "{ds:?}");
+    assert!(ds[0].0.contains("i64 is not f64"), "{ds:?}");
+    assert_eq!(ds[0].1, "(\\_ (g: f64) -> i64.f64 g)");
+    // with_vjp_tape's rule takes one pair.
+    let ds = fails(
+        "def main (x: f64) : f64 = with_vjp_tape (\\(x: f64) -> (x, x)) (\\(t: f64) (g: f64) -> t * g) x",
+    );
+    assert_eq!(ds.len(), 1, "{ds:?}");
+    assert!(ds[0].0.contains("argument 2 of `with_vjp_tape`"), "{ds:?}");
+    assert_eq!(ds[0].1, "(\\(t: f64) (g: f64) -> t * g)");
+}

@@ -554,3 +554,113 @@ fn stripmined_and_bounded_loops_keep_their_derivatives() {
     assert!(err.message.contains("#[bound(6)]"), "{}", err.message);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Custom derivatives whose rule is the true derivative (`with_vjp` for
+/// exp with the rule r·ȳ, `with_vjp_tape` for sin with the tape cos x, a
+/// sort with a rank-based adjoint), in plain code, a map, a loop and a
+/// branch.
+const CUSTOM_RULES: &str = r#"
+def myexp (x: f64) = with_vjp f64.exp (\r g -> r * g) x
+def mysin (x: f64) = with_vjp_tape (\x -> (f64.cos x, f64.sin x)) (\(c, g) -> c * g) x
+
+def ranks [n] (xs: [n]f64) : [n]i64 =
+  map2 (\x i -> i64.sum (map2 (\y j -> if y < x || (y == x && j < i) then 1 else 0) xs (iota n)))
+       xs (iota n)
+
+def sort [n] (xs: [n]f64) : [n]f64 =
+  with_vjp_tape (\xs -> let r = ranks xs in (r, scatter (replicate n 0) r xs))
+                (\(r, g) -> map (\k -> g[k]) r) xs
+
+def f0 (x: f64) = myexp (x * x) * mysin x
+def f1 (x: f64) =
+  let xs = [x, 1 - x * x, 0.5 * x + 0.3, f64.sin x]
+  in f64.sum (map2 (*) (sort xs) [1, 2, 3, 4]) + (sort xs)[0] * (sort xs)[3]
+def f2 (x: f64) = f64.sum (map (\j -> mysin (x * f64.i64 j) * myexp (x / f64.i64 j)) (1..<5))
+def f3 (x: f64) = loop y = x for _i < 3 do myexp (y * 0.5) - mysin y
+def f4 (x: f64) = if x > 0.5 then myexp x * x else mysin (x * x)
+
+def pick (k: i32) (x: f64) =
+  if k == 0 then f0 x else if k == 1 then f1 x else if k == 2 then f2 x
+  else if k == 3 then f3 x else f4 x
+
+entry primal (k: i32) (x: f64) = pick k x
+entry grad (k: i32) (x: f64) = vjp (pick k) x 1
+entry tangent (k: i32) (x: f64) = jvp (pick k) x 1
+entry hess (k: i32) (x: f64) = vjp (\x -> vjp (pick k) x 1) x 1
+"#;
+
+/// A custom rule equal to the true derivative: the static gradient (which
+/// uses the rule) = the dynamic one = the jvp (which ignores the rule) =
+/// central finite differences of the primal; second derivatives (vjp of
+/// vjp through the rules) static = dynamic = finite differences of the
+/// gradient. No `with_vjp` is left after the static pipeline.
+#[test]
+fn custom_rules_agree_with_jvp_and_finite_differences() {
+    let dir = std::env::temp_dir().join(format!("nabla-custom-vjp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("custom.fut");
+    std::fs::write(&path, CUSTOM_RULES).unwrap();
+    let dynamic = compile_with(
+        &path,
+        &CompileOptions::new(Pipeline::default_pipeline().validating(true)),
+    )
+    .unwrap_or_else(|e| panic!("{}", e.rendered));
+    let static_ = compile_with(
+        &path,
+        &CompileOptions::new(Pipeline::with_static_ad().validating(true)),
+    )
+    .unwrap_or_else(|e| panic!("{}", e.rendered));
+    let with_vjps = |p: &Program| count(p, |e| matches!(e, Exp::WithVjp { .. }));
+    assert!(with_vjps(&dynamic.program) >= 3);
+    assert_eq!(with_vjps(&static_.program), 0, "lowered after static AD");
+    assert_eq!(count_vjps(&static_.program), 0, "every vjp is static");
+    let run = |c: &nabla::Compiled, name: &str, k: i32, x: f64| -> f64 {
+        let input = format!("{k}i32 {x:?}f64");
+        let r = c
+            .run_on_input(name, input.as_bytes())
+            .unwrap_or_else(|e| panic!("{name} {input}: {e:?}"));
+        scalar(&r[0])
+    };
+    let close = |a: f64, b: f64, tol: f64| (a - b).abs() <= tol * (1.0 + a.abs());
+    let mut compared_with_fd = 0;
+    for k in 0..5 {
+        for x in [-1.3, -0.4, 0.35, 0.8, 1.7] {
+            let s = run(&static_, "grad", k, x);
+            let d = run(&dynamic, "grad", k, x);
+            assert!(close(d, s, 1e-9), "f{k} at {x}: static {s} vs dynamic {d}");
+            let t = run(&static_, "tangent", k, x);
+            assert!(close(t, s, 1e-9), "f{k} at {x}: vjp {s} vs jvp {t}");
+            let h = 1e-6;
+            let (lo, mid, hi) = (
+                run(&dynamic, "primal", k, x - h),
+                run(&dynamic, "primal", k, x),
+                run(&dynamic, "primal", k, x + h),
+            );
+            let fd = (hi - lo) / (2.0 * h);
+            let (left, right) = ((mid - lo) / h, (hi - mid) / h);
+            if (left - right).abs() > 1e-3 * (1.0 + fd.abs()) {
+                continue;
+            }
+            assert!(
+                close(s, fd, 1e-4),
+                "f{k} at {x}: vjp {s} vs finite differences {fd}"
+            );
+            compared_with_fd += 1;
+            let hs = run(&static_, "hess", k, x);
+            let hd = run(&dynamic, "hess", k, x);
+            assert!(
+                close(hd, hs, 1e-8),
+                "f{k} at {x}: hessian static {hs} vs dynamic {hd}"
+            );
+            let h = 1e-5;
+            let gfd =
+                (run(&static_, "grad", k, x + h) - run(&static_, "grad", k, x - h)) / (2.0 * h);
+            assert!(
+                close(hs, gfd, 1e-4),
+                "f{k} at {x}: hessian {hs} vs finite differences {gfd}"
+            );
+        }
+    }
+    assert!(compared_with_fd >= 20, "{compared_with_fd}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -15,7 +15,7 @@
 
 use super::lin::{Lin, Reg};
 use super::rules::AdOp;
-use super::tape::{self, Entry, Tape};
+use super::tape::{self, CustomOp, CustomOut, Entry, Tape};
 use super::value::V;
 use super::{Level, MAX_AD_DEPTH};
 use crate::array::{self, int_of, int_to, Ix};
@@ -617,7 +617,187 @@ impl<'p> Interp<'p> {
                 primals,
                 adjoints,
             } => self.ad_vjp(s, ad, pat, lam, primals, adjoints),
+            Exp::WithVjp {
+                lam,
+                rule,
+                args,
+                tape,
+            } => self.ad_with_vjp(s, ad, stm, lam, rule, args, *tape),
         }
+    }
+
+    /// `with_vjp` in AD mode (Futhark's `with_vjp`, futhark-internals.md
+    /// §2), as static AD does it: the innermost active `jvp`/`vjp` handles
+    /// it. A `jvp` differentiates `lam` as usual. A `vjp` (level `l`) peels
+    /// its level off the arguments and off the free variables of `lam`
+    /// (which get no adjoint), runs `lam` on the rest (outer levels
+    /// differentiate it as usual, as they differentiate the inlined primal
+    /// of static AD), and records an [`Entry::Custom`] (the rule, the saved
+    /// values, the rule's free variables) and one [`Entry::CustomOut`] per
+    /// float result, which the results name.
+    #[allow(clippy::too_many_arguments)]
+    fn ad_with_vjp(
+        &mut self,
+        s: &mut [Value],
+        ad: &mut AdSlots,
+        stm: &Stm,
+        lam: &Lambda,
+        rule: &Lambda,
+        args: &[Atom],
+        tape: usize,
+    ) -> Res<()> {
+        let pat = &stm.pat;
+        if lam.params.len() != args.len() || lam.body.result.len() < tape {
+            return err("internal error: with_vjp with mismatched parameters and arguments");
+        }
+        let mut xs = args
+            .iter()
+            .map(|a| self.ad_get(s, ad, a))
+            .collect::<Res<Vec<_>>>()?;
+        let lam_fv = self.lambda_free_vars(lam);
+        let slot_level = |ad: &AdSlots, v: Var| match ad.get(v.0 as usize) {
+            Some(Some(x)) => x.level(),
+            _ => 0,
+        };
+        // (level, the arguments' nodes on its tape): none or one.
+        let mut records: Vec<(u32, Vec<u32>)> = Vec::new();
+        // The free variables of `lam` whose slots were peeled, as they were.
+        let mut restore: Vec<(Var, V)> = Vec::new();
+        let top = self.ad.levels.len() as u32;
+        if top > 0 && !self.ad.is_fwd(top) {
+            for &v in lam_fv.iter() {
+                if slot_level(ad, v) == top {
+                    let x = self.ad_var(s, ad, v)?;
+                    self.ad_put(s, ad, v, x.primal_at(top))?;
+                    restore.push((v, x));
+                }
+            }
+            let mut nodes = Vec::with_capacity(xs.len());
+            for x in xs.iter_mut() {
+                if x.level() == top {
+                    let (p, node) =
+                        std::mem::replace(x, V::prim(PrimValue::Bool(false))).into_rev_parts();
+                    *x = p;
+                    nodes.push(node);
+                } else {
+                    nodes.push(tape::NONE);
+                }
+            }
+            if nodes.iter().any(|n| *n != tape::NONE) {
+                records.push((top, nodes));
+            }
+        }
+        let r = (|| {
+            for (p, x) in lam.params.iter().zip(xs) {
+                self.ad_put(s, ad, p.var, x)?;
+            }
+            stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.ad_body(s, ad, &lam.body))?;
+            self.ad_results(s, ad, &lam.body)
+        })();
+        for (v, x) in restore.into_iter().rev() {
+            self.ad_put(s, ad, v, x)?;
+        }
+        let mut rs = r?;
+        if records.is_empty() {
+            return self.ad_bind(s, ad, pat, rs);
+        }
+        let saved: Rc<[V]> = rs[..tape].into();
+        let rule_rc = self
+            .ad
+            .custom_rules
+            .entry(rule as *const Lambda)
+            .or_insert_with(|| Rc::new(rule.clone()))
+            .clone();
+        let rule_fv = self.lambda_free_vars(rule);
+        for (l, nodes) in records {
+            // The rule runs in the sweep of level `l`: its free variables
+            // are constants there.
+            let env = rule_fv
+                .iter()
+                .map(|v| {
+                    let mut x = self.ad_var(s, ad, *v)?;
+                    while x.level() >= l && x.level() > 0 {
+                        x = x.primal_at(x.level());
+                    }
+                    Ok((*v, x))
+                })
+                .collect::<Res<Vec<_>>>()?;
+            let outs = rs[tape..]
+                .iter()
+                .map(|r| (Rc::from(r.shape()), r.elem()))
+                .collect();
+            let head = lift(self.ad.tape(l).push(Entry::Custom(Box::new(CustomOp {
+                rule: rule_rc.clone(),
+                frame: s.len(),
+                fun: self.cur,
+                saved: saved.iter().cloned().collect(),
+                env: env.into(),
+                inputs: nodes.into(),
+                outs,
+                span: stm.span,
+            }))))?;
+            for (j, r) in rs[tape..].iter_mut().enumerate() {
+                let elem = r.elem();
+                if !elem.is_float() {
+                    continue;
+                }
+                let node = lift(self.ad.tape(l).push(Entry::CustomOut(Box::new(CustomOut {
+                    head,
+                    j: j as u32,
+                    shape: r.shape().into(),
+                    elem,
+                }))))?;
+                let p = std::mem::replace(r, V::prim(PrimValue::Bool(false)));
+                *r = V::rev(l, p, node);
+            }
+        }
+        self.ad_bind(s, ad, pat, rs)
+    }
+
+    /// The free variables of a `with_vjp`'s function or rule (cached).
+    fn lambda_free_vars(&mut self, lam: &Lambda) -> Rc<[Var]> {
+        self.ad
+            .custom_free
+            .entry(lam as *const Lambda)
+            .or_insert_with(|| nabla_ir::free_vars_lambda(lam).into())
+            .clone()
+    }
+
+    /// Runs the rule of a `with_vjp` in a sweep: on a fresh frame of the
+    /// function it came from, with its free variables, the saved values and
+    /// the results' adjoints (zero where `None` or missing); returns the
+    /// arguments' adjoints.
+    fn ad_custom_rule(&mut self, op: &CustomOp, mut outs: Vec<Option<V>>) -> Res<Vec<V>> {
+        outs.resize(op.outs.len(), None);
+        let n = op.frame;
+        let mut s2 = self.new_frame(n);
+        let mut ad2 = self.new_ad_frame(n);
+        let saved_cur = self.cur;
+        self.cur = op.fun;
+        let r = (|| {
+            for (v, x) in op.env.iter() {
+                self.ad_put(&mut s2, &mut ad2, *v, x.clone())?;
+            }
+            let adjs = outs
+                .into_iter()
+                .zip(op.outs.iter())
+                .map(|(o, (shape, elem))| o.unwrap_or_else(|| super::value::zeros(*elem, shape)));
+            let vals: Vec<V> = op.saved.iter().cloned().chain(adjs).collect();
+            if vals.len() != op.rule.params.len() {
+                return err("internal error: with_vjp rule with the wrong number of parameters");
+            }
+            for (p, x) in op.rule.params.iter().zip(vals) {
+                self.ad_put(&mut s2, &mut ad2, p.var, x)?;
+            }
+            stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
+                self.ad_body(&mut s2, &mut ad2, &op.rule.body)
+            })?;
+            self.ad_results(&mut s2, &mut ad2, &op.rule.body)
+        })();
+        self.cur = saved_cur;
+        self.free_frame(s2);
+        self.free_ad_frame(ad2);
+        r
     }
 
     /// The contiguous part `start..start + |shape|` of a first-order AD
@@ -1380,7 +1560,19 @@ impl<'p> Interp<'p> {
             }
         }
         self.stats.tape_entries += tape.entries.len() as u64;
-        let adjs = lift(tape::sweep(&mut self.ad, tape, n_in, seeds))?;
+        let mut sweep = lift(tape::Sweep::new(&mut self.ad, tape, n_in, seeds))?;
+        let adjs = loop {
+            match lift(sweep.run(&mut self.ad))? {
+                tape::Step::Done(adjs) => break adjs,
+                tape::Step::Custom(op, outs) => {
+                    let cs = self.ad_custom_rule(&op, outs)?;
+                    lift(sweep.add_custom(&mut self.ad, &op, cs)).map_err(|mut e| {
+                        e.span = Some(op.span);
+                        e
+                    })?;
+                }
+            }
+        };
         for (a, z) in adjs.into_iter().zip(zs) {
             ps.push(a.unwrap_or(z));
         }

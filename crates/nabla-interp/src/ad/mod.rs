@@ -71,6 +71,11 @@ pub(crate) struct AdState {
     /// Per map lambda: its reverse-mode bulk program (`bulk.rs`; `None`:
     /// the lambda has statements it does not compile).
     pub rev_maps: HashMap<*const nabla_ir::Lambda, Option<Rc<bulk::RevProg>>, PtrHash>,
+    /// The rules of the `with_vjp`s met in reverse mode, shared by their
+    /// tape entries (kept for the run: other caches key on their addresses).
+    pub custom_rules: HashMap<*const nabla_ir::Lambda, Rc<nabla_ir::Lambda>, PtrHash>,
+    /// Per lambda of a `with_vjp` (function or rule): its free variables.
+    pub custom_free: HashMap<*const nabla_ir::Lambda, Rc<[Var]>, PtrHash>,
     /// Tape entries visited by the sweeps so far ([`crate::Stats::sweep_steps`]).
     pub sweep_steps: u64,
 }

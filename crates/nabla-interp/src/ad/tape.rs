@@ -68,6 +68,43 @@ pub(crate) enum Entry {
         shape: Rc<[i64]>,
         elem: PrimType,
     },
+    /// A `with_vjp` whose arguments this tape tracks: recorded before its
+    /// results ([`Entry::CustomOut`]), so the sweep reaches it once every
+    /// result's adjoint is complete; it then hands the rule to the caller
+    /// ([`Step::Custom`]).
+    Custom(Box<CustomOp>),
+    /// Result `j` of the [`Entry::Custom`] at node `head`.
+    CustomOut(Box<CustomOut>),
+}
+
+/// The payload of [`Entry::Custom`]: what the rule of a `with_vjp` needs in
+/// the sweep (Futhark's `with_vjp`, futhark-internals.md §2).
+pub(crate) struct CustomOp {
+    /// The rule (parameters: the saved values, then one adjoint per result).
+    pub rule: Rc<nabla_ir::Lambda>,
+    /// The frame size of the function the `with_vjp` is in (the rule's
+    /// variables are that function's), and that function's index.
+    pub frame: usize,
+    pub fun: usize,
+    /// The saved values (of lower levels than this tape's).
+    pub saved: Box<[V]>,
+    /// The rule's free variables and their values (this tape's level and
+    /// higher stripped).
+    pub env: Box<[(nabla_ir::Var, V)]>,
+    /// Per argument: its node on this tape (`NONE`: a constant here).
+    pub inputs: Box<[u32]>,
+    /// Per result: shape and element type (for a zero adjoint).
+    pub outs: Box<[(Rc<[i64]>, PrimType)]>,
+    /// The `with_vjp` statement (for errors of its rule's results).
+    pub span: nabla_ir::Span,
+}
+
+/// The payload of [`Entry::CustomOut`].
+pub(crate) struct CustomOut {
+    pub head: u32,
+    pub j: u32,
+    pub shape: Rc<[i64]>,
+    pub elem: PrimType,
 }
 
 /// The payload of [`Entry::Scalar`]: `n` operands.
@@ -281,6 +318,8 @@ fn node_info(entries: &Entries, node: u32) -> (Rc<[i64]>, Option<PrimType>) {
             (shape.clone(), Some(*elem))
         }
         Entry::Lin(l) => (l.shape.clone(), Some(l.elem)),
+        Entry::CustomOut(c) => (c.shape.clone(), Some(c.elem)),
+        Entry::Custom(_) => (Rc::from([]), None),
         Entry::Map(m) => (Rc::from([m.rec.n as i64]), Some(m.rec.elem)),
         Entry::Scalar(_) | Entry::General(_) | Entry::Partials { .. } | Entry::Reduce(_) => {
             (Rc::from([]), None)
@@ -484,113 +523,202 @@ pub(crate) fn is_plain_scalar_zero(a: &V) -> bool {
     }
 }
 
-/// Sweeps `tape` backwards from the output adjoints `seeds` (node, adjoint)
-/// and returns the adjoints of its first `n_inputs` nodes (the `vjp`'s
-/// parameters; `None`: zero).
-pub(crate) fn sweep(
-    st: &mut AdState,
-    mut tape: Tape,
+/// What [`Sweep::run`] stopped at.
+pub(crate) enum Step {
+    /// The sweep is over: the adjoints of the tape's first `n_inputs` nodes
+    /// (the `vjp`'s parameters; `None`: zero).
+    Done(Vec<Option<V>>),
+    /// A `with_vjp` with the adjoints of its results (`None`: zero): the
+    /// caller runs the rule and gives its results to [`Sweep::add_custom`],
+    /// then runs the sweep on.
+    Custom(Box<CustomOp>, Vec<Option<V>>),
+}
+
+/// A sweep of one tape, backwards from the output adjoints, that stops at
+/// each `with_vjp` whose rule must run (the interpreter runs it).
+pub(crate) struct Sweep {
+    adj: Adj,
+    tape: Tape,
     n_inputs: usize,
-    seeds: Vec<(u32, V)>,
-) -> Result<Vec<Option<V>>, String> {
-    let mut adj = Adj {
-        dense: new_adj(tape.entries.len())?,
-        parts: HashMap::new(),
-    };
-    for (n, y) in seeds {
-        adj.full(st, n, y)?;
-    }
-    let entries = &mut tape.entries;
-    while entries.len() > n_inputs {
-        st.sweep_steps += 1;
-        let i = (entries.len() - 1) as u32;
-        let a = if adj.parts.is_empty() {
-            adj.dense[i as usize].take()
-        } else {
-            let (shape, elem) = node_info(entries, i);
-            adj.take(st, &shape, elem, i)?
+    /// Per `with_vjp` (its head node): the adjoints of its results so far.
+    custom: HashMap<u32, Vec<Option<V>>>,
+}
+
+impl Sweep {
+    /// Starts a sweep of `tape` from the output adjoints `seeds` (node, adjoint).
+    pub(crate) fn new(
+        st: &mut AdState,
+        tape: Tape,
+        n_inputs: usize,
+        seeds: Vec<(u32, V)>,
+    ) -> Result<Sweep, String> {
+        let mut adj = Adj {
+            dense: new_adj(tape.entries.len())?,
+            parts: HashMap::new(),
         };
-        let Some(a) = a else {
-            entries.pop();
-            continue;
-        };
-        if is_plain_scalar_zero(&a) {
-            // A symbolic zero: contributes nothing, even through an
-            // infinite or NaN partial (`0 · ∞` would be NaN).
-            entries.pop();
-            continue;
+        for (n, y) in seeds {
+            adj.full(st, n, y)?;
         }
-        let Some(e) = entries.pop() else { break };
-        match e {
-            Entry::Input { .. } => {
-                return Err("internal error: vjp input recorded after other operations".into())
+        Ok(Sweep {
+            adj,
+            tape,
+            n_inputs,
+            custom: HashMap::new(),
+        })
+    }
+
+    /// Adds the results of a `with_vjp`'s rule (one adjoint per argument)
+    /// into its arguments' adjoints.
+    pub(crate) fn add_custom(
+        &mut self,
+        st: &mut AdState,
+        op: &CustomOp,
+        cs: Vec<V>,
+    ) -> Result<(), String> {
+        if cs.len() != op.inputs.len() {
+            return Err("internal error: with_vjp rule with the wrong number of results".into());
+        }
+        for (&node, c) in op.inputs.iter().zip(cs) {
+            if node == NONE {
+                continue;
             }
-            Entry::Scalar(sc) => {
-                let ScalarOp { op, n, args, nodes } = *sc;
-                let nodes3 = [nodes[0], nodes[1], NONE];
-                if let V::Plain(Value::Prim(ap)) = a {
-                    scalar_back(&mut adj, op, &args[..n as usize], &nodes3, ap)?;
-                } else {
-                    let xs: Vec<V> = args[..n as usize].iter().map(|p| V::prim(*p)).collect();
-                    prim_back(st, &mut adj, op, &xs, &nodes3, a)?;
-                }
+            let (shape, _) = node_info(&self.tape.entries, node);
+            if *shape != *c.shape() {
+                return Err(format!(
+                    "with_vjp: the derivative rule returned an adjoint of shape {} for an argument of shape {}",
+                    crate::array::show_shape(c.shape()),
+                    crate::array::show_shape(&shape)
+                ));
             }
-            Entry::Partials { f32, d, nodes } => partials_back(st, &mut adj, f32, &d, &nodes, a)?,
-            Entry::General(g) => prim_back(st, &mut adj, g.op, &g.args, &g.nodes, a)?,
-            Entry::Map(m) => {
-                // One joint pass for this output and the map's earlier
-                // outputs (whose adjoints are complete: only later entries
-                // contribute to them); later outputs were swept already.
-                let mut roots = Vec::with_capacity(m.k + 1);
-                for k in 0..m.k {
-                    let nd = m.first + k as u32;
-                    let (shape, elem) = node_info(entries, nd);
-                    if let Some(x) = adj.take(st, &shape, elem, nd)? {
-                        roots.push((m.rec.tracked[k], x));
+            self.adj.full(st, node, c)?;
+        }
+        Ok(())
+    }
+
+    /// Runs the sweep on to its end or to the next `with_vjp` rule.
+    pub(crate) fn run(&mut self, st: &mut AdState) -> Result<Step, String> {
+        let Sweep {
+            adj,
+            tape,
+            n_inputs,
+            custom,
+        } = self;
+        let n_inputs = *n_inputs;
+        let entries = &mut tape.entries;
+        while entries.len() > n_inputs {
+            st.sweep_steps += 1;
+            let i = (entries.len() - 1) as u32;
+            if let Entry::Custom(_) = entries.get(i as usize) {
+                adj.dense[i as usize].take();
+                let Some(Entry::Custom(op)) = entries.pop() else {
+                    break;
+                };
+                if let Some(outs) = custom.remove(&i) {
+                    if outs.iter().any(|o| o.is_some()) {
+                        return Ok(Step::Custom(op, outs));
                     }
                 }
-                roots.push((m.rec.tracked[m.k], a));
-                let (cs, reads) = super::bulk::map_back(st, &m.rec, roots)?;
-                for (nd, c) in cs {
-                    adj.full_sliced(st, nd, c)?;
+                continue;
+            }
+            let a = if adj.parts.is_empty() {
+                adj.dense[i as usize].take()
+            } else {
+                let (shape, elem) = node_info(entries, i);
+                adj.take(st, &shape, elem, i)?
+            };
+            let Some(a) = a else {
+                entries.pop();
+                continue;
+            };
+            if is_plain_scalar_zero(&a) {
+                // A symbolic zero: contributes nothing, even through an
+                // infinite or NaN partial (`0 · ∞` would be NaN).
+                entries.pop();
+                continue;
+            }
+            let Some(e) = entries.pop() else { break };
+            match e {
+                Entry::Input { .. } => {
+                    return Err("internal error: vjp input recorded after other operations".into())
                 }
-                // Reads of free arrays: as the generic path's slice entries.
-                for (nd, pos, c) in reads {
-                    let dst = Reg::Contig { start: pos, len: 1 };
-                    adj.at(st, entries, nd, &dst, &Reg::whole(1), &c)?;
+                Entry::Scalar(sc) => {
+                    let ScalarOp { op, n, args, nodes } = *sc;
+                    let nodes3 = [nodes[0], nodes[1], NONE];
+                    if let V::Plain(Value::Prim(ap)) = a {
+                        scalar_back(adj, op, &args[..n as usize], &nodes3, ap)?;
+                    } else {
+                        let xs: Vec<V> = args[..n as usize].iter().map(|p| V::prim(*p)).collect();
+                        prim_back(st, adj, op, &xs, &nodes3, a)?;
+                    }
+                }
+                Entry::Partials { f32, d, nodes } => partials_back(st, adj, f32, &d, &nodes, a)?,
+                Entry::General(g) => prim_back(st, adj, g.op, &g.args, &g.nodes, a)?,
+                Entry::Map(m) => {
+                    // One joint pass for this output and the map's earlier
+                    // outputs (whose adjoints are complete: only later entries
+                    // contribute to them); later outputs were swept already.
+                    let mut roots = Vec::with_capacity(m.k + 1);
+                    for k in 0..m.k {
+                        let nd = m.first + k as u32;
+                        let (shape, elem) = node_info(entries, nd);
+                        if let Some(x) = adj.take(st, &shape, elem, nd)? {
+                            roots.push((m.rec.tracked[k], x));
+                        }
+                    }
+                    roots.push((m.rec.tracked[m.k], a));
+                    let (cs, reads) = super::bulk::map_back(st, &m.rec, roots)?;
+                    for (nd, c) in cs {
+                        adj.full_sliced(st, nd, c)?;
+                    }
+                    // Reads of free arrays: as the generic path's slice entries.
+                    for (nd, pos, c) in reads {
+                        let dst = Reg::Contig { start: pos, len: 1 };
+                        adj.at(st, entries, nd, &dst, &Reg::whole(1), &c)?;
+                    }
+                }
+                Entry::Reduce(red) => {
+                    if let (super::bulk::RedBack::Sel(Some(j)), true) = (&red.how, red.src != NONE)
+                    {
+                        let dst = Reg::Contig { start: *j, len: 1 };
+                        adj.at(st, entries, red.src, &dst, &Reg::whole(1), &a)?;
+                    } else if let Some(c) = super::bulk::reduce_back(st, &red, a)? {
+                        adj.full_sliced(st, red.src, c)?;
+                    }
+                }
+                Entry::Slice {
+                    src, start, shape, ..
+                } => {
+                    let len = shape_elems(&shape).unwrap_or(0);
+                    adj.at(
+                        st,
+                        entries,
+                        src,
+                        &Reg::Contig { start, len },
+                        &Reg::whole(len),
+                        &a,
+                    )?;
+                }
+                Entry::Lin(l) => lin_back(st, adj, entries, &l.op, &l.nodes, a)?,
+                Entry::CustomOut(c) => {
+                    let head = custom.entry(c.head).or_default();
+                    if head.len() <= c.j as usize {
+                        head.resize(c.j as usize + 1, None);
+                    }
+                    head[c.j as usize] = Some(a);
+                }
+                Entry::Custom(_) => {
+                    return Err("internal error: with_vjp entry swept twice".into());
                 }
             }
-            Entry::Reduce(red) => {
-                if let (super::bulk::RedBack::Sel(Some(j)), true) = (&red.how, red.src != NONE) {
-                    let dst = Reg::Contig { start: *j, len: 1 };
-                    adj.at(st, entries, red.src, &dst, &Reg::whole(1), &a)?;
-                } else if let Some(c) = super::bulk::reduce_back(st, &red, a)? {
-                    adj.full_sliced(st, red.src, c)?;
-                }
-            }
-            Entry::Slice {
-                src, start, shape, ..
-            } => {
-                let len = shape_elems(&shape).unwrap_or(0);
-                adj.at(
-                    st,
-                    entries,
-                    src,
-                    &Reg::Contig { start, len },
-                    &Reg::whole(len),
-                    &a,
-                )?;
-            }
-            Entry::Lin(l) => lin_back(st, &mut adj, entries, &l.op, &l.nodes, a)?,
         }
+        let mut out = Vec::with_capacity(n_inputs);
+        for i in 0..entries.len() {
+            let (shape, elem) = node_info(entries, i as u32);
+            out.push(adj.take(st, &shape, elem, i as u32)?);
+        }
+        recycle_adj(std::mem::take(&mut adj.dense));
+        Ok(Step::Done(out))
     }
-    let mut out = Vec::with_capacity(n_inputs);
-    for i in 0..entries.len() {
-        let (shape, elem) = node_info(entries, i as u32);
-        out.push(adj.take(st, &shape, elem, i as u32)?);
-    }
-    recycle_adj(std::mem::take(&mut adj.dense));
-    Ok(out)
 }
 
 /// The reverse rule of an [`Entry::Partials`]: `d[k]·ā` into `nodes[k]`,

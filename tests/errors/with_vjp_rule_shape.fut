@@ -1,0 +1,9 @@
+-- A derivative rule whose adjoint has another shape than the argument is
+-- a run-time error of the with_vjp (static AD: a size check; dynamic AD:
+-- the sweep checks), not a wrong gradient.
+-- ==
+-- input { [1.0, 2.0] } error: with_vjp: the derivative rule
+
+def twice (xs: []f64) : []f64 = with_vjp (\xs -> map (* 2) xs) (\_ g -> g ++ g) xs
+
+def main (xs: []f64) = vjp (\xs -> f64.sum (twice xs)) xs 1
