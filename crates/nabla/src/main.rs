@@ -34,7 +34,7 @@ struct PipelineArgs {
     ad: AdMode,
 }
 
-/// `nabla test --backend`.
+/// `nabla test --backend`, `nabla gradbench --backend`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum BackendArg {
     Interp,
@@ -154,6 +154,12 @@ enum Command {
         /// that exceeds it is answered with `success: false`.
         #[arg(long = "eval-timeout", default_value_t = 600)]
         eval_timeout: u64,
+        /// What runs the programs: `c` (executables made as by `nabla c`,
+        /// with static AD, cached in `$NABLA_CACHE_DIR`, else
+        /// `$XDG_CACHE_HOME/nabla`, else `~/.cache/nabla`) or `interp` (the
+        /// interpreter).
+        #[arg(long = "backend", value_enum, default_value_t = BackendArg::C)]
+        backend: BackendArg,
         #[command(flatten)]
         pipeline: PipelineArgs,
     },
@@ -326,9 +332,17 @@ fn run(cli: Cli) -> ExitCode {
         }
         Command::Gradbench {
             eval_timeout,
+            backend,
             pipeline,
         } => gradbench(
-            pipeline.compile_options(),
+            match backend {
+                BackendArg::Interp => pipeline.compile_options(),
+                BackendArg::C => pipeline.c_backend_options(),
+            },
+            match backend {
+                BackendArg::Interp => nabla::gradbench::Backend::Interp,
+                BackendArg::C => nabla::gradbench::Backend::C { cache_dir: None },
+            },
             (eval_timeout > 0).then(|| std::time::Duration::from_secs(eval_timeout)),
         ),
         Command::Adbench { problem, file } => adbench(&problem, &file),
@@ -416,10 +430,17 @@ fn print_passes() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn gradbench(options: CompileOptions, time_limit: Option<std::time::Duration>) -> ExitCode {
+/// `nabla gradbench`: serves the protocol on stdin/stdout.
+fn gradbench(
+    options: CompileOptions,
+    backend: nabla::gradbench::Backend,
+    time_limit: Option<std::time::Duration>,
+) -> ExitCode {
     let stdin = std::io::stdin();
     let programs = nabla::gradbench::programs::Programs::new().compiled_with(options);
-    let session = nabla::gradbench::Session::with_programs(programs).with_time_limit(time_limit);
+    let session = nabla::gradbench::Session::with_programs(programs)
+        .with_time_limit(time_limit)
+        .with_backend(backend);
     match nabla::gradbench::protocol::serve_with(session, stdin.lock(), std::io::stdout().lock()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
