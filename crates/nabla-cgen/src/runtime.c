@@ -74,9 +74,10 @@ static nb_arr nb_alloc(int rank, const int64_t *shape, size_t elem, const char *
   int64_t n = 1;
   for (int k = 0; k < rank; k++) {
     if (shape[k] < 0) nb_fail(loc, "negative array size %" PRId64, shape[k]);
-    if (shape[k] != 0 && n > INT64_MAX / 8 / shape[k])
+    /* n * shape[k] must stay within INT64_MAX / 8 (no division here: this
+     * runs for every allocation) */
+    if (__builtin_mul_overflow(n, shape[k], &n) || n > INT64_MAX / 8)
       nb_fail(loc, "array too large");
-    n *= shape[k];
   }
   for (int k = 0; k < NB_MAX_RANK; k++) a.shape[k] = k < rank ? shape[k] : 0;
   size_t bytes = (size_t)n * elem;
