@@ -119,6 +119,10 @@ pub(crate) struct FnGen<'a> {
     indent: usize,
     tmp: usize,
     frames: Vec<Frame>,
+    /// `iota(n, 0, 1)` arrays read only as inputs of maps, reductions and
+    /// scans (see [`virtual_iotas`]), with their length: never stored, the
+    /// element of row j is j.
+    virtual_iotas: HashMap<Var, Atom>,
 }
 
 impl<'a> FnGen<'a> {
@@ -137,6 +141,7 @@ impl<'a> FnGen<'a> {
             indent: 1,
             tmp: 0,
             frames: Vec::new(),
+            virtual_iotas: HashMap::new(),
         }
     }
 
@@ -147,6 +152,7 @@ impl<'a> FnGen<'a> {
             self.types.insert(p.var, p.ty.clone());
         }
         collect_body(&fun.body, &mut self.types)?;
+        self.virtual_iotas = virtual_iotas(&fun.body);
         let params: HashSet<Var> = fun.params.iter().map(|p| p.var).collect();
         let mut decls = String::new();
         let mut vars: Vec<(&Var, &Type)> = self.types.iter().collect();
@@ -537,6 +543,12 @@ impl<'a> FnGen<'a> {
                 self.line(&format!(
                     "if (n < 0) nb_fail({loc}, \"iota: negative size %\" PRId64, n);"
                 ));
+                if pat.len() == 1 && self.virtual_iotas.contains_key(&pat[0].var) {
+                    // Its readers compute the elements (see bind_row).
+                    self.line("(void)n;");
+                    self.close();
+                    return Ok(());
+                }
                 self.line(&format!(
                     "{p} = nb_alloc(1, (int64_t[]){{n}}, sizeof({ct}), {loc});"
                 ));
@@ -1019,6 +1031,10 @@ impl<'a> FnGen<'a> {
 
     /// Binds lambda parameter `p` to row `j` of input `v`.
     fn bind_row(&mut self, p: &Param, v: Var, j: &str) -> Result<(), CgenError> {
+        if self.virtual_iotas.contains_key(&v) {
+            self.line(&format!("{} = (int64_t){j};", var_name(p.var)));
+            return Ok(());
+        }
         let (_, rank, ct) = self.array_info(v)?;
         let a = var_name(v);
         if rank == 1 {
@@ -1055,6 +1071,11 @@ impl<'a> FnGen<'a> {
             if rank == 0 {
                 return Err(CgenError::internal("a SOAC input of rank 0"));
             }
+            // A virtual iota has no array: check its length.
+            let array = match self.virtual_iotas.get(v) {
+                Some(n) => format!("&(nb_arr){{NULL, NULL, {{{}}}}}", self.int(n)?),
+                None => format!("&{}", var_name(*v)),
+            };
             let name = self
                 .fun
                 .var_names
@@ -1062,10 +1083,9 @@ impl<'a> FnGen<'a> {
                 .cloned()
                 .unwrap_or_else(|| format!("#{}", v.0));
             self.line(&format!(
-                "nb_check_width({loc}, {}, {}, &{}, {w});",
+                "nb_check_width({loc}, {}, {}, {array}, {w});",
                 c_string(what),
                 c_string(&name),
-                var_name(*v)
             ));
         }
         Ok(())
@@ -1684,6 +1704,64 @@ impl<'a> FnGen<'a> {
 // ----- calls ------------------------------------------------------------------
 
 /// The functions a body calls (directly), as indices.
+/// The `iota(n, 0i64, 1i64)` arrays of a function body that are read only
+/// as input arrays of maps, reductions and scans (each reader binds row j
+/// to j, see `FnGen::bind_row`), with their lengths.
+fn virtual_iotas(body: &Body) -> HashMap<Var, Atom> {
+    let mut iotas: HashMap<Var, Atom> = HashMap::new();
+    let mut soac_reads: HashMap<Var, usize> = HashMap::new();
+    let mut stack = vec![body];
+    while let Some(b) = stack.pop() {
+        for s in &b.stms {
+            match (&s.exp, &s.pat[..]) {
+                (
+                    Exp::Iota {
+                        n,
+                        start: Atom::Const(nabla_ir::PrimValue::I64(0)),
+                        step: Atom::Const(nabla_ir::PrimValue::I64(1)),
+                        ty: PrimType::I64,
+                    },
+                    [p],
+                ) => {
+                    iotas.insert(p.var, *n);
+                }
+                (
+                    Exp::Soac(
+                        Soac::Map { arrs, .. }
+                        | Soac::Reduce { arrs, .. }
+                        | Soac::Scan { arrs, .. },
+                    ),
+                    _,
+                ) => {
+                    for a in arrs {
+                        *soac_reads.entry(*a).or_default() += 1;
+                    }
+                }
+                _ => {}
+            }
+            s.exp.for_each_nested(|n| match n {
+                nabla_ir::Nested::Body(b) => stack.push(b),
+                nabla_ir::Nested::Lambda(l) => stack.push(&l.body),
+            });
+        }
+    }
+    let mut all_reads: HashMap<Var, usize> = HashMap::new();
+    nabla_ir::visit::for_each_var(
+        body,
+        |v, _| {
+            if iotas.contains_key(&v) {
+                *all_reads.entry(v).or_default() += 1;
+            }
+        },
+        |_| {},
+    );
+    iotas.retain(|v, _| {
+        let soac = soac_reads.get(v).copied().unwrap_or(0);
+        soac > 0 && all_reads.get(v).copied().unwrap_or(0) == soac
+    });
+    iotas
+}
+
 /// Whether statement `k` of `b` is a map that can run fused with the
 /// reduction at `k + 1` ([`FnGen::fused_map_reduce`]): the map takes no
 /// accumulators and returns scalars only, the reduction has the same width
