@@ -119,6 +119,10 @@ pub(crate) struct FnGen<'a> {
     indent: usize,
     tmp: usize,
     frames: Vec<Frame>,
+    /// `iota(n, 0, 1)` arrays read only as inputs of maps, reductions and
+    /// scans (see [`virtual_iotas`]), with their length: never stored, the
+    /// element of row j is j.
+    virtual_iotas: HashMap<Var, Atom>,
 }
 
 impl<'a> FnGen<'a> {
@@ -137,6 +141,7 @@ impl<'a> FnGen<'a> {
             indent: 1,
             tmp: 0,
             frames: Vec::new(),
+            virtual_iotas: HashMap::new(),
         }
     }
 
@@ -147,6 +152,7 @@ impl<'a> FnGen<'a> {
             self.types.insert(p.var, p.ty.clone());
         }
         collect_body(&fun.body, &mut self.types)?;
+        self.virtual_iotas = virtual_iotas(&fun.body);
         let params: HashSet<Var> = fun.params.iter().map(|p| p.var).collect();
         let mut decls = String::new();
         let mut vars: Vec<(&Var, &Type)> = self.types.iter().collect();
@@ -345,14 +351,25 @@ impl<'a> FnGen<'a> {
             index: 0,
             repeated,
         });
+        let mut skip_next = false;
         for (k, stm) in body.stms.iter().enumerate() {
             if let Some(f) = self.frames.last_mut() {
                 f.index = k;
             }
-            if self.consumes(stm) {
-                self.release_dead();
+            if std::mem::take(&mut skip_next) {
+                // Emitted with the map before it (see map_into_reduce).
+            } else {
+                if self.consumes(stm) {
+                    self.release_dead();
+                }
+                match body.stms.get(k + 1) {
+                    Some(next) if map_into_reduce(body, k).is_some() => {
+                        self.fused_map_reduce(stm, next)?;
+                        skip_next = true;
+                    }
+                    _ => self.stm(stm)?,
+                }
             }
-            self.stm(stm)?;
             let arrays: Vec<Var> = stm
                 .pat
                 .iter()
@@ -526,6 +543,12 @@ impl<'a> FnGen<'a> {
                 self.line(&format!(
                     "if (n < 0) nb_fail({loc}, \"iota: negative size %\" PRId64, n);"
                 ));
+                if pat.len() == 1 && self.virtual_iotas.contains_key(&pat[0].var) {
+                    // Its readers compute the elements (see bind_row).
+                    self.line("(void)n;");
+                    self.close();
+                    return Ok(());
+                }
                 self.line(&format!(
                     "{p} = nb_alloc(1, (int64_t[]){{n}}, sizeof({ct}), {loc});"
                 ));
@@ -879,6 +902,18 @@ impl<'a> FnGen<'a> {
                 ));
                 return Ok(());
             }
+            // A row (or a row of a row): a view, without nb_index's
+            // general region walk.
+            let is = fixed
+                .iter()
+                .map(|x| self.int(x))
+                .collect::<Result<Vec<_>, _>>()?;
+            self.line(&format!(
+                "{p} = nb_subarray({loc}, &{a}, {rank}, sizeof({ct}), {}, (int64_t[]){{{}}});",
+                is.len(),
+                is.join(", ")
+            ));
+            return Ok(());
         }
         self.line(&format!(
             "{p} = nb_index({loc}, &{a}, {rank}, sizeof({ct}), {}, {});",
@@ -1003,6 +1038,10 @@ impl<'a> FnGen<'a> {
 
     /// Binds lambda parameter `p` to row `j` of input `v`.
     fn bind_row(&mut self, p: &Param, v: Var, j: &str) -> Result<(), CgenError> {
+        if self.virtual_iotas.contains_key(&v) {
+            self.line(&format!("{} = (int64_t){j};", var_name(p.var)));
+            return Ok(());
+        }
         let (_, rank, ct) = self.array_info(v)?;
         let a = var_name(v);
         if rank == 1 {
@@ -1039,6 +1078,11 @@ impl<'a> FnGen<'a> {
             if rank == 0 {
                 return Err(CgenError::internal("a SOAC input of rank 0"));
             }
+            // A virtual iota has no array: check its length.
+            let array = match self.virtual_iotas.get(v) {
+                Some(n) => format!("&(nb_arr){{NULL, NULL, {{{}}}}}", self.int(n)?),
+                None => format!("&{}", var_name(*v)),
+            };
             let name = self
                 .fun
                 .var_names
@@ -1046,10 +1090,9 @@ impl<'a> FnGen<'a> {
                 .cloned()
                 .unwrap_or_else(|| format!("#{}", v.0));
             self.line(&format!(
-                "nb_check_width({loc}, {}, {}, &{}, {w});",
+                "nb_check_width({loc}, {}, {}, {array}, {w});",
                 c_string(what),
                 c_string(&name),
-                var_name(*v)
             ));
         }
         Ok(())
@@ -1194,6 +1237,79 @@ impl<'a> FnGen<'a> {
                 self.copy_acc_info(p.var, &Atom::Var(*src));
                 k += 1;
             }
+        }
+        self.close();
+        Ok(())
+    }
+
+    /// A map whose scalar results are read only by the reduction right
+    /// after it (see [`map_into_reduce`]), as one loop: each element is
+    /// computed by the map's lambda into the reduction's element
+    /// parameters and combined at once, so the mapped arrays are never
+    /// stored (they stay empty).
+    fn fused_map_reduce(&mut self, map_stm: &Stm, red_stm: &Stm) -> Result<(), CgenError> {
+        let (
+            Exp::Soac(Soac::Map {
+                w,
+                lam: mlam,
+                arrs: marrs,
+            }),
+            Exp::Soac(Soac::Reduce {
+                lam: rlam,
+                neutral,
+                arrs: rarrs,
+                ..
+            }),
+        ) = (&map_stm.exp, &red_stm.exp)
+        else {
+            return Err(CgenError::internal("map_into_reduce on other statements"));
+        };
+        let k = neutral.len();
+        if rlam.params.len() != 2 * k
+            || rarrs.len() != k
+            || rlam.body.result.len() != k
+            || red_stm.pat.len() != k
+            || mlam.params.len() != marrs.len()
+            || mlam.body.result.len() != map_stm.pat.len()
+        {
+            return Err(CgenError::internal("map/reduce of the wrong arity"));
+        }
+        let loc = c_string(&(self.locate)(map_stm.span));
+        let (accs, elems) = rlam.params.split_at(k);
+        // The map's i-th result goes to the element parameter that reads it.
+        let mut targets = Vec::new();
+        for p in &map_stm.pat {
+            let j = rarrs
+                .iter()
+                .position(|a| *a == p.var)
+                .ok_or_else(|| CgenError::internal("map result not reduced"))?;
+            targets.push(Some(var_name(elems[j].var)));
+        }
+        let wv = self.fresh();
+        self.open("{");
+        self.line(&format!("int64_t {wv} = {};", self.int(w)?));
+        self.check_widths(&loc, "map", &wv, marrs)?;
+        for (p, n) in accs.iter().zip(neutral) {
+            self.line(&format!("{} = {};", var_name(p.var), self.owned(n)?));
+        }
+        let temps: Vec<String> = accs.iter().map(|_| self.fresh()).collect();
+        self.open(&format!("for (int64_t j = 0; j < {wv}; j++) {{"));
+        for (p, t) in accs.iter().zip(&temps) {
+            self.line(&format!("{} {t};", c_decl_type(&p.ty)?));
+        }
+        for (p, v) in mlam.params.iter().zip(marrs) {
+            self.bind_row(p, *v, "j")?;
+        }
+        self.body(&mlam.body, &targets)?;
+        self.release_params(&mlam.params);
+        let red_targets: Vec<Option<String>> = temps.iter().map(|t| Some(t.clone())).collect();
+        self.body(&rlam.body, &red_targets)?;
+        for (p, t) in accs.iter().zip(&temps) {
+            self.line(&format!("{} = {t};", var_name(p.var)));
+        }
+        self.close();
+        for (p, a) in red_stm.pat.iter().zip(accs) {
+            self.line(&format!("{} = {};", var_name(p.var), var_name(a.var)));
         }
         self.close();
         Ok(())
@@ -1595,6 +1711,132 @@ impl<'a> FnGen<'a> {
 // ----- calls ------------------------------------------------------------------
 
 /// The functions a body calls (directly), as indices.
+/// The `iota(n, 0i64, 1i64)` arrays of a function body that are read only
+/// as input arrays of maps, reductions and scans (each reader binds row j
+/// to j, see `FnGen::bind_row`), with their lengths.
+fn virtual_iotas(body: &Body) -> HashMap<Var, Atom> {
+    let mut iotas: HashMap<Var, Atom> = HashMap::new();
+    let mut soac_reads: HashMap<Var, usize> = HashMap::new();
+    let mut stack = vec![body];
+    while let Some(b) = stack.pop() {
+        for s in &b.stms {
+            match (&s.exp, &s.pat[..]) {
+                (
+                    Exp::Iota {
+                        n,
+                        start: Atom::Const(nabla_ir::PrimValue::I64(0)),
+                        step: Atom::Const(nabla_ir::PrimValue::I64(1)),
+                        ty: PrimType::I64,
+                    },
+                    [p],
+                ) => {
+                    iotas.insert(p.var, *n);
+                }
+                (
+                    Exp::Soac(
+                        Soac::Map { arrs, .. }
+                        | Soac::Reduce { arrs, .. }
+                        | Soac::Scan { arrs, .. },
+                    ),
+                    _,
+                ) => {
+                    for a in arrs {
+                        *soac_reads.entry(*a).or_default() += 1;
+                    }
+                }
+                _ => {}
+            }
+            s.exp.for_each_nested(|n| match n {
+                nabla_ir::Nested::Body(b) => stack.push(b),
+                nabla_ir::Nested::Lambda(l) => stack.push(&l.body),
+            });
+        }
+    }
+    let mut all_reads: HashMap<Var, usize> = HashMap::new();
+    nabla_ir::visit::for_each_var(
+        body,
+        |v, _| {
+            if iotas.contains_key(&v) {
+                *all_reads.entry(v).or_default() += 1;
+            }
+        },
+        |_| {},
+    );
+    iotas.retain(|v, _| {
+        let soac = soac_reads.get(v).copied().unwrap_or(0);
+        soac > 0 && all_reads.get(v).copied().unwrap_or(0) == soac
+    });
+    iotas
+}
+
+/// Whether statement `k` of `b` is a map that can run fused with the
+/// reduction at `k + 1` ([`FnGen::fused_map_reduce`]): the map takes no
+/// accumulators and returns scalars only, the reduction has the same width
+/// (the same atom), scalar operands, and reads every map result exactly
+/// once as an input array, and nothing else in `b` (nor the reduction's
+/// operator or neutral elements) reads the map's results.
+fn map_into_reduce(b: &Body, k: usize) -> Option<()> {
+    let (map_stm, red_stm) = (b.stms.get(k)?, b.stms.get(k + 1)?);
+    let (
+        Exp::Soac(Soac::Map {
+            w: mw,
+            lam: mlam,
+            arrs: marrs,
+        }),
+        Exp::Soac(Soac::Reduce {
+            w: rw,
+            lam: rlam,
+            neutral,
+            arrs: rarrs,
+            ..
+        }),
+    ) = (&map_stm.exp, &red_stm.exp)
+    else {
+        return None;
+    };
+    let scalar = |t: &Type| matches!(t, Type::Prim(_));
+    let results: Vec<Var> = map_stm.pat.iter().map(|p| p.var).collect();
+    let ok = mw == rw
+        && !results.is_empty()
+        && mlam.ret.iter().all(scalar)
+        && map_stm.pat.iter().all(|p| scalar_elems(&p.ty))
+        && mlam.params.iter().all(|p| !p.ty.is_acc())
+        && rlam.params.iter().all(|p| scalar(&p.ty))
+        && red_stm.pat.iter().all(|p| scalar(&p.ty))
+        && rarrs.len() == results.len()
+        && results
+            .iter()
+            .all(|v| rarrs.iter().filter(|a| *a == v).count() == 1)
+        && !marrs.iter().any(|a| results.contains(a));
+    if !ok {
+        return None;
+    }
+    let reads_results = |vs: &[Var]| vs.iter().any(|v| results.contains(v));
+    let mut operator = nabla_ir::free_vars_lambda(rlam);
+    operator.extend(neutral.iter().filter_map(|a| match a {
+        Atom::Var(v) => Some(*v),
+        Atom::Const(_) => None,
+    }));
+    if reads_results(&operator) {
+        return None;
+    }
+    for (j, s) in b.stms.iter().enumerate() {
+        if j != k + 1 && reads_results(&nabla_ir::free_vars_stm(s)) {
+            return None;
+        }
+    }
+    let in_result = b
+        .result
+        .iter()
+        .any(|a| matches!(a, Atom::Var(v) if results.contains(v)));
+    (!in_result).then_some(())
+}
+
+/// A one-dimensional array of scalars.
+fn scalar_elems(t: &Type) -> bool {
+    matches!(t, Type::Array(_, dims) if dims.len() == 1)
+}
+
 pub(crate) fn callees(b: &Body) -> Vec<usize> {
     let mut out = Vec::new();
     callees_into(b, &mut out);

@@ -39,11 +39,25 @@ typedef struct nb_mem {
 } nb_mem;
 static nb_mem nb_live = {0, 0, &nb_live, &nb_live};
 static int64_t nb_epoch;
+/* Blocks are not recycled in library mode: every block is on the list. */
+#ifndef NB_NO_RECYCLE
+#define NB_NO_RECYCLE 1
+#endif
 #else
 typedef struct nb_mem {
   int64_t rc;
-  int64_t pad;
+  int64_t pad; /* the block's size class (see nb_free_lists), 0: none */
 } nb_mem;
+#endif
+
+/* Small blocks are recycled: a released block of at most
+ * NB_SMALL_CLASSES * 16 bytes goes to the (per-thread) free list of its size
+ * class (bytes rounded up to 16; the link lies in the data), which nb_alloc
+ * takes from before calling malloc. -DNB_NO_RECYCLE turns this off (for
+ * memory checkers). */
+#define NB_SMALL_CLASSES 64
+#ifndef NB_NO_RECYCLE
+static _Thread_local nb_mem *nb_free_lists[NB_SMALL_CLASSES + 1];
 #endif
 
 typedef struct nb_arr {
@@ -109,12 +123,29 @@ static nb_arr nb_alloc(int rank, const int64_t *shape, size_t elem, const char *
   int64_t n = 1;
   for (int k = 0; k < rank; k++) {
     if (shape[k] < 0) nb_fail(loc, "negative array size %" PRId64, shape[k]);
-    if (shape[k] != 0 && n > INT64_MAX / 8 / shape[k])
+    /* n * shape[k] must stay within INT64_MAX / 8 (no division here: this
+     * runs for every allocation) */
+    if (__builtin_mul_overflow(n, shape[k], &n) || n > INT64_MAX / 8)
       nb_fail(loc, "array too large");
-    n *= shape[k];
   }
   for (int k = 0; k < NB_MAX_RANK; k++) a.shape[k] = k < rank ? shape[k] : 0;
   size_t bytes = (size_t)n * elem;
+#ifndef NB_NO_RECYCLE
+  if (bytes <= NB_SMALL_CLASSES * 16) {
+    size_t cls = bytes ? (bytes + 15) / 16 : 1;
+    a.mem = nb_free_lists[cls];
+    if (a.mem) {
+      memcpy(&nb_free_lists[cls], a.mem + 1, sizeof(nb_mem *));
+    } else {
+      a.mem = (nb_mem *)malloc(sizeof(nb_mem) + cls * 16);
+      if (!a.mem) nb_fail(loc, "out of memory (allocating %zu bytes)", bytes);
+    }
+    a.mem->rc = 1;
+    a.mem->pad = (int64_t)cls;
+    a.data = (char *)(a.mem + 1);
+    return a;
+  }
+#endif
   a.mem = (nb_mem *)malloc(sizeof(nb_mem) + (bytes ? bytes : 1));
   if (!a.mem) {
 #ifdef NB_LIBRARY
@@ -129,6 +160,8 @@ static nb_arr nb_alloc(int rank, const int64_t *shape, size_t elem, const char *
   a.mem->prev = &nb_live;
   nb_live.next->prev = a.mem;
   nb_live.next = a.mem;
+#else
+  a.mem->pad = 0;
 #endif
   a.data = (char *)(a.mem + 1);
   return a;
@@ -151,7 +184,16 @@ static void nb_free_block(nb_mem *m) {
 #endif
 
 static inline void nb_release(nb_arr *a) {
-  if (a->mem && --a->mem->rc == 0) NB_FREE_BLOCK(a->mem);
+  if (a->mem && --a->mem->rc == 0) {
+#ifndef NB_NO_RECYCLE
+    int64_t cls = a->mem->pad;
+    if (cls > 0) {
+      memcpy(a->mem + 1, &nb_free_lists[cls], sizeof(nb_mem *));
+      nb_free_lists[cls] = a->mem;
+    } else
+#endif
+      NB_FREE_BLOCK(a->mem);
+  }
   a->mem = NULL;
   a->data = NULL;
 }
@@ -247,6 +289,31 @@ static inline int64_t nb_pos(const char *loc, const nb_arr *a, int rank, const i
     p = p * a->shape[k] + is[k];
   }
   return p;
+}
+
+/* a[is[0], ..., is[n-1]] with 0 < n < rank: a view of the row (no copy;
+ * the fast path of nb_index for fixed indices). */
+static inline nb_arr nb_subarray(const char *loc, const nb_arr *a, int rank, size_t elem, int n,
+                                 const int64_t *is) {
+  int64_t p = 0;
+  for (int k = 0; k < n; k++) {
+    if (is[k] < 0 || is[k] >= a->shape[k]) {
+      nb_ix ix[NB_MAX_RANK];
+      for (int j = 0; j < n; j++) ix[j].kind = 0, ix[j].a = is[j];
+      nb_oob(loc, ix, n, a->shape, rank);
+    }
+    p = p * a->shape[k] + is[k];
+  }
+  nb_arr r;
+  int64_t inner = 1;
+  for (int k = 0; k < NB_MAX_RANK; k++) {
+    r.shape[k] = k + n < rank ? a->shape[k + n] : 0;
+    inner *= k + n < rank ? a->shape[k + n] : 1;
+  }
+  r.mem = a->mem;
+  if (r.mem) r.mem->rc++;
+  r.data = a->data + (size_t)(p * inner) * elem;
+  return r;
 }
 
 static void nb_check_eq_sizes(const char *loc, const char *msg, int n, const int64_t *ns) {

@@ -10,6 +10,10 @@
 //! (which runs at least once) any pure statement moves, arrays and
 //! indexing included, unless the lambda consumes its result — so
 //! `map (\t -> jvp f x (unit t)) (iota 26)` computes `f`'s primal once.
+//! Out of any SOAC lambda, pure and total statements with array results
+//! move too (e.g. a `reverse` of a free array inside a `map`), unless the
+//! lambda consumes them: where the lambda would not run at all, they cost
+//! one evaluation and cannot fail.
 //! Array results never move out of loops (an array moved out of a loop
 //! could be consumed once per iteration), and nothing moves out of a
 //! `jvp`/`vjp` lambda (the AD decides what is recomputed there). Bodies are
@@ -39,8 +43,8 @@ fn body(b: &mut Body, types: &SizeFacts, changed: &mut bool) {
             for nb in walk::nested_bodies_mut(&mut s.exp, false) {
                 body(nb, types, changed);
             }
-            for (scope_vars, nb, runs_at_least_once) in repeated_bodies(&mut s.exp) {
-                let moved = hoist_out(nb, scope_vars, types, runs_at_least_once);
+            for (scope_vars, nb, lambda) in repeated_bodies(&mut s.exp) {
+                let moved = hoist_out(nb, scope_vars, types, lambda);
                 if !moved.is_empty() {
                     *changed = true;
                     out.extend(moved);
@@ -54,18 +58,14 @@ fn body(b: &mut Body, types: &SizeFacts, changed: &mut bool) {
 
 /// Removes from `b` the statements that depend on nothing bound in it (or
 /// in `bound`, the construct's own parameters) and may move; returns them
-/// in order. `runs_at_least_once`: `b` is a SOAC lambda of a constant,
-/// positive width, so any pure statement of it would run anyway (arrays
-/// and statements that may fail move too; the first run would have
-/// failed the same way).
-fn hoist_out(
-    b: &mut Body,
-    bound: Vec<Var>,
-    types: &SizeFacts,
-    runs_at_least_once: bool,
-) -> Vec<Stm> {
+/// in order. `lambda`: `b` is a SOAC lambda (`None`: a loop body), and
+/// whether its width is a positive constant, so any pure statement of it
+/// would run anyway (arrays and statements that may fail move too; the
+/// first run would have failed the same way).
+fn hoist_out(b: &mut Body, bound: Vec<Var>, types: &SizeFacts, lambda: Option<bool>) -> Vec<Stm> {
+    let runs_at_least_once = lambda == Some(true);
     let mut inside: HashSet<Var> = bound.into_iter().collect();
-    let consumed = if runs_at_least_once {
+    let consumed = if lambda.is_some() {
         consumed_in(b)
     } else {
         HashSet::new()
@@ -86,12 +86,18 @@ fn hoist_out(
         let safe_scalar = s.pat.iter().all(|p| matches!(p.ty, Type::Prim(_)))
             && !s.pat.is_empty()
             && removable(&s, types);
-        let safe_once = runs_at_least_once
-            && pure(&s)
-            && s.pat
+        let not_consumed = || {
+            s.pat
                 .iter()
-                .all(|p| !consumed.contains(&p.var) && !p.unique);
-        let movable = invariant && (safe_scalar || safe_once);
+                .all(|p| !consumed.contains(&p.var) && !p.unique)
+        };
+        let safe_once = runs_at_least_once && pure(&s) && not_consumed();
+        let safe_array = lambda.is_some()
+            && !s.pat.is_empty()
+            && removable(&s, types)
+            && pure(&s)
+            && not_consumed();
+        let movable = invariant && (safe_scalar || safe_once || safe_array);
         if movable {
             moved.push(s);
         } else {
@@ -161,9 +167,10 @@ fn nesting_at_most(e: &Exp, limit: usize) -> bool {
 }
 
 /// The bodies of `e` that run repeatedly, with the variables each binds
-/// itself (loop parameters and counter, lambda parameters) and whether it
-/// is a SOAC lambda of constant positive width (it runs at least once).
-fn repeated_bodies(e: &mut Exp) -> Vec<(Vec<Var>, &mut Body, bool)> {
+/// itself (loop parameters and counter, lambda parameters) and, for a SOAC
+/// lambda, whether its width is a positive constant (it runs at least
+/// once); `None` for a loop body.
+fn repeated_bodies(e: &mut Exp) -> Vec<(Vec<Var>, &mut Body, Option<bool>)> {
     match e {
         Exp::Loop {
             params, form, body, ..
@@ -172,7 +179,7 @@ fn repeated_bodies(e: &mut Exp) -> Vec<(Vec<Var>, &mut Body, bool)> {
             if let LoopForm::For { i, .. } = form {
                 vars.push(*i);
             }
-            vec![(vars, body, false)]
+            vec![(vars, body, None)]
         }
         Exp::Soac(s) => match s {
             Soac::Map { w, lam, .. }
@@ -184,7 +191,7 @@ fn repeated_bodies(e: &mut Exp) -> Vec<(Vec<Var>, &mut Body, bool)> {
                     w,
                     nabla_ir::Atom::Const(nabla_ir::PrimValue::I64(k)) if *k > 0
                 );
-                vec![(vars, &mut lam.body, positive)]
+                vec![(vars, &mut lam.body, Some(positive))]
             }
             Soac::Scatter { .. } => vec![],
         },

@@ -8,6 +8,7 @@ use nabla_values::{Value, ValueType};
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// The C program for a compiled program (run-time errors located in its
@@ -102,12 +103,70 @@ impl Executable {
         args: &[Value],
         results: &[ValueType],
     ) -> Result<Vec<Value>, RunError> {
-        let mut input = Vec::new();
-        for a in args {
-            nabla_values::write_value_binary(a, &mut input);
+        self.run_input(c, entry, &Arc::new(binary_input(args)), results, None)
+            .map(|(values, _)| values)
+    }
+
+    /// Runs entry point `entry` on `input` (its arguments in the binary
+    /// value format, see [`binary_input`]) and reads its results, typed by
+    /// `results`. With `runs = Some(n)` the executable runs the entry
+    /// `n + 1` times (`-r n`: the first run is a warm-up) and the
+    /// durations of the last `n` runs are returned in microseconds (`-t`);
+    /// with `None` it runs once and no durations are returned. Errors as
+    /// [`Executable::run`].
+    pub fn run_input(
+        &self,
+        c: &Compiled,
+        entry: &str,
+        input: &Arc<Vec<u8>>,
+        results: &[ValueType],
+        runs: Option<u64>,
+    ) -> Result<(Vec<Value>, Vec<u64>), RunError> {
+        let timing_file = runs.map(|_| {
+            std::env::temp_dir().join(format!(
+                "nabla-runtimes-{}-{}.txt",
+                std::process::id(),
+                unique()
+            ))
+        });
+        let mut command = Command::new(&self.path);
+        command.args(["-e", entry, "-b"]);
+        if let (Some(n), Some(file)) = (runs, &timing_file) {
+            command.arg("-r").arg(n.to_string()).arg("-t").arg(file);
         }
-        let child = Command::new(&self.path)
-            .args(["-e", entry, "-b"])
+        let ran = self.run_command(c, command, input, results);
+        let timings = match &timing_file {
+            Some(file) => {
+                let text = std::fs::read_to_string(file);
+                let _ = std::fs::remove_file(file);
+                match (&ran, text) {
+                    (Ok(_), Ok(text)) => parse_runtimes(&text).map_err(|e| {
+                        c.run_error(format!("cannot read the run times: {e}"), None)
+                    })?,
+                    (Ok(_), Err(e)) => {
+                        return Err(c.run_error(
+                            format!("cannot read the run times from {}: {e}", file.display()),
+                            None,
+                        ))
+                    }
+                    (Err(_), _) => Vec::new(),
+                }
+            }
+            None => Vec::new(),
+        };
+        ran.map(|values| (values, timings))
+    }
+
+    /// Runs `command` (this executable with its options) with `input` on
+    /// stdin, within [`Executable::timeout`], and reads its binary output.
+    fn run_command(
+        &self,
+        c: &Compiled,
+        mut command: Command,
+        input: &Arc<Vec<u8>>,
+        results: &[ValueType],
+    ) -> Result<Vec<Value>, RunError> {
+        let child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -118,6 +177,7 @@ impl Executable {
                 return Err(c.run_error(format!("cannot run {}: {e}", self.path.display()), None))
             }
         };
+        let input = Arc::clone(input);
         let writer = child.stdin.take().map(|mut stdin| {
             std::thread::spawn(move || {
                 let _ = stdin.write_all(&input);
@@ -199,4 +259,33 @@ impl Executable {
         nabla_values::read_values(&output.stdout, Some(results))
             .map_err(|e| c.run_error(format!("cannot read the executable's output: {e}"), None))
     }
+}
+
+/// The arguments of an entry point in the binary value format (what the
+/// executable reads on stdin).
+pub fn binary_input(args: &[Value]) -> Vec<u8> {
+    let mut input = Vec::new();
+    for a in args {
+        nabla_values::write_value_binary(a, &mut input);
+    }
+    input
+}
+
+/// The executable's `-t` file: one run time in microseconds per line.
+fn parse_runtimes(text: &str) -> Result<Vec<u64>, String> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            l.trim()
+                .parse::<u64>()
+                .map_err(|_| format!("not a run time: {l:?}"))
+        })
+        .collect()
+}
+
+/// A per-process counter, so that two runs never share a timing file.
+fn unique() -> usize {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static N: AtomicUsize = AtomicUsize::new(0);
+    N.fetch_add(1, Ordering::Relaxed)
 }

@@ -1,6 +1,7 @@
 //! The `nabla` command's library: the compilation driver (shared by every
 //! subcommand), the `nabla test` runner and the GradBench tool (`nabla gradbench`). `main.rs` only parses arguments.
 
+pub mod bench;
 pub mod cbackend;
 pub mod driver;
 mod frontend;

@@ -1,5 +1,5 @@
 //! The `nabla` command line: `run`, `check`, `dump-ir`, `passes`, `test`,
-//! `gradbench`, `adbench`.
+//! `bench`, `gradbench`, `adbench`.
 
 use clap::{Args, Parser, Subcommand};
 use nabla::{CompileOptions, Pipeline, StopAfter};
@@ -34,7 +34,7 @@ struct PipelineArgs {
     ad: AdMode,
 }
 
-/// `nabla test --backend`.
+/// `nabla test --backend`, `nabla gradbench --backend`, `nabla bench --backend`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum BackendArg {
     Interp,
@@ -157,6 +157,28 @@ enum Command {
         #[command(flatten)]
         pipeline: PipelineArgs,
     },
+    /// Time a program's entry points on the datasets of its test blocks
+    /// (like `futhark bench`): one warm-up run, then RUNS timed runs each.
+    Bench {
+        /// The program's main file.
+        file: PathBuf,
+        /// What runs the program: `c` (an executable made as by `nabla c`)
+        /// or `interp` (the interpreter).
+        #[arg(long = "backend", value_enum, default_value_t = BackendArg::C)]
+        backend: BackendArg,
+        /// Timed runs per entry point and dataset.
+        #[arg(short = 'r', long = "runs", default_value_t = 10)]
+        runs: u64,
+        /// Only this entry point.
+        #[arg(short = 'e', long = "entry-point")]
+        entry: Option<String>,
+        /// Also write the timings to this file, in `futhark bench`'s JSON
+        /// layout.
+        #[arg(long = "json", value_name = "FILE")]
+        json: Option<PathBuf>,
+        #[command(flatten)]
+        pipeline: PipelineArgs,
+    },
     /// Act as a GradBench tool: protocol messages on stdin, one JSON
     /// response per line on stdout (programs in `gradbench/`).
     Gradbench {
@@ -164,6 +186,12 @@ enum Command {
         /// that exceeds it is answered with `success: false`.
         #[arg(long = "eval-timeout", default_value_t = 600)]
         eval_timeout: u64,
+        /// What runs the programs: `c` (executables made as by `nabla c`,
+        /// with static AD, cached in `$NABLA_CACHE_DIR`, else
+        /// `$XDG_CACHE_HOME/nabla`, else `~/.cache/nabla`) or `interp` (the
+        /// interpreter).
+        #[arg(long = "backend", value_enum, default_value_t = BackendArg::C)]
+        backend: BackendArg,
         #[command(flatten)]
         pipeline: PipelineArgs,
     },
@@ -371,10 +399,33 @@ fn run(cli: Cli) -> ExitCode {
         }
         Command::Gradbench {
             eval_timeout,
+            backend,
             pipeline,
         } => gradbench(
-            pipeline.compile_options(),
+            match backend {
+                BackendArg::Interp => pipeline.compile_options(),
+                BackendArg::C => pipeline.c_backend_options(),
+            },
+            match backend {
+                BackendArg::Interp => nabla::gradbench::Backend::Interp,
+                BackendArg::C => nabla::gradbench::Backend::C { cache_dir: None },
+            },
             (eval_timeout > 0).then(|| std::time::Duration::from_secs(eval_timeout)),
+        ),
+        Command::Bench {
+            file,
+            backend,
+            runs,
+            entry,
+            json,
+            pipeline,
+        } => bench(
+            &file,
+            backend,
+            runs,
+            entry.as_deref(),
+            json.as_deref(),
+            pipeline,
         ),
         Command::Adbench { problem, file } => adbench(&problem, &file),
         Command::Pkg { action } => pkg(action),
@@ -473,10 +524,17 @@ fn print_passes() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn gradbench(options: CompileOptions, time_limit: Option<std::time::Duration>) -> ExitCode {
+/// `nabla gradbench`: serves the protocol on stdin/stdout.
+fn gradbench(
+    options: CompileOptions,
+    backend: nabla::gradbench::Backend,
+    time_limit: Option<std::time::Duration>,
+) -> ExitCode {
     let stdin = std::io::stdin();
     let programs = nabla::gradbench::programs::Programs::new().compiled_with(options);
-    let session = nabla::gradbench::Session::with_programs(programs).with_time_limit(time_limit);
+    let session = nabla::gradbench::Session::with_programs(programs)
+        .with_time_limit(time_limit)
+        .with_backend(backend);
     match nabla::gradbench::protocol::serve_with(session, stdin.lock(), std::io::stdout().lock()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
@@ -499,6 +557,43 @@ fn pkg(action: PkgAction) -> ExitCode {
     match r {
         Ok(message) => {
             println!("{message}");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `nabla bench`: one line per entry point and dataset (see
+/// `nabla::bench`), and the JSON file when asked for.
+fn bench(
+    file: &std::path::Path,
+    backend: BackendArg,
+    runs: u64,
+    entry: Option<&str>,
+    json: Option<&std::path::Path>,
+    pipeline: PipelineArgs,
+) -> ExitCode {
+    let (options, backend) = match backend {
+        BackendArg::Interp => (
+            pipeline.compile_options(),
+            nabla::bench::BenchBackend::Interp,
+        ),
+        BackendArg::C => (pipeline.c_backend_options(), nabla::bench::BenchBackend::C),
+    };
+    let runs = runs.clamp(1, 1_000_000);
+    let mut print = |m: &nabla::bench::Measurement| println!("{}", m.line());
+    match nabla::bench::bench(file, &options, backend, runs, entry, &mut print) {
+        Ok(ms) => {
+            if let Some(j) = json {
+                let text = nabla::bench::to_json(&ms).to_string();
+                if let Err(e) = std::fs::write(j, text + "\n") {
+                    eprintln!("error: cannot write {}: {e}", j.display());
+                    return ExitCode::FAILURE;
+                }
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {

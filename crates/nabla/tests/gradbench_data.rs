@@ -5,11 +5,17 @@
 //! equal, floats within |x − y| / max(1, |x| + |y|) ≤ 1e-4). A missing data
 //! file fails its test.
 //!
-//! The slowest workloads are `#[ignore]`d so that CI stays fast; run them
-//! with `cargo test --release -p nabla --test gradbench_data -- --ignored`.
+//! Each pair runs three ways: the interpreter with dynamic AD, the
+//! interpreter with static AD, and the executables of the C backend
+//! (`nabla gradbench`'s default; module `compiled`, all workloads, with the
+//! executables cached in Cargo's test folder).
+//!
+//! The slowest workloads are `#[ignore]`d in the interpreter so that CI
+//! stays fast; run them with
+//! `cargo test --release -p nabla --test gradbench_data -- --ignored`.
 
 use nabla::gradbench::json::{compare, TOLERANCE};
-use nabla::gradbench::Session;
+use nabla::gradbench::{Backend, Session};
 use serde_json::{json, Value as Json};
 use std::path::PathBuf;
 
@@ -27,19 +33,39 @@ fn with_stack<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> T {
         .expect("the test thread panicked")
 }
 
+/// How a pair is evaluated.
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    /// The interpreter with dynamic AD.
+    Dynamic,
+    /// The interpreter with static AD (the `ad` pass).
+    Static,
+    /// The C backend's executable.
+    Compiled,
+}
+
 /// Checks one stored pair with the interpreter's dynamic AD.
 fn check(rel: &str) {
-    check_with(rel, false)
+    check_with(rel, Mode::Dynamic)
 }
 
 /// Checks one stored pair with static AD (the `ad` pass): the same
 /// reference outputs, so static and dynamic AD agree on every workload.
 fn check_static(rel: &str) {
-    check_with(rel, true)
+    check_with(rel, Mode::Static)
 }
 
+/// Checks one stored pair with the eval's executable.
+fn check_compiled(rel: &str) {
+    check_with(rel, Mode::Compiled)
+}
+
+/// Serialises the `define`s of the compiled checks, so that the tests of
+/// one eval compile its executable once and then find it in the cache.
+static DEFINE_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// Checks one stored pair: evaluate its input and compare with its output.
-fn check_with(rel: &str, static_ad: bool) {
+fn check_with(rel: &str, mode: Mode) {
     let path = data_dir().join(rel);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
@@ -50,17 +76,30 @@ fn check_with(rel: &str, static_ad: bool) {
                      "function": function, "input": pair["input"]});
     let line = msg.to_string();
     let (resp, define) = with_stack(move || {
-        let mut s = if static_ad {
+        let static_ad = || {
             let options =
                 nabla::CompileOptions::new(nabla::Pipeline::with_static_ad().validating(true));
             Session::with_programs(nabla::gradbench::Programs::new().compiled_with(options))
-        } else {
-            Session::new()
         };
-        let define = s
-            .handle_line(&json!({"id": 6, "kind": "define", "module": module}).to_string())
-            .unwrap()
-            .unwrap();
+        let mut s = match mode {
+            Mode::Dynamic => Session::new(),
+            Mode::Static => static_ad(),
+            Mode::Compiled => static_ad().with_backend(Backend::C {
+                cache_dir: Some(PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("nabla-cache")),
+            }),
+        };
+        let define_msg = json!({"id": 6, "kind": "define", "module": module}).to_string();
+        let define = if mode == Mode::Compiled {
+            let _one_at_a_time = DEFINE_LOCK.lock().unwrap_or_else(|p| p.into_inner());
+            let define = s.handle_line(&define_msg).unwrap().unwrap();
+            assert!(
+                s.executable(&module).is_some(),
+                "no executable for {module}"
+            );
+            define
+        } else {
+            s.handle_line(&define_msg).unwrap().unwrap()
+        };
         (s.handle_line(&line).unwrap().unwrap(), define)
     });
     let define: Json = serde_json::from_str(&define).unwrap();
@@ -99,6 +138,16 @@ macro_rules! pairs {
                 $(#[$attr])*
                 fn $name() {
                     super::check_static($file);
+                }
+            )*
+        }
+        /// The same pairs through the C backend's executables (all of them:
+        /// compiled code is fast).
+        mod compiled {
+            $(
+                #[test]
+                fn $name() {
+                    super::check_compiled($file);
                 }
             )*
         }

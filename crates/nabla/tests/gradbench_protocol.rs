@@ -25,6 +25,12 @@ fn run(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
+    // The executables of `nabla gradbench` go to Cargo's test folder
+    // unless a test chooses a folder.
+    cmd.env(
+        "NABLA_CACHE_DIR",
+        PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("nabla-cache"),
+    );
     for (k, v) in env {
         cmd.env(k, v);
     }
@@ -71,17 +77,31 @@ fn lines(s: &str) -> Vec<Json> {
         .collect()
 }
 
-fn session(msgs: &[String]) -> (Vec<Json>, String) {
+/// A whole `nabla gradbench ARGS` session on `msgs`: the response lines
+/// and stderr.
+fn session(args: &[&str], msgs: &[String]) -> (Vec<Json>, String) {
     let input = msgs.join("\n") + "\n";
     // From a directory unrelated to the repository.
     let cwd = std::env::temp_dir();
-    let (ok, out, err) = run(&["gradbench"], &input, &cwd, &[], 120);
+    let mut all = vec!["gradbench"];
+    all.extend_from_slice(args);
+    let (ok, out, err) = run(&all, &input, &cwd, &[], 300);
     assert!(ok, "nabla gradbench failed: {err}");
     (lines(&out), err)
 }
 
 #[test]
 fn a_whole_session() {
+    whole_session(&[]);
+}
+
+#[test]
+fn a_whole_session_in_the_interpreter() {
+    whole_session(&["--backend=interp"]);
+}
+
+/// start, define, evaluate with min_runs and min_seconds, analysis.
+fn whole_session(args: &[&str]) {
     let msgs = vec![
         json!({"id": 0, "kind": "start", "eval": "hello"}).to_string(),
         json!({"id": 1, "kind": "define", "module": "hello"}).to_string(),
@@ -94,7 +114,7 @@ fn a_whole_session() {
         json!({"id": 7, "kind": "evaluate", "module": "lse", "function": "primal",
                "input": {"x": [1.0, 2.0], "min_runs": 1, "min_seconds": 0.05}}).to_string(),
     ];
-    let (rs, _) = session(&msgs);
+    let (rs, _) = session(args, &msgs);
     assert_eq!(rs.len(), msgs.len());
     assert_eq!(rs[0], json!({"id": 0, "tool": "nabla"}));
     assert_eq!(rs[1], json!({"id": 1, "success": true}));
@@ -117,6 +137,17 @@ fn a_whole_session() {
 
 #[test]
 fn bad_input_is_answered_not_fatal() {
+    bad_input(&[]);
+}
+
+#[test]
+fn bad_input_is_answered_not_fatal_in_the_interpreter() {
+    bad_input(&["--backend=interp"]);
+}
+
+/// Every bad message gets `success: false` (or no answer without an id),
+/// and the session goes on.
+fn bad_input(args: &[&str]) {
     let msgs = vec![
         "this is not json".to_string(),
         json!({"kind": "start"}).to_string(),
@@ -133,7 +164,7 @@ fn bad_input_is_answered_not_fatal() {
         "".to_string(),
         json!({"id": 9, "kind": "start"}).to_string(),
     ];
-    let (rs, err) = session(&msgs);
+    let (rs, err) = session(args, &msgs);
     // No answer to the two lines without an id; every other message gets one.
     let ids: Vec<Json> = rs.iter().map(|r| r["id"].clone()).collect();
     assert_eq!(ids, (1..=9).map(|i| json!(i)).collect::<Vec<_>>());
@@ -148,6 +179,91 @@ fn bad_input_is_answered_not_fatal() {
     assert!(rs[5]["error"].as_str().unwrap().contains("rectangular"));
     assert_eq!(rs[7]["success"], json!(false));
     assert_eq!(rs[8], json!({"id": 9, "tool": "nabla"}));
+}
+
+/// A run-time error of the executable (a size error in kmeans) is answered
+/// with its message and location; the next evaluation succeeds.
+#[test]
+fn a_failing_executable_does_not_end_the_session() {
+    let msgs = vec![
+        json!({"id": 1, "kind": "define", "module": "kmeans"}).to_string(),
+        json!({"id": 2, "kind": "evaluate", "module": "kmeans", "function": "cost",
+               "input": {"points": [[1.0, 2.0]], "centroids": [[1.0]]}})
+        .to_string(),
+        json!({"id": 3, "kind": "evaluate", "module": "kmeans", "function": "cost",
+               "input": {"points": [[1.0, 2.0]], "centroids": [[1.0, 1.0]], "min_runs": 4}})
+        .to_string(),
+    ];
+    let (rs, _) = session(&[], &msgs);
+    assert_eq!(rs[0], json!({"id": 1, "success": true}));
+    assert_eq!(rs[1]["success"], json!(false), "{}", rs[1]);
+    let e = rs[1]["error"].as_str().unwrap();
+    assert!(e.contains("kmeans.fut:"), "no location in {e:?}");
+    assert_eq!(rs[2]["success"], json!(true), "{}", rs[2]);
+    assert_eq!(rs[2]["output"], json!(1.0));
+    assert_eq!(rs[2]["timings"].as_array().unwrap().len(), 4);
+}
+
+/// A second session finds the executable the first one compiled: the log
+/// says so, and the file is the same (same path, unchanged mtime).
+#[test]
+fn a_second_session_reuses_the_cached_executable() {
+    let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("nabla-cache-reuse-test");
+    let _ = std::fs::remove_dir_all(&cache);
+    let cache_var = cache.to_string_lossy().to_string();
+    let msgs = [
+        json!({"id": 1, "kind": "define", "module": "lse"}).to_string(),
+        json!({"id": 2, "kind": "evaluate", "module": "lse", "function": "primal",
+               "input": {"x": [0.0, 0.0]}})
+        .to_string(),
+    ]
+    .join("\n")
+        + "\n";
+    let one_session = || {
+        let (ok, out, err) = run(
+            &["gradbench"],
+            &msgs,
+            &std::env::temp_dir(),
+            &[("NABLA_CACHE_DIR", &cache_var)],
+            300,
+        );
+        assert!(ok, "{err}");
+        let rs = lines(&out);
+        assert_eq!(rs[0], json!({"id": 1, "success": true}));
+        assert!((rs[1]["output"].as_f64().unwrap() - 2f64.ln()).abs() < 1e-12);
+        err
+    };
+    let executables = || -> Vec<(PathBuf, std::time::SystemTime)> {
+        let mut v: Vec<_> = std::fs::read_dir(cache.join("gradbench"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_none())
+            .map(|p| {
+                let t = std::fs::metadata(&p).unwrap().modified().unwrap();
+                (p, t)
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    let first = one_session();
+    assert!(first.contains("lse: compiled the executable"), "{first}");
+    let built = executables();
+    assert_eq!(built.len(), 1, "{built:?}");
+    assert!(built[0]
+        .0
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .starts_with("lse-"));
+    let second = one_session();
+    assert!(
+        second.contains("lse: using the cached executable"),
+        "{second}"
+    );
+    assert!(!second.contains("compiled the executable"), "{second}");
+    assert_eq!(executables(), built);
+    let _ = std::fs::remove_dir_all(&cache);
 }
 
 #[test]

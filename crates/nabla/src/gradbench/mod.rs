@@ -5,6 +5,8 @@
 //! * [`programs`] finds, embeds and compiles the eval programs;
 //! * [`json`] converts between JSON and program values, and implements
 //!   GradBench's output comparison rule ([`json::compare`]);
+//! * [`executables`] compiles them to cached executables (the default
+//!   backend of `nabla gradbench`);
 //! * [`evals`] maps each eval's JSON input to an entry point's arguments and
 //!   its results back to the reference output layout;
 //! * [`protocol`] is the line-based session ([`protocol::Session`],
@@ -16,10 +18,11 @@
 
 pub mod adbench;
 pub mod evals;
+pub mod executables;
 pub mod json;
 pub mod programs;
 pub mod protocol;
 
 pub use evals::{prepare, Call, EVALS};
 pub use programs::Programs;
-pub use protocol::{serve, Evaluation, Session};
+pub use protocol::{serve, Backend, Evaluation, Session};

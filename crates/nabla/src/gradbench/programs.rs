@@ -158,7 +158,7 @@ impl Drop for Programs {
 }
 
 /// A per-process counter, so that two embedded copies never share a folder.
-fn unique() -> usize {
+pub(crate) fn unique() -> usize {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static N: AtomicUsize = AtomicUsize::new(0);
     N.fetch_add(1, Ordering::Relaxed)

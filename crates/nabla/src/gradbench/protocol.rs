@@ -2,13 +2,18 @@
 //! JSON response line per message out (logs go to stderr).
 //!
 //! * `start` → `{"id", "tool": "nabla"}`;
-//! * `define` (`module`) → compiles `gradbench/<module>.fut`:
+//! * `define` (`module`) → compiles `gradbench/<module>.fut` (with
+//!   [`Backend::C`], into an executable, see [`super::executables`]):
 //!   `{"id", "success": true}` or `{"id", "success": false, "error"}`;
 //! * `evaluate` (`module`, `function`, `input`) → runs the entry point at
 //!   least `input.min_runs` times and until `input.min_seconds` have passed
 //!   (when present): `{"id", "success": true, "output", "timings": [{"name":
 //!   "evaluate", "nanoseconds"}, …]}` (one timing per run, of the run only),
-//!   or `{"id", "success": false, "error"}`;
+//!   or `{"id", "success": false, "error"}`. With [`Backend::C`] the
+//!   executable runs the entry `min_runs` times after one warm-up run
+//!   (`-r`), each timing is the executable's own measure of one run (`-t`,
+//!   microsecond resolution), and more runs follow while `min_seconds` have
+//!   not passed;
 //!   An evaluation that exceeds the session's time limit (see
 //!   [`Session::with_time_limit`]) or runs out of memory is stopped and
 //!   answered with `success: false`; the session serves the next messages.
@@ -17,11 +22,31 @@
 //! A line that is not JSON or has no `id` gets no response (there is no id
 //! to answer to); a message is logged on stderr instead.
 
-use super::evals::prepare;
+use super::evals::{prepare, Call};
+use super::executables::CachedExecutable;
 use super::programs::Programs;
+use crate::cbackend::binary_input;
 use serde_json::{json, Value as Json};
+use std::collections::HashMap;
 use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// What runs the eval programs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// The interpreter.
+    #[default]
+    Interp,
+    /// Executables made by the C backend (the programs must be compiled
+    /// with static AD), cached in `cache_dir` (`None`: the folder of
+    /// [`super::executables::cache_dir`]).
+    C {
+        /// The cache folder.
+        cache_dir: Option<PathBuf>,
+    },
+}
 
 /// The result of an evaluation: the output in the reference layout and the
 /// duration of every run.
@@ -39,6 +64,9 @@ pub struct Session {
     programs: Programs,
     /// Wall-clock limit of one `evaluate` (all its runs); `None`: none.
     time_limit: Option<Duration>,
+    backend: Backend,
+    /// With [`Backend::C`]: the executable of every defined eval.
+    executables: HashMap<String, CachedExecutable>,
 }
 
 /// The default of [`Session::with_time_limit`]: ten minutes.
@@ -58,7 +86,22 @@ impl Session {
         Session {
             programs,
             time_limit: Some(DEFAULT_EVAL_TIME_LIMIT),
+            backend: Backend::Interp,
+            executables: HashMap::new(),
         }
+    }
+
+    /// Sets what runs the programs (the interpreter unless set).
+    pub fn with_backend(mut self, backend: Backend) -> Session {
+        self.backend = backend;
+        self.executables.clear();
+        self
+    }
+
+    /// With [`Backend::C`], the executable of eval `module` once it is
+    /// defined.
+    pub fn executable(&self, module: &str) -> Option<&CachedExecutable> {
+        self.executables.get(module)
     }
 
     /// Sets the wall-clock limit of one `evaluate` (`None`: no limit). An
@@ -69,20 +112,54 @@ impl Session {
         self
     }
 
-    /// Compiles (type-checks and elaborates) eval `module`'s program.
+    /// Compiles (type-checks and elaborates) eval `module`'s program, and
+    /// with [`Backend::C`] finds or builds its executable (logging which on
+    /// stderr).
     pub fn define(&mut self, module: &str) -> Result<(), String> {
         let compiled = self.programs.get(module)?;
+        let mut entries = Vec::new();
         for f in super::evals::functions(module) {
-            let entries: Vec<String> = if module == "ht" {
-                vec![format!("{f}_simple"), format!("{f}_complicated")]
+            if module == "ht" {
+                entries.push(format!("{f}_simple"));
+                entries.push(format!("{f}_complicated"));
             } else {
-                vec![f.to_string()]
-            };
-            for e in entries {
-                compiled.entry_types(&e)?;
+                entries.push(f.to_string());
+            }
+        }
+        for e in &entries {
+            compiled.entry_types(e)?;
+        }
+        if let Backend::C { cache_dir } = &self.backend {
+            if !self.executables.contains_key(module) {
+                let dir = match cache_dir {
+                    Some(d) => d.clone(),
+                    None => super::executables::cache_dir()?,
+                };
+                let exe = super::executables::executable(compiled, module, &entries, &dir)?;
+                eprintln!(
+                    "nabla gradbench: {module}: {} {}",
+                    if exe.from_cache {
+                        "using the cached executable"
+                    } else {
+                        "compiled the executable"
+                    },
+                    exe.executable.path.display()
+                );
+                self.executables.insert(module.to_string(), exe);
             }
         }
         Ok(())
+    }
+
+    /// The message that explains a stopped evaluation.
+    fn time_limit_note(&self) -> String {
+        match self.time_limit {
+            Some(t) => format!(
+                " (the evaluation's time limit is {} s; `nabla gradbench --eval-timeout` sets it)",
+                t.as_secs_f64()
+            ),
+            None => String::new(),
+        }
     }
 
     /// Runs `function` of `module` on `input` (see the module docs for
@@ -108,6 +185,10 @@ impl Session {
         } else {
             Duration::ZERO
         };
+        if let Backend::C { .. } = self.backend {
+            return self.evaluate_compiled(module, &call, min_runs, min_time);
+        }
+        let note = self.time_limit_note();
         let compiled = self.programs.get(module)?;
         let cancel = nabla_interp::Cancel::new();
         let _watchdog = self.time_limit.map(|t| cancel.after(t));
@@ -124,12 +205,10 @@ impl Session {
             match r {
                 Ok(rs) => last = Some(rs),
                 Err(e) => {
-                    return Err(match (cancel.reason(), self.time_limit) {
-                        (Some(nabla_interp::CancelReason::TimeLimit), Some(t)) => format!(
-                            "{} (the evaluation's time limit is {} s; `nabla gradbench --eval-timeout` sets it)",
-                            e.summary,
-                            t.as_secs_f64()
-                        ),
+                    return Err(match cancel.reason() {
+                        Some(nabla_interp::CancelReason::TimeLimit) => {
+                            format!("{}{note}", e.summary)
+                        }
                         _ => e.summary,
                     })
                 }
@@ -138,6 +217,58 @@ impl Session {
         }
         let results = last.unwrap_or_default();
         let output = (call.output)(&results)?;
+        Ok(Evaluation { output, timings })
+    }
+
+    /// [`Session::evaluate`] with the eval's executable: `-r` runs per
+    /// child process, more children while `min_time` has not passed; the
+    /// session's time limit bounds them all (a child that exceeds it is
+    /// killed).
+    fn evaluate_compiled(
+        &mut self,
+        module: &str,
+        call: &Call,
+        min_runs: u64,
+        min_time: Duration,
+    ) -> Result<Evaluation, String> {
+        if !self.executables.contains_key(module) {
+            self.define(module)?;
+        }
+        let note = self.time_limit_note();
+        let time_limit = self.time_limit;
+        let mut exe = self.executables[module].executable.clone();
+        let compiled = self.programs.get(module)?;
+        let results = compiled.entry_types(&call.entry)?.results;
+        let input = Arc::new(binary_input(&call.args));
+        let start = Instant::now();
+        let mut timings: Vec<u128> = Vec::new();
+        let mut runs = min_runs;
+        let values = loop {
+            exe.timeout = match time_limit {
+                Some(t) => match t.checked_sub(start.elapsed()) {
+                    Some(left) if !left.is_zero() => Some(left),
+                    _ => return Err(format!("the evaluation was stopped{note}")),
+                },
+                None => None,
+            };
+            let (values, micros) = exe
+                .run_input(compiled, &call.entry, &input, &results, Some(runs))
+                .map_err(|e| match time_limit {
+                    Some(t) if start.elapsed() >= t => format!("{}{note}", e.summary),
+                    _ => e.summary,
+                })?;
+            timings.extend(micros.iter().map(|&us| us as u128 * 1000));
+            let done = timings.len() as u64;
+            let elapsed = start.elapsed();
+            if done >= MAX_RUNS || elapsed >= min_time {
+                break values;
+            }
+            // Enough runs for the rest of min_time, at the mean so far.
+            let mean = (timings.iter().sum::<u128>() / done.max(1) as u128).max(1_000);
+            let more = (min_time - elapsed).as_nanos().div_ceil(mean);
+            runs = (more.min(u64::MAX as u128) as u64).clamp(1, MAX_RUNS - done);
+        };
+        let output = (call.output)(&values)?;
         Ok(Evaluation { output, timings })
     }
 

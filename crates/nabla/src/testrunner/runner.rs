@@ -561,6 +561,48 @@ fn read_values_spec(
     typed.map_err(|e| one_line(&e.to_string()))
 }
 
+/// The arguments of dataset `ds` (the `idx`-th of file `path`) for entry
+/// point `entry`, whose parameters have the types `params`: read from the
+/// text or file, or generated (random inputs are seeded by the file name,
+/// the index and the spec, so every run gets the same values).
+pub(crate) fn dataset_args(
+    path: &Path,
+    entry: &str,
+    ds: &Dataset,
+    idx: usize,
+    params: &[ValueType],
+) -> Result<Vec<Value>, String> {
+    let args = match &ds.input {
+        InputSpec::Values(t) => {
+            read_values_spec(Some(t), None, params).map_err(|e| format!("bad input: {e}"))?
+        }
+        InputSpec::File(f) => {
+            read_values_spec(None, Some(f), params).map_err(|e| format!("bad input: {e}"))?
+        }
+        InputSpec::Random(t) => {
+            let items = parse_random_spec(t).map_err(|e| format!("bad random input: {e}"))?;
+            let seed = format!(
+                "{}#{idx}:{t}",
+                path.file_name()
+                    .map(|s| s.to_string_lossy())
+                    .unwrap_or_default()
+            );
+            let vals = generate(&items, &mut Rng::from_seed_bytes(seed.as_bytes()))
+                .map_err(|e| format!("bad random input: {e}"))?;
+            let got: Vec<ValueType> = vals.iter().map(Value::value_type).collect();
+            if got != params {
+                return Err(format!(
+                    "random input has types {}, but entry point {entry} takes {}",
+                    show_types(&got),
+                    show_types(params)
+                ));
+            }
+            vals
+        }
+    };
+    Ok(args)
+}
+
 /// Runs one dataset on one entry point; `Err` carries the failure reason.
 fn run_dataset(
     c: &Compiled,
@@ -572,33 +614,7 @@ fn run_dataset(
     cancel: &nabla_interp::Cancel,
 ) -> Result<(), String> {
     let types = c.entry_types(entry)?;
-    let args =
-        match &ds.input {
-            InputSpec::Values(t) => read_values_spec(Some(t), None, &types.params)
-                .map_err(|e| format!("bad input: {e}"))?,
-            InputSpec::File(f) => read_values_spec(None, Some(f), &types.params)
-                .map_err(|e| format!("bad input: {e}"))?,
-            InputSpec::Random(t) => {
-                let items = parse_random_spec(t).map_err(|e| format!("bad random input: {e}"))?;
-                let seed = format!(
-                    "{}#{idx}:{t}",
-                    path.file_name()
-                        .map(|s| s.to_string_lossy())
-                        .unwrap_or_default()
-                );
-                let vals = generate(&items, &mut Rng::from_seed_bytes(seed.as_bytes()))
-                    .map_err(|e| format!("bad random input: {e}"))?;
-                let got: Vec<ValueType> = vals.iter().map(Value::value_type).collect();
-                if got != types.params {
-                    return Err(format!(
-                        "random input has types {}, but entry point {entry} takes {}",
-                        show_types(&got),
-                        show_types(&types.params)
-                    ));
-                }
-                vals
-            }
-        };
+    let args = dataset_args(path, entry, ds, idx, &types.params)?;
     // `auto output`: the interpreter (the oracle) gives the expected values.
     let reference = match (&ds.expected, exe) {
         (Expected::Auto, Some(_)) => Some(c.run_cancellable(entry, args.clone(), cancel)),
