@@ -379,8 +379,13 @@ fn gradbench_repro_with(backend: &str, stem: &str, needles: &[&str]) {
 #[test]
 fn gradbench_answers_out_of_memory_and_serves_on() {
     // The interpreter says `out of memory: N bytes for …`, the executables
-    // `out of memory (allocating N bytes)`.
-    gradbench_repro("gradbench_abort_llsq_huge_n", &["out of memory"]);
+    // `out of memory (allocating N bytes)`. The compiled llsq never stores
+    // its `iota n` (the map over it is fused with the sum), so with
+    // n = 10^12 it allocates nothing and runs until the time limit stops it.
+    gradbench_repro(
+        "gradbench_abort_llsq_huge_n",
+        &["out of memory", "ran longer than 4 s and was stopped"],
+    );
     gradbench_repro("gradbench_abort_ba_max_sizes", &["out of memory"]);
 }
 
