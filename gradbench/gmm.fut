@@ -13,12 +13,12 @@ def logsumexp [n] (v: [n]f64) : f64 =
 def tri_index (d: i64) (i: i64) (j: i64) : i64 =
   i * (d - 1) - i * (i - 1) / 2 + (j - i - 1)
 
--- Q_k y.
-def qtimes [d] [lt] (qk: [d]f64) (lk: [lt]f64) (y: [d]f64) : [d]f64 =
+-- Q_k y, given exp q_k: the diagonal part, plus for each row j the strictly
+-- lower part (the columns i < j only).
+def qtimes [d] [lt] (exp_qk: [d]f64) (lk: [lt]f64) (y: [d]f64) : [d]f64 =
   map (\j ->
-         let below = f64.sum (map (\i -> if i < j then lk[tri_index d i j] * y[i] else 0.0)
-                                  (iota d))
-         in f64.exp qk[j] * y[j] + below)
+         let below = f64.sum (map (\i -> lk[tri_index d i j] * y[i]) (iota j))
+         in exp_qk[j] * y[j] + below)
       (iota d)
 
 def sqnorm [n] (v: [n]f64) : f64 = f64.sum (map (\x -> x * x) v)
@@ -44,11 +44,13 @@ def gmm_objective [n] [d] [k] [lt]
                   (x: [n][d]f64) (gamma: f64) (m: i64)
                   (alpha: [k]f64) (mu: [k][d]f64) (q: [k][d]f64) (l: [k][lt]f64) : f64 =
   let sum_qs = map f64.sum q
+  -- exp q once, not once per point.
+  let exp_q = map (map f64.exp) q
   let per_point (xi: [d]f64) : f64 =
-    logsumexp (map4 (\ak sk muk (qk, lk) ->
+    logsumexp (map4 (\ak sk muk (exp_qk, lk) ->
                        let y = map2 (-) xi muk
-                       in ak + sk - 0.5 * sqnorm (qtimes qk lk y))
-                    alpha sum_qs mu (zip q l))
+                       in ak + sk - 0.5 * sqnorm (qtimes exp_qk lk y))
+                    alpha sum_qs mu (zip exp_q l))
   let constant = -(f64.i64 n * f64.i64 d * 0.5 * f64.log (2.0 * f64.pi))
   in constant + f64.sum (map per_point x)
      - f64.i64 n * logsumexp alpha
