@@ -14,42 +14,19 @@ use crate::CgenError;
 use nabla_ir::{EntryPoint, EntryType, Function, OpaqueField, OpaqueInfo, PrimType, Program, Type};
 use std::fmt::Write;
 
-/// The primitive types in the runtime's type-code order (`NB_I8` = 0 …).
-const PRIMS: [PrimType; 12] = [
-    PrimType::I8,
-    PrimType::I16,
-    PrimType::I32,
-    PrimType::I64,
-    PrimType::U8,
-    PrimType::U16,
-    PrimType::U32,
-    PrimType::U64,
-    PrimType::F16,
-    PrimType::F32,
-    PrimType::F64,
-    PrimType::Bool,
-];
-
-/// The C type the API uses for a primitive (`f16` as its bits).
+/// The C type the API uses for a primitive: the generated code's type
+/// ([`crate::scalar::c_type`]), except that `f16` is passed as its bits.
 fn api_ctype(p: PrimType) -> &'static str {
-    match p {
-        PrimType::I8 => "int8_t",
-        PrimType::I16 => "int16_t",
-        PrimType::I32 => "int32_t",
-        PrimType::I64 => "int64_t",
-        PrimType::U8 => "uint8_t",
-        PrimType::U16 => "uint16_t",
-        PrimType::U32 => "uint32_t",
-        PrimType::U64 => "uint64_t",
-        PrimType::F16 => "uint16_t",
-        PrimType::F32 => "float",
-        PrimType::F64 => "double",
-        PrimType::Bool => "bool",
+    match (p, crate::scalar::c_type(p)) {
+        (PrimType::F16, _) | (_, Err(_)) => "uint16_t",
+        (_, Ok(t)) => t,
     }
 }
 
+/// The runtime's type code of a primitive: its enum (`NB_I8`, …, `NB_BOOL`
+/// in runtime.c) lists the types in the order of [`PrimType::ALL`].
 fn prim_index(p: PrimType) -> usize {
-    PRIMS.iter().position(|&q| q == p).unwrap_or(0)
+    PrimType::ALL.iter().position(|&q| q == p).unwrap_or(0)
 }
 
 /// A field of an opaque record in the type table.
@@ -127,7 +104,7 @@ fn c_ident(name: &str) -> String {
 impl Types {
     fn new() -> Types {
         Types {
-            types: PRIMS
+            types: PrimType::ALL
                 .iter()
                 .map(|&p| TypeEntry {
                     name: p.to_string(),

@@ -251,6 +251,19 @@ entry primal (k: i32) (x: f64) : f64 =
   else if k == 16 then f16 x else if k == 17 then f17 x else if k == 18 then f18 x else if k == 19 then f19 x else if k == 20 then f20 x else if k == 21 then f21 x else f22 x
 "#;
 
+/// Writes `source` to `NAME.fut` in a scratch directory and compiles it
+/// with `pipeline`, validating after every pass.
+fn compile_source(name: &str, source: &str, pipeline: Pipeline) -> nabla::Compiled {
+    let dir = std::env::temp_dir().join(format!("nabla-static-ad-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.fut"));
+    std::fs::write(&path, source).unwrap();
+    let compiled = compile_with(&path, &CompileOptions::new(pipeline.validating(true)))
+        .unwrap_or_else(|e| panic!("{}", e.rendered));
+    let _ = std::fs::remove_dir_all(&dir);
+    compiled
+}
+
 /// Reverse mode: static vjp = dynamic vjp and finite differences, on every
 /// construct with a static reverse rule (scalars, branches, `for` and
 /// `while` loops, maps with free scalars and arrays, reductions, scans and
@@ -259,27 +272,11 @@ entry primal (k: i32) (x: f64) : f64 =
 /// concatenation).
 #[test]
 fn static_vjp_agrees_with_dynamic_and_finite_differences() {
-    let dir = std::env::temp_dir().join(format!("nabla-static-vjp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("reverse.fut");
-    std::fs::write(&path, REVERSE_PROGRAM).unwrap();
-    let dynamic = compile_with(
-        &path,
-        &CompileOptions::new(Pipeline::default_pipeline().validating(true)),
-    )
-    .unwrap_or_else(|e| panic!("{}", e.rendered));
-    let static_ = compile_with(
-        &path,
-        &CompileOptions::new(Pipeline::with_static_ad().validating(true)),
-    )
-    .unwrap_or_else(|e| panic!("{}", e.rendered));
+    let dynamic = compile_source("reverse", REVERSE_PROGRAM, Pipeline::default_pipeline());
+    let static_ = compile_source("reverse", REVERSE_PROGRAM, Pipeline::with_static_ad());
     // Only the `ad` pass: the calls to f0…f7 stay calls, and static AD
     // inlines them itself.
-    let uninlined = compile_with(
-        &path,
-        &CompileOptions::new(Pipeline::parse("ad").unwrap().validating(true)),
-    )
-    .unwrap_or_else(|e| panic!("{}", e.rendered));
+    let uninlined = compile_source("reverse", REVERSE_PROGRAM, Pipeline::parse("ad").unwrap());
     assert!(count_vjps(&dynamic.program) >= 8);
     assert_eq!(count_vjps(&static_.program), 0, "every vjp is static");
     assert_eq!(count_vjps(&uninlined.program), 0, "every vjp is static");
@@ -343,7 +340,6 @@ fn static_vjp_agrees_with_dynamic_and_finite_differences() {
             );
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn scalar(v: &nabla_values::Value) -> f64 {
@@ -596,20 +592,8 @@ entry hess (k: i32) (x: f64) = vjp (\x -> vjp (pick k) x 1) x 1
 /// gradient. No `with_vjp` is left after the static pipeline.
 #[test]
 fn custom_rules_agree_with_jvp_and_finite_differences() {
-    let dir = std::env::temp_dir().join(format!("nabla-custom-vjp-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("custom.fut");
-    std::fs::write(&path, CUSTOM_RULES).unwrap();
-    let dynamic = compile_with(
-        &path,
-        &CompileOptions::new(Pipeline::default_pipeline().validating(true)),
-    )
-    .unwrap_or_else(|e| panic!("{}", e.rendered));
-    let static_ = compile_with(
-        &path,
-        &CompileOptions::new(Pipeline::with_static_ad().validating(true)),
-    )
-    .unwrap_or_else(|e| panic!("{}", e.rendered));
+    let dynamic = compile_source("custom", CUSTOM_RULES, Pipeline::default_pipeline());
+    let static_ = compile_source("custom", CUSTOM_RULES, Pipeline::with_static_ad());
     let with_vjps = |p: &Program| count(p, |e| matches!(e, Exp::WithVjp { .. }));
     assert!(with_vjps(&dynamic.program) >= 3);
     assert_eq!(with_vjps(&static_.program), 0, "lowered after static AD");
@@ -662,5 +646,4 @@ fn custom_rules_agree_with_jvp_and_finite_differences() {
         }
     }
     assert!(compared_with_fd >= 20, "{compared_with_fd}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
