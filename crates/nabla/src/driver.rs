@@ -298,6 +298,46 @@ impl Compiled {
             .collect()
     }
 
+    /// The results of entry point `name` (flat, as [`Compiled::run`]
+    /// returns them) as text, one line per source-level result: a record
+    /// result as `{a = 1i32, b = 2.0f64}` and a tuple inside a result as
+    /// `(1i32, true)`, as Futhark prints them; primitives and arrays in the
+    /// textual value format. A result whose layout the entry's signature
+    /// does not describe (a sum type, an array of records) is printed as its
+    /// flat values, one per line.
+    pub fn show_results(&self, name: &str, results: &[Value]) -> String {
+        let mut out = String::new();
+        let signature = self
+            .program
+            .entry(name)
+            .and_then(|e| e.signature.as_ref().map(|s| (s, &e.result_arity)));
+        let flat_lines = |vs: &[Value], out: &mut String| {
+            for v in vs {
+                out.push_str(&nabla_values::write_value_text(v));
+                out.push('\n');
+            }
+        };
+        let Some((sig, arity)) = signature.filter(|(s, a)| {
+            s.results.len() == a.len() && a.iter().sum::<usize>() == results.len()
+        }) else {
+            flat_lines(results, &mut out);
+            return out;
+        };
+        let mut at = 0;
+        for (ty, &n) in sig.results.iter().zip(arity.iter()) {
+            let vs = &results[at..at + n];
+            at += n;
+            match show_structured(ty, vs) {
+                Some(text) => {
+                    out.push_str(&text);
+                    out.push('\n');
+                }
+                None => flat_lines(vs, &mut out),
+            }
+        }
+        out
+    }
+
     /// The parameter and result types of entry point `name` (element type
     /// and rank of each flat IR parameter/result).
     pub fn entry_types(&self, name: &str) -> Result<EntryTypes, String> {
@@ -411,4 +451,36 @@ impl Compiled {
             }
         }
     }
+}
+
+/// A record or tuple value in Futhark's syntax (`{a = …, b = …}`, `(…, …)`),
+/// or a primitive or array in the value format; `None` when the type's
+/// layout is not known field by field (sums, arrays of records).
+fn show_structured(ty: &nabla_ir::EntryType, vs: &[Value]) -> Option<String> {
+    let Some(opaque) = &ty.opaque else {
+        return match vs {
+            [v] => Some(nabla_values::write_value_text(v)),
+            _ => None,
+        };
+    };
+    let fields = opaque.fields.as_ref()?;
+    let is_tuple = fields
+        .iter()
+        .enumerate()
+        .all(|(i, f)| f.name == i.to_string());
+    let mut parts = Vec::with_capacity(fields.len());
+    for f in fields {
+        let part = vs.get(f.start..f.start + f.len)?;
+        let text = show_structured(&f.ty, part)?;
+        parts.push(if is_tuple {
+            text
+        } else {
+            format!("{} = {text}", f.name)
+        });
+    }
+    Some(if is_tuple {
+        format!("({})", parts.join(", "))
+    } else {
+        format!("{{{}}}", parts.join(", "))
+    })
 }

@@ -274,13 +274,12 @@ fn run(cli: Cli) -> ExitCode {
             match compiled.run_on_input_cancellable(&entry, &input, &cancel) {
                 Ok(results) => {
                     let mut out = Vec::new();
-                    for v in &results {
-                        if binary_output {
+                    if binary_output {
+                        for v in &results {
                             nabla_values::write_value_binary(v, &mut out);
-                        } else {
-                            out.extend_from_slice(nabla_values::write_value_text(v).as_bytes());
-                            out.push(b'\n');
                         }
+                    } else {
+                        out.extend_from_slice(compiled.show_results(&entry, &results).as_bytes());
                     }
                     let mut stdout = std::io::stdout().lock();
                     if stdout.write_all(&out).and_then(|_| stdout.flush()).is_err() {

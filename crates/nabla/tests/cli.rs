@@ -360,3 +360,29 @@ fn test_command_times_out_hanging_programs() {
     assert!(out.contains("timed out after 1 s"), "{out}");
     assert!(out.ends_with("1 passed, 1 failed\n"), "{out}");
 }
+
+/// `nabla run` prints a record result as `{a = …, b = …}` and a tuple
+/// inside a result as `(…, …)`, as Futhark does; the components of a
+/// top-level tuple stay one per line; `-b` writes the flat values.
+#[test]
+fn run_prints_records_and_tuples_as_futhark() {
+    let d = scratch("records");
+    write(
+        &d,
+        "rec.fut",
+        "type point = {x: f64, y: f64}\n\
+         def main (k: i32) : (point, ((i32, bool), []f64), {inner: point, n: i64}) =\n\
+         \x20 ({x = 1.0, y = 2.0}, ((k, true), [1.0, 2.0]), {inner = {x = 3.0, y = 4.0}, n = 5})\n",
+    );
+    let o = nabla(&["run", d.join("rec.fut").to_str().unwrap()], b"7");
+    no_panic(&o);
+    assert_eq!(
+        text(&o.stdout),
+        "{x = 1.0f64, y = 2.0f64}\n((7i32, true), [1.0f64, 2.0f64])\n\
+         {inner = {x = 3.0f64, y = 4.0f64}, n = 5i64}\n"
+    );
+    let o = nabla(&["run", "-b", d.join("rec.fut").to_str().unwrap()], b"7");
+    assert!(o.status.success());
+    let flat = nabla_values::read_values(&o.stdout, None).expect("binary values");
+    assert_eq!(flat.len(), 8, "the flat values: {flat:?}");
+}
