@@ -66,6 +66,15 @@ impl TypeEntry {
             _ => format!("struct futhark_{} *", self.cname),
         }
     }
+
+    /// A C declaration of `declarator` with this type: `int32_t *out`,
+    /// `struct futhark_f64_1d **out` (for `*out`), `double v`.
+    fn declare(&self, declarator: &str) -> String {
+        match self.kind {
+            Kind::Prim(p) => format!("{} {declarator}", api_ctype(p)),
+            _ => format!("{}{declarator}", self.ctype()),
+        }
+    }
 }
 
 /// The API's types; the first twelve are the primitives in type-code order.
@@ -386,15 +395,9 @@ fn declarations(types: &Types, entries: &[Entry]) -> String {
                     let mut args = vec![];
                     for f in fs {
                         let ft = &types.types[f.ty];
-                        let out = match ft.kind {
-                            Kind::Prim(p) => format!("{} *out", api_ctype(p)),
-                            _ => format!("{}*out", ft.ctype()),
-                        };
+                        let out = ft.declare("*out");
                         let _ = writeln!(h, "int futhark_project_{c}_{}(struct futhark_context *ctx, {out}, const struct futhark_{c} *obj);", c_ident(&f.name));
-                        args.push(match ft.kind {
-                            Kind::Prim(p) => format!("const {} v{}", api_ctype(p), args.len()),
-                            _ => format!("const {}v{}", ft.ctype(), args.len()),
-                        });
+                        args.push(format!("const {}", ft.declare(&format!("v{}", args.len()))));
                     }
                     let mut ps = vec![format!("struct futhark_{c} **out")];
                     ps.extend(args);
@@ -418,17 +421,11 @@ fn entry_prototype(types: &Types, e: &Entry) -> String {
     let mut ps = vec!["struct futhark_context *ctx".to_string()];
     for (i, (t, _)) in e.outputs.iter().enumerate() {
         let ty = &types.types[*t];
-        ps.push(match ty.kind {
-            Kind::Prim(p) => format!("{} *out{i}", api_ctype(p)),
-            _ => format!("{}*out{i}", ty.ctype()),
-        });
+        ps.push(ty.declare(&format!("*out{i}")));
     }
     for (i, (_, t, _)) in e.inputs.iter().enumerate() {
         let ty = &types.types[*t];
-        ps.push(match ty.kind {
-            Kind::Prim(p) => format!("const {} in{i}", api_ctype(p)),
-            _ => format!("const {}in{i}", ty.ctype()),
-        });
+        ps.push(format!("const {}", ty.declare(&format!("in{i}"))));
     }
     format!("int futhark_entry_{}({})", c_ident(&e.name), ps.join(", "))
 }
@@ -543,10 +540,7 @@ fn definitions(types: &Types) -> String {
                     let mut ptrs = vec![];
                     for (fi, f) in fs.iter().enumerate() {
                         let ft = &types.types[f.ty];
-                        let outp = match ft.kind {
-                            Kind::Prim(p) => format!("{} *out", api_ctype(p)),
-                            _ => format!("{}*out", ft.ctype()),
-                        };
+                        let outp = ft.declare("*out");
                         let _ = writeln!(out, "int futhark_project_{c}_{}(struct futhark_context *ctx, {outp}, const struct futhark_{c} *obj) {{\n  return nb_opaque_project(ctx, nb_types, out, obj, {fi});\n}}", c_ident(&f.name));
                         match ft.kind {
                             Kind::Prim(p) => {
@@ -769,10 +763,7 @@ fn server_tables(types: &Types, entries: &[Entry]) -> String {
         let mut args = vec!["ctx".to_string()];
         for (i, (t, _)) in e.outputs.iter().enumerate() {
             let ty = &types.types[*t];
-            args.push(match ty.kind {
-                Kind::Prim(p) => format!("({} *)outs[{i}]", api_ctype(p)),
-                _ => format!("({}*)outs[{i}]", ty.ctype()),
-            });
+            args.push(format!("({})outs[{i}]", ty.declare("*")));
         }
         for (i, (_, t, _)) in e.inputs.iter().enumerate() {
             let ty = &types.types[*t];
