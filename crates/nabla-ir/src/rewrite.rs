@@ -252,7 +252,7 @@ pub fn walk_body_deep<V: Visitor + ?Sized>(b: &mut Body, v: &mut V) {
 /// inline a callee and to copy a lambda body. Run it with [`walk_body_deep`]
 /// (its `body` recurses) or [`Visitor::lambda`].
 pub struct Renamer<'a> {
-    map: Vec<Option<Atom>>,
+    map: Substitution,
     names: &'a [String],
     var_names: &'a mut Vec<String>,
 }
@@ -267,7 +267,7 @@ impl<'a> Renamer<'a> {
         var_names: &'a mut Vec<String>,
     ) -> Renamer<'a> {
         Renamer {
-            map,
+            map: Substitution { map },
             names,
             var_names,
         }
@@ -276,17 +276,67 @@ impl<'a> Renamer<'a> {
     /// The atom that source variable `v` becomes (a fresh target variable
     /// if it is not substituted yet).
     pub fn get(&mut self, v: Var) -> Atom {
-        if let Some(a) = self.map.get(v.0 as usize).copied().flatten() {
+        if let Some(a) = self.map.get(v) {
             return a;
         }
         let name = self.names.get(v.0 as usize).map_or("v", |s| s.as_str());
         let a = Atom::Var(fresh_var(self.var_names, name));
+        self.map.set(v, a);
+        a
+    }
+}
+
+/// A substitution of variables by atoms, indexed by variable number (the
+/// table the simplifier, CSE and the [`Renamer`] keep): `get` reads it,
+/// `set` extends it, and `atom`/`var`/`dim` apply it in place (a variable
+/// position takes only a variable, a dimension the atom's [`dim_of_atom`]).
+#[derive(Clone, Debug, Default)]
+pub struct Substitution {
+    map: Vec<Option<Atom>>,
+}
+
+impl Substitution {
+    /// An empty substitution with room for `n` variables.
+    pub fn with_capacity(n: usize) -> Substitution {
+        Substitution { map: vec![None; n] }
+    }
+
+    /// The atom `v` stands for, if any.
+    pub fn get(&self, v: Var) -> Option<Atom> {
+        self.map.get(v.0 as usize).copied().flatten()
+    }
+
+    /// Makes `v` stand for `a`.
+    pub fn set(&mut self, v: Var, a: Atom) {
         let i = v.0 as usize;
         if i >= self.map.len() {
             self.map.resize(i + 1, None);
         }
         self.map[i] = Some(a);
-        a
+    }
+
+    /// Replaces a substituted variable atom by its atom.
+    pub fn atom(&self, a: &mut Atom) {
+        if let Atom::Var(v) = a {
+            if let Some(x) = self.get(*v) {
+                *a = x;
+            }
+        }
+    }
+
+    /// Replaces a variable substituted by a variable.
+    pub fn var(&self, v: &mut Var) {
+        if let Some(Atom::Var(x)) = self.get(*v) {
+            *v = x;
+        }
+    }
+
+    /// A dimension with its variable substituted.
+    pub fn dim(&self, d: Dim) -> Dim {
+        match d {
+            Dim::Var(v) => self.get(v).map_or(d, dim_of_atom),
+            d => d,
+        }
     }
 }
 

@@ -13,6 +13,7 @@
 //! first.
 
 use crate::walk::{self, Visitor};
+use nabla_ir::rewrite::Substitution;
 use nabla_ir::{Atom, BinOp, Body, CmpOp, Dim, DimIndex, Exp, Function, Stm, Type, Var};
 use std::collections::HashMap;
 
@@ -20,7 +21,7 @@ use std::collections::HashMap;
 /// anything changed.
 pub fn cse_function(f: &mut Function) -> bool {
     let mut cx = Cse {
-        sub: vec![None; f.var_names.len()],
+        sub: Substitution::with_capacity(f.var_names.len()),
         available: HashMap::new(),
         changed: false,
     };
@@ -29,17 +30,13 @@ pub fn cse_function(f: &mut Function) -> bool {
 }
 
 struct Cse {
-    sub: Vec<Option<Atom>>,
+    sub: Substitution,
     /// Computations in scope: expression and result type → result.
     available: HashMap<(Exp, Type), Var>,
     changed: bool,
 }
 
 impl Cse {
-    fn lookup(&self, v: Var) -> Option<Atom> {
-        self.sub.get(v.0 as usize).copied().flatten()
-    }
-
     /// The statement's key when it may be merged with an equal one.
     fn key(s: &Stm) -> Option<(Exp, Type)> {
         let [p] = &s.pat[..] else { return None };
@@ -100,24 +97,14 @@ fn ordered(a: Atom, b: Atom) -> (Atom, Atom) {
 
 impl Visitor for Cse {
     fn atom(&mut self, a: &mut Atom) {
-        if let Atom::Var(v) = a {
-            if let Some(x) = self.lookup(*v) {
-                *a = x;
-            }
-        }
+        self.sub.atom(a);
     }
     fn var(&mut self, v: &mut Var) {
-        if let Some(Atom::Var(x)) = self.lookup(*v) {
-            *v = x;
-        }
+        self.sub.var(v);
     }
     fn bind(&mut self, _v: &mut Var) {}
     fn dim(&mut self, d: &mut Dim) {
-        if let Dim::Var(v) = d {
-            if let Some(Atom::Var(x)) = self.lookup(*v) {
-                *d = Dim::Var(x);
-            }
-        }
+        *d = self.sub.dim(*d);
     }
     fn body(&mut self, b: &mut Body) {
         stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
@@ -131,11 +118,7 @@ impl Visitor for Cse {
                 }
                 if let Some(k) = Cse::key(&s) {
                     if let Some(&prev) = self.available.get(&k) {
-                        let i = s.pat[0].var.0 as usize;
-                        if i >= self.sub.len() {
-                            self.sub.resize(i + 1, None);
-                        }
-                        self.sub[i] = Some(Atom::Var(prev));
+                        self.sub.set(s.pat[0].var, Atom::Var(prev));
                         self.changed = true;
                         continue;
                     }

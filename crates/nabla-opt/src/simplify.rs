@@ -25,8 +25,8 @@
 //! might not match their inputs are kept. A map some of whose results are
 //! unused stops computing them.
 
-use crate::inline::dim_of_atom;
 use crate::walk::{self, Visitor};
+use nabla_ir::rewrite::Substitution;
 use nabla_ir::{Atom, BinOp, Body, Dim, Exp, Function, LoopForm, PrimValue, Stm, Type, Var};
 use std::collections::{HashMap, HashSet};
 
@@ -49,7 +49,7 @@ pub fn simplify_function(f: &mut Function) -> bool {
 pub fn forward(f: &mut Function) -> bool {
     let n = f.var_names.len();
     let mut cx = Forward {
-        sub: vec![None; n],
+        sub: Substitution::with_capacity(n),
         types: walk::var_types(f),
         consumed: walk::consumed_vars(f),
         sizes: HashMap::new(),
@@ -61,7 +61,7 @@ pub fn forward(f: &mut Function) -> bool {
 }
 
 struct Forward {
-    sub: Vec<Option<Atom>>,
+    sub: Substitution,
     types: Vec<Option<Type>>,
     consumed: Vec<bool>,
     /// `size(a, d)` statements in scope.
@@ -89,24 +89,13 @@ enum Fact {
 }
 
 impl Forward {
-    fn lookup(&self, v: Var) -> Option<Atom> {
-        self.sub.get(v.0 as usize).copied().flatten()
-    }
-
     fn consumed(&self, v: Var) -> bool {
         self.consumed.get(v.0 as usize).copied().unwrap_or(false)
     }
 
-    fn subst_dim(&self, d: Dim) -> Dim {
-        match d {
-            Dim::Var(v) => self.lookup(v).map_or(d, dim_of_atom),
-            d => d,
-        }
-    }
-
     fn type_of(&self, v: Var) -> Option<Type> {
         let t = self.types.get(v.0 as usize)?.as_ref()?;
-        Some(t.map_dims(|d| self.subst_dim(d)))
+        Some(t.map_dims(|d| self.sub.dim(d)))
     }
 
     /// Whether `let p = x` may be removed, replacing `p` by `x`.
@@ -210,11 +199,7 @@ impl Forward {
                 let mut keep_x = Vec::new();
                 for (p, x) in s.pat.iter().zip(xs) {
                     if self.can_propagate(p, x) {
-                        let i = p.var.0 as usize;
-                        if i >= self.sub.len() {
-                            self.sub.resize(i + 1, None);
-                        }
-                        self.sub[i] = Some(*x);
+                        self.sub.set(p.var, *x);
                         self.changed = true;
                     } else {
                         keep_p.push(p.clone());
@@ -234,20 +219,14 @@ impl Forward {
 
 impl Visitor for Forward {
     fn atom(&mut self, a: &mut Atom) {
-        if let Atom::Var(v) = a {
-            if let Some(x) = self.lookup(*v) {
-                *a = x;
-            }
-        }
+        self.sub.atom(a);
     }
     fn var(&mut self, v: &mut Var) {
-        if let Some(Atom::Var(x)) = self.lookup(*v) {
-            *v = x;
-        }
+        self.sub.var(v);
     }
     fn bind(&mut self, _v: &mut Var) {}
     fn dim(&mut self, d: &mut Dim) {
-        *d = self.subst_dim(*d);
+        *d = self.sub.dim(*d);
     }
     fn body(&mut self, b: &mut Body) {
         stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
