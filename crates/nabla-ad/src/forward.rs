@@ -81,7 +81,12 @@ pub(crate) fn expand_jvp(
     });
     let mut tans = Tangents::default();
     for (p, t) in lam.params.iter().zip(tangents) {
-        tans.set(p.var, Some(t));
+        // A seed known to be zero (a literal zero, or an array of zeros
+        // built by `replicate`, an array literal or a `map` returning
+        // zeros) is a symbolic zero: no tangent code is made for it.
+        if !ad.is_known_zero(&t) {
+            tans.set(p.var, Some(t));
+        }
     }
     let mut fwd = Forward { ad, span };
     fwd.stms(b, lam.body.stms, &mut tans)?;
@@ -99,11 +104,20 @@ pub(crate) fn expand_jvp(
     Ok(())
 }
 
-/// The forward-mode derivative of function `fid`: a function taking the
-/// parameters and then one tangent per parameter, returning the results and
-/// then one tangent per result. Made once per function.
-pub(crate) fn derived_function(ad: &mut Ad, fid: FunId, span: Span) -> Result<FunId, AdError> {
-    if let Some(d) = ad.derived.get(&fid) {
+/// The forward-mode derivative of function `fid` for the parameters that
+/// `active` marks (one flag per parameter): a function taking the
+/// parameters and then one tangent per active parameter (the others have
+/// zero tangents), returning the results and then one tangent per result.
+/// Made once per function and set of active parameters; the derivative
+/// for all parameters is named `NAME_jvp`, others `NAME_jvp_FLAGS` with
+/// one `1`/`0` per parameter.
+pub(crate) fn derived_function(
+    ad: &mut Ad,
+    fid: FunId,
+    active: &[bool],
+    span: Span,
+) -> Result<FunId, AdError> {
+    if let Some(d) = ad.derived.get(&(fid, active.to_vec())) {
         return Ok(*d);
     }
     let i = fid.0 as usize;
@@ -115,11 +129,22 @@ pub(crate) fn derived_function(ad: &mut Ad, fid: FunId, span: Span) -> Result<Fu
     }
     ad.eliminate_in_function(i)?;
     let f = ad.functions[i].clone();
+    if active.len() != f.params.len() {
+        return error(
+            span,
+            format!(
+                "internal error: call of `{}` with {} arguments for {} parameters",
+                f.name,
+                active.len(),
+                f.params.len()
+            ),
+        );
+    }
     let mut b = FunctionBuilder::with_vars(VarTable::of_function(&f));
     b.set_span(f.span);
     let mut tans = Tangents::default();
     let mut params = f.params.clone();
-    for p in &f.params {
+    for (p, _) in f.params.iter().zip(active).filter(|(_, &a)| a) {
         let name = format!("{}_tan", base_name(b.vars.name(p.var)));
         let t = b.param(&name, p.ty.clone());
         tans.set(p.var, Some(Atom::Var(t.var)));
@@ -137,8 +162,14 @@ pub(crate) fn derived_function(ad: &mut Ad, fid: FunId, span: Span) -> Result<Fu
     ret.extend(f.ret.iter().cloned());
     let mut unique_ret = f.unique_ret.clone();
     unique_ret.extend(f.ret.iter().map(|_| false));
+    let name = if active.iter().all(|&a| a) {
+        format!("{}_jvp", f.name)
+    } else {
+        let flags: String = active.iter().map(|&a| if a { '1' } else { '0' }).collect();
+        format!("{}_jvp_{flags}", f.name)
+    };
     let derived = Function {
-        name: format!("{}_jvp", f.name),
+        name,
         params,
         ret,
         unique_ret,
@@ -148,7 +179,7 @@ pub(crate) fn derived_function(ad: &mut Ad, fid: FunId, span: Span) -> Result<Fu
     };
     let id = FunId(ad.functions.len() as u32);
     ad.functions.push(derived);
-    ad.derived.insert(fid, id);
+    ad.derived.insert((fid, active.to_vec()), id);
     Ok(id)
 }
 
@@ -683,11 +714,16 @@ impl Forward<'_> {
             }
             return Ok(());
         }
-        let derived = derived_function(self.ad, f, self.span)?;
+        // Only the arguments with tangents get tangent parameters: the
+        // callee's derivative is specialised to them (zero tangents of the
+        // others are never built nor propagated).
+        let active: Vec<bool> = args.iter().map(|a| tans.get(a).is_some()).collect();
+        let derived = derived_function(self.ad, f, &active, self.span)?;
         let mut all = args.clone();
         for a in &args {
-            let t = self.materialize(b, tans, a)?;
-            all.push(t);
+            if let Some(t) = tans.get(a) {
+                all.push(t);
+            }
         }
         let mut full = pat.clone();
         let tps: Vec<Param> = pat.iter().map(|p| self.tangent_param(b, p)).collect();

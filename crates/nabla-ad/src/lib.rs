@@ -46,8 +46,9 @@
 //! sweep step runs the rule).
 
 use nabla_ir::builder::{FunctionBuilder, VarTable};
-use nabla_ir::{Body, Exp, FunId, Function, Program, Span, Stm};
+use nabla_ir::{Atom, Body, Exp, FunId, Function, Program, Span, Stm, Var};
 use std::collections::HashMap;
+use std::collections::HashSet;
 use std::fmt;
 
 pub mod forward;
@@ -168,6 +169,7 @@ pub fn differentiate_with_report(prog: &mut Program) -> Result<Report, AdError> 
     let mut ad = Ad {
         functions: std::mem::take(&mut prog.functions),
         derived: HashMap::new(),
+        zeros: Vec::new(),
         done: Vec::new(),
         report: Report::default(),
     };
@@ -287,15 +289,68 @@ pub(crate) fn lower_in_body(body: &mut Body, keep: &dyn Fn(&Stm) -> bool) -> usi
 pub(crate) struct Ad {
     /// The program's functions (derived functions are appended).
     pub(crate) functions: Vec<Function>,
-    /// The forward-mode derivative of each function that a `jvp` calls.
-    pub(crate) derived: HashMap<FunId, FunId>,
+    /// The forward-mode derivative of each function that a `jvp` calls,
+    /// for each set of active parameters it is called with.
+    pub(crate) derived: HashMap<(FunId, Vec<bool>), FunId>,
+    /// The variables of the function being transformed (innermost last)
+    /// whose values are known to be zero (see [`known_zeros`]).
+    pub(crate) zeros: Vec<HashSet<Var>>,
     /// Functions whose `jvp`s are already eliminated.
     done: Vec<bool>,
     /// What was done.
     pub(crate) report: Report,
 }
 
+/// Whether `a` is a constant zero (`0`, `0.0`, `-0.0` or `false`).
+fn is_zero_constant(a: &Atom) -> bool {
+    match a {
+        Atom::Const(c) => *c == nabla_prim::PrimValue::zero(c.prim_type()),
+        Atom::Var(_) => false,
+    }
+}
+
+/// Adds to `zeros` the variables of `body` (at any depth) whose values are
+/// zero whatever the inputs: `replicate n z`, array literals and `map`s
+/// whose elements or results are zero constants or such variables, and
+/// copies of them. Variables are unique within a function, so one set
+/// serves all its scopes.
+fn known_zeros(body: &Body, zeros: &mut HashSet<Var>) {
+    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+        let zero = |a: &Atom, zeros: &HashSet<Var>| match a {
+            Atom::Var(v) => zeros.contains(v),
+            Atom::Const(_) => is_zero_constant(a),
+        };
+        for s in &body.stms {
+            s.exp.for_each_nested(|n| match n {
+                nabla_ir::Nested::Body(nb) => known_zeros(nb, zeros),
+                nabla_ir::Nested::Lambda(l) => known_zeros(&l.body, zeros),
+            });
+            let all_zero = match &s.exp {
+                Exp::Replicate(_, x) => zero(x, zeros),
+                Exp::ArrayLit(xs, _) => xs.iter().all(|x| zero(x, zeros)),
+                Exp::Atoms(xs) => xs.iter().all(|x| zero(x, zeros)),
+                Exp::Copy(v) => zeros.contains(v),
+                Exp::Soac(nabla_ir::Soac::Map { lam, .. }) => {
+                    lam.body.result.iter().all(|x| zero(x, zeros))
+                }
+                _ => false,
+            };
+            if all_zero {
+                zeros.extend(s.pat.iter().map(|p| p.var));
+            }
+        }
+    })
+}
+
 impl Ad {
+    /// Whether `a` is known to be zero in the function being transformed.
+    pub(crate) fn is_known_zero(&self, a: &Atom) -> bool {
+        match a {
+            Atom::Var(v) => self.zeros.last().is_some_and(|z| z.contains(v)),
+            Atom::Const(_) => is_zero_constant(a),
+        }
+    }
+
     /// Eliminates the `jvp`s of function `fid` (once).
     pub(crate) fn eliminate_in_function(&mut self, fid: usize) -> Result<(), AdError> {
         if self.done.get(fid).copied().unwrap_or(true) {
@@ -308,7 +363,11 @@ impl Ad {
         let mut f = std::mem::replace(&mut self.functions[fid], placeholder());
         let mut b = FunctionBuilder::with_vars(VarTable::of_function(&f));
         let body = std::mem::take(&mut f.body);
+        let mut zeros = HashSet::new();
+        known_zeros(&body, &mut zeros);
+        self.zeros.push(zeros);
         let r = self.eliminate_in_body(&mut b, body);
+        self.zeros.pop();
         match r {
             Ok(body) => {
                 f.body = body;
@@ -382,10 +441,7 @@ impl Ad {
                 false,
             ),
             _ => (
-                error::<std::collections::HashSet<nabla_ir::Var>>(
-                    span,
-                    "internal error: not a jvp or vjp",
-                ),
+                error::<HashSet<Var>>(span, "internal error: not a jvp or vjp"),
                 true,
             ),
         };

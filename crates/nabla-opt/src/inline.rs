@@ -38,6 +38,15 @@ pub struct InlinePolicy {
     /// Callees with at most this many statements are inlined when the call
     /// sits in a SOAC or AD lambda or a loop body.
     pub small_in_loop: usize,
+    /// Callees with at most this many statements and at most
+    /// [`InlinePolicy::few_calls`] call sites are inlined when the call sits
+    /// in a SOAC or AD lambda or a loop body: there, inlining lets
+    /// loop-invariant code motion hoist the callee's work that does not
+    /// depend on the iteration (e.g. the primal of a forward-mode
+    /// derivative mapped over a batch of seeds).
+    pub large_in_loop: usize,
+    /// See [`InlinePolicy::large_in_loop`].
+    pub few_calls: usize,
     /// No inlining into a caller once it has this many statements.
     pub max_caller: usize,
     /// No inlining that would make the whole program larger than this many
@@ -52,6 +61,8 @@ impl Default for InlinePolicy {
         InlinePolicy {
             small: 30,
             small_in_loop: 120,
+            large_in_loop: 2000,
+            few_calls: 3,
             max_caller: 20_000,
             max_program: 400_000,
         }
@@ -415,6 +426,10 @@ impl Inliner<'_> {
         }
         n <= self.policy.small
             || (hot && n <= self.policy.small_in_loop)
+            || (hot
+                && n <= self.policy.large_in_loop
+                && self.info.calls[gi] <= self.policy.few_calls
+                && !self.info.entry[gi])
             || (self.info.calls[gi] == 1 && !self.info.entry[gi])
     }
 

@@ -279,6 +279,8 @@ fn inlining_disabled_by_policy_keeps_calls() {
     let policy = InlinePolicy {
         small: 0,
         small_in_loop: 0,
+        large_in_loop: 0,
+        few_calls: 0,
         max_caller: 0,
         max_program: 1_000_000,
     };
