@@ -27,7 +27,9 @@
 
 use crate::walk::{self, Visitor};
 use nabla_ir::rewrite::Substitution;
-use nabla_ir::{Atom, BinOp, Body, Dim, Exp, Function, LoopForm, PrimValue, Stm, Type, Var};
+use nabla_ir::{
+    Atom, BinOp, Body, Dim, Exp, Function, LoopForm, PrimType, PrimValue, Stm, Type, Var,
+};
 use std::collections::{HashMap, HashSet};
 
 /// Simplifies one function (forward pass then dead-code elimination, up to
@@ -540,6 +542,67 @@ pub struct SizeFacts {
     checked_soacs: HashSet<Var>,
     /// Variables bound by `size(a, d)` (never negative).
     sizes: HashSet<Var>,
+    /// Variables bound by an `i64` product `a * b` (e.g. the size of a
+    /// flattened array), with their factors.
+    products: HashMap<Var, (Atom, Atom)>,
+}
+
+/// The `i64` products `let v = a * b` of `f`.
+fn products(f: &Function) -> HashMap<Var, (Atom, Atom)> {
+    let mut out = HashMap::new();
+    walk::for_each_stm(&f.body, &mut |s| {
+        if let (Exp::BinOp(BinOp::Mul, a, b), [p]) = (&s.exp, &s.pat[..]) {
+            if p.ty == Type::Prim(PrimType::I64) {
+                out.insert(p.var, (*a, *b));
+            }
+        }
+    });
+    out
+}
+
+impl SizeFacts {
+    /// The factors of a size: the product of its constants and its
+    /// variables, expanding variables bound by products; a negative or
+    /// non-`i64` constant becomes the unknown factor `Var(u32::MAX)`.
+    fn factors(&self, a: &Atom, constant: &mut i64, vars: &mut Vec<Var>, depth: usize) {
+        match a {
+            Atom::Const(PrimValue::I64(k)) if *k >= 0 => *constant = constant.wrapping_mul(*k),
+            Atom::Var(v) => match self.products.get(v) {
+                Some((x, y)) if depth < 64 => {
+                    self.factors(x, constant, vars, depth + 1);
+                    self.factors(y, constant, vars, depth + 1);
+                }
+                _ => vars.push(*v),
+            },
+            Atom::Const(_) => vars.push(Var(u32::MAX)),
+        }
+    }
+
+    /// Whether `reshape(shape, v)` keeps the number of elements, as far as
+    /// the sizes' definitions show: the products of the new shape and of
+    /// `v`'s dimensions have the same factors (so it cannot fail).
+    fn reshape_keeps_count(&self, shape: &[Atom], v: Var) -> bool {
+        let Some(Some(Type::Array(_, dims))) = self.types.get(v.0 as usize) else {
+            return false;
+        };
+        let count = |atoms: &mut dyn Iterator<Item = Atom>| {
+            let (mut constant, mut vars) = (1i64, Vec::new());
+            for a in atoms {
+                self.factors(&a, &mut constant, &mut vars, 0);
+            }
+            vars.sort();
+            (constant, vars)
+        };
+        let mut old = dims.iter().map(|d| match d {
+            Dim::Const(k) => Atom::Const(PrimValue::I64(*k)),
+            Dim::Var(x) => Atom::Var(*x),
+            Dim::Ext => Atom::Const(PrimValue::Bool(false)),
+        });
+        let old = count(&mut old);
+        let new = count(&mut shape.iter().copied());
+        let unknown = Var(u32::MAX);
+        !old.1.contains(&unknown) && !new.1.contains(&unknown) && old == new
+    }
 }
 
 /// The variables `size` statements bind.
@@ -562,6 +625,7 @@ impl SizeFacts {
             types: walk::var_types_with_sizes(f),
             checked_soacs: HashSet::new(),
             sizes: size_vars(f),
+            products: products(f),
         }
     }
 
@@ -580,6 +644,7 @@ impl SizeFacts {
             types,
             checked_soacs,
             sizes: size_vars(f),
+            products: products(f),
         }
     }
 }
@@ -691,6 +756,7 @@ fn removable_exp(e: &Exp, first: Option<Var>, facts: &SizeFacts) -> bool {
             _ => true,
         },
         Exp::ArrayLit(_, row) => matches!(row, Type::Prim(_)),
+        Exp::Reshape(shape, v) => facts.reshape_keeps_count(shape, *v),
         Exp::Iota {
             n: Atom::Const(PrimValue::I64(k)),
             ..
