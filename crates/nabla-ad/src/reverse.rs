@@ -82,6 +82,7 @@ pub(crate) fn expand_vjp(
         active: lam.params.iter().map(|p| p.var).collect(),
         redirect: HashMap::new(),
         in_rules: HashSet::new(),
+        one_hot: HashMap::new(),
     };
     let body = rev.inline_calls(b, lam.body)?;
     let checkpoints = rev.forward_sweep(b, &body.stms)?;
@@ -191,6 +192,12 @@ struct Reverse<'a> {
     /// The first variable bound by each `with_vjp` inside the rules the
     /// return sweep emitted (see [`expand_vjp`]).
     in_rules: HashSet<Var>,
+    /// Adjoint arrays that are zero except at one index (made by the rule
+    /// of `reduce min`/`max`): the index (the array's width where there is
+    /// none) and the value there. A `map` whose only result adjoint is one
+    /// of them reverses that one element alone (see
+    /// [`Reverse::map_one_hot`]).
+    one_hot: HashMap<Var, (Atom, Atom)>,
 }
 
 /// What the forward sweep kept of a loop: its checkpoint arrays (one per
@@ -2403,31 +2410,94 @@ impl Reverse<'_> {
                 commutative: true,
             }),
         );
-        let a = self.owned_adjoint(b, adj, arr)?;
-        let at = crate::util::existential(&type_of(b, span, a)?);
-        let found = b.cmp(CmpOp::Lt, Atom::Var(first), w);
-        let idx = vec![DimIndex::Fix(Atom::Var(first))];
-        b.begin();
-        let old = b.bind1("adj_elem", t.clone(), Exp::Index(a, idx.clone()));
-        let new = b.binop(BinOp::Add, Atom::Var(old), g)?;
-        let upd = b.bind1("adj_upd", at.clone(), Exp::Update(a, idx, new));
-        let then_ = b.end(vec![Atom::Var(upd)]);
-        let else_ = Body {
-            stms: vec![],
-            result: vec![Atom::Var(a)],
-        };
-        let r = b.bind1(
-            "adj_arg",
-            at,
-            Exp::If {
-                cond: found,
-                then_,
-                else_,
+        // The one-hot adjoint `map (\\i -> if i == first then g else 0)
+        // (iota w)`: pure and total, so it disappears when a `map` reverses
+        // the one element alone (see `map_one_hot`).
+        let w_dim = dim_of_atom(w);
+        let indices = b.bind1(
+            "iota",
+            Type::Array(PrimType::I64, vec![w_dim.clone()]),
+            Exp::Iota {
+                n: w,
+                start: Atom::Const(PrimValue::I64(0)),
+                step: Atom::Const(PrimValue::I64(1)),
+                ty: PrimType::I64,
             },
         );
-        adj.map.insert(arr, Atom::Var(r));
-        adj.owned.insert(r);
-        Ok(())
+        let zero = Atom::Const(PrimValue::zero(t.elem()));
+        let pick = b.lambda::<AdError>("i", vec![Type::Prim(PrimType::I64)], |b, ps| {
+            let here = b.cmp(CmpOp::Eq, Atom::Var(ps[0]), Atom::Var(first));
+            Ok(vec![b.select(here, g, zero)?])
+        })?;
+        let one_hot = b.bind1(
+            "adj_one_hot",
+            Type::Array(t.elem(), vec![w_dim]),
+            Exp::Soac(Soac::Map {
+                w,
+                lam: pick,
+                arrs: vec![indices],
+            }),
+        );
+        if adj.get(arr).is_none() {
+            self.one_hot.insert(one_hot, (Atom::Var(first), g));
+        }
+        self.add(b, adj, arr, Atom::Var(one_hot), true)
+    }
+
+    /// A `map` whose only result adjoint is one-hot (`one_hot`: zero except
+    /// at `index`, where it is `g`; no element when `index` is out of
+    /// bounds): only that element's lambda is reversed, as the branch
+    /// `if index < w then (the lambda on the rows arrs[index]) else 0` with
+    /// adjoint `g` — its reads `arrs[index]` give the inputs sparse
+    /// adjoints (one-row updates, or accumulator updates inside an
+    /// enclosing map) and its free variables their adjoints directly, with
+    /// no per-element adjoint arrays (seed 003 §5.1's min/max rule carried
+    /// through the map that computed the reduced values).
+    fn map_one_hot(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        ybar: &[Option<Atom>],
+        w: Atom,
+        lam: &Lambda,
+        arrs: &[Var],
+    ) -> Result<bool, AdError> {
+        let seeded: Vec<usize> = (0..ybar.len()).filter(|&k| ybar[k].is_some()).collect();
+        let [k] = seeded[..] else {
+            return Ok(false);
+        };
+        let Some(Atom::Var(r)) = ybar[k] else {
+            return Ok(false);
+        };
+        let Some(&(index, g)) = self.one_hot.get(&r) else {
+            return Ok(false);
+        };
+        let Some(Atom::Var(result)) = lam.body.result.get(k).copied() else {
+            return Ok(false);
+        };
+        if lam.ret[k].rank() != 0 || lam.params.len() != arrs.len() {
+            return Ok(false);
+        }
+        let mut stms = Vec::with_capacity(arrs.len() + lam.body.stms.len());
+        for (p, a) in lam.params.iter().zip(arrs) {
+            stms.push(Stm {
+                pat: vec![Param::new(p.var, p.ty.clone())],
+                exp: Exp::Index(*a, vec![DimIndex::Fix(index)]),
+                span: self.span,
+            });
+        }
+        stms.extend(lam.body.stms.iter().cloned());
+        let then_ = Body {
+            stms,
+            result: vec![Atom::Var(result)],
+        };
+        let else_ = Body {
+            stms: vec![],
+            result: vec![Atom::Const(PrimValue::zero(lam.ret[k].elem()))],
+        };
+        let inside = b.cmp(CmpOp::Lt, index, w);
+        self.branch(b, adj, &[Some(g)], inside, &then_, &else_)?;
+        Ok(true)
     }
 
     /// The body with every call inlined (recursively; the program has no
@@ -2884,6 +2954,9 @@ impl Reverse<'_> {
         lam: &Lambda,
         arrs: &[Var],
     ) -> Result<(), AdError> {
+        if self.map_one_hot(b, adj, ybar, w, lam, arrs)? {
+            return Ok(());
+        }
         let fvs = self.candidates(b, nabla_ir::free_vars_lambda(lam), &[])?;
         let mut scalar_fvs = Vec::new();
         let mut array_fvs = Vec::new();

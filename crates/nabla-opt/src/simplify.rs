@@ -453,6 +453,29 @@ impl Visitor for Dce {
                     }
                 }
                 walk::walk_exp(&mut s.exp, self);
+                // A map's inputs whose lambda parameters are unused: dropped,
+                // when their size check cannot fail (so none is lost). Their
+                // producers become dead in the next round.
+                if let Exp::Soac(nabla_ir::Soac::Map { w, lam, arrs }) = &mut s.exp {
+                    let checked = s
+                        .pat
+                        .first()
+                        .is_some_and(|p| self.facts.checked_soacs.contains(&p.var));
+                    let keep: Vec<bool> = lam
+                        .params
+                        .iter()
+                        .zip(arrs.iter())
+                        .map(|(p, a)| {
+                            self.is_live(p.var)
+                                || !(checked || outer_size_is(&self.facts.types, *a, w))
+                        })
+                        .collect();
+                    if keep.len() == arrs.len() && keep.contains(&false) && keep.contains(&true) {
+                        retain_where(&mut lam.params, &keep);
+                        retain_where(arrs, &keep);
+                        self.changed = true;
+                    }
+                }
                 for p in &mut s.pat {
                     self.ty(&mut p.ty);
                 }
