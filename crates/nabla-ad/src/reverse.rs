@@ -2416,7 +2416,7 @@ impl Reverse<'_> {
         let w_dim = dim_of_atom(w);
         let indices = b.bind1(
             "iota",
-            Type::Array(PrimType::I64, vec![w_dim.clone()]),
+            Type::Array(PrimType::I64, vec![w_dim]),
             Exp::Iota {
                 n: w,
                 start: Atom::Const(PrimValue::I64(0)),
