@@ -2410,7 +2410,35 @@ impl Reverse<'_> {
                 commutative: true,
             }),
         );
-        // The one-hot adjoint `map (\\i -> if i == first then g else 0)
+        if adj.get(arr).is_some() {
+            // An adjoint exists already: one element update, in place.
+            let a = self.owned_adjoint(b, adj, arr)?;
+            let at = crate::util::existential(&type_of(b, span, a)?);
+            let found = b.cmp(CmpOp::Lt, Atom::Var(first), w);
+            let idx = vec![DimIndex::Fix(Atom::Var(first))];
+            b.begin();
+            let old = b.bind1("adj_elem", t.clone(), Exp::Index(a, idx.clone()));
+            let new = b.binop(BinOp::Add, Atom::Var(old), g)?;
+            let upd = b.bind1("adj_upd", at.clone(), Exp::Update(a, idx, new));
+            let then_ = b.end(vec![Atom::Var(upd)]);
+            let else_ = Body {
+                stms: vec![],
+                result: vec![Atom::Var(a)],
+            };
+            let r = b.bind1(
+                "adj_arg",
+                at,
+                Exp::If {
+                    cond: found,
+                    then_,
+                    else_,
+                },
+            );
+            adj.map.insert(arr, Atom::Var(r));
+            adj.owned.insert(r);
+            return Ok(());
+        }
+        // Otherwise the one-hot adjoint `map (\i -> if i == first then g else 0)
         // (iota w)`: pure and total, so it disappears when a `map` reverses
         // the one element alone (see `map_one_hot`).
         let w_dim = dim_of_atom(w);
@@ -2438,9 +2466,7 @@ impl Reverse<'_> {
                 arrs: vec![indices],
             }),
         );
-        if adj.get(arr).is_none() {
-            self.one_hot.insert(one_hot, (Atom::Var(first), g));
-        }
+        self.one_hot.insert(one_hot, (Atom::Var(first), g));
         self.add(b, adj, arr, Atom::Var(one_hot), true)
     }
 
