@@ -16,35 +16,44 @@
 //! one evaluation and cannot fail.
 //! Array results never move out of loops (an array moved out of a loop
 //! could be consumed once per iteration), and nothing moves out of a
-//! `jvp`/`vjp` lambda (the AD decides what is recomputed there). Bodies are
+//! `jvp`/`vjp` lambda (the AD decides what is recomputed there).
+//!
+//! A statement of a SOAC lambda with several results, some of which read
+//! only values from outside the lambda (a map, reduction, scan, `for` loop
+//! or branch that computes a primal beside the tangents of the lambda's
+//! seed), is split (`split_invariant`): a slice of it that computes only
+//! the invariant results (`slice_stm`) moves out under the rules above,
+//! and the statement in the lambda reads those moved results instead of
+//! its own (its now-dead copies are left to dead-code elimination). Bodies are
 //! processed innermost first, so a statement invariant in several nested
 //! loops moves out of all of them in one run.
 
 use crate::simplify::{removable, SizeFacts};
 use crate::walk;
-use nabla_ir::{Body, Exp, Function, LoopForm, Soac, Stm, Type, Var};
-use std::collections::HashSet;
+use nabla_ir::rewrite::{fresh_var, walk_body_deep, Renamer};
+use nabla_ir::{Atom, Body, Dim, Exp, Function, Lambda, LoopForm, Param, Soac, Stm, Type, Var};
+use std::collections::{HashMap, HashSet};
 
 /// Hoists loop-invariant statements in one function. Returns whether
 /// anything moved.
 pub fn hoist_function(f: &mut Function) -> bool {
     let types = SizeFacts::from_types(f);
     let mut changed = false;
-    body(&mut f.body, &types, &mut changed);
+    body(&mut f.body, &types, &mut changed, &mut f.var_names);
     changed
 }
 
-fn body(b: &mut Body, types: &SizeFacts, changed: &mut bool) {
+fn body(b: &mut Body, types: &SizeFacts, changed: &mut bool, var_names: &mut Vec<String>) {
     stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
         let old = std::mem::take(&mut b.stms);
         let mut out = Vec::with_capacity(old.len());
         for mut s in old {
             // Innermost first.
             for nb in walk::nested_bodies_mut(&mut s.exp, false) {
-                body(nb, types, changed);
+                body(nb, types, changed, var_names);
             }
             for (scope_vars, nb, lambda) in repeated_bodies(&mut s.exp) {
-                let moved = hoist_out(nb, scope_vars, types, lambda);
+                let moved = hoist_out(nb, scope_vars, types, lambda, var_names);
                 if !moved.is_empty() {
                     *changed = true;
                     out.extend(moved);
@@ -62,7 +71,13 @@ fn body(b: &mut Body, types: &SizeFacts, changed: &mut bool) {
 /// whether its width is a positive constant, so any pure statement of it
 /// would run anyway (arrays and statements that may fail move too; the
 /// first run would have failed the same way).
-fn hoist_out(b: &mut Body, bound: Vec<Var>, types: &SizeFacts, lambda: Option<bool>) -> Vec<Stm> {
+fn hoist_out(
+    b: &mut Body,
+    bound: Vec<Var>,
+    types: &SizeFacts,
+    lambda: Option<bool>,
+    var_names: &mut Vec<String>,
+) -> Vec<Stm> {
     let runs_at_least_once = lambda == Some(true);
     let mut inside: HashSet<Var> = bound.into_iter().collect();
     let consumed = if lambda.is_some() {
@@ -71,8 +86,13 @@ fn hoist_out(b: &mut Body, bound: Vec<Var>, types: &SizeFacts, lambda: Option<bo
         HashSet::new()
     };
     let mut moved = Vec::new();
+    // `x = copy(y)` statements of the body so far (x to y).
+    let mut copies: HashMap<Var, Var> = HashMap::new();
     let old = std::mem::take(&mut b.stms);
     for s in old {
+        if let (Exp::Copy(y), [p]) = (&s.exp, &s.pat[..]) {
+            copies.insert(p.var, *y);
+        }
         // Statements nesting deeper than MAX_NESTING stay (checking them
         // at every level of a deep nest would take quadratic time).
         if !nesting_at_most(&s.exp, MAX_NESTING) {
@@ -98,8 +118,29 @@ fn hoist_out(b: &mut Body, bound: Vec<Var>, types: &SizeFacts, lambda: Option<bo
             && pure(&s)
             && not_consumed();
         let movable = invariant && (safe_scalar || safe_once || safe_array);
+        let may_move = |t: &Stm| {
+            let not_consumed = t
+                .pat
+                .iter()
+                .all(|p| !consumed.contains(&p.var) && !p.unique);
+            let pure_total = removable(t, types) && local_effects_only(t);
+            (runs_at_least_once && local_effects_only(t) && not_consumed)
+                || (pure_total && not_consumed)
+        };
         if movable {
             moved.push(s);
+        } else if let Some((hoisted, rest)) = lambda
+            .is_some()
+            .then(|| split_invariant(&s, &inside, &copies, var_names))
+            .flatten()
+            .filter(|(hoisted, _)| hoisted.iter().all(may_move))
+        {
+            // Part of the statement's results depend only on values from
+            // outside the lambda (e.g. the primal of a forward-mode
+            // derivative mapped over seeds): they move out; the rest stays.
+            moved.extend(hoisted);
+            inside.extend(rest.pat.iter().map(|p| p.var));
+            b.stms.push(rest);
         } else {
             // Only the statement's own results are in scope after it
             // (variables bound in its nested bodies are not).
@@ -108,6 +149,42 @@ fn hoist_out(b: &mut Body, bound: Vec<Var>, types: &SizeFacts, lambda: Option<bo
         }
     }
     moved
+}
+
+/// Whether a statement differentiates nothing, binds no accumulator,
+/// calls no function, and consumes (updates in place, scatters into, …)
+/// only arrays bound inside it — so a copy of it next to it changes
+/// nothing but the time taken (a `for` loop's own initial values are the
+/// caller's concern).
+fn local_effects_only(s: &Stm) -> bool {
+    let stms = std::slice::from_ref(s);
+    let mut bad = false;
+    walk::for_each_stm_of(stms, &mut |t| {
+        bad |= matches!(
+            t.exp,
+            Exp::Jvp { .. }
+                | Exp::Vjp { .. }
+                | Exp::WithVjp { .. }
+                | Exp::WithAcc { .. }
+                | Exp::UpdateAcc { .. }
+                | Exp::Apply(..)
+        ) || t.pat.iter().any(|p| matches!(p.ty, Type::Acc(..)));
+    });
+    if bad {
+        return false;
+    }
+    let free: HashSet<Var> = nabla_ir::free_vars_stm(s).into_iter().collect();
+    let mut consumed = HashSet::new();
+    for (b, _) in walk::nested_bodies(&s.exp) {
+        consumed.extend(consumed_in(b));
+    }
+    if let Exp::Update(a, ..) = &s.exp {
+        consumed.insert(*a);
+    }
+    if let Exp::Soac(Soac::Hist { dest, .. } | Soac::Scatter { dest, .. }) = &s.exp {
+        consumed.extend(dest.iter().copied());
+    }
+    !consumed.iter().any(|v| free.contains(v))
 }
 
 /// Whether a statement has no effect anywhere inside it (see
@@ -197,4 +274,329 @@ fn repeated_bodies(e: &mut Exp) -> Vec<(Vec<Var>, &mut Body, Option<bool>)> {
         },
         _ => vec![],
     }
+}
+
+/// Slices a body to what the variables `roots` need: a statement none of
+/// whose results is needed is dropped, one with some results needed is
+/// replaced by its slice to those ([`slice_stm`]). Returns the statements
+/// kept and every variable they and the roots read.
+fn slice_body(stms: &[Stm], roots: &[Var]) -> (Vec<Stm>, HashSet<Var>) {
+    let mut needed: HashSet<Var> = roots.iter().copied().collect();
+    let mut out = Vec::new();
+    for s in stms.iter().rev() {
+        let live: Vec<bool> = s.pat.iter().map(|p| needed.contains(&p.var)).collect();
+        if !live.contains(&true) {
+            continue;
+        }
+        let t = if live.contains(&false) {
+            slice_stm(s, &live).unwrap_or_else(|| s.clone())
+        } else {
+            s.clone()
+        };
+        needed.extend(nabla_ir::free_vars_stm(&t));
+        out.push(t);
+    }
+    out.reverse();
+    (out, needed)
+}
+
+/// The variables of the atoms that are variables.
+fn atom_vars<'a>(atoms: impl IntoIterator<Item = &'a Atom>) -> Vec<Var> {
+    atoms
+        .into_iter()
+        .filter_map(|a| match a {
+            Atom::Var(v) => Some(*v),
+            Atom::Const(_) => None,
+        })
+        .collect()
+}
+
+/// The size variables a type mentions.
+fn type_vars(t: &Type) -> Vec<Var> {
+    match t {
+        Type::Array(_, dims) | Type::Acc(_, dims) => dims
+            .iter()
+            .filter_map(|d| match d {
+                Dim::Var(v) => Some(*v),
+                _ => None,
+            })
+            .collect(),
+        Type::Prim(_) => vec![],
+    }
+}
+
+fn pick<T: Clone>(xs: &[T], keep: &[bool]) -> Vec<T> {
+    xs.iter()
+        .zip(keep)
+        .filter(|(_, k)| **k)
+        .map(|(x, _)| x.clone())
+        .collect()
+}
+
+/// A statement that binds only the results `live` marks of `s` (a pure
+/// `map`, `reduce`, `scan`, `for` loop, `if` or tuple of atoms), computing
+/// only what they need: lambdas and branches sliced, map inputs nothing
+/// reads dropped (their size checks stay with `s`), a reduction's or
+/// scan's components kept when the live ones read only live ones, a
+/// loop's parameters closed under what the live results read. `None`
+/// where no such slice exists (the caller keeps `s` whole). Binders are
+/// not renamed.
+fn slice_stm(s: &Stm, live: &[bool]) -> Option<Stm> {
+    let n = s.pat.len();
+    let pat_vars: HashSet<Var> = s.pat.iter().map(|p| p.var).collect();
+    let bad_type = |t: &Type| type_vars(t).iter().any(|v| pat_vars.contains(v));
+    if live.len() != n || s.pat.iter().any(|p| bad_type(&p.ty)) {
+        return None;
+    }
+    let (live, exp): (Vec<bool>, Exp) = match &s.exp {
+        Exp::Atoms(xs) if xs.len() == n => (live.to_vec(), Exp::Atoms(pick(xs, live))),
+        Exp::Soac(Soac::Map { w, lam, arrs }) if lam.body.result.len() == n => {
+            let roots = atom_vars(pick(&lam.body.result, live).iter());
+            let (stms, needed) = slice_body(&lam.body.stms, &roots);
+            let mut used: Vec<bool> = lam.params.iter().map(|p| needed.contains(&p.var)).collect();
+            if !used.contains(&true) {
+                *used.first_mut()? = true;
+            }
+            let lam = Lambda {
+                params: pick(&lam.params, &used),
+                ret: pick(&lam.ret, live),
+                body: Body {
+                    stms,
+                    result: pick(&lam.body.result, live),
+                },
+            };
+            let exp = Exp::Soac(Soac::Map {
+                w: *w,
+                lam,
+                arrs: pick(arrs, &used),
+            });
+            (live.to_vec(), exp)
+        }
+        Exp::Soac(
+            soac @ (Soac::Reduce {
+                lam, neutral, arrs, ..
+            }
+            | Soac::Scan {
+                lam, neutral, arrs, ..
+            }),
+        ) if lam.body.result.len() == n && lam.params.len() == 2 * n && arrs.len() == n => {
+            let roots = atom_vars(pick(&lam.body.result, live).iter());
+            let (stms, needed) = slice_body(&lam.body.stms, &roots);
+            let both: Vec<bool> = live.iter().chain(live).copied().collect();
+            if lam
+                .params
+                .iter()
+                .zip(&both)
+                .any(|(p, k)| !k && needed.contains(&p.var))
+            {
+                return None;
+            }
+            let lam = Lambda {
+                params: pick(&lam.params, &both),
+                ret: pick(&lam.ret, live),
+                body: Body {
+                    stms,
+                    result: pick(&lam.body.result, live),
+                },
+            };
+            let (neutral, arrs) = (pick(neutral, live), pick(arrs, live));
+            let exp = match soac {
+                Soac::Reduce { w, commutative, .. } => Exp::Soac(Soac::Reduce {
+                    w: *w,
+                    lam,
+                    neutral,
+                    arrs,
+                    commutative: *commutative,
+                }),
+                Soac::Scan { w, .. } => Exp::Soac(Soac::Scan {
+                    w: *w,
+                    lam,
+                    neutral,
+                    arrs,
+                }),
+                _ => return None,
+            };
+            (live.to_vec(), exp)
+        }
+        Exp::Loop {
+            params,
+            init,
+            form: LoopForm::For { i, bound },
+            body,
+        } if params.len() == n && body.result.len() == n => {
+            // The live results and the parameters their code reads.
+            let mut keep = live.to_vec();
+            let stms = loop {
+                let roots = atom_vars(pick(&body.result, &keep).iter());
+                let (stms, needed) = slice_body(&body.stms, &roots);
+                let mut grown = false;
+                for (j, p) in params.iter().enumerate() {
+                    if needed.contains(&p.var) && !keep[j] {
+                        keep[j] = true;
+                        grown = true;
+                    }
+                }
+                if !grown {
+                    break stms;
+                }
+            };
+            if !keep.contains(&false) {
+                return None;
+            }
+            let dropped: HashSet<Var> = pick(params, &keep.iter().map(|k| !k).collect::<Vec<_>>())
+                .iter()
+                .map(|p| p.var)
+                .collect();
+            if pick(params, &keep)
+                .iter()
+                .any(|p| type_vars(&p.ty).iter().any(|v| dropped.contains(v)))
+            {
+                return None;
+            }
+            let exp = Exp::Loop {
+                params: pick(params, &keep),
+                init: pick(init, &keep),
+                form: LoopForm::For {
+                    i: *i,
+                    bound: *bound,
+                },
+                body: Body {
+                    stms,
+                    result: pick(&body.result, &keep),
+                },
+            };
+            (keep, exp)
+        }
+        Exp::If { cond, then_, else_ } if then_.result.len() == n && else_.result.len() == n => {
+            let side = |b: &Body| {
+                let roots = atom_vars(pick(&b.result, live).iter());
+                Body {
+                    stms: slice_body(&b.stms, &roots).0,
+                    result: pick(&b.result, live),
+                }
+            };
+            let exp = Exp::If {
+                cond: *cond,
+                then_: side(then_),
+                else_: side(else_),
+            };
+            (live.to_vec(), exp)
+        }
+        _ => return None,
+    };
+    Some(Stm {
+        pat: pick(&s.pat, &live),
+        exp,
+        span: s.span,
+    })
+}
+
+/// Loop-invariant code motion by fission: splits a statement with several
+/// results (a `map`, `reduce`, `scan`, `for` loop or `if`), some of which
+/// (`K`) depend only on values bound outside the lambda (the variables not
+/// in `inside`), into its slice to `K` ([`slice_stm`], binders renamed;
+/// it binds the original variables of `K`, and may move out) and the
+/// original statement, whose results in `K` are renamed to fresh, dead
+/// variables (dead-code elimination then drops them from a map). A loop
+/// parameter that the slice would consume gets its own copy of the array
+/// when its initial value is a `copy` of an outside array (`copies`);
+/// otherwise, and where the statement consumes anything from outside, no
+/// split. Returns the statements to move (the copies, then the slice) and
+/// the statement that stays.
+fn split_invariant(
+    s: &Stm,
+    inside: &HashSet<Var>,
+    copies: &HashMap<Var, Var>,
+    var_names: &mut Vec<String>,
+) -> Option<(Vec<Stm>, Stm)> {
+    let n = s.pat.len();
+    if n < 2 || !local_effects_only(s) || s.pat.iter().any(|p| matches!(p.ty, Type::Acc(..))) {
+        return None;
+    }
+    // A loop's consumed initial values, replaced by fresh copies in the
+    // slice.
+    let fresh_init = |t: &mut Stm, var_names: &mut Vec<String>| -> Option<Vec<Stm>> {
+        let mut prelude = Vec::new();
+        if let Exp::Loop { params, init, .. } = &mut t.exp {
+            for (p, a) in params.iter().zip(init.iter_mut()) {
+                if let (true, Atom::Var(x)) = (p.unique, *a) {
+                    let y = *copies.get(&x)?;
+                    let name = var_names[x.0 as usize].clone();
+                    let c = fresh_var(var_names, &name);
+                    prelude.push(Stm {
+                        pat: vec![Param::new(c, p.ty.clone())],
+                        exp: Exp::Copy(y),
+                        span: t.span,
+                    });
+                    *a = Atom::Var(c);
+                }
+            }
+        }
+        Some(prelude)
+    };
+    // Whether a slice reads nothing bound inside the lambda (a consumed
+    // initial value counting as the outside array it will copy).
+    let invariant = |t: &Stm| {
+        let mut t = t.clone();
+        if let Exp::Loop { params, init, .. } = &mut t.exp {
+            for (p, a) in params.iter().zip(init.iter_mut()) {
+                if let (true, Atom::Var(x)) = (p.unique, *a) {
+                    match copies.get(&x) {
+                        Some(y) => *a = Atom::Var(*y),
+                        None => return false,
+                    }
+                }
+            }
+        }
+        nabla_ir::free_vars_stm(&t)
+            .iter()
+            .all(|v| !inside.contains(v))
+    };
+    let mut live = vec![false; n];
+    for k in 0..n {
+        let mut one = vec![false; n];
+        one[k] = true;
+        if let Some(t) = slice_stm(s, &one) {
+            if invariant(&t) {
+                for (j, p) in s.pat.iter().enumerate() {
+                    live[j] |= t.pat.iter().any(|q| q.var == p.var);
+                }
+            }
+        }
+    }
+    if !live.contains(&true) || !live.contains(&false) {
+        return None;
+    }
+    let mut sliced = slice_stm(s, &live)?;
+    if sliced.pat.len() == n || !invariant(&sliced) {
+        return None;
+    }
+    let mut prelude = fresh_init(&mut sliced, var_names)?;
+    let originals: Vec<Var> = sliced.pat.iter().map(|p| p.var).collect();
+    let mut copy = Body {
+        stms: vec![sliced],
+        result: vec![],
+    };
+    // Free variables keep their names; every binder of the copy is fresh.
+    let mut map = vec![None; var_names.len()];
+    for v in nabla_ir::free_vars_stm(&copy.stms[0]) {
+        if let Some(slot) = map.get_mut(v.0 as usize) {
+            *slot = Some(Atom::Var(v));
+        }
+    }
+    let names = var_names.clone();
+    walk_body_deep(&mut copy, &mut Renamer::new(map, &names, var_names));
+    let mut hoisted = copy.stms.pop()?;
+    for (p, v) in hoisted.pat.iter_mut().zip(&originals) {
+        p.var = *v;
+    }
+    let mut rest = s.clone();
+    for p in rest.pat.iter_mut() {
+        if originals.contains(&p.var) {
+            let name = var_names[p.var.0 as usize].clone();
+            p.var = fresh_var(var_names, &name);
+        }
+    }
+    prelude.push(hoisted);
+    Some((prelude, rest))
 }
