@@ -123,6 +123,9 @@ pub(crate) struct FnGen<'a> {
     /// scans (see [`virtual_iotas`]), with their length: never stored, the
     /// element of row j is j.
     virtual_iotas: HashMap<Var, Atom>,
+    /// Views built without a reference to their block (see
+    /// [`crate::borrow`]).
+    borrowed: HashSet<Var>,
 }
 
 impl<'a> FnGen<'a> {
@@ -142,6 +145,7 @@ impl<'a> FnGen<'a> {
             tmp: 0,
             frames: Vec::new(),
             virtual_iotas: HashMap::new(),
+            borrowed: HashSet::new(),
         }
     }
 
@@ -153,6 +157,7 @@ impl<'a> FnGen<'a> {
         }
         collect_body(&fun.body, &mut self.types)?;
         self.virtual_iotas = virtual_iotas(&fun.body);
+        self.borrowed = crate::borrow::borrowed_views(fun, &self.types);
         let params: HashSet<Var> = fun.params.iter().map(|p| p.var).collect();
         let mut decls = String::new();
         let mut vars: Vec<(&Var, &Type)> = self.types.iter().collect();
@@ -526,7 +531,10 @@ impl<'a> FnGen<'a> {
                 form,
                 body,
             } => self.loop_(pat, params, init, form, body)?,
-            Exp::Index(v, idx) => self.index(&loc, &one()?, *v, idx)?,
+            Exp::Index(v, idx) => {
+                let borrow = pat.first().is_some_and(|p| self.borrowed.contains(&p.var));
+                self.index(&loc, &one()?, *v, idx, borrow)?
+            }
             Exp::Update(v, idx, x) => self.update(&loc, &one()?, *v, idx, x)?,
             Exp::ArrayLit(atoms, row_ty) => self.array_lit(&loc, &one()?, atoms, row_ty)?,
             Exp::Iota { n, start, step, ty } => {
@@ -873,7 +881,15 @@ impl<'a> FnGen<'a> {
             .collect()
     }
 
-    fn index(&mut self, loc: &str, p: &str, v: Var, idx: &[DimIndex]) -> Result<(), CgenError> {
+    /// `borrow`: a view result takes no reference (see [`crate::borrow`]).
+    fn index(
+        &mut self,
+        loc: &str,
+        p: &str,
+        v: Var,
+        idx: &[DimIndex],
+        borrow: bool,
+    ) -> Result<(), CgenError> {
         if !self.is_array(v) {
             if idx.is_empty() {
                 self.line(&format!("{p} = {};", var_name(v)));
@@ -909,9 +925,10 @@ impl<'a> FnGen<'a> {
                 .map(|x| self.int(x))
                 .collect::<Result<Vec<_>, _>>()?;
             self.line(&format!(
-                "{p} = nb_subarray({loc}, &{a}, {rank}, sizeof({ct}), {}, (int64_t[]){{{}}});",
+                "nb_subarray(&{p}, {loc}, &{a}, {rank}, sizeof({ct}), {}, (int64_t[]){{{}}}, {});",
                 is.len(),
-                is.join(", ")
+                is.join(", "),
+                u8::from(borrow)
             ));
             return Ok(());
         }
@@ -1048,8 +1065,9 @@ impl<'a> FnGen<'a> {
             self.line(&format!("{} = (({ct} *){a}.data)[{j}];", var_name(p.var)));
         } else {
             self.line(&format!(
-                "{} = nb_row(&{a}, {rank}, sizeof({ct}), {j});",
-                var_name(p.var)
+                "nb_row(&{}, &{a}, {rank}, sizeof({ct}), {j}, {});",
+                var_name(p.var),
+                u8::from(self.borrowed.contains(&p.var))
             ));
         }
         Ok(())
@@ -1501,7 +1519,7 @@ impl<'a> FnGen<'a> {
                 self.line(&format!("nb_arr {t};"));
                 self.open("{");
                 self.line(&format!(
-                    "nb_arr row = nb_row(&{pv}, {rank}, sizeof({ct}), ix);"
+                    "nb_arr row; nb_row(&row, &{pv}, {rank}, sizeof({ct}), ix, 0);"
                 ));
                 self.line(&format!(
                     "{} = nb_copy(&row, {}, sizeof({ct}));",
@@ -1885,7 +1903,7 @@ fn callees_into(b: &Body, out: &mut Vec<usize>) {
 
 // ----- variable types ---------------------------------------------------------
 
-fn collect_params(ps: &[Param], types: &mut HashMap<Var, Type>) {
+pub(crate) fn collect_params(ps: &[Param], types: &mut HashMap<Var, Type>) {
     for p in ps {
         types.insert(p.var, p.ty.clone());
     }
@@ -1898,7 +1916,7 @@ fn collect_lambda(l: &Lambda, types: &mut HashMap<Var, Type>) -> Result<(), Cgen
 
 /// Records the type of every variable bound in `b` (patterns, lambda and
 /// loop parameters, loop counters).
-fn collect_body(b: &Body, types: &mut HashMap<Var, Type>) -> Result<(), CgenError> {
+pub(crate) fn collect_body(b: &Body, types: &mut HashMap<Var, Type>) -> Result<(), CgenError> {
     for stm in &b.stms {
         collect_params(&stm.pat, types);
         match &stm.exp {

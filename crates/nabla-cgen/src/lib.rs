@@ -32,6 +32,7 @@
 //! `nabla_prim` does), so it needs a C compiler that has it (gcc ≥ 12,
 //! clang ≥ 15 on x86-64 and AArch64).
 
+mod borrow;
 mod entry;
 mod func;
 mod library;

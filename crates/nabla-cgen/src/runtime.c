@@ -183,17 +183,23 @@ static void nb_free_block(nb_mem *m) {
 #define NB_FREE_BLOCK(m) free(m)
 #endif
 
-static inline void nb_release(nb_arr *a) {
-  if (a->mem && --a->mem->rc == 0) {
+/* Frees (or recycles) a block whose last reference went away. */
+__attribute__((noinline)) static void nb_free_mem(nb_mem *m) {
 #ifndef NB_NO_RECYCLE
-    int64_t cls = a->mem->pad;
-    if (cls > 0) {
-      memcpy(a->mem + 1, &nb_free_lists[cls], sizeof(nb_mem *));
-      nb_free_lists[cls] = a->mem;
-    } else
-#endif
-      NB_FREE_BLOCK(a->mem);
+  int64_t cls = m->pad;
+  if (cls > 0) {
+    memcpy(m + 1, &nb_free_lists[cls], sizeof(nb_mem *));
+    nb_free_lists[cls] = m;
+    return;
   }
+#endif
+  NB_FREE_BLOCK(m);
+}
+
+/* Drops `*a`'s reference (inlined: in inner loops most releases are of
+ * borrowed views or shared blocks, a test and a decrement). */
+__attribute__((always_inline)) static inline void nb_release(nb_arr *a) {
+  if (a->mem && --a->mem->rc == 0) nb_free_mem(a->mem);
   a->mem = NULL;
   a->data = NULL;
 }
@@ -277,43 +283,54 @@ __attribute__((noreturn)) static void nb_oob(const char *loc, const nb_ix *ix, i
   nb_fail(loc, "index %s out of bounds for array of shape %s", is, sh);
 }
 
+/* The out-of-bounds failure of nb_pos and nb_subarray (kept out of line so
+ * that the fast paths inline into loops). */
+__attribute__((noreturn, cold, noinline)) static void
+nb_fixed_oob(const char *loc, const int64_t *is, int n, const int64_t *shape, int rank) {
+  nb_ix ix[NB_MAX_RANK];
+  for (int j = 0; j < n; j++) ix[j].kind = 0, ix[j].a = is[j];
+  nb_oob(loc, ix, n, shape, rank);
+}
+
 /* Scalar index a[i0, i1, …] (all fixed, as many as the rank): the flat position. */
-static inline int64_t nb_pos(const char *loc, const nb_arr *a, int rank, const int64_t *is) {
+__attribute__((always_inline)) static inline int64_t nb_pos(const char *loc, const nb_arr *a,
+                                                           int rank, const int64_t *is) {
   int64_t p = 0;
   for (int k = 0; k < rank; k++) {
-    if (is[k] < 0 || is[k] >= a->shape[k]) {
-      nb_ix ix[NB_MAX_RANK];
-      for (int j = 0; j < rank; j++) ix[j].kind = 0, ix[j].a = is[j];
-      nb_oob(loc, ix, rank, a->shape, rank);
-    }
+    if (__builtin_expect((uint64_t)is[k] >= (uint64_t)a->shape[k], 0))
+      nb_fixed_oob(loc, is, rank, a->shape, rank);
     p = p * a->shape[k] + is[k];
   }
   return p;
 }
 
-/* a[is[0], ..., is[n-1]] with 0 < n < rank: a view of the row (no copy;
- * the fast path of nb_index for fixed indices). */
-static inline nb_arr nb_subarray(const char *loc, const nb_arr *a, int rank, size_t elem, int n,
-                                 const int64_t *is) {
+/* *r = a[is[0], ..., is[n-1]] with 0 < n < rank: a view of the row (no
+ * copy; the fast path of nb_index for fixed indices). `*r` holds no
+ * reference before. `borrow`: the view takes no reference (mem NULL; the
+ * code generator has shown that `a`'s block outlives it, see borrow.rs). Always inlined and writing through `r`, so that with
+ * the constant rank and n of a call site the checks and the shape copy
+ * unroll into direct stores (an 80-byte view returned by value is built in
+ * a temporary and block-copied, or stalls on store forwarding). */
+__attribute__((always_inline)) static inline void nb_subarray(nb_arr *restrict r, const char *loc,
+                                                             const nb_arr *restrict a, int rank,
+                                                             size_t elem, int n, const int64_t *is,
+                                                             int borrow) {
   int64_t p = 0;
   for (int k = 0; k < n; k++) {
-    if (is[k] < 0 || is[k] >= a->shape[k]) {
-      nb_ix ix[NB_MAX_RANK];
-      for (int j = 0; j < n; j++) ix[j].kind = 0, ix[j].a = is[j];
-      nb_oob(loc, ix, n, a->shape, rank);
-    }
+    if (__builtin_expect((uint64_t)is[k] >= (uint64_t)a->shape[k], 0))
+      nb_fixed_oob(loc, is, n, a->shape, rank);
     p = p * a->shape[k] + is[k];
   }
-  nb_arr r;
   int64_t inner = 1;
+#pragma GCC unroll 8
   for (int k = 0; k < NB_MAX_RANK; k++) {
-    r.shape[k] = k + n < rank ? a->shape[k + n] : 0;
-    inner *= k + n < rank ? a->shape[k + n] : 1;
+    int64_t d = k + n < rank ? a->shape[k + n] : 0;
+    r->shape[k] = d;
+    if (k + n < rank) inner *= d;
   }
-  r.mem = a->mem;
-  if (r.mem) r.mem->rc++;
-  r.data = a->data + (size_t)(p * inner) * elem;
-  return r;
+  r->mem = borrow ? NULL : a->mem;
+  if (r->mem) r->mem->rc++;
+  r->data = a->data + (size_t)(p * inner) * elem;
 }
 
 static void nb_check_eq_sizes(const char *loc, const char *msg, int n, const int64_t *ns) {
@@ -1256,16 +1273,19 @@ static int64_t nb_now_us(void) {
   return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-/* Row j of an array (a view). */
-static inline nb_arr nb_row(const nb_arr *a, int rank, size_t elem, int64_t j) {
-  nb_arr r;
-  r.mem = a->mem;
-  if (r.mem) r.mem->rc++;
+/* *r = row j of an array (a view; `*r` holds no reference before;
+ * `borrow` as for nb_subarray; always inlined, see nb_subarray). */
+__attribute__((always_inline)) static inline void nb_row(nb_arr *restrict r,
+                                                        const nb_arr *restrict a, int rank,
+                                                        size_t elem, int64_t j, int borrow) {
+  r->mem = borrow ? NULL : a->mem;
+  if (r->mem) r->mem->rc++;
   int64_t row = 1;
+#pragma GCC unroll 8
   for (int k = 1; k < rank; k++) row *= a->shape[k];
-  r.data = a->data + (size_t)(j * row) * elem;
-  for (int k = 0; k < NB_MAX_RANK; k++) r.shape[k] = k + 1 < rank ? a->shape[k + 1] : 0;
-  return r;
+  r->data = a->data + (size_t)(j * row) * elem;
+#pragma GCC unroll 8
+  for (int k = 0; k < NB_MAX_RANK; k++) r->shape[k] = k + 1 < rank ? a->shape[k + 1] : 0;
 }
 
 /* Allocates the result of a SOAC from its first row (shape [w] ++ row shape). */
