@@ -110,6 +110,7 @@ pub(crate) fn entries_and_main(
     }
     let names: Vec<&str> = program.entries.iter().map(|e| e.name.as_str()).collect();
     let _ = writeln!(out, "int main(int argc, char **argv) {{");
+    let _ = writeln!(out, "  nb_tune_malloc();");
     let _ = writeln!(out, "  nb_options o;");
     let _ = writeln!(out, "  nb_parse_options(argc, argv, &o);");
     let _ = writeln!(out, "  size_t len;");

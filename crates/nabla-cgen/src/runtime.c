@@ -18,8 +18,24 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #define NB_MAX_RANK 8
+
+/* For executables and servers (not libraries: the host owns malloc's
+ * settings): glibc serves blocks above 128 KiB with a fresh mmap and
+ * returns freed memory at the heap's top to the system, so a loop that
+ * allocates and frees a large array per iteration pays page faults for
+ * every page of it, every time. Up to 32 MiB (glibc's limit) blocks come
+ * from the heap, and up to 1 GiB of free memory stays with the process. */
+__attribute__((unused)) static void nb_tune_malloc(void) {
+#if defined(__GLIBC__) && defined(M_MMAP_THRESHOLD) && defined(M_TRIM_THRESHOLD)
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
 
 /* f16 is C's _Float16 where the compiler has it (gcc >= 12, clang >= 15);
  * programs without f16 compile without it. */

@@ -480,6 +480,7 @@ static int nb_split(char *line, char **w, int cap) {
 }
 
 static int nb_server_main(int argc, char **argv) {
+  nb_tune_malloc();
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
