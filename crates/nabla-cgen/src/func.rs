@@ -32,6 +32,20 @@ struct AccInfo {
     rank: usize,
 }
 
+/// The C expression of the flat position of element `is` (one index per
+/// dimension) of the C array `a`, with the bounds check: `nb_pos1` to
+/// `nb_pos3` take the indices by value (kept in registers), higher ranks
+/// go through `nb_pos` and an index array.
+fn position(loc: &str, a: &str, is: &[String]) -> String {
+    match is.len() {
+        1..=3 => format!("nb_pos{}({loc}, &{a}, {})", is.len(), is.join(", ")),
+        rank => format!(
+            "nb_pos({loc}, &{a}, {rank}, (int64_t[]){{{}}})",
+            is.join(", ")
+        ),
+    }
+}
+
 /// The C name of IR variable `v`.
 pub(crate) fn var_name(v: Var) -> String {
     format!("v{}", v.0)
@@ -912,10 +926,8 @@ impl<'a> FnGen<'a> {
                     .iter()
                     .map(|x| self.int(x))
                     .collect::<Result<Vec<_>, _>>()?;
-                self.line(&format!(
-                    "{p} = (({ct} *){a}.data)[nb_pos({loc}, &{a}, {rank}, (int64_t[]){{{}}})];",
-                    is.join(", ")
-                ));
+                let pos = position(loc, &a, &is);
+                self.line(&format!("{p} = (({ct} *){a}.data)[{pos}];"));
                 return Ok(());
             }
             // A row (or a row of a row): a view, without nb_index's
@@ -924,12 +936,18 @@ impl<'a> FnGen<'a> {
                 .iter()
                 .map(|x| self.int(x))
                 .collect::<Result<Vec<_>, _>>()?;
-            self.line(&format!(
-                "nb_subarray(&{p}, {loc}, &{a}, {rank}, sizeof({ct}), {}, (int64_t[]){{{}}}, {});",
-                is.len(),
-                is.join(", "),
-                u8::from(borrow)
-            ));
+            let borrow = u8::from(borrow);
+            if let [i0] = &is[..] {
+                self.line(&format!(
+                    "nb_subarray1(&{p}, {loc}, &{a}, {rank}, sizeof({ct}), {i0}, {borrow});"
+                ));
+            } else {
+                self.line(&format!(
+                    "nb_subarray(&{p}, {loc}, &{a}, {rank}, sizeof({ct}), {}, (int64_t[]){{{}}}, {borrow});",
+                    is.len(),
+                    is.join(", "),
+                ));
+            }
             return Ok(());
         }
         self.line(&format!(
@@ -963,11 +981,8 @@ impl<'a> FnGen<'a> {
                     .iter()
                     .map(|a| self.int(a))
                     .collect::<Result<Vec<_>, _>>()?;
-                self.line(&format!(
-                    "(({ct} *){p}.data)[nb_pos({loc}, &{p}, {rank}, (int64_t[]){{{}}})] = {};",
-                    is.join(", "),
-                    self.atom(x)?
-                ));
+                let pos = position(loc, p, &is);
+                self.line(&format!("(({ct} *){p}.data)[{pos}] = {};", self.atom(x)?));
                 return Ok(());
             }
         }

@@ -320,23 +320,47 @@ __attribute__((always_inline)) static inline int64_t nb_pos(const char *loc, con
   return p;
 }
 
-/* *r = a[is[0], ..., is[n-1]] with 0 < n < rank: a view of the row (no
- * copy; the fast path of nb_index for fixed indices). `*r` holds no
- * reference before. `borrow`: the view takes no reference (mem NULL; the
- * code generator has shown that `a`'s block outlives it, see borrow.rs). Always inlined and writing through `r`, so that with
- * the constant rank and n of a call site the checks and the shape copy
- * unroll into direct stores (an 80-byte view returned by value is built in
- * a temporary and block-copied, or stalls on store forwarding). */
-__attribute__((always_inline)) static inline void nb_subarray(nb_arr *restrict r, const char *loc,
-                                                             const nb_arr *restrict a, int rank,
-                                                             size_t elem, int n, const int64_t *is,
-                                                             int borrow) {
-  int64_t p = 0;
-  for (int k = 0; k < n; k++) {
-    if (__builtin_expect((uint64_t)is[k] >= (uint64_t)a->shape[k], 0))
-      nb_fixed_oob(loc, is, n, a->shape, rank);
-    p = p * a->shape[k] + is[k];
-  }
+/* nb_fixed_oob for at most three indices passed by value (so that the
+ * fast paths below keep their indices in registers). */
+__attribute__((noreturn, cold, noinline)) static void
+nb_fixed_oob3(const char *loc, int n, int64_t i0, int64_t i1, int64_t i2, const int64_t *shape,
+              int rank) {
+  int64_t is[3] = {i0, i1, i2};
+  nb_fixed_oob(loc, is, n, shape, rank);
+}
+
+/* nb_pos for arrays of rank 1, 2 and 3. */
+__attribute__((always_inline)) static inline int64_t nb_pos1(const char *loc, const nb_arr *a,
+                                                            int64_t i0) {
+  if (__builtin_expect((uint64_t)i0 >= (uint64_t)a->shape[0], 0))
+    nb_fixed_oob3(loc, 1, i0, 0, 0, a->shape, 1);
+  return i0;
+}
+
+__attribute__((always_inline)) static inline int64_t nb_pos2(const char *loc, const nb_arr *a,
+                                                            int64_t i0, int64_t i1) {
+  if (__builtin_expect(
+          ((uint64_t)i0 >= (uint64_t)a->shape[0]) | ((uint64_t)i1 >= (uint64_t)a->shape[1]), 0))
+    nb_fixed_oob3(loc, 2, i0, i1, 0, a->shape, 2);
+  return i0 * a->shape[1] + i1;
+}
+
+__attribute__((always_inline)) static inline int64_t nb_pos3(const char *loc, const nb_arr *a,
+                                                            int64_t i0, int64_t i1, int64_t i2) {
+  if (__builtin_expect(((uint64_t)i0 >= (uint64_t)a->shape[0]) |
+                           ((uint64_t)i1 >= (uint64_t)a->shape[1]) |
+                           ((uint64_t)i2 >= (uint64_t)a->shape[2]),
+                       0))
+    nb_fixed_oob3(loc, 3, i0, i1, i2, a->shape, 3);
+  return (i0 * a->shape[1] + i1) * a->shape[2] + i2;
+}
+
+/* *r = the view of `a` (of rank `rank`) whose first element is at row
+ * position p of its first n dimensions (see nb_subarray). */
+__attribute__((always_inline)) static inline void nb_view_at(nb_arr *restrict r,
+                                                            const nb_arr *restrict a, int rank,
+                                                            size_t elem, int n, int64_t p,
+                                                            int borrow) {
   int64_t inner = 1;
 #pragma GCC unroll 8
   for (int k = 0; k < NB_MAX_RANK; k++) {
@@ -347,6 +371,37 @@ __attribute__((always_inline)) static inline void nb_subarray(nb_arr *restrict r
   r->mem = borrow ? NULL : a->mem;
   if (r->mem) r->mem->rc++;
   r->data = a->data + (size_t)(p * inner) * elem;
+}
+
+/* *r = a[is[0], ..., is[n-1]] with 0 < n < rank: a view of the row (no
+ * copy; the fast path of nb_index for fixed indices). `*r` holds no
+ * reference before. `borrow`: the view takes no reference (mem NULL; the
+ * code generator has shown that `a`'s block outlives it, see borrow.rs).
+ * Always inlined and writing through `r`, so that with the constant rank
+ * and n of a call site the checks and the shape copy unroll into direct
+ * stores (an 80-byte view returned by value is built in a temporary and
+ * block-copied, or stalls on store forwarding). */
+__attribute__((always_inline)) static inline void nb_subarray(nb_arr *restrict r, const char *loc,
+                                                             const nb_arr *restrict a, int rank,
+                                                             size_t elem, int n, const int64_t *is,
+                                                             int borrow) {
+  int64_t p = 0;
+  for (int k = 0; k < n; k++) {
+    if (__builtin_expect((uint64_t)is[k] >= (uint64_t)a->shape[k], 0))
+      nb_fixed_oob(loc, is, n, a->shape, rank);
+    p = p * a->shape[k] + is[k];
+  }
+  nb_view_at(r, a, rank, elem, n, p, borrow);
+}
+
+/* nb_subarray with one index, passed by value. */
+__attribute__((always_inline)) static inline void nb_subarray1(nb_arr *restrict r, const char *loc,
+                                                              const nb_arr *restrict a, int rank,
+                                                              size_t elem, int64_t i0,
+                                                              int borrow) {
+  if (__builtin_expect((uint64_t)i0 >= (uint64_t)a->shape[0], 0))
+    nb_fixed_oob3(loc, 1, i0, 0, 0, a->shape, rank);
+  nb_view_at(r, a, rank, elem, 1, i0, borrow);
 }
 
 static void nb_check_eq_sizes(const char *loc, const char *msg, int n, const int64_t *ns) {
