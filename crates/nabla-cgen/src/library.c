@@ -153,6 +153,7 @@ void futhark_context_free(struct futhark_context *ctx) {
   if (!ctx) return;
   free(ctx->error);
   free(ctx);
+  nb_drain_free_lists();
 }
 
 int futhark_context_sync(struct futhark_context *ctx) {

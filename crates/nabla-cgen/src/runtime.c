@@ -52,13 +52,13 @@ typedef struct nb_mem {
   int64_t rc;
   int64_t epoch;
   struct nb_mem *prev, *next;
+  int64_t pad; /* the block's size class (see nb_free_lists), 0: none */
+  int64_t unused; /* keeps the data 16-byte aligned */
 } nb_mem;
-static nb_mem nb_live = {0, 0, &nb_live, &nb_live};
+static nb_mem nb_live = {0, 0, &nb_live, &nb_live, 0, 0};
 static int64_t nb_epoch;
-/* Blocks are not recycled in library mode: every block is on the list. */
-#ifndef NB_NO_RECYCLE
-#define NB_NO_RECYCLE 1
-#endif
+/* A recycled block leaves the list when it goes to its free list and
+ * joins it again, with the current epoch, when it is reused. */
 #else
 typedef struct nb_mem {
   int64_t rc;
@@ -69,8 +69,9 @@ typedef struct nb_mem {
 /* Small blocks are recycled: a released block of at most
  * NB_SMALL_CLASSES * 16 bytes goes to the (per-thread) free list of its size
  * class (bytes rounded up to 16; the link lies in the data), which nb_alloc
- * takes from before calling malloc. -DNB_NO_RECYCLE turns this off (for
- * memory checkers). */
+ * takes from before calling malloc (in every mode; a library context
+ * returns them to malloc when it is freed). -DNB_NO_RECYCLE turns this off
+ * (for memory checkers). */
 #define NB_SMALL_CLASSES 64
 #ifndef NB_NO_RECYCLE
 static _Thread_local nb_mem *nb_free_lists[NB_SMALL_CLASSES + 1];
@@ -134,6 +135,29 @@ static int64_t nb_count(const int64_t *shape, int rank) {
   return n;
 }
 
+/* Library mode: puts a block on the live list, stamped with the current
+ * call; nb_unlink takes it off. No-ops otherwise. */
+static inline void nb_link(nb_mem *m) {
+#ifdef NB_LIBRARY
+  m->epoch = nb_epoch;
+  m->next = nb_live.next;
+  m->prev = &nb_live;
+  nb_live.next->prev = m;
+  nb_live.next = m;
+#else
+  (void)m;
+#endif
+}
+
+static inline void nb_unlink(nb_mem *m) {
+#ifdef NB_LIBRARY
+  m->prev->next = m->next;
+  m->next->prev = m->prev;
+#else
+  (void)m;
+#endif
+}
+
 static nb_arr nb_alloc(int rank, const int64_t *shape, size_t elem, const char *loc) {
   nb_arr a;
   int64_t n = 1;
@@ -154,10 +178,16 @@ static nb_arr nb_alloc(int rank, const int64_t *shape, size_t elem, const char *
       memcpy(&nb_free_lists[cls], a.mem + 1, sizeof(nb_mem *));
     } else {
       a.mem = (nb_mem *)malloc(sizeof(nb_mem) + cls * 16);
-      if (!a.mem) nb_fail(loc, "out of memory (allocating %zu bytes)", bytes);
+      if (!a.mem) {
+#ifdef NB_LIBRARY
+        nb_fail_code = 3;
+#endif
+        nb_fail(loc, "out of memory (allocating %zu bytes)", bytes);
+      }
     }
     a.mem->rc = 1;
     a.mem->pad = (int64_t)cls;
+    nb_link(a.mem);
     a.data = (char *)(a.mem + 1);
     return a;
   }
@@ -170,15 +200,8 @@ static nb_arr nb_alloc(int rank, const int64_t *shape, size_t elem, const char *
     nb_fail(loc, "out of memory (allocating %zu bytes)", bytes);
   }
   a.mem->rc = 1;
-#ifdef NB_LIBRARY
-  a.mem->epoch = nb_epoch;
-  a.mem->next = nb_live.next;
-  a.mem->prev = &nb_live;
-  nb_live.next->prev = a.mem;
-  nb_live.next = a.mem;
-#else
   a.mem->pad = 0;
-#endif
+  nb_link(a.mem);
   a.data = (char *)(a.mem + 1);
   return a;
 }
@@ -188,28 +211,38 @@ static inline nb_arr nb_retain(nb_arr a) {
   return a;
 }
 
-#ifdef NB_LIBRARY
+/* Frees a block (off the live list in library mode). */
 static void nb_free_block(nb_mem *m) {
-  m->prev->next = m->next;
-  m->next->prev = m->prev;
+  nb_unlink(m);
   free(m);
 }
-#define NB_FREE_BLOCK(m) nb_free_block(m)
-#else
-#define NB_FREE_BLOCK(m) free(m)
-#endif
 
 /* Frees (or recycles) a block whose last reference went away. */
 __attribute__((noinline)) static void nb_free_mem(nb_mem *m) {
 #ifndef NB_NO_RECYCLE
   int64_t cls = m->pad;
   if (cls > 0) {
+    nb_unlink(m);
     memcpy(m + 1, &nb_free_lists[cls], sizeof(nb_mem *));
     nb_free_lists[cls] = m;
     return;
   }
 #endif
-  NB_FREE_BLOCK(m);
+  nb_free_block(m);
+}
+
+/* Returns the blocks waiting on this thread's free lists to malloc (when a
+ * library context is freed). */
+__attribute__((unused)) static void nb_drain_free_lists(void) {
+#ifndef NB_NO_RECYCLE
+  for (int cls = 0; cls <= NB_SMALL_CLASSES; cls++) {
+    while (nb_free_lists[cls]) {
+      nb_mem *m = nb_free_lists[cls];
+      memcpy(&nb_free_lists[cls], m + 1, sizeof(nb_mem *));
+      free(m);
+    }
+  }
+#endif
 }
 
 /* Drops `*a`'s reference (inlined: in inner loops most releases are of
