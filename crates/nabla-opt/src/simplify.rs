@@ -28,7 +28,7 @@
 use crate::walk::{self, Visitor};
 use nabla_ir::rewrite::Substitution;
 use nabla_ir::{
-    Atom, BinOp, Body, Dim, Exp, Function, LoopForm, PrimType, PrimValue, Stm, Type, Var,
+    Atom, BinOp, Body, Dim, DimIndex, Exp, Function, LoopForm, PrimType, PrimValue, Stm, Type, Var,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -568,6 +568,76 @@ pub struct SizeFacts {
     /// Variables bound by an `i64` product `a * b` (e.g. the size of a
     /// flattened array), with their factors.
     products: HashMap<Var, (Atom, Atom)>,
+    /// Integer variables known to lie in `0..n` wherever they are in
+    /// scope, with `n`: the index of a `for` loop, the parameter of a map
+    /// over `iota(n)` (see [`index_ranges`]).
+    ranges: HashMap<Var, Atom>,
+}
+
+/// The index variables of `f` with the exclusive upper bound of their
+/// values: `for i < n` binds `i` in `0..n`; a map whose input is
+/// `iota(n, 0, 1)` binds the parameter reading it in `0..n`; `(n - 1) - i`
+/// with `i` a loop index in `0..n` is in `0..n`.
+fn index_ranges(f: &Function) -> HashMap<Var, Atom> {
+    let mut iotas: HashMap<Var, Atom> = HashMap::new();
+    let mut out = HashMap::new();
+    walk::for_each_stm(&f.body, &mut |s| match (&s.exp, &s.pat[..]) {
+        (
+            Exp::Iota {
+                n,
+                start: Atom::Const(PrimValue::I64(0)),
+                step: Atom::Const(PrimValue::I64(1)),
+                ty: PrimType::I64,
+            },
+            [p],
+        ) => {
+            iotas.insert(p.var, *n);
+        }
+        (
+            Exp::Loop {
+                form: LoopForm::For { i, bound },
+                ..
+            },
+            _,
+        ) => {
+            out.insert(*i, *bound);
+        }
+        _ => {}
+    });
+    // `m = n - 1`, by m.
+    let mut minus_one: HashMap<Var, Atom> = HashMap::new();
+    walk::for_each_stm(&f.body, &mut |s| {
+        if let (Exp::BinOp(BinOp::Sub, n, Atom::Const(PrimValue::I64(1))), [p]) =
+            (&s.exp, &s.pat[..])
+        {
+            if p.ty == Type::Prim(PrimType::I64) {
+                minus_one.insert(p.var, *n);
+            }
+        }
+    });
+    let mut more = Vec::new();
+    walk::for_each_stm(&f.body, &mut |s| match (&s.exp, &s.pat[..]) {
+        // Iotas are bound before the maps that read them.
+        (Exp::Soac(nabla_ir::Soac::Map { lam, arrs, .. }), _) => {
+            for (p, a) in lam.params.iter().zip(arrs) {
+                if let Some(n) = iotas.get(a) {
+                    more.push((p.var, *n));
+                }
+            }
+        }
+        // `(n - 1) - j` with j in 0..n (a loop run backwards, as in a
+        // return sweep) is in 0..n.
+        (Exp::BinOp(BinOp::Sub, Atom::Var(m), Atom::Var(j)), [p]) => {
+            if let (Some(n), Some(r)) = (minus_one.get(m), out.get(j)) {
+                if n == r {
+                    more.push((p.var, *n));
+                }
+            }
+        }
+        _ => {}
+    });
+    out.extend(more);
+    out
 }
 
 /// The `i64` products `let v = a * b` of `f`.
@@ -584,6 +654,26 @@ fn products(f: &Function) -> HashMap<Var, (Atom, Atom)> {
 }
 
 impl SizeFacts {
+    /// Whether `a[idx]` (fixed indices only) is provably in bounds: each
+    /// index is a constant below a constant dimension, or a variable whose
+    /// range ([`index_ranges`]) ends at the dimension (the same variable or
+    /// constant).
+    fn index_in_bounds(&self, a: Var, idx: &[DimIndex]) -> bool {
+        let Some(Some(Type::Array(_, dims))) = self.types.get(a.0 as usize) else {
+            return false;
+        };
+        idx.len() <= dims.len()
+            && idx.iter().zip(dims).all(|(d, dim)| match (d, *dim) {
+                (DimIndex::Fix(Atom::Const(PrimValue::I64(k))), Dim::Const(n)) => *k >= 0 && *k < n,
+                (DimIndex::Fix(Atom::Var(i)), dim) => match (self.ranges.get(i), dim) {
+                    (Some(Atom::Var(n)), Dim::Var(m)) => *n == m,
+                    (Some(Atom::Const(PrimValue::I64(n))), Dim::Const(m)) => *n == m,
+                    _ => false,
+                },
+                _ => false,
+            })
+    }
+
     /// The factors of a size: the product of its constants and its
     /// variables, expanding variables bound by products; a negative or
     /// non-`i64` constant becomes the unknown factor `Var(u32::MAX)`.
@@ -649,6 +739,7 @@ impl SizeFacts {
             checked_soacs: HashSet::new(),
             sizes: size_vars(f),
             products: products(f),
+            ranges: index_ranges(f),
         }
     }
 
@@ -668,6 +759,7 @@ impl SizeFacts {
             checked_soacs,
             sizes: size_vars(f),
             products: products(f),
+            ranges: index_ranges(f),
         }
     }
 }
@@ -779,6 +871,7 @@ fn removable_exp(e: &Exp, first: Option<Var>, facts: &SizeFacts) -> bool {
             _ => true,
         },
         Exp::ArrayLit(_, row) => matches!(row, Type::Prim(_)),
+        Exp::Index(a, idx) => facts.index_in_bounds(*a, idx),
         Exp::Reshape(shape, v) => facts.reshape_keeps_count(shape, *v),
         Exp::Iota {
             n: Atom::Const(PrimValue::I64(k)),
