@@ -157,18 +157,16 @@ fn hoist_out(
 /// nothing but the time taken (a `for` loop's own initial values are the
 /// caller's concern).
 fn local_effects_only(s: &Stm) -> bool {
-    let stms = std::slice::from_ref(s);
-    let mut bad = false;
-    walk::for_each_stm_of(stms, &mut |t| {
-        bad |= matches!(
-            t.exp,
+    let bad = any_inside(s, |e| {
+        matches!(
+            e,
             Exp::Jvp { .. }
                 | Exp::Vjp { .. }
                 | Exp::WithVjp { .. }
                 | Exp::WithAcc { .. }
                 | Exp::UpdateAcc { .. }
                 | Exp::Apply(..)
-        ) || t.pat.iter().any(|p| matches!(p.ty, Type::Acc(..)));
+        )
     });
     if bad {
         return false;
@@ -190,15 +188,20 @@ fn local_effects_only(s: &Stm) -> bool {
 /// Whether a statement has no effect anywhere inside it (see
 /// [`walk::has_effect`]), differentiates nothing and binds no accumulator.
 fn pure(s: &Stm) -> bool {
-    let stms = std::slice::from_ref(s);
-    let mut ad_or_acc = false;
-    walk::for_each_stm_of(stms, &mut |t| {
-        ad_or_acc |= matches!(
-            t.exp,
-            Exp::Jvp { .. } | Exp::Vjp { .. } | Exp::WithVjp { .. }
-        ) || t.pat.iter().any(|p| matches!(p.ty, Type::Acc(..)));
+    let ad_or_acc = any_inside(s, |e| {
+        matches!(e, Exp::Jvp { .. } | Exp::Vjp { .. } | Exp::WithVjp { .. })
     });
-    !ad_or_acc && !walk::has_effect(stms)
+    !ad_or_acc && !walk::has_effect(std::slice::from_ref(s))
+}
+
+/// Whether `s` or a statement nested in it has an expression `bad` marks
+/// or binds an accumulator.
+fn any_inside(s: &Stm, bad: impl Fn(&Exp) -> bool) -> bool {
+    let mut found = false;
+    walk::for_each_stm_of(std::slice::from_ref(s), &mut |t| {
+        found |= bad(&t.exp) || t.pat.iter().any(|p| matches!(p.ty, Type::Acc(..)));
+    });
+    found
 }
 
 /// The variables consumed anywhere in `b`: updated in place, scattered or
