@@ -30,7 +30,7 @@
 
 use nabla_ir::{
     visit::{for_each_var, Nested},
-    AccInput, Atom, Body, DimIndex, Exp, Function, Lambda, Soac, Type, Var,
+    AccInput, Atom, Body, DimIndex, Exp, Function, Param, Soac, Type, Var,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -156,10 +156,10 @@ impl Analysis {
                     }
                 }
                 Exp::Size(v, _) => self.allow(*v, None),
-                Exp::Soac(Soac::Map { lam, arrs, .. }) => self.rows(lam, arrs, true),
+                Exp::Soac(Soac::Map { lam, arrs, .. }) => self.rows(&lam.params, arrs, true),
                 Exp::Soac(Soac::Reduce { lam, arrs, .. } | Soac::Scan { lam, arrs, .. }) => {
                     let elems = lam.params.get(arrs.len()..).unwrap_or(&[]);
-                    self.rows_of(elems, arrs, false);
+                    self.rows(elems, arrs, false);
                 }
                 Exp::Update(v, ..) => {
                     self.consumed.insert(*v);
@@ -172,20 +172,12 @@ impl Analysis {
                         self.consumed.insert(*array);
                     }
                 }
-                Exp::Loop { init, .. } => {
-                    // Conservatively: any array a loop starts from.
-                    self.consumed.extend(init.iter().filter_map(|a| match a {
-                        Atom::Var(v) if matches!(types.get(v), Some(Type::Array(..))) => Some(*v),
-                        _ => None,
-                    }));
-                }
-                Exp::Apply(_, args) => {
-                    // Conservatively: any array argument (the callee may
-                    // take it unique).
-                    self.consumed.extend(args.iter().filter_map(|a| match a {
-                        Atom::Var(v) if matches!(types.get(v), Some(Type::Array(..))) => Some(*v),
-                        _ => None,
-                    }));
+                // Conservatively: any array a loop starts from, any array
+                // argument of a call (the callee may take it unique).
+                Exp::Loop { init: atoms, .. } | Exp::Apply(_, atoms) => {
+                    let arrays = atoms.iter().filter_map(Atom::as_var);
+                    self.consumed
+                        .extend(arrays.filter(|v| matches!(types.get(v), Some(Type::Array(..)))));
                 }
                 _ => {}
             }
@@ -203,13 +195,11 @@ impl Analysis {
         frames.pop();
     }
 
-    /// A map over `arrs`: a scalar row is a read; an array row parameter is
-    /// a candidate whose parent, the input, the map holds throughout.
-    fn rows(&mut self, lam: &Lambda, arrs: &[Var], candidates: bool) {
-        self.rows_of(&lam.params, arrs, candidates)
-    }
-
-    fn rows_of(&mut self, params: &[nabla_ir::Param], arrs: &[Var], candidates: bool) {
+    /// The element parameters `params` of a SOAC over `arrs`: a scalar
+    /// element is a read; with `candidates` (a map), an array row
+    /// parameter is a candidate whose parent, the input, the map holds
+    /// throughout (other array elements are not allowed reads).
+    fn rows(&mut self, params: &[Param], arrs: &[Var], candidates: bool) {
         if params.len() != arrs.len() {
             return;
         }

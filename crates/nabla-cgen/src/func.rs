@@ -921,21 +921,17 @@ impl<'a> FnGen<'a> {
             return Ok(());
         }
         if let Some(fixed) = Self::all_fixed(idx) {
+            let is = fixed
+                .iter()
+                .map(|x| self.int(x))
+                .collect::<Result<Vec<_>, _>>()?;
             if fixed.len() == rank {
-                let is = fixed
-                    .iter()
-                    .map(|x| self.int(x))
-                    .collect::<Result<Vec<_>, _>>()?;
                 let pos = position(loc, &a, &is);
                 self.line(&format!("{p} = (({ct} *){a}.data)[{pos}];"));
                 return Ok(());
             }
             // A row (or a row of a row): a view, without nb_index's
             // general region walk.
-            let is = fixed
-                .iter()
-                .map(|x| self.int(x))
-                .collect::<Result<Vec<_>, _>>()?;
             let borrow = u8::from(borrow);
             if let [i0] = &is[..] {
                 self.line(&format!(

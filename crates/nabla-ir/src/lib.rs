@@ -70,6 +70,16 @@ fn const_key(c: &PrimValue) -> (PrimType, u64) {
     (c.prim_type(), bits)
 }
 
+impl Atom {
+    /// The variable, if the atom is one (`None` for a constant).
+    pub fn as_var(&self) -> Option<Var> {
+        match self {
+            Atom::Var(v) => Some(*v),
+            Atom::Const(_) => None,
+        }
+    }
+}
+
 impl PartialEq for Atom {
     fn eq(&self, other: &Atom) -> bool {
         match (self, other) {

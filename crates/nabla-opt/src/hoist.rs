@@ -31,7 +31,7 @@
 use crate::simplify::{removable, SizeFacts};
 use crate::walk;
 use nabla_ir::rewrite::{fresh_var, walk_body_deep, Renamer};
-use nabla_ir::{Atom, Body, Dim, Exp, Function, Lambda, LoopForm, Param, Soac, Stm, Type, Var};
+use nabla_ir::{Atom, Body, Exp, Function, Lambda, LoopForm, Param, Soac, Stm, Type, Var};
 use std::collections::{HashMap, HashSet};
 
 /// Hoists loop-invariant statements in one function. Returns whether
@@ -305,27 +305,14 @@ fn slice_body(stms: &[Stm], roots: &[Var]) -> (Vec<Stm>, HashSet<Var>) {
 
 /// The variables of the atoms that are variables.
 fn atom_vars<'a>(atoms: impl IntoIterator<Item = &'a Atom>) -> Vec<Var> {
-    atoms
-        .into_iter()
-        .filter_map(|a| match a {
-            Atom::Var(v) => Some(*v),
-            Atom::Const(_) => None,
-        })
-        .collect()
+    atoms.into_iter().filter_map(Atom::as_var).collect()
 }
 
 /// The size variables a type mentions.
 fn type_vars(t: &Type) -> Vec<Var> {
-    match t {
-        Type::Array(_, dims) | Type::Acc(_, dims) => dims
-            .iter()
-            .filter_map(|d| match d {
-                Dim::Var(v) => Some(*v),
-                _ => None,
-            })
-            .collect(),
-        Type::Prim(_) => vec![],
-    }
+    let mut out = Vec::new();
+    t.for_each_dim_var(|v| out.push(v));
+    out
 }
 
 fn pick<T: Clone>(xs: &[T], keep: &[bool]) -> Vec<T> {
@@ -334,6 +321,19 @@ fn pick<T: Clone>(xs: &[T], keep: &[bool]) -> Vec<T> {
         .filter(|(_, k)| **k)
         .map(|(x, _)| x.clone())
         .collect()
+}
+
+/// `lam` with the parameters `params` marks, the results `live` marks and
+/// the body statements `stms` (its slice to those results).
+fn sliced_lambda(lam: &Lambda, params: &[bool], live: &[bool], stms: Vec<Stm>) -> Lambda {
+    Lambda {
+        params: pick(&lam.params, params),
+        ret: pick(&lam.ret, live),
+        body: Body {
+            stms,
+            result: pick(&lam.body.result, live),
+        },
+    }
 }
 
 /// A statement that binds only the results `live` marks of `s` (a pure
@@ -360,14 +360,7 @@ fn slice_stm(s: &Stm, live: &[bool]) -> Option<Stm> {
             if !used.contains(&true) {
                 *used.first_mut()? = true;
             }
-            let lam = Lambda {
-                params: pick(&lam.params, &used),
-                ret: pick(&lam.ret, live),
-                body: Body {
-                    stms,
-                    result: pick(&lam.body.result, live),
-                },
-            };
+            let lam = sliced_lambda(lam, &used, live, stms);
             let exp = Exp::Soac(Soac::Map {
                 w: *w,
                 lam,
@@ -394,14 +387,7 @@ fn slice_stm(s: &Stm, live: &[bool]) -> Option<Stm> {
             {
                 return None;
             }
-            let lam = Lambda {
-                params: pick(&lam.params, &both),
-                ret: pick(&lam.ret, live),
-                body: Body {
-                    stms,
-                    result: pick(&lam.body.result, live),
-                },
-            };
+            let lam = sliced_lambda(lam, &both, live, stms);
             let (neutral, arrs) = (pick(neutral, live), pick(arrs, live));
             let exp = match soac {
                 Soac::Reduce { w, commutative, .. } => Exp::Soac(Soac::Reduce {
@@ -516,39 +502,30 @@ fn split_invariant(
     if n < 2 || !local_effects_only(s) || s.pat.iter().any(|p| matches!(p.ty, Type::Acc(..))) {
         return None;
     }
-    // A loop's consumed initial values, replaced by fresh copies in the
-    // slice.
-    let fresh_init = |t: &mut Stm, var_names: &mut Vec<String>| -> Option<Vec<Stm>> {
-        let mut prelude = Vec::new();
-        if let Exp::Loop { params, init, .. } = &mut t.exp {
-            for (p, a) in params.iter().zip(init.iter_mut()) {
-                if let (true, Atom::Var(x)) = (p.unique, *a) {
-                    let y = *copies.get(&x)?;
-                    let name = var_names[x.0 as usize].clone();
-                    let c = fresh_var(var_names, &name);
-                    prelude.push(Stm {
-                        pat: vec![Param::new(c, p.ty.clone())],
-                        exp: Exp::Copy(y),
-                        span: t.span,
-                    });
-                    *a = Atom::Var(c);
-                }
+    // A loop's consumed initial values (position, outside array copied):
+    // `None` where one is not a copy of an outside array.
+    let consumed_inits = |t: &Stm| -> Option<Vec<(usize, Var)>> {
+        let Exp::Loop { params, init, .. } = &t.exp else {
+            return Some(vec![]);
+        };
+        let mut out = Vec::new();
+        for (k, (p, a)) in params.iter().zip(init).enumerate() {
+            if let (true, Atom::Var(x)) = (p.unique, a) {
+                out.push((k, *copies.get(x)?));
             }
         }
-        Some(prelude)
+        Some(out)
     };
     // Whether a slice reads nothing bound inside the lambda (a consumed
     // initial value counting as the outside array it will copy).
     let invariant = |t: &Stm| {
+        let Some(inits) = consumed_inits(t) else {
+            return false;
+        };
         let mut t = t.clone();
-        if let Exp::Loop { params, init, .. } = &mut t.exp {
-            for (p, a) in params.iter().zip(init.iter_mut()) {
-                if let (true, Atom::Var(x)) = (p.unique, *a) {
-                    match copies.get(&x) {
-                        Some(y) => *a = Atom::Var(*y),
-                        None => return false,
-                    }
-                }
+        if let Exp::Loop { init, .. } = &mut t.exp {
+            for (k, y) in inits {
+                init[k] = Atom::Var(y);
             }
         }
         nabla_ir::free_vars_stm(&t)
@@ -574,7 +551,22 @@ fn split_invariant(
     if sliced.pat.len() == n || !invariant(&sliced) {
         return None;
     }
-    let mut prelude = fresh_init(&mut sliced, var_names)?;
+    // The slice's consumed initial values become fresh copies.
+    let inits = consumed_inits(&sliced)?;
+    let mut prelude = Vec::new();
+    if let Exp::Loop { params, init, .. } = &mut sliced.exp {
+        for (k, y) in inits {
+            let Atom::Var(x) = init[k] else { continue };
+            let name = var_names[x.0 as usize].clone();
+            let c = fresh_var(var_names, &name);
+            prelude.push(Stm {
+                pat: vec![Param::new(c, params[k].ty.clone())],
+                exp: Exp::Copy(y),
+                span: s.span,
+            });
+            init[k] = Atom::Var(c);
+        }
+    }
     let originals: Vec<Var> = sliced.pat.iter().map(|p| p.var).collect();
     let mut copy = Body {
         stms: vec![sliced],

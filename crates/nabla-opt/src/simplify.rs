@@ -580,6 +580,8 @@ pub struct SizeFacts {
 /// with `i` a loop index in `0..n` is in `0..n`.
 fn index_ranges(f: &Function) -> HashMap<Var, Atom> {
     let mut iotas: HashMap<Var, Atom> = HashMap::new();
+    // `m = n - 1`, by m.
+    let mut minus_one: HashMap<Var, Atom> = HashMap::new();
     let mut out = HashMap::new();
     walk::for_each_stm(&f.body, &mut |s| match (&s.exp, &s.pat[..]) {
         (
@@ -602,18 +604,12 @@ fn index_ranges(f: &Function) -> HashMap<Var, Atom> {
         ) => {
             out.insert(*i, *bound);
         }
-        _ => {}
-    });
-    // `m = n - 1`, by m.
-    let mut minus_one: HashMap<Var, Atom> = HashMap::new();
-    walk::for_each_stm(&f.body, &mut |s| {
-        if let (Exp::BinOp(BinOp::Sub, n, Atom::Const(PrimValue::I64(1))), [p]) =
-            (&s.exp, &s.pat[..])
+        (Exp::BinOp(BinOp::Sub, n, Atom::Const(PrimValue::I64(1))), [p])
+            if p.ty == Type::Prim(PrimType::I64) =>
         {
-            if p.ty == Type::Prim(PrimType::I64) {
-                minus_one.insert(p.var, *n);
-            }
+            minus_one.insert(p.var, *n);
         }
+        _ => {}
     });
     let mut more = Vec::new();
     walk::for_each_stm(&f.body, &mut |s| match (&s.exp, &s.pat[..]) {
