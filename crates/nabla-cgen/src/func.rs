@@ -718,7 +718,7 @@ impl<'a> FnGen<'a> {
             }
             Exp::Assert(c, msg) => {
                 let m = if msg.is_empty() {
-                    "assertion failed"
+                    "Assertion is false"
                 } else {
                     msg
                 };

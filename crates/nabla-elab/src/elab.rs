@@ -131,6 +131,8 @@ pub(crate) struct Elab<'a> {
     depth: usize,
     /// Expressions elaborated so far, in all functions (see [`MAX_ELAB_STEPS`]).
     steps: usize,
+    /// The source text, when the caller has it (for messages that quote it).
+    pub sources: Option<&'a nabla_syntax::SourceMap>,
 }
 
 // ---------------------------------------------------------------------------
@@ -557,6 +559,22 @@ impl<'a> Elab<'a> {
             inline_depth: 0,
             depth: 0,
             steps: 0,
+            sources: None,
+        }
+    }
+
+    /// The message of a failed `assert c e` whose whole application spans
+    /// `span`: Futhark's `Assertion is false: c`, with `c` (the first
+    /// argument, an atomic expression) as written in the source; just
+    /// `Assertion is false` without the source text.
+    pub fn assert_message(&self, span: Span) -> String {
+        let text = self
+            .sources
+            .and_then(|m| m.files.get(span.file.0 as usize))
+            .and_then(|f| f.text.get(span.start as usize..span.end as usize));
+        match text.and_then(assert_condition_text) {
+            Some(c) => format!("Assertion is false: {c}"),
+            None => "Assertion is false".to_string(),
         }
     }
 
@@ -3031,4 +3049,54 @@ fn loop_attr(attrs: &[ast::Attr], name: &str) -> Option<(String, Span)> {
         let arg = rest.strip_prefix('(')?.strip_suffix(')')?;
         Some((arg.trim().to_string(), a.span))
     })
+}
+
+/// The condition of an `assert c e` application given its source text: the
+/// first argument after `assert`, a parenthesised expression (up to its
+/// matching parenthesis) or an atom without spaces (`ok`, `xs[i]`, `r.ok`);
+/// whitespace runs inside become one space.
+fn assert_condition_text(call: &str) -> Option<String> {
+    let rest = call.trim_start().strip_prefix("assert")?.trim_start();
+    let end = if rest.starts_with('(') {
+        let mut depth = 0usize;
+        let mut end = None;
+        for (i, c) in rest.char_indices() {
+            match c {
+                '(' | '[' | '{' => depth += 1,
+                ')' | ']' | '}' => {
+                    depth = depth.checked_sub(1)?;
+                    if depth == 0 {
+                        end = Some(i + 1);
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        end?
+    } else {
+        rest.find(char::is_whitespace).unwrap_or(rest.len())
+    };
+    let cond = rest[..end].split_whitespace().collect::<Vec<_>>().join(" ");
+    (!cond.is_empty()).then_some(cond)
+}
+
+#[cfg(test)]
+mod assert_text_tests {
+    use super::assert_condition_text;
+
+    #[test]
+    fn condition_of_an_assert() {
+        assert_eq!(
+            assert_condition_text("assert (x > 0) (x + 1)").as_deref(),
+            Some("(x > 0)")
+        );
+        assert_eq!(
+            assert_condition_text("assert (f (g x)\n   == 1) y").as_deref(),
+            Some("(f (g x) == 1)")
+        );
+        assert_eq!(assert_condition_text("assert ok 3").as_deref(), Some("ok"));
+        assert_eq!(assert_condition_text("assert (unbalanced 3"), None);
+        assert_eq!(assert_condition_text("id x"), None);
+    }
 }

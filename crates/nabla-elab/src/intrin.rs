@@ -615,6 +615,54 @@ fn ldexp(fb: &mut FunBuilder, t: PrimType, x: Atom, e: Atom, span: Span) -> Atom
     r
 }
 
+/// `frexp x` as C's: `(m, e)` with `x = m * 2^e` and `0.5 <= |m| < 1`;
+/// `(x, 0)` for zeros, infinities and NaN. On the bit pattern: the biased
+/// exponent field gives `e`, and `m` is `x` with the exponent field of
+/// `0.5`; a subnormal `x` is first scaled into the normal range by an
+/// exact power of two.
+fn frexp(fb: &mut FunBuilder, t: PrimType, x: Atom, span: Span) -> (Atom, Atom) {
+    use BinOp::*;
+    let (mant_bits, exp_bits): (i128, i128) = match t {
+        PrimType::F16 => (10, 5),
+        PrimType::F32 => (23, 8),
+        _ => (52, 11),
+    };
+    let bias = (1i128 << (exp_bits - 1)) - 1;
+    let u = uint_of_bits(t.bits());
+    let cu = |v: i128| Atom::Const(int_value(u, v));
+    let ci = |v: i128| Atom::Const(int_value(PrimType::I32, v));
+    let fl = |v: f64| Atom::Const(crate::fb::float_value(t, v));
+    let bool_t = ir::Type::Prim(PrimType::Bool);
+    // Special values come back unchanged with exponent 0.
+    let is_nan = fb.bind1("nan", bool_t.clone(), Exp::UnOp(UnOp::IsNan, x), span);
+    let is_inf = fb.bind1("inf", bool_t, Exp::UnOp(UnOp::IsInf, x), span);
+    let is_zero = fb.cmp(CmpOp::Eq, x, fl(0.0), span);
+    let special = fb.binop(LogOr, is_nan, is_inf, span);
+    let special = fb.binop(LogOr, special, is_zero, span);
+    // Subnormals: multiply by 2^(mant_bits + 1) (exact), undo in `e`.
+    let scale = mant_bits + 1;
+    let min_normal = 2f64.powi(1 - bias as i32);
+    let ax = fb.bind1("abs", ir::Type::Prim(t), Exp::UnOp(UnOp::Abs, x), span);
+    let sub = fb.cmp(CmpOp::Lt, ax, fl(min_normal), span);
+    let scaled = fb.binop(Mul, x, fl(2f64.powi(scale as i32)), span);
+    let xs = fb.select(sub, scaled, x, span);
+    let (bits, _) = as_bits(fb, t, xs, span);
+    let field = fb.binop(LShr, bits, cu(mant_bits), span);
+    let field = fb.binop(BitAnd, field, cu((1 << exp_bits) - 1), span);
+    let field = fb.conv(u, PrimType::I32, field, span);
+    let e = fb.binop(Sub, field, ci(bias - 1), span);
+    let e_sub = fb.binop(Sub, e, ci(scale), span);
+    let e = fb.select(sub, e_sub, e, span);
+    let exp_mask = ((1i128 << exp_bits) - 1) << mant_bits;
+    let all = (1i128 << t.bits()) - 1;
+    let kept = fb.binop(BitAnd, bits, cu(all ^ exp_mask), span);
+    let mbits = fb.binop(BitOr, kept, cu((bias - 1) << mant_bits), span);
+    let m = from_bits(fb, t, u, mbits, span);
+    let m = fb.select(special, x, m, span);
+    let e = fb.select(special, ci(0), e, span);
+    (m, e)
+}
+
 /// `mul_hi x y`: the upper half of the double-width product (signed or
 /// unsigned as the type). Types narrower than 64 bits multiply in 64 bits;
 /// 64-bit types combine 32-bit partial products (and correct for the signs).
@@ -746,6 +794,12 @@ pub(crate) fn call<'a>(
                     Some((fb.binop(BinOp::Div, a, b, span), t))
                 }
                 "mul_hi" if t.is_int() => Some((mul_hi(fb, t, x, y, span), t)),
+                // atan2pi y x = atan2 y x / pi (half-turns)
+                "atan2pi" if t.is_float() => {
+                    let a = fb.binop(BinOp::Atan2, x, y, span);
+                    let pi = Atom::Const(crate::fb::float_value(t, std::f64::consts::PI));
+                    Some((fb.binop(BinOp::Div, a, pi, span), t))
+                }
                 _ => None,
             };
             if let Some((r, rt)) = r {
@@ -778,6 +832,34 @@ pub(crate) fn call<'a>(
                 "to_f64" => {
                     let r = fb.conv(p, PrimType::F64, x, span);
                     return Ok(SV::Dyn(vec![r], STy::Prim(PrimType::F64)));
+                }
+                // Trigonometry in half-turns: sinpi x = sin (pi * x), …;
+                // asinpi x = asin x / pi, ….
+                "sinpi" | "cospi" | "tanpi" | "asinpi" | "acospi" | "atanpi" if t.is_float() => {
+                    let pi = Atom::Const(crate::fb::float_value(t, std::f64::consts::PI));
+                    let (op, inverse) = match f {
+                        "sinpi" => (UnOp::Sin, false),
+                        "cospi" => (UnOp::Cos, false),
+                        "tanpi" => (UnOp::Tan, false),
+                        "asinpi" => (UnOp::Asin, true),
+                        "acospi" => (UnOp::Acos, true),
+                        _ => (UnOp::Atan, true),
+                    };
+                    let r = if inverse {
+                        let a = fb.bind1("u", ir::Type::Prim(t), Exp::UnOp(op, x), span);
+                        fb.binop(BinOp::Div, a, pi, span)
+                    } else {
+                        let a = fb.binop(BinOp::Mul, pi, x, span);
+                        fb.bind1("u", ir::Type::Prim(t), Exp::UnOp(op, a), span)
+                    };
+                    return Ok(SV::Dyn(vec![r], STy::Prim(t)));
+                }
+                "frexp" if t.is_float() => {
+                    let (m, e) = frexp(fb, t, x, span);
+                    return Ok(SV::Dyn(
+                        vec![m, e],
+                        STy::tuple(vec![STy::Prim(t), STy::Prim(PrimType::I32)]),
+                    ));
                 }
                 // recip x = 1/x; rsqrt x = 1/sqrt x (as Futhark's prelude).
                 "recip" | "rsqrt" if t.is_float() => {
@@ -1280,7 +1362,8 @@ pub(crate) fn call<'a>(
         }
         "assert" => {
             let c = scalar(&args[0], span)?;
-            fb.effect(Exp::Assert(c, "assertion failed".into()), span);
+            let message = el.assert_message(span);
+            fb.effect(Exp::Assert(c, message), span);
             Ok(args.pop().unwrap_or(SV::Dyn(vec![], STy::unit())))
         }
         "sized" => {

@@ -49,12 +49,23 @@ use nabla_syntax::{ast, Diagnostic};
 /// be static, missing type annotations → `Diagnostic`s of kind
 /// `Elaboration` at the offending span (one per failing entry point).
 pub fn elaborate(files: &[ast::Program]) -> Result<nabla_ir::Program, Vec<Diagnostic>> {
+    elaborate_with_sources(files, None)
+}
+
+/// [`elaborate`] with the program's source text at hand, so run-time
+/// messages can quote the source: a failed `assert c e` reports
+/// `Assertion is false: c` (Futhark's wording, with `c` as written) instead
+/// of `Assertion is false`.
+pub fn elaborate_with_sources(
+    files: &[ast::Program],
+    sources: Option<&nabla_syntax::SourceMap>,
+) -> Result<nabla_ir::Program, Vec<Diagnostic>> {
     // Elaboration recurses over the AST; run it on a thread with a large
     // stack so deeply nested (but depth-limited) programs cannot overflow.
     std::thread::scope(|s| {
         let h = std::thread::Builder::new()
             .stack_size(512 << 20)
-            .spawn_scoped(s, || elaborate_inner(files));
+            .spawn_scoped(s, || elaborate_inner(files, sources));
         match h {
             Ok(h) => h.join().unwrap_or_else(|_| {
                 Err(vec![Diagnostic::new(
@@ -63,13 +74,17 @@ pub fn elaborate(files: &[ast::Program]) -> Result<nabla_ir::Program, Vec<Diagno
                     "internal error: the elaborator panicked",
                 )])
             }),
-            Err(_) => elaborate_inner(files),
+            Err(_) => elaborate_inner(files, sources),
         }
     })
 }
 
-fn elaborate_inner(files: &[ast::Program]) -> Result<nabla_ir::Program, Vec<Diagnostic>> {
+fn elaborate_inner(
+    files: &[ast::Program],
+    sources: Option<&nabla_syntax::SourceMap>,
+) -> Result<nabla_ir::Program, Vec<Diagnostic>> {
     let mut el = elab::Elab::new(files);
+    el.sources = sources;
     let mut diags = vec![];
     let mut entries = vec![];
     let Some(main) = files.last() else {

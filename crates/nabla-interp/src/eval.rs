@@ -75,7 +75,7 @@ pub(crate) fn check_assert(ok: bool, msg: &str) -> Res<()> {
     if ok {
         Ok(())
     } else if msg.is_empty() {
-        err("assertion failed")
+        err("Assertion is false")
     } else {
         err(msg)
     }

@@ -84,6 +84,18 @@ pub(crate) struct Checker {
     /// Uniqueness information on the checked top-level definitions, for the
     /// consumption check (`crate::consume`).
     globals: HashMap<NodeId, consume::GlobalInfo>,
+    /// The functions whose bodies are being checked, innermost last (the
+    /// top-level definition, then local `let f … =`): an unknown name that
+    /// is one of them is a recursive call, which Futhark does not allow.
+    defining: Vec<Name>,
+}
+
+/// The name a definition is referred to by in its own body: the module pass
+/// gives members flat names (`M.N.f`, `f#2` for a redefinition), the body
+/// still says `f`.
+fn definition_base_name(flat: &str) -> &str {
+    let last = flat.rsplit('.').next().unwrap_or(flat);
+    last.split('#').next().unwrap_or(last)
 }
 
 fn mentions_size(t: &Type, n: &str) -> bool {
@@ -162,6 +174,7 @@ impl Checker {
             exist: Vec::new(),
             depth: 0,
             globals: HashMap::new(),
+            defining: Vec::new(),
         }
     }
 
@@ -294,7 +307,10 @@ impl Checker {
         self.tparams.clear();
         self.bind_type_params(&vb.type_params);
         let (ptys, ret_t) = self.check_params(&mut vb.params, &mut vb.ret)?;
-        let bt = self.infer(&mut vb.body)?;
+        self.defining = vec![vb.name.name.clone()];
+        let bt = self.infer(&mut vb.body);
+        self.defining.clear();
+        let bt = bt?;
         let result = self.declared_or(
             ret_t,
             bt,
@@ -801,6 +817,13 @@ impl Checker {
                 let (t, _) = self.instantiate(&s, q.span);
                 Ok((Res::Intrinsic(c), t, vec![]))
             }
+            None if self.defining.iter().any(|d| definition_base_name(d) == q.name) => Err(err(
+                q.span,
+                format!(
+                    "`{}` is not in scope in its own definition: functions cannot be recursive (write the recursion as a `loop`)",
+                    q.name
+                ),
+            )),
             None => Err(err(q.span, format!("unknown name `{}`", q.name))),
         }
     }
@@ -1691,7 +1714,10 @@ impl Checker {
                 let r = (|| {
                     self.bind_type_params(type_params);
                     let (ptys, rt) = self.check_params(params, ret)?;
-                    let bt = self.infer(value)?;
+                    self.defining.push(name.name.clone());
+                    let bt = self.infer(value);
+                    self.defining.pop();
+                    let bt = bt?;
                     let res = self.declared_or(
                         rt,
                         bt,

@@ -422,11 +422,13 @@ fn module_members(m: &str) -> Vec<(String, String)> {
     } else {
         add(
             "sqrt rsqrt recip cbrt exp exp2 expm1 log log2 log10 log1p sin cos tan asin acos atan sinh cosh tanh \
-             asinh acosh atanh gamma lgamma erf erfc floor ceil round trunc",
+             asinh acosh atanh gamma lgamma erf erfc floor ceil round trunc \
+             sinpi cospi tanpi asinpi acospi atanpi",
             "T -> T",
         );
+        add("frexp", "T -> (T, i32)");
         add("isnan isinf", "T -> bool");
-        add("atan2 hypot pow copysign nextafter", "T -> T -> T");
+        add("atan2 atan2pi hypot pow copysign nextafter", "T -> T -> T");
         add("fma mad lerp", "T -> T -> T -> T");
         add("inf nan pi e epsilon", "T");
         add("from_fraction", "i64 -> i64 -> T");

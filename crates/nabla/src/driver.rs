@@ -231,7 +231,7 @@ pub fn compile(path: &Path) -> Result<Compiled, CompileError> {
 /// Stopping after a pass the pipeline does not contain is an error.
 pub fn compile_with(path: &Path, opts: &CompileOptions) -> Result<Compiled, CompileError> {
     let Checked { sources, files } = check(path)?;
-    let mut program = match nabla_elab::elaborate(&files) {
+    let mut program = match nabla_elab::elaborate_with_sources(&files, Some(&sources)) {
         Ok(p) => p,
         Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
     };
