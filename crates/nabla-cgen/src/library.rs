@@ -235,7 +235,7 @@ fn fallback_type(entry: &str, what: &str, i: usize, flat: &[Type]) -> EntryType 
             shape: vec![],
             opaque: Some(OpaqueInfo {
                 flat: flat.len(),
-                fields: None,
+                ..OpaqueInfo::default()
             }),
         },
     }
@@ -308,6 +308,7 @@ fn entries<'a>(
                             })
                             .collect(),
                     ),
+                    ..OpaqueInfo::default()
                 }),
             };
             Some(types.register(&et, &f.ret)?)

@@ -312,10 +312,55 @@ fn entry_type(t: &nabla_syntax::types::Type, annot: Option<&ast::TypeExp>) -> na
         }
         _ => None,
     };
+    // A sum: the tag is flat value 0, then every constructor's payload.
+    let variants = match t {
+        STy::Sum(cs) => {
+            let mut start = 1;
+            let mut out = vec![];
+            for (cname, tys) in cs {
+                let mut payload = vec![];
+                for (i, pty) in tys.iter().enumerate() {
+                    let len = elab::nflat(pty).unwrap_or(0);
+                    payload.push(nabla_ir::OpaqueField {
+                        name: i.to_string(),
+                        ty: entry_type(pty, None),
+                        start,
+                        len,
+                    });
+                    start += len;
+                }
+                out.push(nabla_ir::OpaqueVariant {
+                    name: cname.clone(),
+                    payload,
+                });
+            }
+            Some(out)
+        }
+        _ => None,
+    };
+    // An array of records, tuples or sums: the element's layout.
+    let element = match t {
+        STy::Array { elem, shape, .. } => {
+            let mut elem_annot = annot;
+            for _ in 0..shape.len() {
+                elem_annot = match elem_annot.map(strip_unique) {
+                    Some(ast::TypeExp::Array(_, inner, _)) => Some(&**inner),
+                    _ => None,
+                };
+            }
+            Some((shape.len(), Box::new(entry_type(elem, elem_annot))))
+        }
+        _ => None,
+    };
     nabla_ir::EntryType {
         name,
         unique,
-        opaque: Some(nabla_ir::OpaqueInfo { flat, fields }),
+        opaque: Some(nabla_ir::OpaqueInfo {
+            flat,
+            fields,
+            variants,
+            element,
+        }),
         shape: vec![],
     }
 }

@@ -531,7 +531,7 @@ pub struct EntryType {
 }
 
 /// What is known about an opaque type beyond its name.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Default)]
 pub struct OpaqueInfo {
     /// How many flat IR values the opaque holds.
     pub flat: usize,
@@ -539,6 +539,26 @@ pub struct OpaqueInfo {
     /// order of the flat values (alphabetical; numeric for tuples).
     /// `None` for sums and arrays of records/tuples.
     pub fields: Option<Vec<OpaqueField>>,
+    /// For a sum type: its constructors in tag order. Flat value 0 is the
+    /// tag (an `i8`, the index of the active constructor in this list);
+    /// each constructor's payload values follow, in order, whichever is
+    /// active. Payload fields are named `0`, `1`, … and their `start`s
+    /// count from the opaque's first flat value.
+    pub variants: Option<Vec<OpaqueVariant>>,
+    /// For an array whose elements are records, tuples or sums: the number
+    /// of outer (array) dimensions and the layout of one element. The
+    /// element's flat value `i` is the array's flat value `i` without its
+    /// outer dimensions.
+    pub element: Option<(usize, Box<EntryType>)>,
+}
+
+/// One constructor of an opaque sum type.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OpaqueVariant {
+    /// The constructor's name without `#`.
+    pub name: String,
+    /// Its payload, one field per argument (`0`, `1`, …).
+    pub payload: Vec<OpaqueField>,
 }
 
 /// One field of an opaque record or tuple.

@@ -88,8 +88,8 @@ use crate::print::{
 use crate::rewrite::{self, Visitor};
 use crate::{
     AccInput, AccOp, Atom, Body, Dim, DimIndex, EntryParam, EntryPoint, EntrySignature, EntryType,
-    Exp, FunId, Function, Lambda, LoopForm, OpaqueField, OpaqueInfo, Param, Program, Soac, Span,
-    Stm, Type, Var,
+    Exp, FunId, Function, Lambda, LoopForm, OpaqueField, OpaqueInfo, OpaqueVariant, Param, Program,
+    Soac, Span, Stm, Type, Var,
 };
 use nabla_prim::{ConvOp, PrimType, PrimValue};
 use std::fmt;
@@ -676,7 +676,26 @@ impl Parser {
         Ok(EntrySignature { params, results })
     }
 
-    /// `*? "name" (shape ["n", …])? (opaque N ({"field": TYPE [start, len], …})?)?`.
+    /// `"name": TYPE [start, len]`.
+    fn opaque_field(&mut self) -> R<OpaqueField> {
+        let name = self.string()?;
+        self.sym(":")?;
+        let ty = self.entry_type()?;
+        let pos = self.pos;
+        let range = self.list("[", "]", |p| p.small_int("a flat value index"))?;
+        let [start, len] = range[..] else {
+            return self.err_at(pos, "expected `[start, len]`");
+        };
+        Ok(OpaqueField {
+            name,
+            ty,
+            start,
+            len,
+        })
+    }
+
+    /// `*? "name" (shape ["n", …])? (opaque N ({"field": TYPE [start, len], …})?
+    /// (variants {"name": [TYPE [start, len], …], …})? (element RANK TYPE)?)?`.
     fn entry_type(&mut self) -> R<EntryType> {
         let unique = self.eat_sym("*");
         let name = self.string()?;
@@ -690,26 +709,34 @@ impl Parser {
             self.next();
             let flat = self.small_int("a number of flat values")?;
             let fields = if self.is_sym("{") {
+                Some(self.list("{", "}", |p| p.opaque_field())?)
+            } else {
+                None
+            };
+            let variants = if self.is_word("variants") {
+                self.next();
                 Some(self.list("{", "}", |p| {
                     let name = p.string()?;
                     p.sym(":")?;
-                    let ty = p.entry_type()?;
-                    let pos = p.pos;
-                    let range = p.list("[", "]", |p| p.small_int("a flat value index"))?;
-                    let [start, len] = range[..] else {
-                        return p.err_at(pos, "expected `[start, len]`");
-                    };
-                    Ok(OpaqueField {
-                        name,
-                        ty,
-                        start,
-                        len,
-                    })
+                    let payload = p.list("[", "]", |p| p.opaque_field())?;
+                    Ok(OpaqueVariant { name, payload })
                 })?)
             } else {
                 None
             };
-            Some(OpaqueInfo { flat, fields })
+            let element = if self.is_word("element") {
+                self.next();
+                let rank = self.small_int("a rank")?;
+                Some((rank, Box::new(self.entry_type()?)))
+            } else {
+                None
+            };
+            Some(OpaqueInfo {
+                flat,
+                fields,
+                variants,
+                element,
+            })
         } else {
             None
         };

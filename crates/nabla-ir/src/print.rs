@@ -88,7 +88,8 @@ pub fn print_program(prog: &Program) -> String {
 
 /// An entry type: `*"name"`, for an array with named sizes `shape ["n",
 /// …]`, and for an opaque type `opaque N` (flat values) with `{"field":
-/// TYPE [start, len], …}` for records.
+/// TYPE [start, len], …}` for records, `variants {"name": [TYPE [start,
+/// len], …], …}` for sums and `element RANK TYPE` for arrays of those.
 fn entry_type(t: &crate::EntryType) -> String {
     let mut s = String::new();
     if t.unique {
@@ -102,22 +103,35 @@ fn entry_type(t: &crate::EntryType) -> String {
     if let Some(o) = &t.opaque {
         let _ = write!(s, " opaque {}", o.flat);
         if let Some(fields) = &o.fields {
-            let fs: Vec<String> = fields
+            let fs: Vec<String> = fields.iter().map(opaque_field).collect();
+            let _ = write!(s, " {{{}}}", fs.join(", "));
+        }
+        if let Some(variants) = &o.variants {
+            let vs: Vec<String> = variants
                 .iter()
-                .map(|f| {
-                    format!(
-                        "{}: {} [{}, {}]",
-                        print_string(&f.name),
-                        entry_type(&f.ty),
-                        f.start,
-                        f.len
-                    )
+                .map(|v| {
+                    let ps: Vec<String> = v.payload.iter().map(opaque_field).collect();
+                    format!("{}: [{}]", print_string(&v.name), ps.join(", "))
                 })
                 .collect();
-            let _ = write!(s, " {{{}}}", fs.join(", "));
+            let _ = write!(s, " variants {{{}}}", vs.join(", "));
+        }
+        if let Some((rank, elem)) = &o.element {
+            let _ = write!(s, " element {rank} {}", entry_type(elem));
         }
     }
     s
+}
+
+/// `"name": TYPE [start, len]`.
+fn opaque_field(f: &crate::OpaqueField) -> String {
+    format!(
+        "{}: {} [{}, {}]",
+        print_string(&f.name),
+        entry_type(&f.ty),
+        f.start,
+        f.len
+    )
 }
 
 /// Prints one primitive constant as a Futhark literal with its type suffix.
@@ -1042,7 +1056,9 @@ entry main = scale (params [1, 1, 1], results [1, 1])
 
     #[test]
     fn entry_signatures_print_and_parse_back() {
-        use crate::{EntryParam, EntrySignature, EntryType, OpaqueField, OpaqueInfo};
+        use crate::{
+            EntryParam, EntrySignature, EntryType, OpaqueField, OpaqueInfo, OpaqueVariant,
+        };
         let mut prog = sample();
         let pair = EntryType {
             name: "(f64, []f64)".into(),
@@ -1064,6 +1080,31 @@ entry main = scale (params [1, 1, 1], results [1, 1])
                         len: 1,
                     },
                 ]),
+                ..OpaqueInfo::default()
+            }),
+        };
+        let option = EntryType {
+            name: "opt".into(),
+            unique: false,
+            shape: vec![],
+            opaque: Some(OpaqueInfo {
+                flat: 2,
+                variants: Some(vec![
+                    OpaqueVariant {
+                        name: "none".into(),
+                        payload: vec![],
+                    },
+                    OpaqueVariant {
+                        name: "some".into(),
+                        payload: vec![OpaqueField {
+                            name: "0".into(),
+                            ty: EntryType::transparent("i32", false),
+                            start: 1,
+                            len: 1,
+                        }],
+                    },
+                ]),
+                ..OpaqueInfo::default()
             }),
         };
         prog.entries[0].signature = Some(EntrySignature {
@@ -1088,7 +1129,17 @@ entry main = scale (params [1, 1, 1], results [1, 1])
                     shape: vec![],
                     opaque: Some(OpaqueInfo {
                         flat: 1,
-                        fields: None,
+                        ..OpaqueInfo::default()
+                    }),
+                },
+                EntryType {
+                    name: "[]opt".into(),
+                    unique: false,
+                    shape: vec![],
+                    opaque: Some(OpaqueInfo {
+                        flat: 2,
+                        element: Some((1, Box::new(option))),
+                        ..OpaqueInfo::default()
                     }),
                 },
             ],
@@ -1098,7 +1149,8 @@ entry main = scale (params [1, 1, 1], results [1, 1])
             text.contains(
                 "  signature (params [\"n\": \"[][][]i64\" shape [\"n\", \"\", \"3\"], \"p\": \"(f64, []f64)\" opaque 2 \
                  {\"0\": \"f64\" [0, 1], \"1\": *\"[]f64\" [1, 1]}], \
-                 results [*\"[]f64\", \"s\" opaque 1])\n"
+                 results [*\"[]f64\", \"s\" opaque 1, \"[]opt\" opaque 2 element 1 \"opt\" opaque 2 \
+                 variants {\"none\": [], \"some\": [\"0\": \"i32\" [1, 1]]}])\n"
             ),
             "{text}"
         );

@@ -1171,7 +1171,8 @@ impl Cx<'_> {
 
 /// The first inconsistency between an entry point's signature and its
 /// arities: counts, a transparent type spanning other than one value, an
-/// opaque's flat count, fields outside their opaque.
+/// opaque's flat count, fields and constructor payloads outside their
+/// opaque, an array element whose flat count is not the array's.
 fn check_signature(
     sig: &crate::EntrySignature,
     param_arity: &[usize],
@@ -1191,7 +1192,8 @@ fn check_signature(
                         t.name, o.flat
                     ));
                 }
-                for f in o.fields.iter().flatten() {
+                let payloads = o.variants.iter().flatten().flat_map(|v| &v.payload);
+                for f in o.fields.iter().flatten().chain(payloads) {
                     if f.start + f.len > arity {
                         return Err(format!(
                             "field {} of {} covers values beyond its {arity}",
@@ -1199,6 +1201,15 @@ fn check_signature(
                         ));
                     }
                     check_type(&f.ty, f.len)?;
+                }
+                if o.variants.as_ref().is_some_and(|v| v.len() > 128) {
+                    return Err(format!(
+                        "sum type {} has more than 128 constructors",
+                        t.name
+                    ));
+                }
+                if let Some((_, elem)) = &o.element {
+                    check_type(elem, arity)?;
                 }
                 Ok(())
             }

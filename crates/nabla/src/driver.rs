@@ -301,9 +301,10 @@ impl Compiled {
     /// The results of entry point `name` (flat, as [`Compiled::run`]
     /// returns them) as text, one line per source-level result: a record
     /// result as `{a = 1i32, b = 2.0f64}` and a tuple inside a result as
-    /// `(1i32, true)`, as Futhark prints them; primitives and arrays in the
+    /// `(1i32, true)`, a sum as `#some 3i32`, an array of those as
+    /// `[…, …]`, as Futhark prints them; primitives and arrays in the
     /// textual value format. A result whose layout the entry's signature
-    /// does not describe (a sum type, an array of records) is printed as its
+    /// does not describe (a program without signatures) is printed as its
     /// flat values, one per line.
     pub fn show_results(&self, name: &str, results: &[Value]) -> String {
         let mut out = String::new();
@@ -453,9 +454,12 @@ impl Compiled {
     }
 }
 
-/// A record or tuple value in Futhark's syntax (`{a = …, b = …}`, `(…, …)`),
-/// or a primitive or array in the value format; `None` when the type's
-/// layout is not known field by field (sums, arrays of records).
+/// A value of an entry type as Futhark prints it: a record or tuple as
+/// `{a = …, b = …}` / `(…, …)`, a sum as `#name payload…` (a payload that
+/// is itself a sum with a payload in parentheses), an array of those as
+/// `[…, …]` (`empty([0]t)` when empty), a primitive or an array of
+/// primitives in the value format. `None` when the values do not fit the
+/// type's layout.
 fn show_structured(ty: &nabla_ir::EntryType, vs: &[Value]) -> Option<String> {
     let Some(opaque) = &ty.opaque else {
         return match vs {
@@ -463,6 +467,28 @@ fn show_structured(ty: &nabla_ir::EntryType, vs: &[Value]) -> Option<String> {
             _ => None,
         };
     };
+    if let Some((rank, elem)) = &opaque.element {
+        return show_array_of(*rank, elem, vs);
+    }
+    if let Some(variants) = &opaque.variants {
+        let tag = match vs.first()? {
+            Value::Prim(nabla_ir::PrimValue::I8(t)) => usize::try_from(*t).ok()?,
+            _ => return None,
+        };
+        let variant = variants.get(tag)?;
+        let mut text = format!("#{}", variant.name);
+        for f in &variant.payload {
+            let part = show_structured(&f.ty, vs.get(f.start..f.start + f.len)?)?;
+            let nested_sum = f.ty.opaque.as_ref().is_some_and(|o| o.variants.is_some());
+            if nested_sum && part.contains(' ') {
+                text.push_str(&format!(" ({part})"));
+            } else {
+                text.push(' ');
+                text.push_str(&part);
+            }
+        }
+        return Some(text);
+    }
     let fields = opaque.fields.as_ref()?;
     let is_tuple = fields
         .iter()
@@ -483,4 +509,35 @@ fn show_structured(ty: &nabla_ir::EntryType, vs: &[Value]) -> Option<String> {
     } else {
         format!("{{{}}}", parts.join(", "))
     })
+}
+
+/// An array of `rank` dimensions whose elements have the (opaque) type
+/// `elem`, given as the element's flat values with the array's dimensions
+/// in front: `[e0, e1, …]`, nested for `rank > 1`.
+fn show_array_of(rank: usize, elem: &nabla_ir::EntryType, vs: &[Value]) -> Option<String> {
+    if rank == 0 {
+        return show_structured(elem, vs);
+    }
+    let arrays: Vec<&nabla_values::ArrayValue> = vs
+        .iter()
+        .map(|v| match v {
+            Value::Array(a) => Some(a),
+            Value::Prim(_) => None,
+        })
+        .collect::<Option<_>>()?;
+    let shape = arrays.first()?.shape();
+    let n = *shape.first()?;
+    if arrays.iter().any(|a| a.shape().first() != Some(&n)) {
+        return None;
+    }
+    if n == 0 {
+        let dims: String = shape.iter().take(rank).map(|d| format!("[{d}]")).collect();
+        return Some(format!("empty({dims}{})", elem.name));
+    }
+    let mut items = Vec::with_capacity(n as usize);
+    for i in 0..n as usize {
+        let rows: Vec<Value> = arrays.iter().map(|a| a.row(i)).collect();
+        items.push(show_array_of(rank - 1, elem, &rows)?);
+    }
+    Some(format!("[{}]", items.join(", ")))
 }

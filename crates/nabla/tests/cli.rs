@@ -386,3 +386,52 @@ fn run_prints_records_and_tuples_as_futhark() {
     let flat = nabla_values::read_values(&o.stdout, None).expect("binary values");
     assert_eq!(flat.len(), 8, "the flat values: {flat:?}");
 }
+
+/// `nabla run` prints sum-type results as `#name payload…` (a nested sum
+/// with a payload in parentheses) and arrays of records, tuples and sums
+/// element by element, as Futhark does.
+#[test]
+fn run_prints_sums_and_arrays_of_records_as_futhark() {
+    let d = scratch("sums");
+    write(
+        &d,
+        "sums.fut",
+        "type opt 'a = #none | #some a\n\
+         type point = {x: f64, y: f64}\n\
+         entry shapes (b: bool) : (opt i32, #circle f64 | #rect f64 f64, opt (i32, f64)) =\n\
+         \x20 (if b then #some 3 else #none, if b then #rect 2.0 3.0 else #circle 1.0, #some (1, 2.0))\n\
+         entry points (n: i64) : [][]point = tabulate_2d n 2 (\\i j -> {x = f64.i64 i, y = f64.i64 j})\n\
+         entry nested (n: i64) : []opt (opt i32) =\n\
+         \x20 tabulate n (\\i -> if i == 0 then #none else if i == 1 then #some #none else #some (#some (i32.i64 i)))\n\
+         entry pairs (n: i64) : [](i32, []f64) = tabulate n (\\i -> (i32.i64 i, replicate 2 1.0))\n",
+    );
+    let file = d.join("sums.fut");
+    let run = |entry: &str, input: &[u8]| {
+        let o = nabla(&["run", "-e", entry, file.to_str().unwrap()], input);
+        no_panic(&o);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        text(&o.stdout)
+    };
+    assert_eq!(
+        run("shapes", b"true"),
+        "#some 3i32\n#rect 2.0f64 3.0f64\n#some (1i32, 2.0f64)\n"
+    );
+    assert_eq!(
+        run("shapes", b"false"),
+        "#none\n#circle 1.0f64\n#some (1i32, 2.0f64)\n"
+    );
+    assert_eq!(
+        run("points", b"2"),
+        "[[{x = 0.0f64, y = 0.0f64}, {x = 0.0f64, y = 1.0f64}], \
+         [{x = 1.0f64, y = 0.0f64}, {x = 1.0f64, y = 1.0f64}]]\n"
+    );
+    assert_eq!(run("points", b"0"), "empty([0][2]point)\n");
+    assert_eq!(
+        run("nested", b"3"),
+        "[#none, #some #none, #some (#some 2i32)]\n"
+    );
+    assert_eq!(
+        run("pairs", b"2"),
+        "[(0i32, [1.0f64, 1.0f64]), (1i32, [1.0f64, 1.0f64])]\n"
+    );
+}
