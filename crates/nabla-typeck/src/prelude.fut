@@ -35,6 +35,27 @@ def drop [n] 't (i: i64) (x: [n]t): []t = x[i:]
 -- context (the result type at the call, usually via a size coercion).
 def split [n] [m] 't (xs: [n + m]t): ([n]t, [m]t) = (xs[0:n], xs[n:])
 def indices [n] 't (_: [n]t): *[n]i64 = iota n
+def null [n] 't (_: [n]t): bool = n == 0
+-- `manifest` asks Futhark for a row-major copy; here every array is one.
+def manifest [n] 't (xs: [n]t): *[n]t = copy xs
+
+def flatten_4d [n] [m] [l] [k] 't (xs: [n][m][l][k]t): [n * m * l * k]t =
+  flatten (flatten_3d xs)
+def unflatten_4d [n] [m] [l] [k] 't (xs: [n * m * l * k]t): [n][m][l][k]t =
+  map (map unflatten) (unflatten_3d (xs :> [n * m * (l * k)]t))
+
+-- `reduce_by_index` into a 2-D or 3-D destination: an index tuple outside
+-- the destination is ignored, as Futhark's prelude documents.
+def reduce_by_index_2d 'a [k] [n] [m] (dest: *[n][m]a) (f: a -> a -> a) (ne: a)
+                       (is: [k](i64, i64)) (as: [k]a): *[n][m]a =
+  let flat = map (\(i, j) -> if i >= 0 && i < n && j >= 0 && j < m then i * m + j else -1) is
+  in unflatten (reduce_by_index (flatten dest) f ne flat as)
+def reduce_by_index_3d 'a [k] [n] [m] [l] (dest: *[n][m][l]a) (f: a -> a -> a) (ne: a)
+                       (is: [k](i64, i64, i64)) (as: [k]a): *[n][m][l]a =
+  let flat = map (\(i, j, h) ->
+                    if i >= 0 && i < n && j >= 0 && j < m && h >= 0 && h < l
+                    then (i * m + j) * l + h else -1) is
+  in unflatten_3d (reduce_by_index (flatten_3d dest) f ne flat as)
 
 def foldl [n] 'a 'b (f: a -> b -> a) (acc: a) (bs: [n]b): a =
   loop acc for b in bs do f acc b
