@@ -452,6 +452,27 @@ impl Visitor for Dce {
                         self.changed = true;
                     }
                 }
+                // A loop's parameters that nothing live needs: dropped with
+                // their initial values and results.
+                if let Exp::Loop {
+                    params,
+                    init,
+                    form,
+                    body,
+                } = &mut s.exp
+                {
+                    let live_out: Vec<bool> = s.pat.iter().map(|p| self.is_live(p.var)).collect();
+                    if live_out.len() == params.len() && live_out.contains(&false) {
+                        let keep = needed_loop_params(params, form, body, &live_out, &self.facts);
+                        if keep.contains(&false) && keep.contains(&true) {
+                            retain_where(params, &keep);
+                            retain_where(init, &keep);
+                            retain_where(&mut body.result, &keep);
+                            retain_where(&mut s.pat, &keep);
+                            self.changed = true;
+                        }
+                    }
+                }
                 walk::walk_exp(&mut s.exp, self);
                 // A map's inputs whose lambda parameters are unused: dropped,
                 // when their size check cannot fail (so none is lost). Their
@@ -484,6 +505,54 @@ impl Visitor for Dce {
             kept.reverse();
             b.stms = kept;
         })
+    }
+}
+
+/// Which parameters of a loop are needed, given which of its results are
+/// live after it (`live_out`): a parameter is needed when its result is
+/// live, or when the body's needed part reads it — the results of needed
+/// parameters, the `while` condition, statements that cannot be removed
+/// (they may fail), and the sizes in needed parameters' types. The others
+/// only feed themselves (a checkpoint array the return sweep never reads)
+/// and can go with their initial values.
+fn needed_loop_params(
+    params: &[nabla_ir::Param],
+    form: &LoopForm,
+    body: &Body,
+    live_out: &[bool],
+    facts: &SizeFacts,
+) -> Vec<bool> {
+    let mut needed = live_out.to_vec();
+    loop {
+        let mut live: HashSet<Var> = HashSet::new();
+        for (k, a) in body.result.iter().enumerate() {
+            if let (true, Atom::Var(v)) = (needed[k], a) {
+                live.insert(*v);
+            }
+        }
+        if let LoopForm::While { cond } = form {
+            live.extend(nabla_ir::free_vars_body(cond));
+        }
+        for (p, _) in params.iter().zip(&needed).filter(|(_, n)| **n) {
+            p.ty.for_each_dim_var(|v| {
+                live.insert(v);
+            });
+        }
+        for stm in body.stms.iter().rev() {
+            if stm.pat.iter().any(|p| live.contains(&p.var)) || !removable(stm, facts) {
+                live.extend(nabla_ir::free_vars_stm(stm));
+            }
+        }
+        let mut changed = false;
+        for (k, p) in params.iter().enumerate() {
+            if !needed[k] && live.contains(&p.var) {
+                needed[k] = true;
+                changed = true;
+            }
+        }
+        if !changed {
+            return needed;
+        }
     }
 }
 
@@ -654,7 +723,7 @@ impl SizeFacts {
     /// index is a constant below a constant dimension, or a variable whose
     /// range ([`index_ranges`]) ends at the dimension (the same variable or
     /// constant).
-    fn index_in_bounds(&self, a: Var, idx: &[DimIndex]) -> bool {
+    pub(crate) fn index_in_bounds(&self, a: Var, idx: &[DimIndex]) -> bool {
         let Some(Some(Type::Array(_, dims))) = self.types.get(a.0 as usize) else {
             return false;
         };
@@ -868,6 +937,11 @@ fn removable_exp(e: &Exp, first: Option<Var>, facts: &SizeFacts) -> bool {
         },
         Exp::ArrayLit(_, row) => matches!(row, Type::Prim(_)),
         Exp::Index(a, idx) => facts.index_in_bounds(*a, idx),
+        // An in-place update of one element, provably in bounds.
+        Exp::Update(a, idx, _) => {
+            facts.index_in_bounds(*a, idx)
+                && matches!(facts.types.get(a.0 as usize), Some(Some(Type::Array(_, dims))) if dims.len() == idx.len())
+        }
         Exp::Reshape(shape, v) => facts.reshape_keeps_count(shape, *v),
         Exp::Iota {
             n: Atom::Const(PrimValue::I64(k)),
