@@ -22,6 +22,7 @@
 //! registry of named passes is [`registered_passes`]). [`optimise`] runs
 //! the default pipeline.
 
+mod accumulate;
 mod cse;
 mod fuse;
 mod hoist;

@@ -41,6 +41,7 @@ pub fn registered_passes() -> Vec<Arc<dyn Pass>> {
         Arc::new(Cse),
         Arc::new(Hoist),
         Arc::new(Fuse),
+        Arc::new(AccUpdates),
         Arc::new(DeadFunctions),
         Arc::new(StaticAd),
     ]
@@ -170,7 +171,8 @@ impl Pipeline {
     }
 
     /// The default pipeline with static AD: the optimiser, then `ad`, then
-    /// the optimiser again on the derivative code.
+    /// the optimiser again on the derivative code, with `acc-updates`
+    /// among its passes.
     pub fn with_static_ad() -> Pipeline {
         let optimiser = || -> Vec<Arc<dyn Pass>> {
             vec![
@@ -182,10 +184,12 @@ impl Pipeline {
                 Arc::new(DeadFunctions),
             ]
         };
+        let mut after_ad = optimiser();
+        after_ad.insert(5, Arc::new(AccUpdates));
         Pipeline::empty()
             .then_fixpoint(optimiser(), MAX_ROUNDS)
             .then(Arc::new(StaticAd))
-            .then_fixpoint(optimiser(), MAX_ROUNDS)
+            .then_fixpoint(after_ad, MAX_ROUNDS)
     }
 
     /// [`Pipeline::default_pipeline`] with a given inlining policy.
@@ -465,6 +469,27 @@ impl Pass for Fuse {
     }
     fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
         Ok(for_each_function(prog, crate::fuse::fuse_function))
+    }
+}
+
+/// `acc-updates`: dense adjoint arrays built element by element in a loop
+/// and then added whole into an accumulator become element updates of the
+/// accumulator in the loop (see `accumulate.rs`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct AccUpdates;
+
+impl Pass for AccUpdates {
+    fn name(&self) -> &'static str {
+        "acc-updates"
+    }
+    fn description(&self) -> &'static str {
+        "adjoint arrays summed into an accumulator after a loop: the loop updates the accumulator instead"
+    }
+    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
+        Ok(for_each_function(
+            prog,
+            crate::accumulate::acc_updates_function,
+        ))
     }
 }
 
