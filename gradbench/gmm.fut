@@ -15,9 +15,11 @@ def tri_index (d: i64) (i: i64) (j: i64) : i64 =
 
 -- Q_k y, given exp q_k: the diagonal part, plus for each row j the strictly
 -- lower part (the columns i < j only).
-def qtimes [d] [lt] (exp_qk: [d]f64) (lk: [lt]f64) (y: [d]f64) : [d]f64 =
+-- offs[i] + j is tri_index d i j, so the innermost loop adds instead of
+-- evaluating the quadratic index.
+def qtimes [d] [lt] (offs: [d]i64) (exp_qk: [d]f64) (lk: [lt]f64) (y: [d]f64) : [d]f64 =
   map (\j ->
-         let below = f64.sum (map (\i -> lk[tri_index d i j] * y[i]) (iota j))
+         let below = f64.sum (map (\i -> lk[offs[i] + j] * y[i]) (iota j))
          in exp_qk[j] * y[j] + below)
       (iota d)
 
@@ -46,10 +48,11 @@ def gmm_objective [n] [d] [k] [lt]
   let sum_qs = map f64.sum q
   -- exp q once, not once per point.
   let exp_q = map (map f64.exp) q
+  let offs = map (\i -> tri_index d i 0) (iota d)
   let per_point (xi: [d]f64) : f64 =
     logsumexp (map4 (\ak sk muk (exp_qk, lk) ->
                        let y = map2 (-) xi muk
-                       in ak + sk - 0.5 * sqnorm (qtimes exp_qk lk y))
+                       in ak + sk - 0.5 * sqnorm (qtimes offs exp_qk lk y))
                     alpha sum_qs mu (zip exp_q l))
   let constant = -(f64.i64 n * f64.i64 d * 0.5 * f64.log (2.0 * f64.pi))
   in constant + f64.sum (map per_point x)
