@@ -3117,6 +3117,7 @@ impl Reverse<'_> {
         let span = self.span;
         let mut returned_types = Vec::new();
         let saved = self.redirect.clone();
+        let mut recomputed: HashSet<Var> = HashSet::new();
         let new_lam = b.lambda::<AdError>("x", param_types, |b, ps| {
             let mut map = HashMap::new();
             for ((p, v), a) in lam.params.iter().zip(ps).zip(arrs) {
@@ -3145,6 +3146,12 @@ impl Reverse<'_> {
                 None
             };
             let copy = self.fresh_copy(b, &lam.body, map)?;
+            recomputed.extend(
+                copy.stms
+                    .iter()
+                    .filter(|s| !matches!(s.exp, Exp::Loop { .. }))
+                    .flat_map(|s| s.pat.iter().map(|p| p.var)),
+            );
             let cks = self.forward_sweep(b, &copy.stms)?;
             let mut inner = Adjoints::default();
             for ((k, _), s) in seeds.iter().zip(&ps[n_arrs..]) {
@@ -3196,7 +3203,8 @@ impl Reverse<'_> {
             Ok(out.into_iter().map(Atom::Var).collect())
         });
         self.redirect = saved;
-        let new_lam = new_lam?;
+        let mut new_lam = new_lam?;
+        prune_recomputed(&mut new_lam.body, &recomputed);
         let w_dim = match w {
             Atom::Var(v) => Dim::Var(v),
             Atom::Const(PrimValue::I64(c)) => Dim::Const(c),
@@ -3221,6 +3229,45 @@ impl Reverse<'_> {
         let outs = pat[..n - n_acc].iter().map(|p| p.var).collect();
         let acc_outs = pat[n - n_acc..].iter().map(|p| p.var).collect();
         Ok((outs, acc_outs))
+    }
+}
+
+/// Removes from `body`, at any depth, the statements that recompute primal
+/// values (they bind only variables of `recomputed`) which nothing reads,
+/// until none is left. Unlike dead-code elimination in general, this may
+/// remove statements that could fail (an index, a division): they are
+/// re-executions, in the return sweep, of statements that the forward sweep
+/// already ran on the same values, so they cannot fail here (seed 003 §4:
+/// redundant execution). Statements with accumulators stay (an
+/// accumulator is used exactly once, by its successor).
+fn prune_recomputed(body: &mut Body, recomputed: &HashSet<Var>) {
+    fn has_acc(s: &Stm) -> bool {
+        s.pat.iter().any(|p| matches!(p.ty, Type::Acc(..)))
+            || matches!(s.exp, Exp::WithAcc { .. } | Exp::UpdateAcc { .. })
+    }
+    fn prune(body: &mut Body, recomputed: &HashSet<Var>, uses: &HashMap<Var, usize>) -> bool {
+        let before = body.stms.len();
+        body.stms.retain(|s| {
+            let dead = !s.pat.is_empty()
+                && s.pat.iter().all(|p| recomputed.contains(&p.var))
+                && s.pat.iter().all(|p| !uses.contains_key(&p.var))
+                && !has_acc(s);
+            !dead
+        });
+        let mut changed = body.stms.len() != before;
+        for s in &mut body.stms {
+            changed |= crate::util::nested_bodies_mut(&mut s.exp)
+                .into_iter()
+                .fold(false, |c, nb| prune(nb, recomputed, uses) | c);
+        }
+        changed
+    }
+    loop {
+        let mut uses: HashMap<Var, usize> = HashMap::new();
+        nabla_ir::visit::for_each_var(body, |v, _| *uses.entry(v).or_insert(0) += 1, |_| {});
+        if !prune(body, recomputed, &uses) {
+            return;
+        }
     }
 }
 
