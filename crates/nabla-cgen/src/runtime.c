@@ -704,6 +704,13 @@ static inline void nb_check_width(const char *loc, const char *what, const char 
 
 /* ---------- scalar operators ---------- */
 
+/* min/max of floats as C's fmin/fmax (a NaN operand gives the other one),
+   inline: the libm calls cost more than the comparison on hot paths. */
+static inline double nb_fmin64(double x, double y) { return (x < y || y != y) ? x : y; }
+static inline double nb_fmax64(double x, double y) { return (x > y || y != y) ? x : y; }
+static inline float nb_fmin32(float x, float y) { return (x < y || y != y) ? x : y; }
+static inline float nb_fmax32(float x, float y) { return (x > y || y != y) ? x : y; }
+
 #define NB_INT_OPS(T, U, S, BITS, SIGNED)                                                     \
   /* Arithmetic in uint64_t: no promotion to (signed) int, so no overflow. */              \
   static inline T nb_add_##S(T x, T y) { return (T)((uint64_t)(U)x + (uint64_t)(U)y); }      \

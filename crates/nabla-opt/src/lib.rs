@@ -29,6 +29,7 @@ mod hoist;
 mod inline;
 pub mod pass;
 mod simplify;
+mod unroll;
 mod walk;
 
 pub use inline::InlinePolicy;

@@ -41,6 +41,7 @@ pub fn registered_passes() -> Vec<Arc<dyn Pass>> {
         Arc::new(Cse),
         Arc::new(Hoist),
         Arc::new(Fuse),
+        Arc::new(Unroll),
         Arc::new(AccUpdates),
         Arc::new(DeadFunctions),
         Arc::new(StaticAd),
@@ -181,11 +182,12 @@ impl Pipeline {
                 Arc::new(Cse),
                 Arc::new(Hoist),
                 Arc::new(Fuse),
+                Arc::new(Unroll),
                 Arc::new(DeadFunctions),
             ]
         };
         let mut after_ad = optimiser();
-        after_ad.insert(5, Arc::new(AccUpdates));
+        after_ad.insert(6, Arc::new(AccUpdates));
         Pipeline::empty()
             .then_fixpoint(optimiser(), MAX_ROUNDS)
             .then(Arc::new(StaticAd))
@@ -201,6 +203,7 @@ impl Pipeline {
                 Arc::new(Cse),
                 Arc::new(Hoist),
                 Arc::new(Fuse),
+                Arc::new(Unroll),
                 Arc::new(DeadFunctions),
             ],
             MAX_ROUNDS,
@@ -469,6 +472,23 @@ impl Pass for Fuse {
     }
     fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
         Ok(for_each_function(prog, crate::fuse::fuse_function))
+    }
+}
+
+/// `unroll`: maps and reductions of a small constant width over scalars,
+/// with straight-line lambdas, become scalar code (see `unroll.rs`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Unroll;
+
+impl Pass for Unroll {
+    fn name(&self) -> &'static str {
+        "unroll"
+    }
+    fn description(&self) -> &'static str {
+        "maps and reductions over at most 4 scalars with straight-line lambdas: the lambda once per element"
+    }
+    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
+        Ok(for_each_function(prog, crate::unroll::unroll_function))
     }
 }
 

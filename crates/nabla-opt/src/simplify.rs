@@ -56,6 +56,7 @@ pub fn forward(f: &mut Function) -> bool {
         consumed: walk::consumed_vars(f),
         sizes: HashMap::new(),
         asserted: HashSet::new(),
+        literals: HashMap::new(),
         changed: false,
     };
     cx.body(&mut f.body);
@@ -70,6 +71,9 @@ struct Forward {
     sizes: HashMap<(Var, usize), Var>,
     /// Size equalities asserted in scope (`assert_eq_sizes` atoms, sorted).
     asserted: HashSet<Vec<SizeKey>>,
+    /// The elements of the one-dimensional array literals seen so far (a
+    /// constant index into one is its element).
+    literals: HashMap<Var, Vec<Atom>>,
     changed: bool,
 }
 
@@ -129,6 +133,20 @@ impl Forward {
         if let Some(c) = fold(&s.exp).or_else(|| identity(&s.exp)) {
             s.exp = Exp::Atoms(vec![c]);
             self.changed = true;
+        }
+        // `[a, b, c][1]` is `b`.
+        if let Exp::Index(v, idx) = &s.exp {
+            if let ([DimIndex::Fix(Atom::Const(PrimValue::I64(k)))], Some(elems)) =
+                (&idx[..], self.literals.get(v))
+            {
+                if let Some(e) = usize::try_from(*k).ok().and_then(|k| elems.get(k)) {
+                    s.exp = Exp::Atoms(vec![*e]);
+                    self.changed = true;
+                }
+            }
+        }
+        if let (Exp::ArrayLit(elems, Type::Prim(_)), [p]) = (&s.exp, &s.pat[..]) {
+            self.literals.insert(p.var, elems.clone());
         }
         if let Exp::If { cond, then_, else_ } = &s.exp {
             use Atom::Const as C;

@@ -1,0 +1,197 @@
+//! `unroll`: maps and reductions over a few elements (a constant width of
+//! at most [`MAX_WIDTH`]) whose lambda is straight-line scalar code become
+//! that code once per element, and the map's results array literals.
+//!
+//! Programs on small fixed-size vectors (the 3-vectors and 2-vectors of
+//! bundle adjustment, the 3×3 and 4×4 matrices of hand tracking) otherwise
+//! allocate an array for every intermediate vector, per element of the
+//! enclosing map. Unrolled, the vector's elements are scalars: together with
+//! the simplifier's folding of `[a, b, c][k]` to the element, most of those
+//! arrays disappear; what is left are literals of the results that are
+//! still needed as arrays.
+//!
+//! Only maps and reductions whose inputs are one-dimensional (their
+//! elements scalars) and whose lambdas bind scalars without nested
+//! bodies are unrolled, and only while the copies stay small
+//! ([`MAX_STATEMENTS`]). An input whose type does not say its length is the
+//! width gets the size check the SOAC made (`assert_eq_sizes`).
+
+use nabla_ir::rewrite::{fresh_var, walk_body_deep, Renamer};
+use nabla_ir::{
+    Atom, Body, Dim, DimIndex, Exp, Function, Lambda, Param, PrimType, PrimValue, Soac, Stm, Type,
+};
+
+use crate::walk;
+
+/// The widest map or reduction unrolled.
+pub const MAX_WIDTH: i64 = 4;
+/// The most statements an unrolling may produce.
+pub const MAX_STATEMENTS: usize = 48;
+
+/// Unrolls the small maps and reductions of `f`. Returns whether anything
+/// changed.
+pub fn unroll_function(f: &mut Function) -> bool {
+    let types = walk::var_types(f);
+    let mut changed = false;
+    body(&mut f.body, &types, &mut f.var_names, &mut changed);
+    changed
+}
+
+fn body(b: &mut Body, types: &[Option<Type>], var_names: &mut Vec<String>, changed: &mut bool) {
+    stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
+        let old = std::mem::take(&mut b.stms);
+        let mut out = Vec::with_capacity(old.len());
+        for mut s in old {
+            // Innermost first: an inner map unrolled may make its lambda
+            // straight-line. Inside `jvp`/`vjp` lambdas too: the AD then
+            // differentiates scalar code. Not inside the operators of
+            // reductions, scans and histograms: static AD has rules for
+            // vectorised operators (`map2 op`) that need them as maps.
+            let operator = matches!(
+                s.exp,
+                Exp::Soac(Soac::Reduce { .. } | Soac::Scan { .. } | Soac::Hist { .. })
+            );
+            if !operator {
+                for nb in walk::nested_bodies_mut(&mut s.exp, true) {
+                    body(nb, types, var_names, changed);
+                }
+            }
+            match unrolled(&s, types, var_names) {
+                Some(stms) => {
+                    *changed = true;
+                    out.extend(stms);
+                }
+                None => out.push(s),
+            }
+        }
+        b.stms = out;
+    })
+}
+
+/// The statements that replace `s`, if it is a small map or reduction.
+fn unrolled(s: &Stm, types: &[Option<Type>], var_names: &mut Vec<String>) -> Option<Vec<Stm>> {
+    let Exp::Soac(soac) = &s.exp else {
+        return None;
+    };
+    let (w, lam, arrs, neutral) = match soac {
+        Soac::Map { w, lam, arrs } => (w, lam, arrs, None),
+        Soac::Reduce {
+            w,
+            lam,
+            neutral,
+            arrs,
+            ..
+        } => (w, lam, arrs, Some(neutral)),
+        _ => return None,
+    };
+    let Atom::Const(PrimValue::I64(k)) = *w else {
+        return None;
+    };
+    if !(1..=MAX_WIDTH).contains(&k) || !straight_line(lam) {
+        return None;
+    }
+    if (k as usize) * (lam.body.stms.len() + arrs.len() + 1) > MAX_STATEMENTS {
+        return None;
+    }
+    // Inputs: one-dimensional arrays of scalars.
+    let mut elems = Vec::with_capacity(arrs.len());
+    for a in arrs {
+        match types.get(a.0 as usize) {
+            Some(Some(Type::Array(p, dims))) if dims.len() == 1 => elems.push((*a, *p, dims[0])),
+            _ => return None,
+        }
+    }
+    let span = s.span;
+    let mut out = Vec::new();
+    // The width check the SOAC made, where the types do not settle it.
+    for &(a, _, dim) in &elems {
+        if dim != Dim::Const(k) {
+            let n = fresh_var(var_names, "n");
+            out.push(Stm {
+                pat: vec![Param::new(n, Type::Prim(PrimType::I64))],
+                exp: Exp::Size(a, 0),
+                span,
+            });
+            out.push(Stm {
+                pat: vec![],
+                exp: Exp::AssertEqSizes(
+                    vec![Atom::Var(n), *w],
+                    "the width of a map or reduction does not match its input".to_string(),
+                ),
+                span,
+            });
+        }
+    }
+    let n_acc = neutral.map_or(0, |ne| ne.len());
+    let mut accs: Vec<Atom> = neutral.cloned().unwrap_or_default();
+    let mut results: Vec<Vec<Atom>> = vec![Vec::new(); lam.ret.len()];
+    for i in 0..k {
+        let mut args = accs.clone();
+        for &(a, p, _) in &elems {
+            let e = fresh_var(var_names, "elem");
+            out.push(Stm {
+                pat: vec![Param::new(e, Type::Prim(p))],
+                exp: Exp::Index(a, vec![DimIndex::Fix(Atom::Const(PrimValue::I64(i)))]),
+                span,
+            });
+            args.push(Atom::Var(e));
+        }
+        let copy = instance(lam, &args, var_names);
+        out.extend(copy.stms);
+        if n_acc > 0 {
+            accs = copy.result;
+        } else {
+            for (r, a) in results.iter_mut().zip(copy.result) {
+                r.push(a);
+            }
+        }
+    }
+    if n_acc > 0 {
+        out.push(Stm {
+            pat: s.pat.clone(),
+            exp: Exp::Atoms(accs),
+            span,
+        });
+    } else {
+        for ((p, r), t) in s.pat.iter().zip(results).zip(&lam.ret) {
+            out.push(Stm {
+                pat: vec![p.clone()],
+                exp: Exp::ArrayLit(r, t.clone()),
+                span,
+            });
+        }
+    }
+    Some(out)
+}
+
+/// Whether `lam` binds only scalars, with no nested bodies, and returns
+/// scalars.
+fn straight_line(lam: &Lambda) -> bool {
+    lam.ret.iter().all(|t| matches!(t, Type::Prim(_)))
+        && lam.params.iter().all(|p| matches!(p.ty, Type::Prim(_)))
+        && lam.body.stms.iter().all(|s| {
+            s.pat.iter().all(|p| matches!(p.ty, Type::Prim(_)))
+                && walk::nested_bodies(&s.exp).is_empty()
+                && !matches!(s.exp, Exp::Jvp { .. } | Exp::Vjp { .. })
+        })
+}
+
+/// A copy of `lam`'s body with its parameters replaced by `args` and every
+/// variable it binds fresh.
+fn instance(lam: &Lambda, args: &[Atom], var_names: &mut Vec<String>) -> Body {
+    let mut map: Vec<Option<Atom>> = vec![None; var_names.len()];
+    for v in nabla_ir::free_vars_lambda(lam) {
+        if let Some(slot) = map.get_mut(v.0 as usize) {
+            *slot = Some(Atom::Var(v));
+        }
+    }
+    for (p, a) in lam.params.iter().zip(args) {
+        if let Some(slot) = map.get_mut(p.var.0 as usize) {
+            *slot = Some(*a);
+        }
+    }
+    let mut copy = lam.body.clone();
+    let names = var_names.clone();
+    walk_body_deep(&mut copy, &mut Renamer::new(map, &names, var_names));
+    copy
+}
