@@ -299,14 +299,7 @@ fn entry_type(t: &nabla_syntax::types::Type, annot: Option<&ast::TypeExp>) -> na
                         .or(es.get(k)),
                     _ => None,
                 };
-                let len = elab::nflat(fty).unwrap_or(0);
-                out.push(nabla_ir::OpaqueField {
-                    name: fname.clone(),
-                    ty: entry_type(fty, fannot),
-                    start,
-                    len,
-                });
-                start += len;
+                out.push(opaque_field(fname.clone(), fty, fannot, &mut start));
             }
             Some(out)
         }
@@ -320,14 +313,7 @@ fn entry_type(t: &nabla_syntax::types::Type, annot: Option<&ast::TypeExp>) -> na
             for (cname, tys) in cs {
                 let mut payload = vec![];
                 for (i, pty) in tys.iter().enumerate() {
-                    let len = elab::nflat(pty).unwrap_or(0);
-                    payload.push(nabla_ir::OpaqueField {
-                        name: i.to_string(),
-                        ty: entry_type(pty, None),
-                        start,
-                        len,
-                    });
-                    start += len;
+                    payload.push(opaque_field(i.to_string(), pty, None, &mut start));
                 }
                 out.push(nabla_ir::OpaqueVariant {
                     name: cname.clone(),
@@ -363,6 +349,25 @@ fn entry_type(t: &nabla_syntax::types::Type, annot: Option<&ast::TypeExp>) -> na
         }),
         shape: vec![],
     }
+}
+
+/// A field (or constructor argument) `name` of type `t` whose flat values
+/// start at `*start`; advances `*start` past them.
+fn opaque_field(
+    name: String,
+    t: &nabla_syntax::types::Type,
+    annot: Option<&ast::TypeExp>,
+    start: &mut usize,
+) -> nabla_ir::OpaqueField {
+    let len = elab::nflat(t).unwrap_or(0);
+    let field = nabla_ir::OpaqueField {
+        name,
+        ty: entry_type(t, annot),
+        start: *start,
+        len,
+    };
+    *start += len;
+    field
 }
 
 /// The name of an opaque type as its annotation spells it, sizes left out
