@@ -53,6 +53,9 @@ fn body(b: &mut Body, types: &SizeFacts, changed: &mut bool, var_names: &mut Vec
                 body(nb, types, changed, var_names);
             }
             for (scope_vars, nb, lambda) in repeated_bodies(&mut s.exp) {
+                if lambda.is_some() {
+                    *changed |= fission_maps(nb, &scope_vars, types, lambda, var_names);
+                }
                 let moved = hoist_out(nb, scope_vars, types, lambda, var_names);
                 if !moved.is_empty() {
                     *changed = true;
@@ -63,6 +66,176 @@ fn body(b: &mut Body, types: &SizeFacts, changed: &mut bool, var_names: &mut Vec
         }
         b.stms = out;
     })
+}
+
+/// Map fission with materialisation, so that invariant work nested in a
+/// map can leave an enclosing SOAC lambda `b` (whose own parameters are
+/// `bound`): in a map `S` of `b` with some inputs from outside `b`, the
+/// statements of `S`'s lambda that read only those inputs' rows and values
+/// from outside `b` (the primal of each element, beside the tangent for
+/// each of several seeds: `map (\t -> jvp f x (unit t))`) become a map
+/// `S1` of their own over those inputs, which returns as arrays the values
+/// the rest reads; `S` then reads them as extra inputs. `S1` reads nothing
+/// bound in `b`, so the hoisting that follows moves it out — the fission is
+/// made only where it will (`S1` pure, and total or `b` running at least
+/// once), and only for scalar work of at least two statements (the values
+/// materialised are scalars). Returns whether a map was split.
+fn fission_maps(
+    b: &mut Body,
+    bound: &[Var],
+    types: &SizeFacts,
+    lambda: Option<bool>,
+    var_names: &mut Vec<String>,
+) -> bool {
+    let runs_at_least_once = lambda == Some(true);
+    let mut inside: HashSet<Var> = bound.iter().copied().collect();
+    let mut changed = false;
+    let old = std::mem::take(&mut b.stms);
+    for s in old {
+        let split = match &s.exp {
+            Exp::Soac(Soac::Map { w, lam, arrs })
+                if !matches!(w, Atom::Var(v) if inside.contains(v))
+                    && arrs.iter().any(|a| !inside.contains(a))
+                    && pure(&s) =>
+            {
+                split_map(&s, *w, lam, arrs, &inside, types, var_names)
+            }
+            _ => None,
+        };
+        match split {
+            Some((s1, s2))
+                if pure(&s1)
+                    && (runs_at_least_once || removable(&s1, types))
+                    && nesting_at_most(&s1.exp, MAX_NESTING) =>
+            {
+                changed = true;
+                inside.extend(s2.pat.iter().map(|p| p.var));
+                b.stms.push(s1);
+                b.stms.push(s2);
+            }
+            _ => {
+                inside.extend(s.pat.iter().map(|p| p.var));
+                b.stms.push(s);
+            }
+        }
+    }
+    changed
+}
+
+/// The two maps of [`fission_maps`] for `s` (`map w lam arrs`), if its
+/// lambda has invariant work worth materialising.
+fn split_map(
+    s: &Stm,
+    w: Atom,
+    lam: &Lambda,
+    arrs: &[Var],
+    inside: &HashSet<Var>,
+    types: &SizeFacts,
+    var_names: &mut Vec<String>,
+) -> Option<(Stm, Stm)> {
+    // The lambda's parameters reading rows of arrays bound in `b` vary.
+    let mut variant: Vec<Var> = inside.iter().copied().collect();
+    for (p, a) in lam.params.iter().zip(arrs) {
+        if inside.contains(a) {
+            variant.push(p.var);
+        }
+    }
+    let mut body = lam.body.clone();
+    let moved = hoist_out(&mut body, variant, types, Some(true), var_names);
+    // Scalar work only, and at least two statements of it: materialising
+    // arrays, or the results of nested SOACs, measured slower than
+    // recomputing them (hand tracking's Jacobian took twice as long).
+    let worth = moved.len() >= 2
+        && moved.iter().all(|t| {
+            walk::nested_bodies(&t.exp).is_empty()
+                && t.pat.iter().all(|p| matches!(p.ty, Type::Prim(_)))
+        });
+    if !worth {
+        return None;
+    }
+    // The moved values the rest still reads.
+    let mut used: HashSet<Var> = nabla_ir::free_vars_body(&body).into_iter().collect();
+    used.extend(body.result.iter().filter_map(|a| a.as_var()));
+    let mut outs: Vec<Param> = Vec::new();
+    for t in &moved {
+        for p in &t.pat {
+            if used.contains(&p.var) {
+                if !matches!(p.ty, Type::Prim(_)) {
+                    return None;
+                }
+                outs.push(p.clone());
+            }
+        }
+    }
+    if outs.is_empty() {
+        return None;
+    }
+    // S1: the moved statements over the invariant inputs, on fresh variables.
+    let inv: Vec<(Param, Var)> = lam
+        .params
+        .iter()
+        .zip(arrs)
+        .filter(|(_, a)| !inside.contains(a))
+        .map(|(p, a)| (p.clone(), *a))
+        .collect();
+    let mut copy = Lambda {
+        params: inv.iter().map(|(p, _)| p.clone()).collect(),
+        ret: outs.iter().map(|p| p.ty.clone()).collect(),
+        body: Body {
+            stms: moved,
+            result: outs.iter().map(|p| Atom::Var(p.var)).collect(),
+        },
+    };
+    let mut map = vec![None; var_names.len()];
+    for v in nabla_ir::free_vars_lambda(&copy) {
+        if let Some(slot) = map.get_mut(v.0 as usize) {
+            *slot = Some(Atom::Var(v));
+        }
+    }
+    let names = var_names.clone();
+    let mut renamer = Renamer::new(map, &names, var_names);
+    for p in &mut copy.params {
+        if let Atom::Var(v) = renamer.get(p.var) {
+            p.var = v;
+        }
+    }
+    walk_body_deep(&mut copy.body, &mut renamer);
+    let w_dim = nabla_ir::rewrite::dim_of_atom(w);
+    let materialised: Vec<Param> = outs
+        .iter()
+        .map(|p| {
+            let name = var_names[p.var.0 as usize].clone();
+            let v = fresh_var(var_names, &name);
+            let t = p.ty.array_of(w_dim);
+            Param::new(v, t)
+        })
+        .collect();
+    let s1 = Stm {
+        pat: materialised.clone(),
+        exp: Exp::Soac(Soac::Map {
+            w,
+            lam: copy,
+            arrs: inv.iter().map(|(_, a)| *a).collect(),
+        }),
+        span: s.span,
+    };
+    // S2: the rest, reading the materialised values row by row (the moved
+    // statements' own variables become its extra parameters).
+    let mut lam2 = lam.clone();
+    lam2.body = body;
+    lam2.params.extend(outs.iter().cloned());
+    let mut arrs2 = arrs.to_vec();
+    arrs2.extend(materialised.iter().map(|p| p.var));
+    let s2 = Stm {
+        pat: s.pat.clone(),
+        exp: Exp::Soac(Soac::Map {
+            w,
+            lam: lam2,
+            arrs: arrs2,
+        }),
+        span: s.span,
+    };
+    Some((s1, s2))
 }
 
 /// Removes from `b` the statements that depend on nothing bound in it (or
