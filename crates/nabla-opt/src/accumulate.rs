@@ -50,7 +50,7 @@ pub fn acc_updates_function(f: &mut Function) -> bool {
     let types = walk::var_types(f);
     let facts = crate::simplify::SizeFacts::of_function(f);
     let mut cx = Cx {
-        uses: use_counts(&f.body),
+        uses: walk::use_counts(f),
         types,
         facts,
         var_names: &mut f.var_names,
@@ -75,15 +75,11 @@ fn all_accumulators_add(f: &Function) -> bool {
     ok
 }
 
-/// How many times each variable is read (dimensions of types included).
-fn use_counts(body: &Body) -> HashMap<Var, usize> {
-    let mut uses = HashMap::new();
-    nabla_ir::visit::for_each_var(body, |v, _| *uses.entry(v).or_insert(0) += 1, |_| {});
-    uses
-}
-
 struct Cx<'a> {
-    uses: HashMap<Var, usize>,
+    /// How many times each variable is read. A rewrite changes the counts
+    /// only of the variables of its own match, so they stay right for the
+    /// others.
+    uses: Vec<u32>,
     types: Vec<Option<Type>>,
     facts: crate::simplify::SizeFacts,
     var_names: &'a mut Vec<String>,
@@ -103,11 +99,26 @@ struct Match {
     acc: Var,
     acc_ty: Type,
     result: Param,
+    /// The loop body's `a[k] += v`.
+    add: LoopAdd,
+}
+
+/// The pieces of `e = a[k]`, `s = e + v`, `a' = a with [k] = s` in a loop
+/// body.
+struct LoopAdd {
+    read: Var,
+    k: Atom,
+    sum: Var,
+    value: Atom,
 }
 
 impl Cx<'_> {
+    fn uses(&self, v: Var) -> u32 {
+        self.uses.get(v.0 as usize).copied().unwrap_or(0)
+    }
+
     fn used_once(&self, v: Var) -> bool {
-        self.uses.get(&v).copied() == Some(1)
+        self.uses(v) == 1
     }
 
     fn body(&mut self, b: &mut Body) {
@@ -184,9 +195,12 @@ impl Cx<'_> {
             let Some(Some(acc_ty @ Type::Acc(_, acc_dims))) = self.types.get(acc.0 as usize) else {
                 continue;
             };
-            if acc_dims.len() != 1 || !self.loop_adds_into(&params[slot], body, slot) {
+            if acc_dims.len() != 1 {
                 continue;
             }
+            let Some(add) = self.loop_adds_into(&params[slot], body, slot) else {
+                continue;
+            };
             return Some(Match {
                 zeros,
                 lp,
@@ -197,41 +211,39 @@ impl Cx<'_> {
                 acc: *acc,
                 acc_ty: acc_ty.clone(),
                 result: s.pat[0].clone(),
+                add,
             });
         }
         None
     }
 
-    /// Whether loop parameter `a` (result `slot`) is used only as
-    /// `e = a[k]`, `s = e + v` (or `v + e`), `a' = a with [k] = s`, with
-    /// `a'` the body's result `slot`, `e` and `s` used once, and `k`
-    /// provably in `a`'s bounds.
-    fn loop_adds_into(&self, a: &Param, body: &Body, slot: usize) -> bool {
-        if self.uses.get(&a.var).copied() != Some(2) {
-            return false;
+    /// The `a[k] += v` of a loop body, if loop parameter `a` (result
+    /// `slot`) is used only as `e = a[k]`, `s = e + v` (or `v + e`),
+    /// `a' = a with [k] = s`, with `a'` the body's result `slot`, `e` and
+    /// `s` used once, and `k` provably in `a`'s bounds.
+    fn loop_adds_into(&self, a: &Param, body: &Body, slot: usize) -> Option<LoopAdd> {
+        if self.uses(a.var) != 2 {
+            return None;
         }
-        let Some(read) = body.stms.iter().find_map(|s| match (&s.exp, &s.pat[..]) {
+        let (read, idx) = body.stms.iter().find_map(|s| match (&s.exp, &s.pat[..]) {
             (Exp::Index(x, idx), [e]) if *x == a.var => Some((e.var, idx.clone())),
             _ => None,
-        }) else {
-            return false;
+        })?;
+        let [DimIndex::Fix(k)] = idx[..] else {
+            return None;
         };
-        let (e, idx) = read;
-        if idx.len() != 1 || !self.used_once(e) || !self.facts.index_in_bounds(a.var, &idx) {
-            return false;
+        if !self.used_once(read) || !self.facts.index_in_bounds(a.var, &idx) {
+            return None;
         }
-        let Some(sum) = body.stms.iter().find_map(|s| match (&s.exp, &s.pat[..]) {
-            (Exp::BinOp(BinOp::Add, x, y), [p]) if *x == Atom::Var(e) || *y == Atom::Var(e) => {
-                Some(p.var)
-            }
+        let (sum, value) = body.stms.iter().find_map(|s| match (&s.exp, &s.pat[..]) {
+            (Exp::BinOp(BinOp::Add, x, y), [p]) if *x == Atom::Var(read) => Some((p.var, *y)),
+            (Exp::BinOp(BinOp::Add, x, y), [p]) if *y == Atom::Var(read) => Some((p.var, *x)),
             _ => None,
-        }) else {
-            return false;
-        };
+        })?;
         if !self.used_once(sum) {
-            return false;
+            return None;
         }
-        body.stms.iter().any(|s| match (&s.exp, &s.pat[..]) {
+        let updated = body.stms.iter().any(|s| match (&s.exp, &s.pat[..]) {
             (Exp::Update(x, idx2, Atom::Var(v)), [p]) => {
                 *x == a.var
                     && *idx2 == idx
@@ -240,6 +252,12 @@ impl Cx<'_> {
                     && self.used_once(p.var)
             }
             _ => false,
+        });
+        updated.then_some(LoopAdd {
+            read,
+            k,
+            sum,
+            value,
         })
     }
 
@@ -267,29 +285,15 @@ impl Cx<'_> {
         params[m.slot] = Param::new(a, m.acc_ty.clone());
         init[m.slot] = Atom::Var(m.acc);
         // Inside: drop the read and the sum, update the accumulator.
-        let (e, k) = body
-            .stms
-            .iter()
-            .find_map(|s| match (&s.exp, &s.pat[..]) {
-                (Exp::Index(x, idx), [e]) if *x == a => match idx[..] {
-                    [DimIndex::Fix(k)] => Some((e.var, k)),
-                    _ => None,
-                },
-                _ => None,
-            })
-            .expect("matched read");
-        let (sum, v) = body
-            .stms
-            .iter()
-            .find_map(|s| match (&s.exp, &s.pat[..]) {
-                (Exp::BinOp(BinOp::Add, x, y), [p]) if *x == Atom::Var(e) => Some((p.var, *y)),
-                (Exp::BinOp(BinOp::Add, x, y), [p]) if *y == Atom::Var(e) => Some((p.var, *x)),
-                _ => None,
-            })
-            .expect("matched sum");
+        let LoopAdd {
+            read,
+            k,
+            sum,
+            value,
+        } = m.add;
         let mut stms = Vec::with_capacity(body.stms.len() + 1);
         for mut s in std::mem::take(&mut body.stms) {
-            if s.pat.len() == 1 && (s.pat[0].var == e || s.pat[0].var == sum) {
+            if s.pat.len() == 1 && (s.pat[0].var == read || s.pat[0].var == sum) {
                 continue;
             }
             if matches!(&s.exp, Exp::Update(x, _, _) if *x == a) {
@@ -309,7 +313,7 @@ impl Cx<'_> {
                 s.exp = Exp::UpdateAcc {
                     acc: a,
                     indices: vec![index],
-                    value: v,
+                    value,
                 };
             }
             stms.push(s);
@@ -334,9 +338,5 @@ impl Cx<'_> {
 
 /// Whether `c` is a floating-point zero (adjoints are floats).
 fn is_zero(c: &PrimValue) -> bool {
-    match *c {
-        PrimValue::F64(x) => x == 0.0,
-        PrimValue::F32(x) => x == 0.0,
-        _ => false,
-    }
+    c.prim_type().is_float() && *c == PrimValue::zero(c.prim_type())
 }

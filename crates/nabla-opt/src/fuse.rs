@@ -13,8 +13,8 @@
 //!
 //! Neither duplicates work: the producer runs once per element, as before.
 
-use crate::walk::{self, Visitor};
-use nabla_ir::{Atom, Body, Dim, Exp, Function, Lambda, Param, Soac, Stm, Type, Var};
+use crate::walk;
+use nabla_ir::{Atom, Body, Exp, Function, Lambda, Param, Soac, Stm, Type, Var};
 use std::collections::HashMap;
 
 /// Fuses maps in one function. Returns whether anything changed.
@@ -22,7 +22,7 @@ pub fn fuse_function(f: &mut Function) -> bool {
     let mut changed = false;
     let replicates = replicated_scalars(&f.body);
     body_replicates(&mut f.body, &replicates, &mut changed);
-    let uses = use_counts(f);
+    let uses = walk::use_counts(f);
     body_vertical(&mut f.body, &uses, &mut changed);
     changed
 }
@@ -72,48 +72,6 @@ fn body_replicates(b: &mut Body, reps: &HashMap<Var, (Atom, Atom)>, changed: &mu
             }
         }
     })
-}
-
-/// How many times each variable is read in the function (atoms, array
-/// operands, dimensions), nested bodies included.
-fn use_counts(f: &mut Function) -> Vec<u32> {
-    struct Count(Vec<u32>);
-    impl Count {
-        fn hit(&mut self, v: Var) {
-            let i = v.0 as usize;
-            if i >= self.0.len() {
-                self.0.resize(i + 1, 0);
-            }
-            self.0[i] += 1;
-        }
-    }
-    impl Visitor for Count {
-        fn atom(&mut self, a: &mut Atom) {
-            if let Atom::Var(v) = a {
-                self.hit(*v);
-            }
-        }
-        fn var(&mut self, v: &mut Var) {
-            self.hit(*v);
-        }
-        fn bind(&mut self, _v: &mut Var) {}
-        fn dim(&mut self, d: &mut Dim) {
-            if let Dim::Var(v) = d {
-                self.hit(*v);
-            }
-        }
-        fn body(&mut self, b: &mut Body) {
-            stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
-                walk::walk_body_deep(b, self)
-            })
-        }
-    }
-    let mut c = Count(vec![0; f.var_names.len()]);
-    c.body(&mut f.body);
-    for t in &mut f.ret {
-        c.ty(t);
-    }
-    c.0
 }
 
 fn body_vertical(b: &mut Body, uses: &[u32], changed: &mut bool) {

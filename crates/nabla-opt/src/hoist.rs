@@ -30,7 +30,7 @@
 
 use crate::simplify::{removable, SizeFacts};
 use crate::walk;
-use nabla_ir::rewrite::{fresh_var, walk_body_deep, Renamer};
+use nabla_ir::rewrite::fresh_var;
 use nabla_ir::{Atom, Body, Exp, Function, Lambda, LoopForm, Param, Soac, Stm, Type, Var};
 use std::collections::{HashMap, HashSet};
 
@@ -186,20 +186,15 @@ fn split_map(
             result: outs.iter().map(|p| Atom::Var(p.var)).collect(),
         },
     };
-    let mut map = vec![None; var_names.len()];
-    for v in nabla_ir::free_vars_lambda(&copy) {
-        if let Some(slot) = map.get_mut(v.0 as usize) {
-            *slot = Some(Atom::Var(v));
-        }
-    }
-    let names = var_names.clone();
-    let mut renamer = Renamer::new(map, &names, var_names);
+    let free = nabla_ir::free_vars_lambda(&copy);
+    let mut fresh_params = Vec::with_capacity(copy.params.len());
     for p in &mut copy.params {
-        if let Atom::Var(v) = renamer.get(p.var) {
-            p.var = v;
-        }
+        let name = var_names[p.var.0 as usize].clone();
+        let v = fresh_var(var_names, &name);
+        fresh_params.push((p.var, Atom::Var(v)));
+        p.var = v;
     }
-    walk_body_deep(&mut copy.body, &mut renamer);
+    copy.body = walk::renamed_copy(&copy.body, free, fresh_params, var_names);
     let w_dim = nabla_ir::rewrite::dim_of_atom(w);
     let materialised: Vec<Param> = outs
         .iter()
@@ -741,19 +736,13 @@ fn split_invariant(
         }
     }
     let originals: Vec<Var> = sliced.pat.iter().map(|p| p.var).collect();
-    let mut copy = Body {
+    // Free variables keep their names; every binder of the copy is fresh.
+    let free = nabla_ir::free_vars_stm(&sliced);
+    let body = Body {
         stms: vec![sliced],
         result: vec![],
     };
-    // Free variables keep their names; every binder of the copy is fresh.
-    let mut map = vec![None; var_names.len()];
-    for v in nabla_ir::free_vars_stm(&copy.stms[0]) {
-        if let Some(slot) = map.get_mut(v.0 as usize) {
-            *slot = Some(Atom::Var(v));
-        }
-    }
-    let names = var_names.clone();
-    walk_body_deep(&mut copy, &mut Renamer::new(map, &names, var_names));
+    let mut copy = walk::renamed_copy(&body, free, [], var_names);
     let mut hoisted = copy.stms.pop()?;
     for (p, v) in hoisted.pat.iter_mut().zip(&originals) {
         p.var = *v;

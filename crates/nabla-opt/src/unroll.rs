@@ -16,7 +16,7 @@
 //! ([`MAX_STATEMENTS`]). An input whose type does not say its length is the
 //! width gets the size check the SOAC made (`assert_eq_sizes`).
 
-use nabla_ir::rewrite::{fresh_var, walk_body_deep, Renamer};
+use nabla_ir::rewrite::fresh_var;
 use nabla_ir::{
     Atom, Body, Dim, DimIndex, Exp, Function, Lambda, Param, PrimType, PrimValue, Soac, Stm, Type,
 };
@@ -179,19 +179,6 @@ fn straight_line(lam: &Lambda) -> bool {
 /// A copy of `lam`'s body with its parameters replaced by `args` and every
 /// variable it binds fresh.
 fn instance(lam: &Lambda, args: &[Atom], var_names: &mut Vec<String>) -> Body {
-    let mut map: Vec<Option<Atom>> = vec![None; var_names.len()];
-    for v in nabla_ir::free_vars_lambda(lam) {
-        if let Some(slot) = map.get_mut(v.0 as usize) {
-            *slot = Some(Atom::Var(v));
-        }
-    }
-    for (p, a) in lam.params.iter().zip(args) {
-        if let Some(slot) = map.get_mut(p.var.0 as usize) {
-            *slot = Some(*a);
-        }
-    }
-    let mut copy = lam.body.clone();
-    let names = var_names.clone();
-    walk_body_deep(&mut copy, &mut Renamer::new(map, &names, var_names));
-    copy
+    let subst = lam.params.iter().map(|p| p.var).zip(args.iter().copied());
+    walk::renamed_copy(&lam.body, nabla_ir::free_vars_lambda(lam), subst, var_names)
 }

@@ -1,9 +1,10 @@
 //! Generic traversals of the IR used by every pass: a mutable visitor over
 //! the variable occurrences of an expression, read-only walks over nested
-//! bodies, and the per-function tables (variable types, consumed variables).
+//! bodies, the per-function tables (variable types, consumed variables,
+//! use counts), and fresh copies of bodies.
 
 pub(crate) use nabla_ir::rewrite::{walk_body_deep, walk_exp, Visitor};
-use nabla_ir::{Body, Exp, FunId, Function, LoopForm, Soac, Type, Var};
+use nabla_ir::{Atom, Body, Dim, Exp, FunId, Function, LoopForm, Soac, Type, Var};
 
 /// Stack growth for the recursive walks: nesting in the IR follows the
 /// user's nesting (bounded by the front end), but deep bodies must not
@@ -193,4 +194,74 @@ pub(crate) fn var_types_with_sizes(f: &Function) -> Vec<Option<Type>> {
         }
     });
     types
+}
+
+/// How many times each variable is read in the function (atoms, array
+/// operands, dimensions), nested bodies included.
+pub(crate) fn use_counts(f: &mut Function) -> Vec<u32> {
+    struct Count(Vec<u32>);
+    impl Count {
+        fn hit(&mut self, v: Var) {
+            let i = v.0 as usize;
+            if i >= self.0.len() {
+                self.0.resize(i + 1, 0);
+            }
+            self.0[i] += 1;
+        }
+    }
+    impl Visitor for Count {
+        fn atom(&mut self, a: &mut Atom) {
+            if let Atom::Var(v) = a {
+                self.hit(*v);
+            }
+        }
+        fn var(&mut self, v: &mut Var) {
+            self.hit(*v);
+        }
+        fn bind(&mut self, _v: &mut Var) {}
+        fn dim(&mut self, d: &mut Dim) {
+            if let Dim::Var(v) = d {
+                self.hit(*v);
+            }
+        }
+        fn body(&mut self, b: &mut Body) {
+            stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || walk_body_deep(b, self))
+        }
+    }
+    let mut c = Count(vec![0; f.var_names.len()]);
+    c.body(&mut f.body);
+    for t in &mut f.ret {
+        c.ty(t);
+    }
+    c.0
+}
+
+/// A copy of `body` in which the variables `keep` stay themselves, each
+/// `(v, a)` of `subst` becomes `a`, and every other variable (every binder
+/// of the copy) is fresh (appended to `var_names`).
+pub(crate) fn renamed_copy(
+    body: &Body,
+    keep: impl IntoIterator<Item = Var>,
+    subst: impl IntoIterator<Item = (Var, Atom)>,
+    var_names: &mut Vec<String>,
+) -> Body {
+    let mut map = vec![None; var_names.len()];
+    let mut set = |v: Var, a: Atom| {
+        if let Some(slot) = map.get_mut(v.0 as usize) {
+            *slot = Some(a);
+        }
+    };
+    for v in keep {
+        set(v, Atom::Var(v));
+    }
+    for (v, a) in subst {
+        set(v, a);
+    }
+    let mut copy = body.clone();
+    let names = var_names.clone();
+    walk_body_deep(
+        &mut copy,
+        &mut nabla_ir::rewrite::Renamer::new(map, &names, var_names),
+    );
+    copy
 }
