@@ -165,8 +165,11 @@ impl Pipeline {
         }
     }
 
-    /// The optimiser: `inline`, `simplify`, `dead-functions`, repeated until
-    /// nothing changes (at most [`MAX_ROUNDS`] rounds); no validation.
+    /// The optimiser: `inline`, `simplify`, `cse`, `hoist`, `fuse`,
+    /// `unroll`, `dead-functions`, repeated until nothing changes (at most
+    /// [`MAX_ROUNDS`] rounds); no validation. The pipeline of
+    /// `--ad=dynamic` (the default one, with static AD, is
+    /// [`Pipeline::with_static_ad`]).
     pub fn default_pipeline() -> Pipeline {
         Pipeline::optimiser(InlinePolicy::default())
     }

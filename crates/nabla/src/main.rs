@@ -516,7 +516,8 @@ fn print_passes() -> ExitCode {
         out.push_str(&format!("{:width$}  {}\n", p.name(), p.description()));
     }
     out.push_str(&format!(
-        "\ndefault pipeline: {}\n",
+        "\ndefault pipeline: {}\nwith --ad=dynamic: {}\n",
+        Pipeline::with_static_ad().describe(),
         Pipeline::default_pipeline().describe()
     ));
     print!("{out}");
