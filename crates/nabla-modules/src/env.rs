@@ -3,7 +3,7 @@
 //! their environments ([`Env`]) and module types ([`Sig`]).
 
 use nabla_prim::PrimType;
-use nabla_syntax::ast::{ModExp, ModParam, ModTypeExp, Name, TypeExp};
+use nabla_syntax::ast::{Liftedness, ModExp, ModParam, ModTypeExp, Name, TypeExp, TypeParam};
 use nabla_syntax::Span;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -140,8 +140,9 @@ pub(crate) fn is_operator(name: &str) -> bool {
 }
 
 /// A module type, as far as the pass checks it: which names a module must
-/// define (types are treated transparently: an abstract type hides nothing).
-#[derive(Debug)]
+/// define, and the specifications' types (used to check `val`s and, when
+/// the pass checks opaque ascription, to hide abstract types).
+#[derive(Clone, Debug)]
 pub(crate) enum Sig {
     Struct(SigStruct),
     /// The type of a functor (only its being a functor is checked).
@@ -149,11 +150,35 @@ pub(crate) enum Sig {
 }
 
 /// The specifications of a structure's module type.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub(crate) struct SigStruct {
     pub vals: Vec<ValSpec>,
-    pub types: Vec<(Name, Span)>,
+    pub types: Vec<TypeSpec>,
     pub mods: Vec<(Name, Rc<Sig>, Span)>,
+}
+
+/// A `type` specification.
+#[derive(Clone, Debug)]
+pub(crate) struct TypeSpec {
+    pub name: Name,
+    pub span: Span,
+    pub params: Vec<TypeParam>,
+    pub liftedness: Liftedness,
+    /// `type t = …` in the module type itself.
+    pub def: Option<TypeExp>,
+    /// Made transparent by a refinement `S with t 'a = def`: its
+    /// parameters, definition, and the scope the refinement was written in.
+    pub refinement: Option<Rc<Refinement>>,
+    /// The scope the module type was written in (for the definition's names).
+    pub scope: Rc<Env>,
+}
+
+/// The definition a refinement `S with t 'a = def` gives a type.
+#[derive(Debug)]
+pub(crate) struct Refinement {
+    pub params: Vec<TypeParam>,
+    pub def: TypeExp,
+    pub scope: Rc<Env>,
 }
 
 /// A `val` specification.
@@ -161,6 +186,10 @@ pub(crate) struct SigStruct {
 pub(crate) struct ValSpec {
     pub name: Name,
     pub span: Span,
+    /// The specification's type parameters (`val f 'a [n]: …`).
+    pub type_params: Vec<TypeParam>,
+    /// The specified type, as written.
+    pub ty: TypeExp,
     /// The specified type, when the module pass checks it (monomorphic
     /// types without named sizes, uniqueness or existentials).
     pub checked_type: Option<TypeExp>,

@@ -25,18 +25,25 @@
 //! Module types: a module ascribed to (or passed for a parameter of, or
 //! returned by a functor with) a module type must define every `val`,
 //! `type` and `module` it specifies (a located error otherwise), and only
-//! those names stay visible. Abstract types stay transparent (`M.t` is its
-//! definition). A monomorphic `val x: T` without named sizes is checked by
-//! emitting `def M.x.<spec> : T = M.x` (with `T`'s abstract types read as
-//! the module's) for the type checker; other `val` types are checked where
-//! the values are used.
+//! those names stay visible. In the program [`expand_modules`] returns,
+//! abstract types are transparent (`M.t` is its definition): that is the
+//! program that is elaborated. A monomorphic `val x: T` without named sizes
+//! is checked by emitting `def M.x.<spec> : T = M.x` (with `T`'s abstract
+//! types read as the module's) for the type checker; other `val` types are
+//! checked where the values are used. Opaque ascription is checked by a
+//! second expansion, [`expand_modules_sealed`], in which each abstract type
+//! is a new type and each `val` a declaration of its specified type, and
+//! each functor body is expanded once more against its parameters' module
+//! types; the driver type-checks it after the first and reports its errors.
 
 mod env;
 mod resolve;
 #[cfg(test)]
 mod tests;
 
-use env::{Env, Functor, ModVal, Sig, SigStruct, TypeTarget, ValSpec, ValTarget};
+use env::{
+    Env, Functor, ModVal, Refinement, Sig, SigStruct, TypeSpec, TypeTarget, ValSpec, ValTarget,
+};
 use nabla_syntax::ast::*;
 use nabla_syntax::load::resolve_import;
 use nabla_syntax::{Diagnostic, DiagnosticKind, SourceMap, Span};
@@ -58,6 +65,71 @@ pub fn expand_modules(
     files: Vec<Program>,
     next_id: &mut u32,
 ) -> Result<Vec<Program>, Vec<Diagnostic>> {
+    let expanded = expand(sources, files, next_id, false)?;
+    Ok(expanded.files)
+}
+
+/// The program as [`expand_modules_sealed`] expands it, for checking
+/// opaque ascription.
+#[derive(Debug)]
+pub struct SealedProgram {
+    /// The flat declarations, in which every abstract type of an ascribed
+    /// module is a type of its own.
+    pub files: Vec<Program>,
+    /// The spans of the declarations the pass made up for the ascribed
+    /// modules' values (a type error there is the pass's fault, not the
+    /// program's: the caller should then not trust the check).
+    pub generated: Vec<Span>,
+}
+
+/// Expands `files` like [`expand_modules`], but with opaque ascription: a
+/// module ascribed to a module type (`module M: S = …`, `m : S`, or a
+/// functor's result type) shows only what `S` says. Each abstract type of
+/// `S` (`type t`, not refined by `with`) becomes a new type that equals no
+/// other (the one-constructor sum type of
+/// [`nabla_syntax::types::ABSTRACT_TYPE_CONSTRUCTOR`], a fresh one for
+/// each ascription and each functor application), and each `val` becomes
+/// a declaration of its specified type in terms of those types (`def
+/// M.f#2 (x: M.t#2) : i32 = ???`). Type-checking the result rejects the
+/// programs that rely on the definition of an abstract type outside its
+/// module, as Futhark does.
+///
+/// Each functor's body is also expanded once with its parameters bound to
+/// modules made from their module types alone (new abstract types, `val`s
+/// as declarations), so that the body may use of its parameters only what
+/// their module types say, as Futhark checks it. (In the ordinary
+/// expansion the body only ever sees the modules it is applied to.)
+///
+/// The result is only for type checking (its values are holes). `None`
+/// when no module hides a type (nothing to check) or when the pass
+/// reports anything (the ordinary expansion reports it).
+pub fn expand_modules_sealed(
+    sources: &SourceMap,
+    files: Vec<Program>,
+    next_id: &mut u32,
+) -> Option<SealedProgram> {
+    let expanded = expand(sources, files, next_id, true).ok()?;
+    expanded.sealed_any.then_some(SealedProgram {
+        files: expanded.files,
+        generated: expanded.generated,
+    })
+}
+
+/// What one run of the pass produced.
+struct Expanded {
+    files: Vec<Program>,
+    /// Whether an abstract type was hidden (only when `opaque`).
+    sealed_any: bool,
+    /// The spans of made-up declarations (only when `opaque`).
+    generated: Vec<Span>,
+}
+
+fn expand(
+    sources: &SourceMap,
+    files: Vec<Program>,
+    next_id: &mut u32,
+    opaque: bool,
+) -> Result<Expanded, Vec<Diagnostic>> {
     let paths: Vec<PathBuf> = files
         .iter()
         .map(|f| canonical(&sources.file(f.file).path))
@@ -74,9 +146,18 @@ pub fn expand_modules(
                     diags: Vec::new(),
                     exports: HashMap::new(),
                     depth: 0,
+                    opaque,
+                    sealed: Vec::new(),
+                    sealed_any: false,
+                    generated: Vec::new(),
                 };
                 let out = ex.files(files, &paths);
-                (out, ex.diags, ex.next_id)
+                let expanded = Expanded {
+                    files: out,
+                    sealed_any: ex.sealed_any,
+                    generated: ex.generated,
+                };
+                (expanded, ex.diags, ex.next_id)
             });
         match h {
             Ok(h) => h.join().ok(),
@@ -133,6 +214,16 @@ impl Ctx {
     }
 }
 
+/// Where a module is matched against a module type, for messages.
+struct Site {
+    /// The module, as messages name it ("the module `M`").
+    what: String,
+    /// The module type.
+    sig_span: Span,
+    /// Where the errors point.
+    span: Span,
+}
+
 /// A `val` specification to check against the member that implements it:
 /// becomes `def M.x.<spec> : T = M.x` for the type checker.
 struct ValCheck {
@@ -158,6 +249,15 @@ struct Expander {
     exports: HashMap<PathBuf, Rc<Env>>,
     /// Current nesting of functor applications.
     depth: usize,
+    /// Check opaque ascription (see [`expand_modules_sealed`]).
+    opaque: bool,
+    /// The declarations of sealed types and values made since the last
+    /// [`Expander::emit_val_checks`].
+    sealed: Vec<Dec>,
+    /// Whether an abstract type was sealed.
+    sealed_any: bool,
+    /// The spans of the sealed values' declarations.
+    generated: Vec<Span>,
 }
 
 impl Expander {
@@ -334,7 +434,12 @@ impl Expander {
                         (Some(v), Some(sig)) => {
                             let v = self.eval_sig(&sig, scope).and_then(|s| {
                                 let what = format!("the module `{name}`");
-                                self.ascribe(v, &s, sig.span(), &what, mb.name.span)
+                                let site = Site {
+                                    what,
+                                    sig_span: sig.span(),
+                                    span: mb.name.span,
+                                };
+                                self.ascribe(v, &s, &site, Some(&inner.prefix), &Env::default())
                             });
                             self.emit_val_checks(out);
                             v
@@ -342,13 +447,17 @@ impl Expander {
                         (v, _) => v,
                     }
                 } else {
-                    Some(ModVal::Functor(Rc::new(Functor {
+                    let functor = Rc::new(Functor {
                         name: name.clone(),
                         params: mb.params,
                         ret: mb.sig,
                         body: mb.body,
                         scope: Rc::new(scope.clone()),
-                    })))
+                    });
+                    if self.opaque {
+                        self.check_functor_body(&functor, &ctx.child(&name), out);
+                    }
+                    Some(ModVal::Functor(functor))
                 };
                 if let Some(v) = value {
                     scope.mods.insert(name.clone(), v.clone());
@@ -463,9 +572,19 @@ impl Expander {
             }
             ModExp::Ascribe(m, sig, span) => {
                 let what = format!("the module `{}`", describe(&m));
+                let path = if ctx.prefix.is_empty() {
+                    describe(&m)
+                } else {
+                    ctx.prefix.clone()
+                };
                 let v = self.eval(*m, ctx, scope, out)?;
                 let s = self.eval_sig(&sig, scope)?;
-                let v = self.ascribe(v, &s, sig.span(), &what, span);
+                let site = Site {
+                    what,
+                    sig_span: sig.span(),
+                    span,
+                };
+                let v = self.ascribe(v, &s, &site, Some(&path), &Env::default());
                 self.emit_val_checks(out);
                 v
             }
@@ -500,13 +619,12 @@ impl Expander {
         }
         let param = &f.params[0];
         let sig = self.eval_sig(&param.sig, &f.scope)?;
-        let arg = self.ascribe(
-            arg,
-            &sig,
+        let site = Site {
+            what: format!("the argument for `{}`", param.name.name),
+            sig_span: span,
             span,
-            &format!("the argument for `{}`", param.name.name),
-            span,
-        );
+        };
+        let arg = self.ascribe(arg, &sig, &site, None, &Env::default());
         self.emit_val_checks(out);
         let arg = arg?;
         let mut scope = (*f.scope).clone();
@@ -531,13 +649,17 @@ impl Expander {
         match &f.ret {
             Some(ret) => {
                 let s = self.eval_sig(ret, &scope)?;
-                let v = self.ascribe(
-                    v,
-                    &s,
-                    ret.span(),
-                    &format!("the result of `{}`", f.name),
+                let path = if ctx.prefix.is_empty() {
+                    f.name.clone()
+                } else {
+                    ctx.prefix.clone()
+                };
+                let site = Site {
+                    what: format!("the result of `{}`", f.name),
+                    sig_span: ret.span(),
                     span,
-                );
+                };
+                let v = self.ascribe(v, &s, &site, Some(&path), &Env::default());
                 self.emit_val_checks(out);
                 v
             }
@@ -550,6 +672,7 @@ impl Expander {
     /// are resolved in the module type's scope extended by the ascribed
     /// module's types.
     fn emit_val_checks(&mut self, out: &mut Vec<Dec>) {
+        out.append(&mut self.sealed);
         for check in std::mem::take(&mut self.val_checks) {
             let mut env = (*check.scope).clone();
             if let Some(types) = &check.types {
@@ -596,16 +719,24 @@ impl Expander {
         }
     }
 
-    /// Checks that `v` has everything `sig` specifies (errors at `span`,
-    /// naming `what`) and keeps only that visible.
+    /// Checks that `v` has everything `sig` specifies (errors at
+    /// `site`) and keeps only that visible. With `seal` (for an
+    /// ascription rather than a functor argument: the path of the module,
+    /// `M.N`), when the pass checks opaque ascription, the kept types and
+    /// values are the sealed ones ([`Expander::seal_type`],
+    /// [`Expander::seal_val`]), named after that path. `outer`: the types
+    /// and submodules of the enclosing modules, when `sig` is a module
+    /// specification inside another module type (its specifications may
+    /// name them).
     fn ascribe(
         &mut self,
         v: ModVal,
         sig: &Sig,
-        sig_span: Span,
-        what: &str,
-        span: Span,
+        site: &Site,
+        seal: Option<&str>,
+        outer: &Env,
     ) -> Option<ModVal> {
+        let (what, sig_span, span) = (&site.what, site.sig_span, site.span);
         match (sig, v) {
             (Sig::Functor, v @ ModVal::Functor(_)) => Some(v),
             (Sig::Functor, ModVal::Struct(_)) => {
@@ -629,51 +760,31 @@ impl Expander {
                 None
             }
             (Sig::Struct(s), ModVal::Struct(env)) => {
+                let sealing = seal.filter(|_| self.opaque);
                 let mut kept = Env {
-                    builtin: env.builtin,
+                    builtin: env.builtin && sealing.is_none(),
                     ..Env::default()
                 };
                 let mut ok = true;
                 let checks_from = self.val_checks.len();
-                for (n, spec_span) in &s.types {
-                    match env.types.get(n) {
+                for spec in &s.types {
+                    match env.types.get(&spec.name) {
                         Some(t) => {
-                            kept.types.insert(n.clone(), t.clone());
+                            let t = if let (Some(path), None) = (sealing, &spec.refinement) {
+                                self.seal_type(spec, path, &Self::spec_env(outer, &kept))
+                            } else {
+                                t.clone()
+                            };
+                            kept.types.insert(spec.name.clone(), t);
                         }
                         None => {
                             ok = false;
                             self.diags.push(
-                                error(span, format!("{what} does not define the type `{n}`"))
-                                    .with_label(*spec_span, "specified here"),
-                            );
-                        }
-                    }
-                }
-                for ValSpec {
-                    name: n,
-                    span: spec_span,
-                    checked_type,
-                    scope,
-                } in &s.vals
-                {
-                    match env.vals.get(n) {
-                        Some(t) => {
-                            kept.vals.insert(n.clone(), t.clone());
-                            if let (Some(ty), false) = (checked_type, env.builtin) {
-                                self.val_checks.push(ValCheck {
-                                    target: t.clone(),
-                                    ty: ty.clone(),
+                                error(
                                     span,
-                                    scope: scope.clone(),
-                                    types: None,
-                                });
-                            }
-                        }
-                        None => {
-                            ok = false;
-                            self.diags.push(
-                                error(span, format!("{what} does not define the value `{n}`"))
-                                    .with_label(*spec_span, "specified here"),
+                                    format!("{what} does not define the type `{}`", spec.name),
+                                )
+                                .with_label(spec.span, "specified here"),
                             );
                         }
                     }
@@ -681,12 +792,17 @@ impl Expander {
                 for (n, sub, spec_span) in &s.mods {
                     match env.mods.get(n) {
                         Some(m) => {
+                            let sub_site = Site {
+                                what: format!("the module `{n}` in {}", site.what),
+                                sig_span: *spec_span,
+                                span: site.span,
+                            };
                             let m = self.ascribe(
                                 m.clone(),
                                 sub,
-                                *spec_span,
-                                &format!("the module `{n}` in {what}"),
-                                span,
+                                &sub_site,
+                                seal.map(|p| format!("{p}.{n}")).as_deref(),
+                                &Self::spec_env(outer, &kept),
                             );
                             match m {
                                 Some(m) => {
@@ -704,13 +820,284 @@ impl Expander {
                         }
                     }
                 }
-                let kept = Rc::new(kept);
-                for c in self.val_checks[checks_from..].iter_mut() {
-                    c.types.get_or_insert_with(|| kept.clone());
+                for spec in &s.vals {
+                    match env.vals.get(&spec.name) {
+                        Some(t) => {
+                            let target = if let Some(path) = sealing {
+                                self.seal_val(spec, path, &Self::spec_env(outer, &kept))
+                            } else {
+                                t.clone()
+                            };
+                            kept.vals.insert(spec.name.clone(), target);
+                            // The opaque expansion runs after the ordinary
+                            // one has checked the specifications.
+                            if let (Some(ty), false, false) =
+                                (&spec.checked_type, env.builtin, self.opaque)
+                            {
+                                self.val_checks.push(ValCheck {
+                                    target: t.clone(),
+                                    ty: ty.clone(),
+                                    span,
+                                    scope: spec.scope.clone(),
+                                    types: None,
+                                });
+                            }
+                        }
+                        None => {
+                            ok = false;
+                            self.diags.push(
+                                error(
+                                    span,
+                                    format!("{what} does not define the value `{}`", spec.name),
+                                )
+                                .with_label(spec.span, "specified here"),
+                            );
+                        }
+                    }
                 }
+                let visible = Rc::new(Self::spec_env(outer, &kept));
+                for c in self.val_checks[checks_from..].iter_mut() {
+                    c.types.get_or_insert_with(|| visible.clone());
+                }
+                let kept = Rc::new(kept);
                 ok.then_some(ModVal::Struct(kept))
             }
         }
+    }
+
+    /// Expands the body of `f` once for the check of opaque ascription,
+    /// with each parameter bound to a module made from its module type
+    /// alone ([`Expander::abstract_module`]): the body may use of its
+    /// parameters only what their module types say, as in Futhark. The
+    /// declarations go to `out` for the type checker; the result is
+    /// dropped. Skipped when a parameter is itself a functor.
+    fn check_functor_body(&mut self, f: &Functor, ctx: &Ctx, out: &mut Vec<Dec>) {
+        let mut scope = (*f.scope).clone();
+        for p in &f.params {
+            let Some(sig) = self.eval_sig(&p.sig, &scope) else {
+                return;
+            };
+            let path = format!("{}.{}", ctx.prefix, p.name.name);
+            let Some(arg) = self.abstract_module(&sig, &path, &Env::default()) else {
+                return;
+            };
+            self.emit_val_checks(out);
+            scope.mods.insert(p.name.name.clone(), arg);
+        }
+        let body_ctx = Ctx {
+            fresh_ids: true,
+            ..ctx.clone()
+        };
+        self.depth += 1;
+        let v = self.eval(f.body.clone(), &body_ctx, &scope, out);
+        self.depth -= 1;
+        if let (Some(v), Some(ret)) = (v, &f.ret) {
+            if let Some(s) = self.eval_sig(ret, &scope) {
+                let site = Site {
+                    what: format!("the result of `{}`", f.name),
+                    sig_span: ret.span(),
+                    span: ret.span(),
+                };
+                self.ascribe(v, &s, &site, Some(&ctx.prefix), &Env::default());
+                self.emit_val_checks(out);
+            }
+        }
+    }
+
+    /// A module with exactly what the module type `sig` specifies: its
+    /// abstract types new types, its other types as defined or refined,
+    /// its values declarations of their types ([`Expander::seal_type`],
+    /// [`Expander::seal_val`]), named after `path`. `None` for the type of
+    /// a functor.
+    fn abstract_module(&mut self, sig: &Sig, path: &str, outer: &Env) -> Option<ModVal> {
+        let Sig::Struct(s) = sig else { return None };
+        let mut kept = Env::default();
+        for spec in &s.types {
+            let t = self.seal_type(spec, path, &Self::spec_env(outer, &kept));
+            kept.types.insert(spec.name.clone(), t);
+        }
+        for (n, sub, _) in &s.mods {
+            let inner = Self::spec_env(outer, &kept);
+            let m = self.abstract_module(sub, &format!("{path}.{n}"), &inner)?;
+            kept.mods.insert(n.clone(), m);
+        }
+        for spec in &s.vals {
+            let v = self.seal_val(spec, path, &Self::spec_env(outer, &kept));
+            kept.vals.insert(spec.name.clone(), v);
+        }
+        Some(ModVal::Struct(Rc::new(kept)))
+    }
+
+    /// The scope `spec_scope` of a specification extended by the types and
+    /// submodules `kept` so far of the module ascribed to it (for a module
+    /// specification inside a module type, `spec_scope` is itself extended
+    /// by the enclosing module's: its specifications may name those types).
+    fn spec_env(spec_scope: &Env, kept: &Env) -> Env {
+        let mut env = spec_scope.clone();
+        for (n, t) in &kept.types {
+            env.types.insert(n.clone(), t.clone());
+        }
+        for (n, m) in &kept.mods {
+            env.mods.insert(n.clone(), m.clone());
+        }
+        env
+    }
+
+    /// Seals the type specified by `spec` in the module at `path`: an
+    /// abstract type becomes a new one-constructor sum type with the type's
+    /// parameters as payload (see
+    /// [`nabla_syntax::types::ABSTRACT_TYPE_CONSTRUCTOR`]); a type the module
+    /// type defines (`type u = t -> t`) is redefined from that definition
+    /// over the sealed types, and a refined one from its refinement.
+    /// Returns the new type's target; its declaration goes to `self.sealed`.
+    fn seal_type(&mut self, spec: &TypeSpec, path: &str, kept: &Env) -> TypeTarget {
+        let flat = self.flat_name(path, &spec.name, true);
+        let span = spec.span;
+        let mut bind = TypeBind {
+            name: Ident {
+                name: flat.clone(),
+                span,
+            },
+            params: spec.params.clone(),
+            liftedness: spec.liftedness,
+            def: TypeExp::Tuple(vec![], span),
+            span,
+        };
+        if let Some(refinement) = &spec.refinement {
+            // Only for the parameters of a functor whose body is checked.
+            bind.params = refinement.params.clone();
+            bind.def = refinement.def.clone();
+            let mut r = Resolver::new(&refinement.scope);
+            r.type_bind(&mut bind);
+            self.diags.append(&mut r.diags);
+            self.sealed.push(Dec::Type(bind));
+            return TypeTarget::Flat(flat);
+        }
+        match &spec.def {
+            None => {
+                self.sealed_any = true;
+                let payload = spec
+                    .params
+                    .iter()
+                    .map(|p| match p {
+                        TypeParam::Type(a, _) => TypeExp::Named(
+                            QualName {
+                                quals: vec![],
+                                name: a.name.clone(),
+                                span,
+                            },
+                            vec![],
+                            span,
+                        ),
+                        TypeParam::Size(n) => TypeExp::Array(
+                            SizeExp::Expr(Box::new(Expr {
+                                kind: ExprKind::Var {
+                                    name: QualName {
+                                        quals: vec![],
+                                        name: n.name.clone(),
+                                        span,
+                                    },
+                                    res: None,
+                                    inst: vec![],
+                                },
+                                span,
+                                ty: None,
+                            })),
+                            Box::new(TypeExp::Tuple(vec![], span)),
+                            span,
+                        ),
+                    })
+                    .collect();
+                let constructor = Ident {
+                    name: format!("{}{flat}", nabla_syntax::types::ABSTRACT_TYPE_CONSTRUCTOR),
+                    span,
+                };
+                bind.def = TypeExp::Sum(vec![(constructor, payload)], span);
+            }
+            Some(def) => {
+                bind.def = def.clone();
+                let env = Self::spec_env(&spec.scope, kept);
+                let mut r = Resolver::new(&env);
+                r.type_bind(&mut bind);
+                self.diags.append(&mut r.diags);
+            }
+        }
+        self.sealed.push(Dec::Type(bind));
+        TypeTarget::Flat(flat)
+    }
+
+    /// Seals the value specified by `spec` in the module at `path`: a
+    /// declaration of the specified type over the sealed types (`def M.f#2
+    /// 'a (x: M.t#2) : a = ???`, its parameters one per arrow of the type,
+    /// as written) goes to `self.sealed`; returns its target.
+    fn seal_val(&mut self, spec: &ValSpec, path: &str, kept: &Env) -> ValTarget {
+        let flat = self.flat_name(path, &spec.name, false);
+        let span = spec.span;
+        let mut params = Vec::new();
+        let mut ty = spec.ty.clone();
+        while let TypeExp::Arrow(name, param, ret, _) = ty {
+            let name = name.unwrap_or_else(|| Ident {
+                name: format!("arg#{}", params.len()),
+                span,
+            });
+            let id = Pat {
+                kind: PatKind::Id(name),
+                span,
+                ty: None,
+            };
+            params.push(Pat {
+                kind: PatKind::Ascribe(Box::new(id), *param),
+                span,
+                ty: None,
+            });
+            ty = *ret;
+        }
+        let expr = |kind| Expr {
+            kind,
+            span,
+            ty: None,
+        };
+        let hole = expr(ExprKind::Var {
+            name: QualName {
+                quals: vec![],
+                name: "???".to_string(),
+                span,
+            },
+            res: None,
+            inst: vec![],
+        });
+        let body = expr(ExprKind::Apply(
+            Box::new(hole),
+            vec![expr(ExprKind::Tuple(vec![]))],
+        ));
+        let mut bind = ValBind {
+            id: self.fresh_id(),
+            entry: false,
+            name: Ident {
+                name: flat.clone(),
+                span,
+            },
+            type_params: spec.type_params.clone(),
+            params,
+            ret: Some(ty),
+            body,
+            attrs: vec![],
+            span,
+            ty: None,
+        };
+        let env = Self::spec_env(&spec.scope, kept);
+        let mut r = Resolver::new(&env);
+        r.val_bind(&mut bind);
+        self.diags.append(&mut r.diags);
+        // The declaration's types keep the spans they have in the module type.
+        let ty_span = spec.ty.span();
+        self.generated.push(Span {
+            start: span.start.min(ty_span.start),
+            end: span.end.max(ty_span.end),
+            ..span
+        });
+        self.sealed.push(Dec::Val(bind));
+        ValTarget::flat(&flat)
     }
 
     /// Evaluates a module type expression.
@@ -742,11 +1129,27 @@ impl Expander {
                         Spec::Val(n, tparams, ty, span) => s.vals.push(ValSpec {
                             name: n.name.clone(),
                             span: *span,
+                            type_params: tparams.clone(),
+                            ty: ty.clone(),
                             checked_type: (tparams.is_empty() && checkable_type(ty))
                                 .then(|| ty.clone()),
                             scope: spec_scope.clone(),
                         }),
-                        Spec::Type { name, span, .. } => s.types.push((name.name.clone(), *span)),
+                        Spec::Type {
+                            name,
+                            params,
+                            liftedness,
+                            def,
+                            span,
+                        } => s.types.push(TypeSpec {
+                            name: name.name.clone(),
+                            span: *span,
+                            params: params.clone(),
+                            liftedness: *liftedness,
+                            def: def.clone(),
+                            refinement: None,
+                            scope: spec_scope.clone(),
+                        }),
                         Spec::Module(n, mt, span) => {
                             let sub = self.eval_sig(mt, scope)?;
                             s.mods.push((n.name.clone(), sub, *span));
@@ -769,16 +1172,23 @@ impl Expander {
                 }
                 Some(Rc::new(Sig::Struct(s)))
             }
-            ModTypeExp::With(base, name, _, _, span) => {
+            ModTypeExp::With(base, name, params, def, span) => {
                 let s = self.eval_sig(base, scope)?;
-                if !sig_has_type(&s, name) {
-                    self.diags.push(error(
-                        *span,
-                        format!("the module type has no type `{name}` to refine"),
-                    ));
-                    return None;
+                let refinement = Rc::new(Refinement {
+                    params: params.clone(),
+                    def: def.clone(),
+                    scope: Rc::new(scope.clone()),
+                });
+                match refine(&s, &name.quals, &name.name, &refinement) {
+                    Some(refined) => Some(Rc::new(refined)),
+                    None => {
+                        self.diags.push(error(
+                            *span,
+                            format!("the module type has no type `{name}` to refine"),
+                        ));
+                        None
+                    }
                 }
-                Some(s)
             }
             ModTypeExp::Arrow(_, p, r, _) => {
                 self.eval_sig(p, scope)?;
@@ -789,20 +1199,23 @@ impl Expander {
     }
 }
 
-/// Whether the module type `s` specifies the (possibly qualified) type `q`.
-fn sig_has_type(s: &Sig, q: &QualName) -> bool {
-    let mut cur = s;
-    for m in &q.quals {
-        let Sig::Struct(st) = cur else { return false };
-        match st.mods.iter().find(|(n, _, _)| n == m) {
-            Some((_, sub, _)) => cur = sub,
-            None => return false,
+/// The module type `s` with its type `quals.name` (in the submodule spec
+/// `quals`) made transparent, as `s with quals.name = …` does; `None` if
+/// `s` specifies no such type.
+fn refine(s: &Sig, quals: &[Name], name: &str, refinement: &Rc<Refinement>) -> Option<Sig> {
+    let Sig::Struct(st) = s else { return None };
+    let mut st = st.clone();
+    match quals.split_first() {
+        None => {
+            let spec = st.types.iter_mut().find(|t| t.name == name)?;
+            spec.refinement = Some(refinement.clone());
+        }
+        Some((m, rest)) => {
+            let entry = st.mods.iter_mut().find(|(n, _, _)| n == m)?;
+            entry.1 = Rc::new(refine(&entry.1, rest, name, refinement)?);
         }
     }
-    match cur {
-        Sig::Struct(st) => st.types.iter().any(|(n, _)| *n == q.name),
-        Sig::Functor => false,
-    }
+    Some(Sig::Struct(st))
 }
 
 /// A short user-facing name for a module expression (used for the names of

@@ -191,3 +191,82 @@ fn types_and_values_have_separate_namespaces() {
     let out = expand_ok("type t = i32\ndef t : t = 1");
     assert_eq!(out, ["type t = i32", "t = 1"]);
 }
+
+/// The sealed expansion of one file: `name = body` lines as in [`expand`],
+/// or `None` when there is nothing to seal.
+fn expand_sealed(src: &str) -> Option<Vec<String>> {
+    let mut sources = SourceMap::new();
+    let file = sources.add(PathBuf::from("<test>"), src.to_string());
+    let mut next_id = 0;
+    let prog: Program =
+        parse_file(&sources, file, &mut next_id).unwrap_or_else(|d| panic!("parse error: {d:?}"));
+    let out = crate::expand_modules_sealed(&sources, vec![prog], &mut next_id)?;
+    Some(
+        out.files[0]
+            .decs
+            .iter()
+            .map(|d| match d {
+                Dec::Val(vb) => format!(
+                    "{} : {} = {}",
+                    vb.name.name,
+                    vb.ret.as_ref().map(dump::ty).unwrap_or_default(),
+                    dump::expr(&vb.body)
+                ),
+                Dec::Type(tb) => format!("type {} = {}", tb.name.name, dump::ty(&tb.def)),
+                other => panic!("left in the output: {other:?}"),
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn sealing_makes_abstract_types_new_and_values_declarations() {
+    let out = expand_sealed(
+        "module type S = { type t  type u = t -> t  val f: i32 -> t  val g: u }\n\
+         module M : S = { type t = i32  type u = t -> t  def f (x: i32) = x  def g (x: t) = x }\n\
+         def use = M.g (M.f 1)",
+    )
+    .expect("M hides a type");
+    let text = out.join("\n");
+    // The new type is a sum whose constructor no program can write.
+    assert!(text.contains("type M.t#2 = "), "{text}");
+    assert!(text.contains("abstract M.t#2"), "{text}");
+    // `u` is redefined over the sealed `t`; the values are declarations
+    // of their specified types, used by the rest of the program.
+    assert!(text.contains("type M.u#2 = "), "{text}");
+    assert!(text.contains("M.f#2 : "), "{text}");
+    assert!(text.contains("M.g#2 : M.u#2"), "{text}");
+    assert!(out.last().unwrap().contains("M.g#2"), "{text}");
+    // A refinement keeps the type transparent: nothing to seal.
+    assert!(expand_sealed(
+        "module type S = { type t  val f: t -> t }\n\
+         module M : S with t = i32 = { type t = i32  def f (x: t) = x }"
+    )
+    .is_none());
+    // A functor argument is not sealed: the application's body uses the
+    // argument's own `x` (only the body's check uses a made-up `P`).
+    let out = expand_sealed(
+        "module F (P: { type t  val x: t }) = { def y = P.x }\n\
+         module N = F { type t = i32  def x = 1i32 }",
+    )
+    .expect("F's parameter hides a type");
+    let text = out.join("\n");
+    assert!(out.contains(&"N.y :  = N.P.x".to_string()), "{text}");
+    assert!(out.contains(&"type N.P.t = i32".to_string()), "{text}");
+}
+
+#[test]
+fn sealing_checks_functor_bodies_against_their_parameters() {
+    // A functor that is never applied still has its body expanded once,
+    // with `P` made from its module type: `P.t` is a new type there.
+    let out = expand_sealed(
+        "module F (P: { type t  val x: t }) = { def y = P.x }\nmodule type S = { type u }",
+    )
+    .expect("P hides a type");
+    let text = out.join("\n");
+    assert!(text.contains("type F.P.t = "), "{text}");
+    assert!(text.contains("abstract F.P.t"), "{text}");
+    assert!(text.contains("F.P.x : F.P.t"), "{text}");
+    assert!(text.contains("F.y : "), "{text}");
+    assert!(text.contains("= F.P.x"), "{text}");
+}

@@ -8,6 +8,15 @@ use std::fmt;
 /// A name (identifier, field name, constructor name without `#`).
 pub type Name = String;
 
+/// The prefix of the constructor name that stands for an abstract type when
+/// the module pass checks opaque ascription: the abstract type `M.t` of a
+/// module ascribed to a module type becomes the one-constructor sum type
+/// whose constructor is named `"abstract M.t"` (with the type's arguments
+/// as payload). No program can write that constructor (its name has a
+/// space), so the type equals no other type; [`Type`]'s `Display` shows it
+/// as `M.t`.
+pub const ABSTRACT_TYPE_CONSTRUCTOR: &str = "abstract ";
+
 /// The size of one array dimension.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Size {
@@ -169,6 +178,25 @@ impl fmt::Display for Type {
                 }
             }
             Type::Sum(cs) => {
+                if let [(c, ts)] = cs.as_slice() {
+                    if let Some(name) = c.strip_prefix(ABSTRACT_TYPE_CONSTRUCTOR) {
+                        // An abstract type of an opaquely ascribed module,
+                        // shown by its name and arguments (a size argument
+                        // is carried as an array of units).
+                        write!(f, "{name}")?;
+                        for t in ts {
+                            match t {
+                                Type::Array { elem, shape, .. } if **elem == Type::unit() => {
+                                    for d in shape {
+                                        write!(f, " {d}")?;
+                                    }
+                                }
+                                _ => write!(f, " {t}")?,
+                            }
+                        }
+                        return Ok(());
+                    }
+                }
                 for (i, (c, ts)) in cs.iter().enumerate() {
                     if i > 0 {
                         write!(f, " | ")?;

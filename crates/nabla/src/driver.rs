@@ -113,6 +113,9 @@ pub fn check(path: &Path) -> Result<Checked, CompileError> {
         Ok(ps) => files.extend(ps),
         Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
     }
+    // The parsed program again, for the check of opaque ascription (only
+    // when some module is ascribed a module type).
+    let parsed = frontend::copy_if_ascribed(&files);
     let mut files = match frontend::expand_modules(&sources, files, &mut next_id) {
         Ok(fs) => fs,
         Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
@@ -120,6 +123,11 @@ pub fn check(path: &Path) -> Result<Checked, CompileError> {
     if let Err(d) = nabla_typeck::check_program(&sources, &mut files) {
         let d = frontend::user_facing_names(d);
         return Err(CompileError::from_diagnostics(d, &sources));
+    }
+    if let Some(parsed) = parsed {
+        if let Err(d) = frontend::check_opaque_ascription(&sources, parsed, next_id) {
+            return Err(CompileError::from_diagnostics(d, &sources));
+        }
     }
     Ok(Checked { sources, files })
 }

@@ -2,7 +2,7 @@
 //! loading the user's program with its imports), so the driver does not
 //! depend on their exact signatures.
 
-use nabla_syntax::{ast, Diagnostic, SourceMap};
+use nabla_syntax::{ast, Diagnostic, SourceMap, Span};
 use std::path::{Path, PathBuf};
 
 /// Adds the prelude to `sources` as the first file (path `<prelude>`) and parses it.
@@ -36,6 +36,90 @@ pub(crate) fn expand_modules(
     nabla_modules::expand_modules(sources, files, next_id)
 }
 
+/// Checks that the program (`files` as parsed, already type-checked with
+/// the ordinary expansion) uses no abstract type of an opaquely ascribed
+/// module as its definition outside the module: type-checks the sealed
+/// expansion of [`nabla_modules::expand_modules_sealed`], when there is
+/// anything to seal. A type error in a declaration the module pass made
+/// up (a shape of module type the sealing does not handle) makes the check
+/// give up rather than reject a program that may be valid.
+pub(crate) fn check_opaque_ascription(
+    sources: &SourceMap,
+    files: Vec<ast::Program>,
+    next_id: u32,
+) -> Result<(), Vec<Diagnostic>> {
+    // Deep (but bounded) programs must not overflow the caller's stack when
+    // the copies are dropped.
+    with_big_stack(move || check_sealed(sources, files, next_id))
+}
+
+/// Runs `f` on a thread with a 256 MiB stack (the front end's passes
+/// recurse over the syntax tree).
+fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    std::thread::scope(|s| {
+        std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn_scoped(s, f)
+            .expect("cannot start a thread for the front end")
+            .join()
+            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+    })
+}
+
+/// A copy of `files` when some module in them is ascribed a module type
+/// (`module M: S`, `m : S`, or a functor's result type) or some functor is
+/// defined, else `None`.
+pub(crate) fn copy_if_ascribed(files: &[ast::Program]) -> Option<Vec<ast::Program>> {
+    fn module_exp(m: &ast::ModExp) -> bool {
+        match m {
+            ast::ModExp::Ascribe(..) => true,
+            ast::ModExp::Struct(decs, _) => decs.iter().any(dec),
+            ast::ModExp::Apply(f, a, _) => module_exp(f) || module_exp(a),
+            ast::ModExp::Lambda(..) => true,
+            ast::ModExp::Var(_) | ast::ModExp::Import(..) => false,
+        }
+    }
+    fn dec(d: &ast::Dec) -> bool {
+        match d {
+            ast::Dec::Module(mb) => {
+                mb.sig.is_some() || !mb.params.is_empty() || module_exp(&mb.body)
+            }
+            ast::Dec::OpenModule(m, _) | ast::Dec::Include(m, _) => module_exp(m),
+            ast::Dec::Local(d, _) => dec(d),
+            _ => false,
+        }
+    }
+    let ascribed = files.iter().any(|f| f.decs.iter().any(dec));
+    ascribed.then(|| with_big_stack(|| files.to_vec()))
+}
+
+fn check_sealed(
+    sources: &SourceMap,
+    files: Vec<ast::Program>,
+    mut next_id: u32,
+) -> Result<(), Vec<Diagnostic>> {
+    let Some(mut sealed) = nabla_modules::expand_modules_sealed(sources, files, &mut next_id)
+    else {
+        return Ok(());
+    };
+    match nabla_typeck::check_program(sources, &mut sealed.files) {
+        Ok(()) => Ok(()),
+        Err(diags) => {
+            let made_up = |span: Span| {
+                sealed
+                    .generated
+                    .iter()
+                    .any(|g| g.file == span.file && g.start <= span.start && span.end <= g.end)
+            };
+            if diags.iter().any(|d| made_up(d.span)) {
+                Ok(())
+            } else {
+                Err(user_facing_names(diags))
+            }
+        }
+    }
+}
+
 /// Rewrites the flat names the module pass gave to redefinitions
 /// (`helper#2`, `M.x#2`) back to what the user wrote (`helper`, `M.x`) in
 /// the messages of `diags`.
@@ -44,6 +128,9 @@ pub(crate) fn user_facing_names(mut diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
         d.message = strip_redefinition_suffixes(&d.message);
         for (_, label) in &mut d.labels {
             *label = strip_redefinition_suffixes(label);
+        }
+        for note in &mut d.notes {
+            *note = strip_redefinition_suffixes(note);
         }
     }
     diags

@@ -29,4 +29,4 @@ module Outer : with_sub = {
 }
 
 entry main (n: i64) : (i64, []i64, f64) =
-  (Counter.size (n, true) + Counter.size (Counter.wrap 1.5) - 3, Counter.fill [1, 2, 3] n, Outer.Sub.half (f64.i64 n))
+  (Counter.size (Counter.wrap true) * n + Counter.size (Counter.wrap 1.5) - 3, Counter.fill [1, 2, 3] n, Outer.Sub.half (f64.i64 n))
