@@ -756,6 +756,11 @@ impl<'a> FnGen<'a> {
                 for (p, lp) in pat.iter().zip(&lam.params) {
                     self.line(&format!("{} = {};", var_name(p.var), self.consume(lp.var)));
                 }
+                // An extra result may be an accumulator from outside (one
+                // the lambda updated as a free variable).
+                for (p, r) in pat.iter().zip(&lam.body.result).skip(n) {
+                    self.copy_acc_info(p.var, r);
+                }
             }
             Exp::UpdateAcc {
                 acc,

@@ -53,9 +53,10 @@
 //! input, as a loop's initial value, in an `Atoms` copy, or as the result of
 //! a body or lambda; any other use (a call argument, `reduce`, `replicate`,
 //! `jvp`, …) is an error. A use counts as a consumption, so a second use is
-//! a use after consumption. An accumulator may not be free in a lambda (it
-//! enters lambdas only as their parameters) nor, being consumed, in a loop
-//! body; it must be consumed in both branches of an `if` or in neither, and
+//! a use after consumption. An accumulator may not be free in a lambda
+//! that runs many times (it enters those only as their parameters; it may
+//! be free in a `with_acc`'s lambda, which runs once) nor, being consumed,
+//! in a loop body; it must be consumed in both branches of an `if` or in neither, and
 //! one that is never used is an error. Functions take and return no
 //! accumulators.
 
@@ -497,7 +498,7 @@ impl Uq<'_> {
         if self.lam_depth.get(i).is_some_and(|d| *d < self.cur_lam) {
             let n = self.name(v);
             self.err(format!(
-                "accumulator {n} is free in a lambda (accumulators enter lambdas only as parameters)"
+                "accumulator {n} is free in a lambda (accumulators enter lambdas that run many times only as parameters)"
             ));
             // Dead from here on, without further complaints.
             self.dead[i] = Some(self.span);
@@ -662,8 +663,10 @@ impl Uq<'_> {
     fn lambda(&mut self, lam: &Lambda, repeated: bool) -> (Vec<bool>, Vec<Vec<Var>>) {
         if repeated {
             self.cur_level += 1;
+            // An accumulator may be free only in a lambda that runs once
+            // (a `with_acc`'s), where using it is one use.
+            self.cur_lam += 1;
         }
-        self.cur_lam += 1;
         for p in &lam.params {
             self.bind(p.var, &p.ty, Kind::LambdaParam, Vec::new());
         }
@@ -678,8 +681,8 @@ impl Uq<'_> {
         }
         let params: Vec<Var> = lam.params.iter().map(|p| p.var).collect();
         self.unbind(&params);
-        self.cur_lam -= 1;
         if repeated {
+            self.cur_lam -= 1;
             self.cur_level -= 1;
         }
         (consumed, res)

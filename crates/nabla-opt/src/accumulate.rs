@@ -31,6 +31,9 @@
 //! It applies only in functions whose accumulators all add (every
 //! `with_acc` input has the operator `add`, and no parameter is an
 //! accumulator), and only when `acc` is bound before the loop.
+//!
+//! The pass then sinks whole-array updates into maps, branches and
+//! `with_acc`s over zeros (`sink_updates.rs`).
 
 use std::collections::HashMap;
 
@@ -57,7 +60,8 @@ pub fn acc_updates_function(f: &mut Function) -> bool {
         changed: false,
     };
     cx.body(&mut f.body);
-    cx.changed
+    let changed = cx.changed;
+    crate::sink_updates::sink_whole_updates(f) || changed
 }
 
 /// Whether every accumulator of `f` adds: no parameter is an accumulator

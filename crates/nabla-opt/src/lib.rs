@@ -29,6 +29,7 @@ mod hoist;
 mod inline;
 pub mod pass;
 mod simplify;
+mod sink_updates;
 mod unroll;
 mod walk;
 

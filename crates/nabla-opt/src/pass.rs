@@ -497,7 +497,9 @@ impl Pass for Unroll {
 
 /// `acc-updates`: dense adjoint arrays built element by element in a loop
 /// and then added whole into an accumulator become element updates of the
-/// accumulator in the loop (see `accumulate.rs`).
+/// accumulator in the loop (see `accumulate.rs`), and an array that a map,
+/// a branch or a `with_acc` over zeros builds only to add it whole into an
+/// accumulator is added by its producer instead (`sink_updates.rs`).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct AccUpdates;
 
@@ -506,7 +508,7 @@ impl Pass for AccUpdates {
         "acc-updates"
     }
     fn description(&self) -> &'static str {
-        "adjoint arrays summed into an accumulator after a loop: the loop updates the accumulator instead"
+        "adjoint arrays summed into an accumulator after a loop, map, branch or with_acc: their producer updates the accumulator instead"
     }
     fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
         Ok(for_each_function(
