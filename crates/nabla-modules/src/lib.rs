@@ -779,13 +779,7 @@ impl Expander {
                         }
                         None => {
                             ok = false;
-                            self.diags.push(
-                                error(
-                                    span,
-                                    format!("{what} does not define the type `{}`", spec.name),
-                                )
-                                .with_label(spec.span, "specified here"),
-                            );
+                            self.missing(site, "type", &spec.name, spec.span);
                         }
                     }
                 }
@@ -813,10 +807,7 @@ impl Expander {
                         }
                         None => {
                             ok = false;
-                            self.diags.push(
-                                error(span, format!("{what} does not define the module `{n}`"))
-                                    .with_label(*spec_span, "specified here"),
-                            );
+                            self.missing(site, "module", n, *spec_span);
                         }
                     }
                 }
@@ -845,13 +836,7 @@ impl Expander {
                         }
                         None => {
                             ok = false;
-                            self.diags.push(
-                                error(
-                                    span,
-                                    format!("{what} does not define the value `{}`", spec.name),
-                                )
-                                .with_label(spec.span, "specified here"),
-                            );
+                            self.missing(site, "value", &spec.name, spec.span);
                         }
                     }
                 }
@@ -926,6 +911,18 @@ impl Expander {
             kept.vals.insert(spec.name.clone(), v);
         }
         Some(ModVal::Struct(Rc::new(kept)))
+    }
+
+    /// Reports that the module at `site` lacks the `kind` (type, value,
+    /// module) `name` specified at `spec_span`.
+    fn missing(&mut self, site: &Site, kind: &str, name: &str, spec_span: Span) {
+        self.diags.push(
+            error(
+                site.span,
+                format!("{} does not define the {kind} `{name}`", site.what),
+            )
+            .with_label(spec_span, "specified here"),
+        );
     }
 
     /// The scope `spec_scope` of a specification extended by the types and
