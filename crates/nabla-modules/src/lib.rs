@@ -638,33 +638,45 @@ impl Expander {
                 scope: Rc::new(scope),
             })));
         }
+        self.expand_functor_body(f, &scope, ctx, span, out)
+    }
+
+    /// Expands the body of `f` in `scope` (which binds its parameters),
+    /// ascribed to `f`'s result type if it has one (errors at `span`); its
+    /// members are named after `ctx.prefix` (or `f`'s name at the top).
+    fn expand_functor_body(
+        &mut self,
+        f: &Functor,
+        scope: &Env,
+        ctx: &Ctx,
+        span: Span,
+        out: &mut Vec<Dec>,
+    ) -> Option<ModVal> {
         let body_ctx = Ctx {
             fresh_ids: true,
             ..ctx.clone()
         };
         self.depth += 1;
-        let v = self.eval(f.body.clone(), &body_ctx, &scope, out);
+        let v = self.eval(f.body.clone(), &body_ctx, scope, out);
         self.depth -= 1;
         let v = v?;
-        match &f.ret {
-            Some(ret) => {
-                let s = self.eval_sig(ret, &scope)?;
-                let path = if ctx.prefix.is_empty() {
-                    f.name.clone()
-                } else {
-                    ctx.prefix.clone()
-                };
-                let site = Site {
-                    what: format!("the result of `{}`", f.name),
-                    sig_span: ret.span(),
-                    span,
-                };
-                let v = self.ascribe(v, &s, &site, Some(&path), &Env::default());
-                self.emit_val_checks(out);
-                v
-            }
-            None => Some(v),
-        }
+        let Some(ret) = &f.ret else {
+            return Some(v);
+        };
+        let s = self.eval_sig(ret, scope)?;
+        let path = if ctx.prefix.is_empty() {
+            f.name.clone()
+        } else {
+            ctx.prefix.clone()
+        };
+        let site = Site {
+            what: format!("the result of `{}`", f.name),
+            sig_span: ret.span(),
+            span,
+        };
+        let v = self.ascribe(v, &s, &site, Some(&path), &Env::default());
+        self.emit_val_checks(out);
+        v
     }
 
     /// Emits the declarations that make the type checker check the `val`
@@ -869,24 +881,11 @@ impl Expander {
             self.emit_val_checks(out);
             scope.mods.insert(p.name.name.clone(), arg);
         }
-        let body_ctx = Ctx {
-            fresh_ids: true,
-            ..ctx.clone()
-        };
-        self.depth += 1;
-        let v = self.eval(f.body.clone(), &body_ctx, &scope, out);
-        self.depth -= 1;
-        if let (Some(v), Some(ret)) = (v, &f.ret) {
-            if let Some(s) = self.eval_sig(ret, &scope) {
-                let site = Site {
-                    what: format!("the result of `{}`", f.name),
-                    sig_span: ret.span(),
-                    span: ret.span(),
-                };
-                self.ascribe(v, &s, &site, Some(&ctx.prefix), &Env::default());
-                self.emit_val_checks(out);
-            }
-        }
+        let span = f
+            .ret
+            .as_ref()
+            .map_or_else(|| f.body.span(), ModTypeExp::span);
+        self.expand_functor_body(f, &scope, ctx, span, out);
     }
 
     /// A module with exactly what the module type `sig` specifies: its
@@ -960,17 +959,19 @@ impl Expander {
             def: TypeExp::Tuple(vec![], span),
             span,
         };
-        if let Some(refinement) = &spec.refinement {
-            // Only for the parameters of a functor whose body is checked.
-            bind.params = refinement.params.clone();
-            bind.def = refinement.def.clone();
-            let mut r = Resolver::new(&refinement.scope);
-            r.type_bind(&mut bind);
-            self.diags.append(&mut r.diags);
-            self.sealed.push(Dec::Type(bind));
-            return TypeTarget::Flat(flat);
-        }
-        match &spec.def {
+        // A refinement (only met by the parameters of a functor whose body
+        // is checked) or the module type's own definition, in the scope it
+        // was written in.
+        let definition = match (&spec.refinement, &spec.def) {
+            (Some(r), _) => Some((r.params.clone(), r.def.clone(), (*r.scope).clone())),
+            (None, Some(def)) => Some((
+                spec.params.clone(),
+                def.clone(),
+                Self::spec_env(&spec.scope, kept),
+            )),
+            (None, None) => None,
+        };
+        match definition {
             None => {
                 self.sealed_any = true;
                 let payload = spec
@@ -1011,9 +1012,9 @@ impl Expander {
                 };
                 bind.def = TypeExp::Sum(vec![(constructor, payload)], span);
             }
-            Some(def) => {
-                bind.def = def.clone();
-                let env = Self::spec_env(&spec.scope, kept);
+            Some((params, def, env)) => {
+                bind.params = params;
+                bind.def = def;
                 let mut r = Resolver::new(&env);
                 r.type_bind(&mut bind);
                 self.diags.append(&mut r.diags);

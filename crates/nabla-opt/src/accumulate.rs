@@ -340,7 +340,8 @@ impl Cx<'_> {
     }
 }
 
-/// Whether `c` is a floating-point zero (adjoints are floats).
-fn is_zero(c: &PrimValue) -> bool {
+/// Whether `c` is a floating-point zero (adjoints are floats; adding
+/// `-0.0` changes nothing either).
+pub(crate) fn is_zero(c: &PrimValue) -> bool {
     c.prim_type().is_float() && *c == PrimValue::zero(c.prim_type())
 }

@@ -32,6 +32,7 @@ use nabla_ir::{
     AccOp, Atom, Body, Exp, Function, Lambda, Param, PrimType, PrimValue, Soac, Stm, Type, Var,
 };
 
+use crate::accumulate::is_zero;
 use crate::walk;
 
 /// Applies the rewrites of the module docs until none applies; returns
@@ -270,7 +271,7 @@ impl Cx<'_> {
             let value = branch.result[m.slot];
             let zeros = match value {
                 Atom::Var(v) if self.used_once(v) => zeros_at(branch, v),
-                Atom::Const(c) if is_float_zero(&c) => Some(Vec::new()),
+                Atom::Const(c) if is_zero(&c) => Some(Vec::new()),
                 _ => None,
             };
             match zeros {
@@ -374,12 +375,6 @@ impl Cx<'_> {
     }
 }
 
-/// Whether `c` is a floating-point zero (adjoints are floats; `-0.0` adds
-/// nothing either).
-fn is_float_zero(c: &PrimValue) -> bool {
-    c.prim_type().is_float() && *c == PrimValue::zero(c.prim_type())
-}
-
 /// If `v` is a zeros array made in `b` (`replicate n 0.0`, or a replicate
 /// of such a row used only there), the positions of the statements that
 /// make it, in increasing order.
@@ -389,7 +384,7 @@ fn zeros_at(b: &Body, v: Var) -> Option<Vec<usize>> {
         .iter()
         .position(|s| s.pat.len() == 1 && s.pat[0].var == v)?;
     match &b.stms[at].exp {
-        Exp::Replicate(_, Atom::Const(c)) if is_float_zero(c) => Some(vec![at]),
+        Exp::Replicate(_, Atom::Const(c)) if is_zero(c) => Some(vec![at]),
         Exp::Replicate(_, Atom::Var(row)) => {
             let uses = b
                 .stms

@@ -49,26 +49,29 @@ pub(crate) fn check_opaque_ascription(
     next_id: u32,
 ) -> Result<(), Vec<Diagnostic>> {
     // Deep (but bounded) programs must not overflow the caller's stack when
-    // the copies are dropped.
-    with_big_stack(move || check_sealed(sources, files, next_id))
+    // the copies are dropped. Without such a thread the check is skipped
+    // (the program already passed the ordinary one).
+    with_big_stack(move || check_sealed(sources, files, next_id)).unwrap_or(Ok(()))
 }
 
 /// Runs `f` on a thread with a 256 MiB stack (the front end's passes
-/// recurse over the syntax tree).
-fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+/// recurse over the syntax tree); `None` if no such thread can be started
+/// or `f` panics.
+fn with_big_stack<T: Send>(f: impl FnOnce() -> T + Send) -> Option<T> {
     std::thread::scope(|s| {
         std::thread::Builder::new()
             .stack_size(256 << 20)
             .spawn_scoped(s, f)
-            .expect("cannot start a thread for the front end")
+            .ok()?
             .join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            .ok()
     })
 }
 
 /// A copy of `files` when some module in them is ascribed a module type
 /// (`module M: S`, `m : S`, or a functor's result type) or some functor is
-/// defined, else `None`.
+/// defined, else `None` (also when no thread for the copy can be started:
+/// the check of opaque ascription is then skipped).
 pub(crate) fn copy_if_ascribed(files: &[ast::Program]) -> Option<Vec<ast::Program>> {
     fn module_exp(m: &ast::ModExp) -> bool {
         match m {
@@ -90,7 +93,11 @@ pub(crate) fn copy_if_ascribed(files: &[ast::Program]) -> Option<Vec<ast::Progra
         }
     }
     let ascribed = files.iter().any(|f| f.decs.iter().any(dec));
-    ascribed.then(|| with_big_stack(|| files.to_vec()))
+    if ascribed {
+        with_big_stack(|| files.to_vec())
+    } else {
+        None
+    }
 }
 
 fn check_sealed(
