@@ -12,7 +12,8 @@ use crate::{error, unsupported, Ad, AdError};
 use nabla_ir::builder::{base_name, FunctionBuilder, UnknownVariable, VarTable};
 use nabla_ir::derivatives::{eval_partials, Derivative, ScalarOp};
 use nabla_ir::{
-    Atom, BinOp, Body, Exp, FunId, Function, Lambda, LoopForm, Param, Soac, Span, Stm, Type, Var,
+    Atom, BinOp, Body, Dim, Exp, FunId, Function, Lambda, LoopForm, Param, Soac, Span, Stm, Type,
+    Var,
 };
 use std::collections::HashMap;
 
@@ -88,7 +89,11 @@ pub(crate) fn expand_jvp(
             tans.set(p.var, Some(t));
         }
     }
-    let mut fwd = Forward { ad, span };
+    let mut fwd = Forward {
+        ad,
+        span,
+        batch: None,
+    };
     fwd.stms(b, lam.body.stms, &mut tans)?;
     let mut results = lam.body.result.clone();
     for a in &lam.body.result {
@@ -104,20 +109,220 @@ pub(crate) fn expand_jvp(
     Ok(())
 }
 
+/// The vector form of forward mode (`jmp`): for a statement
+/// `pat = map (\s… -> pre; let (ys, dys) = jvp f xs (dxs s…) in …) seeds…`
+/// whose primal arguments `xs` do not depend on the seeds, `f`'s primal is
+/// computed once and every tangent carries the whole batch of seeds as an
+/// innermost dimension (a scalar's tangent is a `[w]` array): a scalar
+/// operation's partials are computed once and a map over the seeds
+/// combines them with the seeds' tangents, and an array operation applies
+/// to the batch as to one tangent. The seeds are computed by a map of
+/// `pre` and moved innermost (`rearrange`); the results move the seed
+/// dimension back outermost. Returns `Ok(false)`, emitting nothing, when
+/// the statement is not of this shape; an error with `unsupported` set
+/// when its function uses something vector mode does not handle (the
+/// caller then differentiates one seed at a time).
+pub(crate) fn expand_batched_jvp(
+    ad: &mut Ad,
+    b: &mut FunctionBuilder,
+    stm: &Stm,
+) -> Result<bool, AdError> {
+    let Exp::Soac(Soac::Map { w, lam, arrs }) = &stm.exp else {
+        return Ok(false);
+    };
+    let Some((last, pre)) = lam.body.stms.split_last() else {
+        return Ok(false);
+    };
+    let Exp::Jvp {
+        lam: jlam,
+        primals,
+        tangents,
+    } = &last.exp
+    else {
+        return Ok(false);
+    };
+    let span = last.span;
+    let nres = jlam.body.result.len();
+    // Variables bound in the map's lambda (its parameters and the seed
+    // computations): the primal arguments must not read them.
+    let mut bound: std::collections::HashSet<Var> = lam.params.iter().map(|p| p.var).collect();
+    for s in pre {
+        if matches!(s.exp, Exp::Jvp { .. } | Exp::Vjp { .. }) {
+            return Ok(false);
+        }
+        bound.extend(s.pat.iter().map(|p| p.var));
+    }
+    if primals
+        .iter()
+        .any(|a| matches!(a, Atom::Var(v) if bound.contains(v)))
+        || jlam.params.len() != primals.len()
+        || tangents.len() != primals.len()
+        || last.pat.len() != 2 * nres
+    {
+        return Ok(false);
+    }
+    // Each result of the map is one of the jvp's results.
+    let mut sources = Vec::with_capacity(lam.body.result.len());
+    for r in &lam.body.result {
+        match r {
+            Atom::Var(v) => match last.pat.iter().position(|p| p.var == *v) {
+                Some(q) => sources.push(q),
+                None => return Ok(false),
+            },
+            Atom::Const(_) => return Ok(false),
+        }
+    }
+    if sources.len() != stm.pat.len() {
+        return Ok(false);
+    }
+    let dim = match w {
+        Atom::Const(c) => Dim::Const(c.as_i64()),
+        Atom::Var(v) => Dim::Var(*v),
+    };
+    let batch = Batch { width: *w, dim };
+    // Nested jvps and vjps of `f` first.
+    let mut jlam = jlam.clone();
+    if crate::body_has_ad(&jlam.body) {
+        let body = std::mem::take(&mut jlam.body);
+        jlam.body = ad.eliminate_in_body(b, body)?;
+    }
+    b.set_span(span);
+    let mut fwd = Forward {
+        ad,
+        span,
+        batch: Some(batch),
+    };
+    let mut tans = Tangents::default();
+    // The seeds: tangents that depend on the map's element are computed by
+    // a map of `pre`; the others are the same for every seed.
+    let mut per_seed = Vec::new();
+    for (j, t) in tangents.iter().enumerate() {
+        if fwd.ad.is_known_zero(t) {
+            continue;
+        }
+        match t {
+            Atom::Var(v) if bound.contains(v) => per_seed.push((j, *v)),
+            _ => {
+                let ty = crate::util::atom_type(b, span, t)?;
+                let all = b.bind1("seeds", ty.array_of(dim), Exp::Replicate(*w, *t));
+                let inner = fwd.seed_dimension_inward(b, all, &ty)?;
+                tans.set(jlam.params[j].var, Some(Atom::Var(inner)));
+            }
+        }
+    }
+    // A seed that is the map's element itself needs no map.
+    per_seed.retain(|&(j, v)| match lam.params.iter().position(|p| p.var == v) {
+        Some(i) => {
+            let ty = lam.params[i].ty.clone();
+            match fwd.seed_dimension_inward(b, arrs[i], &ty) {
+                Ok(inner) => {
+                    tans.set(jlam.params[j].var, Some(Atom::Var(inner)));
+                    false
+                }
+                Err(_) => true,
+            }
+        }
+        None => true,
+    });
+    if !per_seed.is_empty() {
+        let inner: std::collections::HashSet<Var> = bound.clone();
+        let mut types = Vec::with_capacity(per_seed.len());
+        for (_, v) in &per_seed {
+            let ty = crate::util::type_of(b, span, *v)?;
+            types.push(ty.map_dims(|d| match d {
+                Dim::Var(x) if inner.contains(&x) => Dim::Ext,
+                d => d,
+            }));
+        }
+        let seed_lam = Lambda {
+            params: lam.params.clone(),
+            body: Body {
+                stms: pre.to_vec(),
+                result: per_seed.iter().map(|(_, v)| Atom::Var(*v)).collect(),
+            },
+            ret: types.clone(),
+        };
+        let seeds = b.bind(
+            "seeds",
+            types.iter().map(|t| t.array_of(dim)).collect(),
+            Exp::Soac(Soac::Map {
+                w: *w,
+                lam: seed_lam,
+                arrs: arrs.clone(),
+            }),
+        );
+        for ((j, _), (all, ty)) in per_seed.iter().zip(seeds.into_iter().zip(&types)) {
+            let inner = fwd.seed_dimension_inward(b, all, ty)?;
+            tans.set(jlam.params[*j].var, Some(Atom::Var(inner)));
+        }
+    }
+    b.push(Stm {
+        pat: jlam
+            .params
+            .iter()
+            .map(|p| Param::new(p.var, p.ty.clone()))
+            .collect(),
+        exp: Exp::Atoms(primals.clone()),
+        span,
+    });
+    fwd.stms(b, jlam.body.stms, &mut tans)?;
+    for (p, &q) in stm.pat.iter().zip(&sources) {
+        let exp = if q < nres {
+            // A primal result: the same for every seed.
+            Exp::Replicate(*w, jlam.body.result[q])
+        } else {
+            let r = jlam.body.result[q - nres];
+            let t = fwd.materialize(b, &tans, &r)?;
+            let ty = crate::util::atom_type(b, span, &t)?;
+            let rank = ty.rank();
+            if rank <= 1 {
+                Exp::Atoms(vec![t])
+            } else {
+                let Atom::Var(t) = t else {
+                    return error(span, "internal error: a scalar batch of tangents");
+                };
+                let mut perm = vec![rank - 1];
+                perm.extend(0..rank - 1);
+                let outer = b.bind1(
+                    "tan_outer",
+                    Type::Array(ty.elem(), {
+                        let Type::Array(_, ds) = &ty else {
+                            return error(span, "internal error: a scalar batch of tangents");
+                        };
+                        perm.iter().map(|&d| ds[d]).collect()
+                    }),
+                    Exp::Rearrange(perm, t),
+                );
+                Exp::Copy(outer)
+            }
+        };
+        b.push(Stm {
+            pat: vec![p.clone()],
+            exp,
+            span,
+        });
+    }
+    Ok(true)
+}
+
 /// The forward-mode derivative of function `fid` for the parameters that
 /// `active` marks (one flag per parameter): a function taking the
 /// parameters and then one tangent per active parameter (the others have
 /// zero tangents), returning the results and then one tangent per result.
 /// Made once per function and set of active parameters; the derivative
 /// for all parameters is named `NAME_jvp`, others `NAME_jvp_FLAGS` with
-/// one `1`/`0` per parameter.
+/// one `1`/`0` per parameter. With `batched` (vector mode, see
+/// [`expand_batched_jvp`]), the parameters are followed by the number of
+/// seeds `k` (an `i64`) and every tangent has an innermost dimension of
+/// `k` seeds; the name gets `_batch` after `jvp`.
 pub(crate) fn derived_function(
     ad: &mut Ad,
     fid: FunId,
     active: &[bool],
+    batched: bool,
     span: Span,
 ) -> Result<FunId, AdError> {
-    if let Some(d) = ad.derived.get(&(fid, active.to_vec())) {
+    if let Some(d) = ad.derived.get(&(fid, active.to_vec(), batched)) {
         return Ok(*d);
     }
     let i = fid.0 as usize;
@@ -144,13 +349,31 @@ pub(crate) fn derived_function(
     b.set_span(f.span);
     let mut tans = Tangents::default();
     let mut params = f.params.clone();
+    let batch = if batched {
+        let k = b.param("seeds", Type::Prim(nabla_ir::PrimType::I64));
+        params.push(k.clone());
+        Some(Batch {
+            width: Atom::Var(k.var),
+            dim: Dim::Var(k.var),
+        })
+    } else {
+        None
+    };
+    let tangent_type = |t: &Type| match batch {
+        Some(batch) => batched_type(t, batch.dim),
+        None => t.clone(),
+    };
     for (p, _) in f.params.iter().zip(active).filter(|(_, &a)| a) {
         let name = format!("{}_tan", base_name(b.vars.name(p.var)));
-        let t = b.param(&name, p.ty.clone());
+        let t = b.param(&name, tangent_type(&p.ty));
         tans.set(p.var, Some(Atom::Var(t.var)));
         params.push(t);
     }
-    let mut fwd = Forward { ad, span: f.span };
+    let mut fwd = Forward {
+        ad,
+        span: f.span,
+        batch,
+    };
     fwd.stms(&mut b, f.body.stms, &mut tans)?;
     let mut results = f.body.result.clone();
     for a in &f.body.result {
@@ -159,14 +382,15 @@ pub(crate) fn derived_function(
     }
     let body = b.end(results);
     let mut ret = f.ret.clone();
-    ret.extend(f.ret.iter().cloned());
+    ret.extend(f.ret.iter().map(tangent_type));
     let mut unique_ret = f.unique_ret.clone();
     unique_ret.extend(f.ret.iter().map(|_| false));
+    let mode = if batched { "jvp_batch" } else { "jvp" };
     let name = if active.iter().all(|&a| a) {
-        format!("{}_jvp", f.name)
+        format!("{}_{mode}", f.name)
     } else {
         let flags: String = active.iter().map(|&a| if a { '1' } else { '0' }).collect();
-        format!("{}_jvp_{flags}", f.name)
+        format!("{}_{mode}_{flags}", f.name)
     };
     let derived = Function {
         name,
@@ -179,7 +403,7 @@ pub(crate) fn derived_function(
     };
     let id = FunId(ad.functions.len() as u32);
     ad.functions.push(derived);
-    ad.derived.insert((fid, active.to_vec()), id);
+    ad.derived.insert((fid, active.to_vec(), batched), id);
     Ok(id)
 }
 
@@ -187,6 +411,35 @@ pub(crate) fn derived_function(
 struct Forward<'a> {
     ad: &'a mut Ad,
     span: Span,
+    /// Vector mode: every tangent carries one more, innermost, dimension
+    /// with one tangent per seed (see [`expand_batched_jvp`]).
+    batch: Option<Batch>,
+}
+
+/// The seeds of a vector-mode `jvp`: `width` of them, the size of the
+/// innermost dimension that every tangent gets.
+#[derive(Clone, Copy, Debug)]
+struct Batch {
+    width: Atom,
+    dim: Dim,
+}
+
+/// `ty` with one more, innermost, dimension `dim`: the type of a batch of
+/// tangents of a value of type `ty` (a scalar's batch is a `[dim]` array).
+fn batched_type(ty: &Type, dim: Dim) -> Type {
+    match ty {
+        Type::Prim(p) => Type::Array(*p, vec![dim]),
+        Type::Array(p, ds) => {
+            let mut ds = ds.clone();
+            ds.push(dim);
+            Type::Array(*p, ds)
+        }
+        Type::Acc(p, ds) => {
+            let mut ds = ds.clone();
+            ds.push(dim);
+            Type::Acc(*p, ds)
+        }
+    }
 }
 
 impl Forward<'_> {
@@ -198,12 +451,126 @@ impl Forward<'_> {
         crate::util::type_of(b, self.span, v)
     }
 
+    /// A zero tangent for `v`: zeros shaped like it (a batch of them in
+    /// vector mode).
     fn zero_like(&self, b: &mut FunctionBuilder, v: Var) -> Result<Atom, AdError> {
-        crate::util::zero_like(b, self.span, v)
+        if self.batch.is_none() {
+            return crate::util::zero_like(b, self.span, v);
+        }
+        let (p, sizes) = match self.type_of(b, v)? {
+            Type::Prim(p) => (p, vec![]),
+            Type::Array(p, _) => (p, crate::util::shape_of(b, self.span, v)?),
+            Type::Acc(..) => {
+                return unsupported(
+                    self.span,
+                    "static AD does not differentiate accumulators yet",
+                )
+            }
+        };
+        self.batched_zeros(b, p, sizes)
     }
 
+    /// `width` zeros innermost, inside the given outer dimensions.
+    fn batched_zeros(
+        &self,
+        b: &mut FunctionBuilder,
+        p: nabla_ir::PrimType,
+        sizes: Vec<(Atom, Dim)>,
+    ) -> Result<Atom, AdError> {
+        let Some(batch) = self.batch else {
+            return error(
+                self.span,
+                "internal error: batched zeros outside vector mode",
+            );
+        };
+        let mut ty = Type::Array(p, vec![batch.dim]);
+        let zero = Atom::Const(nabla_ir::PrimValue::zero(p));
+        let mut acc = Atom::Var(b.bind1("zeros", ty.clone(), Exp::Replicate(batch.width, zero)));
+        for (n, dim) in sizes.into_iter().rev() {
+            ty = ty.array_of(dim);
+            acc = Atom::Var(b.bind1("zeros", ty.clone(), Exp::Replicate(n, acc)));
+        }
+        Ok(acc)
+    }
+
+    /// A zero tangent for the value of `a`.
     fn zero_of(&self, b: &mut FunctionBuilder, a: &Atom) -> Result<Atom, AdError> {
-        crate::util::zero_of(b, self.span, a)
+        match (a, self.batch) {
+            (Atom::Const(c), Some(_)) => self.batched_zeros(b, c.prim_type(), vec![]),
+            (Atom::Const(_), None) => crate::util::zero_of(b, self.span, a),
+            (Atom::Var(v), _) => self.zero_like(b, *v),
+        }
+    }
+
+    /// The type of the tangent of a value of type `ty`.
+    fn tangent_type(&self, ty: &Type) -> Type {
+        match self.batch {
+            None => ty.clone(),
+            Some(batch) => batched_type(ty, batch.dim),
+        }
+    }
+
+    /// Vector mode: `map` over the seeds of the scalar tangents `inputs`
+    /// (each a `[width]` array of element type `types[i]`), with `f`
+    /// computing one seed's tangent from one element of each.
+    fn map_over_seeds(
+        &self,
+        b: &mut FunctionBuilder,
+        inputs: Vec<Atom>,
+        types: Vec<nabla_ir::PrimType>,
+        f: impl FnOnce(&mut FunctionBuilder, &[Var]) -> Result<Atom, UnknownVariable>,
+    ) -> Result<Atom, AdError> {
+        let Some(batch) = self.batch else {
+            return error(self.span, "internal error: a seed map outside vector mode");
+        };
+        let mut arrs = Vec::with_capacity(inputs.len());
+        for a in inputs {
+            match a {
+                Atom::Var(v) => arrs.push(v),
+                Atom::Const(_) => {
+                    return error(self.span, "internal error: a scalar tangent in vector mode")
+                }
+            }
+        }
+        let lam = b
+            .lambda(
+                "tan",
+                types.into_iter().map(Type::Prim).collect(),
+                |b, vs| Ok::<_, UnknownVariable>(vec![f(b, vs)?]),
+            )
+            .map_err(|u| self.unknown(u))?;
+        let ty = Type::Array(lam.ret[0].elem(), vec![batch.dim]);
+        Ok(Atom::Var(b.bind1(
+            "tan",
+            ty,
+            Exp::Soac(Soac::Map {
+                w: batch.width,
+                lam,
+                arrs,
+            }),
+        )))
+    }
+
+    /// Vector mode: `all`, the seeds' tangents of a value of type `ty`
+    /// stacked outermost (`[w]ty`), with the seed dimension moved innermost
+    /// (and copied, so that each element's batch is contiguous).
+    fn seed_dimension_inward(
+        &self,
+        b: &mut FunctionBuilder,
+        all: Var,
+        ty: &Type,
+    ) -> Result<Var, AdError> {
+        let rank = ty.rank();
+        if rank == 0 {
+            return Ok(all);
+        }
+        let Some(batch) = self.batch else {
+            return error(self.span, "internal error: seeds outside vector mode");
+        };
+        let inner_ty = batched_type(ty, batch.dim);
+        let perm: Vec<usize> = (1..=rank).chain([0]).collect();
+        let view = b.bind1("seeds_inner", inner_ty.clone(), Exp::Rearrange(perm, all));
+        Ok(b.bind1("seeds_inner", inner_ty, Exp::Copy(view)))
     }
 
     /// The tangent of `a`, made a value (zeros) if it is zero.
@@ -250,7 +617,8 @@ impl Forward<'_> {
     /// A fresh tangent variable for the primal binding `p`.
     fn tangent_param(&self, b: &mut FunctionBuilder, p: &Param) -> Param {
         let name = format!("{}_tan", base_name(b.vars.name(p.var)));
-        b.param(&name, p.ty.clone())
+        let ty = self.tangent_type(&p.ty);
+        b.param(&name, ty)
     }
 
     /// Binds `exp` (the tangent of the single result `p`) and records it.
@@ -395,6 +763,7 @@ impl Forward<'_> {
                     for x in &xs {
                         ts.push(self.materialize(b, tans, x)?);
                     }
+                    let row = self.tangent_type(&row);
                     self.bind_tangent(b, tans, &pat[0], Exp::ArrayLit(ts, row));
                 } else {
                     tans.set(pat[0].var, None);
@@ -410,13 +779,20 @@ impl Forward<'_> {
             }
             Exp::Copy(v) => self.unary_array(b, tans, &pat, v, Exp::Copy(v), Exp::Copy)?,
             Exp::Reshape(shape, v) => {
-                let s2 = shape.clone();
+                // A batch of tangents keeps its seed dimension innermost.
+                let mut s2 = shape.clone();
+                if let Some(batch) = self.batch {
+                    s2.push(batch.width);
+                }
                 self.unary_array(b, tans, &pat, v, Exp::Reshape(shape, v), move |t| {
                     Exp::Reshape(s2.clone(), t)
                 })?
             }
             Exp::Rearrange(perm, v) => {
-                let p2 = perm.clone();
+                let mut p2 = perm.clone();
+                if self.batch.is_some() {
+                    p2.push(perm.len());
+                }
                 self.unary_array(b, tans, &pat, v, Exp::Rearrange(perm, v), move |t| {
                     Exp::Rearrange(p2.clone(), t)
                 })?
@@ -570,7 +946,7 @@ impl Forward<'_> {
                         )
                     }
                 }
-                ret.push(lam.ret[i].clone());
+                ret.push(self.tangent_type(&lam.ret[i]));
             }
         }
         results.extend(body.result[n..].iter().copied());
@@ -579,7 +955,7 @@ impl Forward<'_> {
         for (i, t) in rt.iter().enumerate().skip(n) {
             if let Some(t) = *t {
                 results.push(t);
-                ret.push(lam.ret[i].clone());
+                ret.push(self.tangent_type(&lam.ret[i]));
                 extra_with.push(true);
             } else {
                 extra_with.push(false);
@@ -671,6 +1047,47 @@ impl Forward<'_> {
             Err(EmitError::Unknown(u)) => return Err(self.unknown(u)),
             Err(EmitError::Rule(e)) => return error(self.span, e.to_string()),
         };
+        if self.batch.is_some() {
+            // Vector mode: the partials are computed once; a map over the
+            // seeds combines them with each seed's tangents.
+            let tangent = match derivative {
+                Derivative::Constant => None,
+                Derivative::Conversion { forward, .. } => match ts[0] {
+                    Some(t0) => Some(self.map_over_seeds(b, vec![t0], vec![t], |b, xs| {
+                        Ok(b.conv(forward, Atom::Var(xs[0])))
+                    })?),
+                    None => None,
+                },
+                Derivative::Partials(partials) => {
+                    let mut inputs = Vec::new();
+                    let mut factors = Vec::new();
+                    for (p, dt) in partials.iter().zip(&ts) {
+                        if let (Some(p), Some(dt)) = (p, dt) {
+                            factors.push(*p);
+                            inputs.push(*dt);
+                        }
+                    }
+                    if inputs.is_empty() {
+                        None
+                    } else {
+                        let types = vec![t; inputs.len()];
+                        Some(self.map_over_seeds(b, inputs, types, |b, xs| {
+                            let mut sum: Option<Atom> = None;
+                            for (p, x) in factors.iter().zip(xs) {
+                                let term = b.binop(BinOp::Mul, *p, Atom::Var(*x))?;
+                                sum = Some(match sum {
+                                    None => term,
+                                    Some(s) => b.binop(BinOp::Add, s, term)?,
+                                });
+                            }
+                            Ok(sum.unwrap_or(Atom::Const(nabla_ir::PrimValue::zero(t))))
+                        })?)
+                    }
+                }
+            };
+            tans.set(out, tangent);
+            return Ok(());
+        }
         let tangent = match derivative {
             Derivative::Constant => None,
             Derivative::Conversion { forward, .. } => ts[0].map(|t0| b.conv(forward, t0)),
@@ -718,8 +1135,11 @@ impl Forward<'_> {
         // callee's derivative is specialised to them (zero tangents of the
         // others are never built nor propagated).
         let active: Vec<bool> = args.iter().map(|a| tans.get(a).is_some()).collect();
-        let derived = derived_function(self.ad, f, &active, self.span)?;
+        let derived = derived_function(self.ad, f, &active, self.batch.is_some(), self.span)?;
         let mut all = args.clone();
+        if let Some(batch) = self.batch {
+            all.push(batch.width);
+        }
         for a in &args {
             if let Some(t) = tans.get(a) {
                 all.push(t);
@@ -934,7 +1354,7 @@ impl Forward<'_> {
         params.extend(lam.params[k..].iter().cloned());
         params.extend(elem_t);
         let mut ret = lam.ret.clone();
-        ret.extend(lam.ret.iter().cloned());
+        ret.extend(lam.ret.iter().map(|t| self.tangent_type(t)));
         Ok(Lambda { params, body, ret })
     }
 
@@ -997,7 +1417,7 @@ impl Forward<'_> {
                 for (i, t) in rt.into_iter().enumerate() {
                     if let Some(t) = t {
                         body.result.push(t);
-                        ret.push(lam.ret[i].clone());
+                        ret.push(self.tangent_type(&lam.ret[i]));
                     }
                 }
                 let soac = Soac::Map {

@@ -109,7 +109,7 @@ pub fn has_ad(prog: &Program) -> bool {
     prog.functions.iter().any(|f| body_has_ad(&f.body))
 }
 
-fn body_has_ad(b: &Body) -> bool {
+pub(crate) fn body_has_ad(b: &Body) -> bool {
     let mut found = false;
     let mut stack = vec![b];
     while let Some(b) = stack.pop() {
@@ -134,8 +134,22 @@ fn body_has_ad(b: &Body) -> bool {
 /// a `jvp`, or `lgamma`/`gamma` inside a `jvp` (their derivative, the
 /// polygamma function, has no IR operation).
 pub fn differentiate(prog: &mut Program) -> Result<bool, AdError> {
-    differentiate_with_report(prog)
+    differentiate_with_options(prog, Options::default())
         .map(|r| r.static_jvps + r.static_vjps + r.lowered_custom_vjps > 0)
+}
+
+/// Choices of the static AD.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Vector mode for a `map` of a `jvp` at one primal point (`jmp`, or a
+    /// Jacobian built one column per seed): the primal once, and every
+    /// tangent with the seeds as an innermost dimension
+    /// ([`forward::expand_batched_jvp`]). Off (the default), each seed
+    /// gets its own `jvp`, whose primal the optimiser then hoists out of
+    /// the map over the seeds where it can. Vector mode does less
+    /// arithmetic, but its tangents are small arrays per scalar, which the
+    /// C backend allocates: measured slower, see ARCHITECTURE.md.
+    pub vector_jvps: bool,
 }
 
 /// What [`differentiate_with_report`] did.
@@ -143,6 +157,9 @@ pub fn differentiate(prog: &mut Program) -> Result<bool, AdError> {
 pub struct Report {
     /// `jvp`s replaced by forward-mode code.
     pub static_jvps: usize,
+    /// Of those, `map`s of a `jvp` differentiated for all their seeds at
+    /// once (vector mode, `jmp`).
+    pub batched_jvps: usize,
     /// `jvp`s left to the dynamic AD (they contain something static AD does
     /// not handle yet), with the reason of the first.
     pub dynamic_jvps: usize,
@@ -159,6 +176,11 @@ pub struct Report {
 
 /// [`differentiate`], also saying what was left to the dynamic AD.
 pub fn differentiate_with_report(prog: &mut Program) -> Result<Report, AdError> {
+    differentiate_with_options(prog, Options::default())
+}
+
+/// [`differentiate_with_report`] with the given [`Options`].
+pub fn differentiate_with_options(prog: &mut Program, options: Options) -> Result<Report, AdError> {
     if !has_ad(prog) {
         let lowered_custom_vjps = lower_custom_vjps(&mut prog.functions);
         return Ok(Report {
@@ -172,6 +194,7 @@ pub fn differentiate_with_report(prog: &mut Program) -> Result<Report, AdError> 
         zeros: Vec::new(),
         done: Vec::new(),
         report: Report::default(),
+        options,
     };
     ad.done = vec![false; ad.functions.len()];
     let n = ad.functions.len();
@@ -290,8 +313,9 @@ pub(crate) struct Ad {
     /// The program's functions (derived functions are appended).
     pub(crate) functions: Vec<Function>,
     /// The forward-mode derivative of each function that a `jvp` calls,
-    /// for each set of active parameters it is called with.
-    pub(crate) derived: HashMap<(FunId, Vec<bool>), FunId>,
+    /// for each set of active parameters it is called with, in scalar or
+    /// vector mode (the flag).
+    pub(crate) derived: HashMap<(FunId, Vec<bool>, bool), FunId>,
     /// The variables of the function being transformed (innermost last)
     /// whose values are known to be zero (see [`known_zeros`]).
     pub(crate) zeros: Vec<HashSet<Var>>,
@@ -299,6 +323,8 @@ pub(crate) struct Ad {
     done: Vec<bool>,
     /// What was done.
     pub(crate) report: Report,
+    /// The choices it was made with.
+    options: Options,
 }
 
 /// Whether `a` is a constant zero (`0`, `0.0`, `-0.0` or `false`).
@@ -392,6 +418,14 @@ impl Ad {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
             b.begin();
             for mut stm in body.stms {
+                match self.try_batched_jvp(b, &stm) {
+                    Ok(true) => continue,
+                    Ok(false) => {}
+                    Err(e) => {
+                        b.end(vec![]);
+                        return Err(e);
+                    }
+                }
                 if let Err(e) = self.eliminate_nested(b, &mut stm.exp) {
                     b.end(vec![]);
                     return Err(e);
@@ -410,6 +444,43 @@ impl Ad {
             }
             Ok(b.end(body.result))
         })
+    }
+
+    /// A `map` of a `jvp` whose primal is the same for every element (the
+    /// vector form, `jmp`): its forward-mode code with the whole batch of
+    /// seeds at once ([`forward::expand_batched_jvp`]), in a scope of its
+    /// own that is kept only if that succeeds. `Ok(false)`: not of that
+    /// shape, or using something vector mode does not handle; the map is
+    /// then differentiated one seed at a time.
+    fn try_batched_jvp(&mut self, b: &mut FunctionBuilder, stm: &Stm) -> Result<bool, AdError> {
+        if !self.options.vector_jvps {
+            return Ok(false);
+        }
+        let Exp::Soac(nabla_ir::Soac::Map { lam, .. }) = &stm.exp else {
+            return Ok(false);
+        };
+        if !lam
+            .body
+            .stms
+            .last()
+            .is_some_and(|s| matches!(s.exp, Exp::Jvp { .. }))
+        {
+            return Ok(false);
+        }
+        b.begin();
+        let r = forward::expand_batched_jvp(self, b, stm);
+        let emitted = b.end(vec![]);
+        match r {
+            Ok(true) => {
+                self.report.static_jvps += 1;
+                self.report.batched_jvps += 1;
+                emitted.stms.into_iter().for_each(|s| b.push(s));
+                Ok(true)
+            }
+            Ok(false) => Ok(false),
+            Err(e) if e.unsupported => Ok(false),
+            Err(e) => Err(e),
+        }
     }
 
     /// Emits the static derivative code of a `jvp`/`vjp` statement (whose

@@ -44,7 +44,8 @@ pub fn registered_passes() -> Vec<Arc<dyn Pass>> {
         Arc::new(Unroll),
         Arc::new(AccUpdates),
         Arc::new(DeadFunctions),
-        Arc::new(StaticAd),
+        Arc::new(StaticAd::default()),
+        Arc::new(StaticAd { vector_jvps: true }),
     ]
 }
 
@@ -178,6 +179,16 @@ impl Pipeline {
     /// the optimiser again on the derivative code, with `acc-updates`
     /// among its passes.
     pub fn with_static_ad() -> Pipeline {
+        Pipeline::static_ad_pipeline(false)
+    }
+
+    /// [`Pipeline::with_static_ad`] with the `ad-vector` pass (vector mode
+    /// for maps of a `jvp` at one primal point) in place of `ad`.
+    pub fn with_static_ad_vector() -> Pipeline {
+        Pipeline::static_ad_pipeline(true)
+    }
+
+    fn static_ad_pipeline(vector_jvps: bool) -> Pipeline {
         let optimiser = || -> Vec<Arc<dyn Pass>> {
             vec![
                 Arc::new(Inline::default()),
@@ -193,7 +204,7 @@ impl Pipeline {
         after_ad.insert(6, Arc::new(AccUpdates));
         Pipeline::empty()
             .then_fixpoint(optimiser(), MAX_ROUNDS)
-            .then(Arc::new(StaticAd))
+            .then(Arc::new(StaticAd { vector_jvps }))
             .then_fixpoint(after_ad, MAX_ROUNDS)
     }
 
@@ -572,21 +583,40 @@ impl Pass for DeadFunctions {
 /// innermost first (forward mode by tangents; reverse mode by redundant
 /// execution). A `jvp`/`vjp` containing a construct it does not
 /// differentiate yet is left for the interpreter's dynamic AD.
-pub struct StaticAd;
+/// With `vector_jvps` (the pass `ad-vector`), a `map` of a `jvp` at one
+/// primal point is differentiated in vector mode (see
+/// [`nabla_ad::Options::vector_jvps`]).
+#[derive(Default)]
+pub struct StaticAd {
+    pub vector_jvps: bool,
+}
 
 impl Pass for StaticAd {
     fn name(&self) -> &'static str {
-        "ad"
+        if self.vector_jvps {
+            "ad-vector"
+        } else {
+            "ad"
+        }
     }
     fn description(&self) -> &'static str {
-        "static AD: compile every jvp and vjp away (forward mode by tangents, reverse mode by redundant execution; innermost first)"
+        if self.vector_jvps {
+            "static AD as `ad`, with a map of jvp at one primal point in vector mode (the primal once, all seeds in each tangent)"
+        } else {
+            "static AD: compile every jvp and vjp away (forward mode by tangents, reverse mode by redundant execution; innermost first)"
+        }
     }
     fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
-        nabla_ad::differentiate(prog).map_err(|e| PassError::Failed {
-            pass: "ad".to_string(),
-            message: e.message,
-            span: Some(e.span),
-        })
+        let options = nabla_ad::Options {
+            vector_jvps: self.vector_jvps,
+        };
+        nabla_ad::differentiate_with_options(prog, options)
+            .map(|r| r.static_jvps + r.static_vjps + r.lowered_custom_vjps > 0)
+            .map_err(|e| PassError::Failed {
+                pass: self.name().to_string(),
+                message: e.message,
+                span: Some(e.span),
+            })
     }
 }
 

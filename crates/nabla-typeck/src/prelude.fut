@@ -91,8 +91,9 @@ def partition2 [n] 'a (p1: a -> bool) (p2: a -> bool) (as: [n]a): ([]a, []a, []a
 -- Vector forms of jvp/vjp (maintained by the AD work in nabla-interp).
 -- `jmp f x dxs` is `jvp f x` applied to each tangent of `dxs`; `mjp f x
 -- ybars` is `vjp f x` applied to each output adjoint of `ybars`; the `2`
--- variants also return the primal result `f x`, once.  Written with `map`
--- (the interpreter runs one jvp/vjp per seed).
+-- variants also return the primal result `f x`, once.  Written with `map`:
+-- one jvp/vjp per seed, except that static AD with `--ad=vector`
+-- differentiates a `jmp` for all its seeds at once (the primal once).
 
 def jmp 'a 'b [k] (f: a -> b) (x: a) (dxs: [k]a): [k]b =
   map (\dx -> jvp f x dx) dxs

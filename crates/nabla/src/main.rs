@@ -29,7 +29,10 @@ struct PipelineArgs {
     /// How `jvp`/`vjp` are differentiated: `static` (the default: the `ad`
     /// pass compiles them away into ordinary IR; a construct without a
     /// static rule is left to the dynamic AD) or `dynamic` (the interpreter
-    /// differentiates while it runs; the oracle of the static AD).
+    /// differentiates while it runs; the oracle of the static AD) or
+    /// `vector` (static, with a `map` of a `jvp` at one primal point —
+    /// `jmp` — differentiated for all its seeds at once: the `ad-vector`
+    /// pass).
     #[arg(long = "ad", value_enum, default_value_t = AdMode::Static)]
     ad: AdMode,
 }
@@ -46,6 +49,7 @@ enum BackendArg {
 enum AdMode {
     Dynamic,
     Static,
+    Vector,
 }
 
 impl PipelineArgs {
@@ -54,6 +58,7 @@ impl PipelineArgs {
             (Some(p), _) => p,
             (None, AdMode::Dynamic) => Pipeline::default_pipeline(),
             (None, AdMode::Static) => Pipeline::with_static_ad(),
+            (None, AdMode::Vector) => Pipeline::with_static_ad_vector(),
         };
         CompileOptions::new(pipeline).validating(self.validate || cfg!(debug_assertions))
     }
@@ -63,7 +68,11 @@ impl PipelineArgs {
     /// The options for the C backend: `--passes` when given, otherwise the
     /// pipeline with static AD (the C backend cannot run `jvp`/`vjp`).
     fn c_backend_options(self) -> CompileOptions {
-        let pipeline = self.passes.unwrap_or_else(Pipeline::with_static_ad);
+        let pipeline = match (self.passes, self.ad) {
+            (Some(p), _) => p,
+            (None, AdMode::Vector) => Pipeline::with_static_ad_vector(),
+            (None, _) => Pipeline::with_static_ad(),
+        };
         CompileOptions::new(pipeline).validating(self.validate || cfg!(debug_assertions))
     }
 }

@@ -323,16 +323,24 @@ fn program(seed: u64, stms: usize) -> (String, Vec<&'static str>) {
         src.push('\n');
     }
     writeln!(src, "  in {result}").unwrap();
+    let scales: Vec<String> = SEED_SCALES.iter().map(|c| format!("{c:?}")).collect();
+    let scales = scales.join(", ");
     src.push_str(&format!(
         "
 entry primal (x: f64) (xs: [{N}]f64) : f64 = f x xs
 entry grad (x: f64) (xs: [{N}]f64) : (f64, [{N}]f64) = vjp (\\(x, xs) -> f x xs) (x, xs) 1
 entry tangent (x: f64) (xs: [{N}]f64) (dx: f64) (dxs: [{N}]f64) : f64 =
   jvp (\\(x, xs) -> f x xs) (x, xs) (dx, dxs)
+entry tangents (x: f64) (xs: [{N}]f64) (dx: f64) (dxs: [{N}]f64) : [3]f64 =
+  map (\\c -> jvp (\\(x, xs) -> f x xs) (x, xs) (c * dx, map (\\d -> c * d) dxs)) [{scales}]
 "
     ));
     (src, g.used)
 }
+
+/// The seeds of the vector-mode entry `tangents`: `c · (dx, dxs)` for each
+/// `c`, so its results are `c` times `tangent`'s.
+const SEED_SCALES: [f64; 3] = [1.0, -0.5, 2.0];
 
 fn compile(src: &str, seed: u64, pipeline: Pipeline) -> Compiled {
     let dir = std::env::temp_dir().join(format!("nabla-random-ad-{}", std::process::id()));
@@ -425,6 +433,27 @@ fn check(seed: u64, stms: usize) -> Result<bool, TestCaseError> {
     let tangent_input = format!("{input} {dx:?}f64 {}", fmt_array(&dxs));
     let t =
         numbers(&static_, "tangent", &tangent_input).map_err(|e| TestCaseError::fail(ctx(&e)))?;
+    // A map of jvp over seeds: linear in the seed, one jvp per seed (the
+    // default) and in vector mode (the primal once), which every program
+    // takes.
+    let vector = compile(&src, seed, Pipeline::with_static_ad_vector());
+    for (mode, c) in [("one jvp per seed", &static_), ("vector mode", &vector)] {
+        let ts =
+            numbers(c, "tangents", &tangent_input).map_err(|e| TestCaseError::fail(ctx(&e)))?;
+        prop_assert_eq!(ts.len(), SEED_SCALES.len());
+        for (c, tc) in SEED_SCALES.iter().zip(&ts) {
+            prop_assert!(
+                close(*tc, c * t[0], 1e-9),
+                "{}",
+                ctx(&format!("{mode}: tangents {ts:?} vs {c} · {}", t[0]))
+            );
+        }
+    }
+    let mut undifferentiated = dynamic.program.clone();
+    let options = nabla_ad::Options { vector_jvps: true };
+    let report = nabla_ad::differentiate_with_options(&mut undifferentiated, options)
+        .map_err(|e| TestCaseError::fail(ctx(&e.to_string())))?;
+    prop_assert_eq!(report.batched_jvps, 1, "{}", ctx(&format!("{report:?}")));
     let dual = gs[0] * dx + gs[1..].iter().zip(&dxs).map(|(g, d)| g * d).sum::<f64>();
     prop_assert!(
         close(t[0], dual, 1e-9),

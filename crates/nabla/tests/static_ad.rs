@@ -647,3 +647,110 @@ fn custom_rules_agree_with_jvp_and_finite_differences() {
     }
     assert!(compared_with_fd >= 20, "{compared_with_fd}");
 }
+
+/// The depths, counted in `map`s, of the statements that `pred` selects.
+fn map_depths(prog: &Program, pred: impl Fn(&Exp) -> bool) -> Vec<usize> {
+    fn walk(b: &nabla_ir::Body, depth: usize, pred: &dyn Fn(&Exp) -> bool, out: &mut Vec<usize>) {
+        for s in &b.stms {
+            if pred(&s.exp) {
+                out.push(depth);
+            }
+            let inner = depth + usize::from(matches!(s.exp, Exp::Soac(nabla_ir::Soac::Map { .. })));
+            s.exp.for_each_nested(|x| match x {
+                Nested::Body(nb) => walk(nb, inner, pred, out),
+                Nested::Lambda(l) => walk(&l.body, inner, pred, out),
+            });
+        }
+    }
+    let mut out = vec![];
+    for f in &prog.functions {
+        walk(&f.body, 0, &pred, &mut out);
+    }
+    out
+}
+
+/// Vector mode (`--ad=vector`, the `ad-vector` pass): a `map` of a `jvp`
+/// at one primal point (`jmp`, or a Jacobian built one column per seed) is
+/// differentiated for all its seeds at once. Every such map of
+/// `tests/ad/vector_mode.fut` takes that path (the report counts it; the
+/// default `ad` takes none), and in a `jmp` of `map sin` the primal `sin`
+/// stays one map deep (in a map of one jvp per seed it would be two deep,
+/// under the map over the seeds). `vector_mode_passes_the_ad_tests` checks
+/// the results.
+#[test]
+fn maps_of_jvp_take_the_vector_mode() {
+    let vector = nabla_ad::Options { vector_jvps: true };
+    let dynamic = CompileOptions::new(Pipeline::default_pipeline().validating(true));
+    let path = repo().join("tests/ad/vector_mode.fut");
+    let undifferentiated = compile_with(&path, &dynamic)
+        .unwrap_or_else(|e| panic!("{}", e.summary))
+        .program;
+    let mut prog = undifferentiated.clone();
+    let report = nabla_ad::differentiate_with_report(&mut prog).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.batched_jvps, 0, "not by default: {report:?}");
+    let mut prog = undifferentiated;
+    let report =
+        nabla_ad::differentiate_with_options(&mut prog, vector).unwrap_or_else(|e| panic!("{e}"));
+    nabla_ir::validate_program(&prog).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(report.batched_jvps, 4, "{report:?}");
+    assert_eq!(count_jvps(&prog), 0);
+
+    let source = "entry sines (x: []f64) (dxs: [][]f64) = jmp (\\v -> map f64.sin v) x dxs\n";
+    let compiled = compile_source("jmp_sin", source, Pipeline::default_pipeline());
+    let mut prog = compiled.program;
+    let is_sin = |e: &Exp| matches!(e, Exp::UnOp(nabla_ir::UnOp::Sin, _));
+    assert_eq!(
+        map_depths(&prog, is_sin),
+        vec![2],
+        "before AD: in jvp, in map"
+    );
+    let report =
+        nabla_ad::differentiate_with_options(&mut prog, vector).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(report.batched_jvps, 1, "{report:?}");
+    nabla_ir::validate_program(&prog).unwrap_or_else(|e| panic!("{e:?}"));
+    assert_eq!(
+        map_depths(&prog, is_sin),
+        vec![1],
+        "the primal sin once per element"
+    );
+    let static_ = compile_source("jmp_sin_static", source, Pipeline::with_static_ad_vector());
+    let r = static_
+        .run_on_input("sines", "[0.5, 1.0] [[1.0, 0.0], [2.0, 3.0]]".as_bytes())
+        .unwrap_or_else(|e| panic!("{e:?}"));
+    let (c0, c1) = (0.5f64.cos(), 1.0f64.cos());
+    let expected = format!(
+        "[[{:?}f64, 0.0f64], [{:?}f64, {:?}f64]]",
+        c0,
+        2.0 * c0,
+        3.0 * c1
+    );
+    assert_eq!(r[0].to_string(), expected);
+}
+
+/// `nabla test --ad=vector` passes every AD test (`tests/ad/`) in the
+/// interpreter, and `vector_mode.fut` with the C backend too.
+#[test]
+fn vector_mode_passes_the_ad_tests() {
+    let run = |args: &[&str], path: PathBuf| {
+        let o = Command::new(env!("CARGO_BIN_EXE_nabla"))
+            .arg("test")
+            .arg("--ad=vector")
+            .args(args)
+            .arg(&path)
+            .output()
+            .expect("start nabla");
+        let out = String::from_utf8_lossy(&o.stdout).into_owned();
+        assert!(o.status.success(), "{args:?}:\n{out}");
+        let last = out.lines().last().unwrap_or("").to_string();
+        let nums: Vec<usize> = last
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|s| s.parse().ok())
+            .collect();
+        assert_eq!(nums.get(1), Some(&0), "{args:?}: failures:\n{out}");
+        nums[0]
+    };
+    let passed = run(&["--validate"], repo().join("tests/ad"));
+    assert!(passed >= 100, "too few tests ran: {passed}");
+    let passed = run(&["--backend=c"], repo().join("tests/ad/vector_mode.fut"));
+    assert_eq!(passed, 4);
+}
