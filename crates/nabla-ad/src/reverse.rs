@@ -15,8 +15,8 @@
 //!
 //! Constructs without a rule here yet (reductions and scans whose operator
 //! works on arrays other than a mapped scalar operator, `reduce_by_index`
-//! with tuple or array operators, scatter of rows, accumulators written by
-//! the user) make the `vjp`
+//! with tuple or array operators, accumulators written by the user) make
+//! the `vjp`
 //! fall back to the dynamic AD ([`crate::AdError::unsupported`]).
 
 use crate::util::{
@@ -1006,8 +1006,11 @@ impl Reverse<'_> {
                         continue;
                     };
                     let gt = type_of(b, self.span, g)?;
-                    if gt.rank() != indices.len() {
-                        return self.unsupported("scatter of rows (values that are arrays)");
+                    if gt.rank() < indices.len() {
+                        return error(
+                            self.span,
+                            "internal error: scatter with more indices than dimensions",
+                        );
                     }
                     if self.active.contains(v) {
                         let gathered = self.gather(b, g, indices, *w, true)?;
@@ -1016,10 +1019,22 @@ impl Reverse<'_> {
                     if self.active.contains(d) {
                         let t = crate::util::existential(&gt);
                         let copy = b.bind1("adj_copy", t.clone(), Exp::Copy(g));
+                        // One zero (a row of zeros, for rows) per write.
+                        let mut zero = Atom::Const(PrimValue::zero(gt.elem()));
+                        for k in (indices.len()..gt.rank()).rev() {
+                            let n = b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(g, k));
+                            let t = Type::Array(gt.elem(), vec![Dim::Ext; gt.rank() - k]);
+                            zero = Atom::Var(b.bind1(
+                                "zero_row",
+                                t,
+                                Exp::Replicate(Atom::Var(n), zero),
+                            ));
+                        }
+                        let rows = gt.rank() - indices.len();
                         let zeros = b.bind1(
                             "zeros",
-                            Type::Array(gt.elem(), vec![Dim::Ext]),
-                            Exp::Replicate(*w, Atom::Const(PrimValue::zero(gt.elem()))),
+                            Type::Array(gt.elem(), vec![Dim::Ext; 1 + rows]),
+                            Exp::Replicate(*w, zero),
                         );
                         let cleared = b.bind1(
                             "adj_cleared",
@@ -1936,12 +1951,26 @@ impl Reverse<'_> {
         last_write_wins: bool,
     ) -> Result<Var, AdError> {
         let span = self.span;
-        let elem = type_of(b, span, g)?.elem();
+        let gt = type_of(b, span, g)?;
+        let elem = gt.elem();
         let i64t = Type::Prim(PrimType::I64);
         let d = indices.len();
-        let shape: Vec<Atom> = (0..d)
+        let shape: Vec<Atom> = (0..gt.rank().max(d))
             .map(|k| Atom::Var(b.bind1("n", i64t.clone(), Exp::Size(g, k))))
             .collect();
+        // Rows (`g` of higher rank than the indices): a cell not written
+        // gets a row of zeros, made once.
+        let row_rank = gt.rank().saturating_sub(d);
+        let mut zero = Atom::Const(PrimValue::zero(elem));
+        for k in (d..d + row_rank).rev() {
+            let t = Type::Array(elem, vec![Dim::Ext; d + row_rank - k]);
+            zero = Atom::Var(b.bind1("zero_row", t, Exp::Replicate(shape[k], zero)));
+        }
+        let row_type = match row_rank {
+            0 => Type::Prim(elem),
+            r => Type::Array(elem, vec![Dim::Ext; r]),
+        };
+        let shape: Vec<Atom> = shape[..d].to_vec();
         let iota = iota(b, w);
         // The position of the last write to each cell (scatter's own rule).
         let winners = if last_write_wins {
@@ -2002,15 +2031,15 @@ impl Reverse<'_> {
                 }
             };
             b.begin();
-            let x = b.bind1("adj_elem", Type::Prim(elem), Exp::Index(g, at));
+            let x = b.bind1("adj_elem", row_type.clone(), Exp::Index(g, at));
             let then_ = b.end(vec![Atom::Var(x)]);
             let else_ = Body {
                 stms: vec![],
-                result: vec![Atom::Const(PrimValue::zero(elem))],
+                result: vec![zero],
             };
             let r = b.bind1(
                 "adj_elem",
-                Type::Prim(elem),
+                row_type.clone(),
                 Exp::If {
                     cond: inside,
                     then_,
@@ -2023,7 +2052,7 @@ impl Reverse<'_> {
         arrs.push(iota);
         Ok(b.bind1(
             "adj_gather",
-            Type::Array(elem, vec![Dim::Ext]),
+            Type::Array(elem, vec![Dim::Ext; 1 + row_rank]),
             Exp::Soac(Soac::Map { w, lam, arrs }),
         ))
     }

@@ -80,6 +80,7 @@ fn static_ad_compiles_jvps_and_vjps_away() {
         ("sums.fut", 5, Some(0)),
         ("vector_forms.fut", 3, Some(0)),
         ("nested.fut", 10, Some(0)),
+        ("scatter_rows.fut", 1, Some(0)),
     ] {
         let path = repo().join("tests/ad").join(file);
         let mut prog = compile_with(&path, &dynamic)
