@@ -140,6 +140,11 @@ pub(crate) struct FnGen<'a> {
     /// Views built without a reference to their block (see
     /// [`crate::borrow`]).
     borrowed: HashSet<Var>,
+    /// Rank-1 arrays made by a map in a map's lambda and returned as its
+    /// row (see [`direct_row`]): the C variable of the enclosing map's
+    /// result, whose row `j` the inner map writes into instead of a block
+    /// of its own.
+    row_destinations: HashMap<Var, String>,
 }
 
 impl<'a> FnGen<'a> {
@@ -160,6 +165,7 @@ impl<'a> FnGen<'a> {
             frames: Vec::new(),
             virtual_iotas: HashMap::new(),
             borrowed: HashSet::new(),
+            row_destinations: HashMap::new(),
         }
     }
 
@@ -1193,14 +1199,22 @@ impl<'a> FnGen<'a> {
         // temporaries, the result allocated at the first row.
         let mut targets = Vec::new();
         let mut row_temps = Vec::new();
-        for (p, t) in pat.iter().zip(&lam.ret) {
+        let mut direct_rows = Vec::new();
+        for (i, (p, t)) in pat.iter().zip(&lam.ret).enumerate() {
             let pv = var_name(p.var);
             match t {
                 Type::Prim(e) => {
                     let ct = c_type(*e)?;
-                    self.line(&format!(
-                        "{pv} = nb_alloc(1, (int64_t[]){{{wv}}}, sizeof({ct}), {loc});"
-                    ));
+                    match self.row_destinations.remove(&p.var) {
+                        // Row j of the enclosing map's result (j is still
+                        // its index here, before this map's loop).
+                        Some(outer) => {
+                            self.line(&format!("nb_row(&{pv}, &{outer}, 2, sizeof({ct}), j, 0);"))
+                        }
+                        None => self.line(&format!(
+                            "{pv} = nb_alloc(1, (int64_t[]){{{wv}}}, sizeof({ct}), {loc});"
+                        )),
+                    }
                     targets.push(Some(format!("(({ct} *){pv}.data)[j]")));
                     row_temps.push(None);
                 }
@@ -1210,6 +1224,18 @@ impl<'a> FnGen<'a> {
                         return Err(CgenError::unsupported("arrays of rank above 8"));
                     }
                     let t = self.fresh();
+                    if let Some((v, width)) = direct_row(lam, i) {
+                        // The rows are written in place: the result is
+                        // allocated whole before the loop.
+                        let width = self.int(&width)?;
+                        self.line(&format!(
+                            "{pv} = nb_alloc(2, (int64_t[]){{{wv}, {width}}}, sizeof({ct}), {loc});"
+                        ));
+                        direct_rows.push((v, pv.clone()));
+                        targets.push(Some(t.clone()));
+                        row_temps.push(Some((t, pv, 0, ct)));
+                        continue;
+                    }
                     let ds: Vec<String> = dims.iter().map(|d| self.dim(d)).collect();
                     self.line(&format!(
                         "if ({wv} == 0) {pv} = nb_alloc({}, (int64_t[]){{0, {}}}, sizeof({ct}), {loc});",
@@ -1238,14 +1264,34 @@ impl<'a> FnGen<'a> {
                 self.bind_row(p, *v, "j")?;
             }
         }
-        self.body(&lam.body, &targets)?;
+        for (v, pv) in &direct_rows {
+            self.row_destinations.insert(*v, pv.clone());
+        }
+        let r = self.body(&lam.body, &targets);
+        // A destination the body did not take (its map was generated some
+        // other way) is stored as usual.
+        let mut untaken = HashSet::new();
+        for (v, pv) in &direct_rows {
+            if self.row_destinations.remove(v).is_some() {
+                untaken.insert(pv.clone());
+            }
+        }
+        r?;
         for (t, pv, r, ct) in row_temps.iter().flatten() {
-            self.line(&format!(
-                "if (j == 0) {pv} = nb_alloc_rows({loc}, {wv}, {r}, {t}.shape, sizeof({ct}));"
-            ));
-            self.line(&format!(
-                "nb_store_row({loc}, &{pv}, {r}, sizeof({ct}), j, &{t});"
-            ));
+            if untaken.contains(pv) {
+                self.line(&format!(
+                    "nb_store_row({loc}, &{pv}, 1, sizeof({ct}), j, &{t});"
+                ));
+            }
+            // Rank 0 marks a row already written in place (a view of it).
+            if *r > 0 {
+                self.line(&format!(
+                    "if (j == 0) {pv} = nb_alloc_rows({loc}, {wv}, {r}, {t}.shape, sizeof({ct}));"
+                ));
+                self.line(&format!(
+                    "nb_store_row({loc}, &{pv}, {r}, sizeof({ct}), j, &{t});"
+                ));
+            }
             self.line(&format!("nb_release(&{t});"));
         }
         let row_params: Vec<Param> = lam
@@ -1803,6 +1849,61 @@ fn virtual_iotas(body: &Body) -> HashMap<Var, Atom> {
     iotas
 }
 
+/// Whether result `i` of a map's lambda can be written in place, as row
+/// `j` of the map's result: it is a rank-1 array made by a map statement of
+/// the lambda's body (a scalar result of it) that nothing else in the body
+/// reads, nor another result, and whose width is known before the loop (a
+/// constant or a variable bound outside the lambda). Returns the variable
+/// and the width.
+fn direct_row(lam: &Lambda, i: usize) -> Option<(Var, Atom)> {
+    let Atom::Var(v) = *lam.body.result.get(i)? else {
+        return None;
+    };
+    if lam
+        .body
+        .result
+        .iter()
+        .filter(|a| **a == Atom::Var(v))
+        .count()
+        != 1
+    {
+        return None;
+    }
+    let Type::Array(_, dims) = lam.ret.get(i)? else {
+        return None;
+    };
+    if dims.len() != 1 {
+        return None;
+    }
+    let mut producer = None;
+    for s in &lam.body.stms {
+        if let Some(q) = s.pat.iter().position(|p| p.var == v) {
+            producer = Some((s, q));
+        } else if nabla_ir::free_vars_stm(s).contains(&v) {
+            return None;
+        }
+    }
+    let (s, q) = producer?;
+    let Exp::Soac(Soac::Map { w, lam: inner, .. }) = &s.exp else {
+        return None;
+    };
+    if !matches!(inner.ret.get(q), Some(Type::Prim(_))) {
+        return None;
+    }
+    let local = |x: &Var| {
+        lam.params.iter().any(|p| p.var == *x)
+            || lam
+                .body
+                .stms
+                .iter()
+                .any(|s| s.pat.iter().any(|p| p.var == *x))
+    };
+    match w {
+        Atom::Var(x) if local(x) => None,
+        _ => Some((v, *w)),
+    }
+}
+
 /// Whether statement `k` of `b` is a map that can run fused with the
 /// reduction at `k + 1` ([`FnGen::fused_map_reduce`]): the map takes no
 /// accumulators and returns scalars only, the reduction has the same width
@@ -1982,4 +2083,88 @@ pub(crate) fn collect_body(b: &Body, types: &mut HashMap<Var, Type>) -> Result<(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Program {
+        nabla_ir::parse::parse_program(text).expect("the test program parses")
+    }
+
+    /// The lambda of the first statement of `main` (a map).
+    fn outer_lambda(prog: &Program) -> &Lambda {
+        match &prog.functions[0].body.stms[1].exp {
+            Exp::Soac(Soac::Map { lam, .. }) => lam,
+            e => panic!("not a map: {e:?}"),
+        }
+    }
+
+    const ROWS: &str = "
+fun main (xss_0: [?][?]f64): ([?][?]f64) = {
+  let n_1: i64 = size(xss_0, 1)
+  let r_6: [?][n_1]f64 = map(n_1, \\(row_2: [n_1]f64): ([n_1]f64) -> {
+    let m_5: [n_1]f64 = map(n_1, \\(x_3: f64): (f64) -> {
+      let y_4: f64 = x_3 * 2.0f64
+      in (y_4)
+    }, row_2)
+    in (m_5)
+  }, xss_0)
+  in (r_6)
+}
+
+entry main = main (params [1], results [1])
+";
+
+    #[test]
+    fn a_row_made_by_an_inner_map_is_written_in_place() {
+        let prog = parse(ROWS);
+        let (v, w) = direct_row(outer_lambda(&prog), 0).expect("a direct row");
+        assert_eq!(prog.functions[0].var_names[v.0 as usize], "m_5");
+        assert_eq!(w, Atom::Var(Var(1)));
+        let c = crate::generate_c(&prog, &|_| String::new()).expect("C");
+        // The result is allocated whole, the inner map writes into a view
+        // of row j, and no row is copied.
+        assert!(
+            c.contains("v6 = nb_alloc(2, (int64_t[]){t1, ((int64_t)v1)}"),
+            "{c}"
+        );
+        assert!(
+            c.contains("nb_row(&v5, &v6, 2, sizeof(double), j, 0);"),
+            "{c}"
+        );
+        let main = &c[c
+            .find("static void nb_fun_0(nb_arr *out0, nb_arr v0) {")
+            .expect("main")..];
+        assert!(!main.contains("nb_store_row"), "{main}");
+    }
+
+    #[test]
+    fn rows_read_elsewhere_or_of_local_width_are_stored() {
+        // The row is also read by the body (its first element is a second
+        // result), so it keeps a block of its own.
+        let read = ROWS
+            .replace("([n_1]f64) -> {", "([n_1]f64, f64) -> {")
+            .replace(
+                "    in (m_5)",
+                "    let e_7: f64 = m_5[0i64]\n    in (m_5, e_7)",
+            )
+            .replace(
+                "let r_6: [?][n_1]f64 =",
+                "let (r_6: [?][n_1]f64, s_8: [?]f64) =",
+            )
+            .replace("results [1]", "results [1, 1]")
+            .replace("): ([?][?]f64) = {", "): ([?][?]f64, [?]f64) = {")
+            .replace("  in (r_6)\n", "  in (r_6, s_8)\n");
+        let prog = parse(&read);
+        assert_eq!(direct_row(outer_lambda(&prog), 0), None);
+        // The inner map's width is bound inside the lambda.
+        let local = ROWS.replace(
+            "    let m_5: [n_1]f64 = map(n_1,",
+            "    let k_9: i64 = size(row_2, 0)\n    let m_5: [n_1]f64 = map(k_9,",
+        );
+        let prog = parse(&local);
+        assert_eq!(direct_row(outer_lambda(&prog), 0), None);
+    }
 }
