@@ -148,7 +148,7 @@ pub struct Options {
     /// gets its own `jvp`, whose primal the optimiser then hoists out of
     /// the map over the seeds where it can. Vector mode does less
     /// arithmetic, but its tangents are small arrays per scalar, which the
-    /// C backend allocates: measured slower, see ARCHITECTURE.md.
+    /// C backend allocates: measured no faster, see ARCHITECTURE.md.
     pub vector_jvps: bool,
 }
 
