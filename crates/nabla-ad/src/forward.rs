@@ -211,26 +211,24 @@ pub(crate) fn expand_batched_jvp(
         }
     }
     // A seed that is the map's element itself needs no map.
-    per_seed.retain(|&(j, v)| match lam.params.iter().position(|p| p.var == v) {
-        Some(i) => {
-            let ty = lam.params[i].ty.clone();
-            match fwd.seed_dimension_inward(b, arrs[i], &ty) {
-                Ok(inner) => {
-                    tans.set(jlam.params[j].var, Some(Atom::Var(inner)));
-                    false
-                }
-                Err(_) => true,
+    let mut computed = Vec::with_capacity(per_seed.len());
+    for (j, v) in per_seed {
+        match lam.params.iter().position(|p| p.var == v) {
+            Some(i) => {
+                let inner = fwd.seed_dimension_inward(b, arrs[i], &lam.params[i].ty)?;
+                tans.set(jlam.params[j].var, Some(Atom::Var(inner)));
             }
+            None => computed.push((j, v)),
         }
-        None => true,
-    });
+    }
+    let per_seed = computed;
     if !per_seed.is_empty() {
-        let inner: std::collections::HashSet<Var> = bound.clone();
         let mut types = Vec::with_capacity(per_seed.len());
         for (_, v) in &per_seed {
             let ty = crate::util::type_of(b, span, *v)?;
+            // Sizes bound inside the lambda are unknown outside it.
             types.push(ty.map_dims(|d| match d {
-                Dim::Var(x) if inner.contains(&x) => Dim::Ext,
+                Dim::Var(x) if bound.contains(&x) => Dim::Ext,
                 d => d,
             }));
         }
@@ -273,24 +271,24 @@ pub(crate) fn expand_batched_jvp(
         } else {
             let r = jlam.body.result[q - nres];
             let t = fwd.materialize(b, &tans, &r)?;
-            let ty = crate::util::atom_type(b, span, &t)?;
-            let rank = ty.rank();
-            if rank <= 1 {
-                Exp::Atoms(vec![t])
+            let (Atom::Var(t), Type::Array(elem, dims)) = (t, crate::util::atom_type(b, span, &t)?)
+            else {
+                return error(
+                    span,
+                    "internal error: a batch of tangents that is not an array",
+                );
+            };
+            if dims.len() == 1 {
+                Exp::Atoms(vec![Atom::Var(t)])
             } else {
-                let Atom::Var(t) = t else {
-                    return error(span, "internal error: a scalar batch of tangents");
-                };
-                let mut perm = vec![rank - 1];
-                perm.extend(0..rank - 1);
+                // The seed dimension back outermost (and copied, so that
+                // each seed's tangent is contiguous).
+                let rank = dims.len();
+                let perm: Vec<usize> = [rank - 1].into_iter().chain(0..rank - 1).collect();
+                let outer_dims = perm.iter().map(|&d| dims[d]).collect();
                 let outer = b.bind1(
                     "tan_outer",
-                    Type::Array(ty.elem(), {
-                        let Type::Array(_, ds) = &ty else {
-                            return error(span, "internal error: a scalar batch of tangents");
-                        };
-                        perm.iter().map(|&d| ds[d]).collect()
-                    }),
+                    Type::Array(elem, outer_dims),
                     Exp::Rearrange(perm, t),
                 );
                 Exp::Copy(outer)
