@@ -481,14 +481,16 @@ impl Forward<'_> {
                 "internal error: batched zeros outside vector mode",
             );
         };
-        let mut ty = Type::Array(p, vec![batch.dim]);
         let zero = Atom::Const(nabla_ir::PrimValue::zero(p));
-        let mut acc = Atom::Var(b.bind1("zeros", ty.clone(), Exp::Replicate(batch.width, zero)));
-        for (n, dim) in sizes.into_iter().rev() {
-            ty = ty.array_of(dim);
-            acc = Atom::Var(b.bind1("zeros", ty.clone(), Exp::Replicate(n, acc)));
-        }
-        Ok(acc)
+        let mut sizes = sizes;
+        sizes.push((batch.width, batch.dim));
+        Ok(crate::util::replicated(
+            b,
+            "zeros",
+            &sizes,
+            zero,
+            Type::Prim(p),
+        ))
     }
 
     /// A zero tangent for the value of `a`.

@@ -134,8 +134,7 @@ pub(crate) fn body_has_ad(b: &Body) -> bool {
 /// a `jvp`, or `lgamma`/`gamma` inside a `jvp` (their derivative, the
 /// polygamma function, has no IR operation).
 pub fn differentiate(prog: &mut Program) -> Result<bool, AdError> {
-    differentiate_with_options(prog, Options::default())
-        .map(|r| r.static_jvps + r.static_vjps + r.lowered_custom_vjps > 0)
+    differentiate_with_options(prog, Options::default()).map(|r| r.changed())
 }
 
 /// Choices of the static AD.
@@ -172,6 +171,13 @@ pub struct Report {
     /// `with_vjp`s outside any AD construct replaced by their function
     /// (see [`lower_custom_vjps`]).
     pub lowered_custom_vjps: usize,
+}
+
+impl Report {
+    /// Whether the program changed: something was compiled away or lowered.
+    pub fn changed(&self) -> bool {
+        self.static_jvps + self.static_vjps + self.lowered_custom_vjps > 0
+    }
 }
 
 /// [`differentiate`], also saying what was left to the dynamic AD.
@@ -456,15 +462,7 @@ impl Ad {
         if !self.options.vector_jvps {
             return Ok(false);
         }
-        let Exp::Soac(nabla_ir::Soac::Map { lam, .. }) = &stm.exp else {
-            return Ok(false);
-        };
-        if !lam
-            .body
-            .stms
-            .last()
-            .is_some_and(|s| matches!(s.exp, Exp::Jvp { .. }))
-        {
+        if !matches!(stm.exp, Exp::Soac(nabla_ir::Soac::Map { .. })) {
             return Ok(false);
         }
         b.begin();

@@ -1020,22 +1020,19 @@ impl Reverse<'_> {
                         let t = crate::util::existential(&gt);
                         let copy = b.bind1("adj_copy", t.clone(), Exp::Copy(g));
                         // One zero (a row of zeros, for rows) per write.
-                        let mut zero = Atom::Const(PrimValue::zero(gt.elem()));
-                        for k in (indices.len()..gt.rank()).rev() {
-                            let n = b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(g, k));
-                            let t = Type::Array(gt.elem(), vec![Dim::Ext; gt.rank() - k]);
-                            zero = Atom::Var(b.bind1(
-                                "zero_row",
-                                t,
-                                Exp::Replicate(Atom::Var(n), zero),
-                            ));
-                        }
-                        let rows = gt.rank() - indices.len();
-                        let zeros = b.bind1(
-                            "zeros",
-                            Type::Array(gt.elem(), vec![Dim::Ext; 1 + rows]),
-                            Exp::Replicate(*w, zero),
-                        );
+                        let sizes = shape_of(b, self.span, g)?;
+                        let mut sizes = sizes[indices.len()..].to_vec();
+                        sizes.insert(0, (*w, Dim::Ext));
+                        let zero = Atom::Const(PrimValue::zero(gt.elem()));
+                        let Atom::Var(zeros) = crate::util::replicated(
+                            b,
+                            "zero_row",
+                            &sizes,
+                            zero,
+                            Type::Prim(gt.elem()),
+                        ) else {
+                            return error(self.span, "internal error: scatter without writes");
+                        };
                         let cleared = b.bind1(
                             "adj_cleared",
                             t,
@@ -1955,22 +1952,20 @@ impl Reverse<'_> {
         let elem = gt.elem();
         let i64t = Type::Prim(PrimType::I64);
         let d = indices.len();
-        let shape: Vec<Atom> = (0..gt.rank().max(d))
-            .map(|k| Atom::Var(b.bind1("n", i64t.clone(), Exp::Size(g, k))))
-            .collect();
+        let sizes = shape_of(b, span, g)?;
+        let Some(shape) = sizes.get(..d) else {
+            return error(span, "internal error: more indices than dimensions");
+        };
+        let shape: Vec<Atom> = shape.iter().map(|(n, _)| *n).collect();
         // Rows (`g` of higher rank than the indices): a cell not written
         // gets a row of zeros, made once.
-        let row_rank = gt.rank().saturating_sub(d);
-        let mut zero = Atom::Const(PrimValue::zero(elem));
-        for k in (d..d + row_rank).rev() {
-            let t = Type::Array(elem, vec![Dim::Ext; d + row_rank - k]);
-            zero = Atom::Var(b.bind1("zero_row", t, Exp::Replicate(shape[k], zero)));
-        }
+        let row_rank = gt.rank() - d;
+        let zero = Atom::Const(PrimValue::zero(elem));
+        let zero = crate::util::replicated(b, "zero_row", &sizes[d..], zero, Type::Prim(elem));
         let row_type = match row_rank {
             0 => Type::Prim(elem),
             r => Type::Array(elem, vec![Dim::Ext; r]),
         };
-        let shape: Vec<Atom> = shape[..d].to_vec();
         let iota = iota(b, w);
         // The position of the last write to each cell (scatter's own rule).
         let winners = if last_write_wins {

@@ -62,15 +62,29 @@ pub(crate) fn zero_like(b: &mut FunctionBuilder, span: Span, v: Var) -> Result<A
         Type::Acc(..) => unsupported(span, "static AD does not differentiate accumulators yet"),
         Type::Array(p, _) => {
             let sizes = shape_of(b, span, v)?;
-            let mut acc = Atom::Const(PrimValue::zero(p));
-            let mut ty = Type::Prim(p);
-            for (n, dim) in sizes.into_iter().rev() {
-                ty = ty.array_of(dim);
-                acc = Atom::Var(b.bind1("zeros", ty.clone(), Exp::Replicate(n, acc)));
-            }
-            Ok(acc)
+            let zero = Atom::Const(PrimValue::zero(p));
+            Ok(replicated(b, "zeros", &sizes, zero, Type::Prim(p)))
         }
     }
+}
+
+/// `x` (of type `ty`) replicated over the given outer dimensions, the last
+/// innermost: `replicate n₀ (… (replicate nₖ x))`, bound to variables
+/// named `name`; `x` itself for none.
+pub(crate) fn replicated(
+    b: &mut FunctionBuilder,
+    name: &str,
+    sizes: &[(Atom, Dim)],
+    x: Atom,
+    ty: Type,
+) -> Atom {
+    let mut acc = x;
+    let mut ty = ty;
+    for (n, dim) in sizes.iter().rev() {
+        ty = ty.array_of(*dim);
+        acc = Atom::Var(b.bind1(name, ty.clone(), Exp::Replicate(*n, acc)));
+    }
+    acc
 }
 
 /// A zero shaped like the value of `a`.

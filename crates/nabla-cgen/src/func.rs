@@ -1199,7 +1199,6 @@ impl<'a> FnGen<'a> {
         // temporaries, the result allocated at the first row.
         let mut targets = Vec::new();
         let mut row_temps = Vec::new();
-        let mut direct_rows = Vec::new();
         for (i, (p, t)) in pat.iter().zip(&lam.ret).enumerate() {
             let pv = var_name(p.var);
             match t {
@@ -1224,16 +1223,17 @@ impl<'a> FnGen<'a> {
                         return Err(CgenError::unsupported("arrays of rank above 8"));
                     }
                     let t = self.fresh();
+                    targets.push(Some(t.clone()));
                     if let Some((v, width)) = direct_row(lam, i) {
                         // The rows are written in place: the result is
-                        // allocated whole before the loop.
+                        // allocated whole before the loop, and the inner
+                        // map takes row j as its destination.
                         let width = self.int(&width)?;
                         self.line(&format!(
                             "{pv} = nb_alloc(2, (int64_t[]){{{wv}, {width}}}, sizeof({ct}), {loc});"
                         ));
-                        direct_rows.push((v, pv.clone()));
-                        targets.push(Some(t.clone()));
-                        row_temps.push(Some((t, pv, 0, ct)));
+                        self.row_destinations.insert(v, pv.clone());
+                        row_temps.push(Some((t, pv, dims.len(), ct, Some(v))));
                         continue;
                     }
                     let ds: Vec<String> = dims.iter().map(|d| self.dim(d)).collect();
@@ -1242,8 +1242,7 @@ impl<'a> FnGen<'a> {
                         dims.len() + 1,
                         ds.join(", ")
                     ));
-                    targets.push(Some(t.clone()));
-                    row_temps.push(Some((t, pv, dims.len(), ct)));
+                    row_temps.push(Some((t, pv, dims.len(), ct, None)));
                 }
                 Type::Acc(..) => {
                     targets.push(None);
@@ -1252,7 +1251,7 @@ impl<'a> FnGen<'a> {
             }
         }
         self.open(&format!("for (int64_t j = 0; j < {wv}; j++) {{"));
-        for (_, (t, _, _, _)) in row_temps
+        for (_, (t, _, _, _, _)) in row_temps
             .iter()
             .enumerate()
             .filter_map(|(i, x)| x.as_ref().map(|x| (i, x)))
@@ -1264,30 +1263,23 @@ impl<'a> FnGen<'a> {
                 self.bind_row(p, *v, "j")?;
             }
         }
-        for (v, pv) in &direct_rows {
-            self.row_destinations.insert(*v, pv.clone());
-        }
         let r = self.body(&lam.body, &targets);
-        // A destination the body did not take (its map was generated some
-        // other way) is stored as usual.
-        let mut untaken = HashSet::new();
-        for (v, pv) in &direct_rows {
-            if self.row_destinations.remove(v).is_some() {
-                untaken.insert(pv.clone());
-            }
-        }
+        // Whether each in-place row was taken by its map (one generated
+        // some other way leaves its destination here).
+        let untaken: Vec<bool> = row_temps
+            .iter()
+            .flatten()
+            .map(|(.., direct)| direct.is_some_and(|v| self.row_destinations.remove(&v).is_some()))
+            .collect();
         r?;
-        for (t, pv, r, ct) in row_temps.iter().flatten() {
-            if untaken.contains(pv) {
-                self.line(&format!(
-                    "nb_store_row({loc}, &{pv}, 1, sizeof({ct}), j, &{t});"
-                ));
-            }
-            // Rank 0 marks a row already written in place (a view of it).
-            if *r > 0 {
+        for ((t, pv, r, ct, direct), untaken) in row_temps.iter().flatten().zip(untaken) {
+            if direct.is_none() {
                 self.line(&format!(
                     "if (j == 0) {pv} = nb_alloc_rows({loc}, {wv}, {r}, {t}.shape, sizeof({ct}));"
                 ));
+            }
+            // A row written in place is already there.
+            if direct.is_none() || untaken {
                 self.line(&format!(
                     "nb_store_row({loc}, &{pv}, {r}, sizeof({ct}), j, &{t});"
                 ));

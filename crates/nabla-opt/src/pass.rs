@@ -611,7 +611,7 @@ impl Pass for StaticAd {
             vector_jvps: self.vector_jvps,
         };
         nabla_ad::differentiate_with_options(prog, options)
-            .map(|r| r.static_jvps + r.static_vjps + r.lowered_custom_vjps > 0)
+            .map(|r| r.changed())
             .map_err(|e| PassError::Failed {
                 pass: self.name().to_string(),
                 message: e.message,
