@@ -83,6 +83,7 @@ pub(crate) fn expand_vjp(
         redirect: HashMap::new(),
         in_rules: HashSet::new(),
         one_hot: HashMap::new(),
+        precomputed: HashMap::new(),
     };
     let body = rev.inline_calls(b, lam.body)?;
     let checkpoints = rev.forward_sweep(b, &body.stms)?;
@@ -198,6 +199,11 @@ struct Reverse<'a> {
     /// of them reverses that one element alone (see
     /// [`Reverse::map_one_hot`]).
     one_hot: HashMap<Var, (Atom, Atom)>,
+    /// Statements of a lambda being reversed whose values the primal map
+    /// already stored (see [`Reverse::adjoint_map`]): by the first variable
+    /// they bind, the copy from the adjoint map's parameters that the
+    /// forward sweep emits instead of recomputing them.
+    precomputed: HashMap<Var, Exp>,
 }
 
 /// What the forward sweep kept of a loop: its checkpoint arrays (one per
@@ -453,7 +459,11 @@ impl Reverse<'_> {
                     out.push(None);
                 }
                 _ => {
-                    b.push(stm.clone());
+                    let mut stm = stm.clone();
+                    if let Some(exp) = stm.pat.first().and_then(|p| self.precomputed.get(&p.var)) {
+                        stm.exp = exp.clone();
+                    }
+                    b.push(stm);
                     out.push(None);
                 }
             }
@@ -822,7 +832,7 @@ impl Reverse<'_> {
                 };
                 self.for_loop(b, adj, &ybar, pat, params, init, ck, body)?
             }
-            Exp::Soac(Soac::Map { w, lam, arrs }) => self.map(b, adj, &ybar, *w, lam, arrs)?,
+            Exp::Soac(Soac::Map { w, lam, arrs }) => self.map(b, adj, &ybar, *w, lam, arrs, pat)?,
             Exp::Soac(Soac::Reduce { w, lam, arrs, .. })
                 if arrs.len() == 1 && is_min_or_max(lam) =>
             {
@@ -2995,6 +3005,7 @@ impl Reverse<'_> {
     /// (seed 003 §5.4): a `with_acc` around the adjoint map at the outermost
     /// map, the enclosing accumulators threaded through nested maps.
     #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::too_many_arguments)]
     fn map(
         &mut self,
         b: &mut FunctionBuilder,
@@ -3003,7 +3014,9 @@ impl Reverse<'_> {
         w: Atom,
         lam: &Lambda,
         arrs: &[Var],
+        pat: &[Param],
     ) -> Result<(), AdError> {
+        let results: Vec<Var> = pat.iter().map(|p| p.var).collect();
         if self.map_one_hot(b, adj, ybar, w, lam, arrs)? {
             return Ok(());
         }
@@ -3028,15 +3041,24 @@ impl Reverse<'_> {
             .count();
         let (outs, new_arrays) = if array_fvs.is_empty() {
             (
-                self.adjoint_map(b, ybar, w, lam, arrs, &scalar_fvs, &[], &[])?
+                self.adjoint_map(b, ybar, w, lam, arrs, &results, &scalar_fvs, &[], &[])?
                     .0,
                 vec![],
             )
         } else if redirected == array_fvs.len() {
             // Inside an enclosing adjoint map: thread its accumulators.
             let accs: Vec<Var> = array_fvs.iter().map(|v| self.redirect[v]).collect();
-            let (outs, acc_outs) =
-                self.adjoint_map(b, ybar, w, lam, arrs, &scalar_fvs, &array_fvs, &accs)?;
+            let (outs, acc_outs) = self.adjoint_map(
+                b,
+                ybar,
+                w,
+                lam,
+                arrs,
+                &results,
+                &scalar_fvs,
+                &array_fvs,
+                &accs,
+            )?;
             for (v, a) in array_fvs.iter().zip(acc_outs) {
                 self.redirect.insert(*v, a);
             }
@@ -3062,7 +3084,7 @@ impl Reverse<'_> {
             let mut other_types = Vec::new();
             let with_lam = b.lambda::<AdError>("acc", acc_types, |b, ps| {
                 let (outs, acc_outs) =
-                    self.adjoint_map(b, ybar, w, lam, arrs, &scalar_fvs, &array_fvs, ps)?;
+                    self.adjoint_map(b, ybar, w, lam, arrs, &results, &scalar_fvs, &array_fvs, ps)?;
                 for o in &outs {
                     other_types.push(type_of(b, self.span, *o)?);
                 }
@@ -3106,10 +3128,22 @@ impl Reverse<'_> {
     }
 
     /// Emits the adjoint map of [`Reverse::map`]: inputs the primal
-    /// inputs, the results' adjoints and the accumulators `accs` (one per
-    /// free array in `array_fvs`); returns the non-accumulator results
-    /// (adjoints of the differentiable inputs, then per-element
-    /// contributions to `scalar_fvs`) and the final accumulators.
+    /// inputs, the results' adjoints, rows of the primal map's `results`
+    /// that the lambda's recomputation may read instead of recomputing
+    /// them, and the accumulators `accs` (one per free array in
+    /// `array_fvs`); returns the non-accumulator results (adjoints of the
+    /// differentiable inputs, then per-element contributions to
+    /// `scalar_fvs`) and the final accumulators.
+    ///
+    /// Seed 003 §4 re-executes the lambda's body in the return sweep; a
+    /// statement whose values the lambda returns is not re-executed: the
+    /// forward sweep's map already stored them (so `vjp` of
+    /// `sum (map exp xs)` evaluates `exp` once per element, not twice).
+    /// Its derivative rule still sees the original statement. This is
+    /// done only where it saves all the recomputation: a statement whose
+    /// inputs the return sweep recomputes anyway is recomputed too, since
+    /// the primal map may be kept alive only for it (the primal of a
+    /// `vjp` whose result is discarded is otherwise dead code).
     #[allow(clippy::too_many_arguments)]
     fn adjoint_map(
         &mut self,
@@ -3118,10 +3152,85 @@ impl Reverse<'_> {
         w: Atom,
         lam: &Lambda,
         arrs: &[Var],
+        results: &[Var],
         scalar_fvs: &[Var],
         array_fvs: &[Var],
         accs: &[Var],
     ) -> Result<(Vec<Var>, Vec<Var>), AdError> {
+        let map_parts = MapParts {
+            ybar,
+            lam,
+            arrs,
+            results,
+            scalar_fvs,
+            array_fvs,
+            accs,
+        };
+        let candidates = stored_results(lam, results.len());
+        let mut built = self.adjoint_lambda(b, &map_parts, &candidates)?;
+        if built.wasteful.iter().any(|w| *w) {
+            // Reading a stored value saves work only if the statements it
+            // was computed from are not recomputed anyway: otherwise the
+            // forward map may be kept alive just for it. Build it again
+            // without those.
+            let kept: Vec<(usize, Vec<usize>)> = candidates
+                .into_iter()
+                .zip(&built.wasteful)
+                .filter(|(_, w)| !**w)
+                .map(|(c, _)| c)
+                .collect();
+            built = self.adjoint_lambda(b, &map_parts, &kept)?;
+        }
+        let AdjointLambda {
+            lam: new_lam,
+            inputs,
+            returned_types,
+            ..
+        } = built;
+        let w_dim = match w {
+            Atom::Var(v) => Dim::Var(v),
+            Atom::Const(PrimValue::I64(c)) => Dim::Const(c),
+            _ => Dim::Ext,
+        };
+        let mut pat = Vec::new();
+        for t in &returned_types {
+            let at = t.array_of(w_dim);
+            pat.push(Param::new(b.vars.fresh("adj_map", at.clone()), at));
+        }
+        b.push(Stm {
+            pat: pat.clone(),
+            exp: Exp::Soac(Soac::Map {
+                w,
+                lam: new_lam,
+                arrs: inputs,
+            }),
+            span: self.span,
+        });
+        let n_acc = accs.len();
+        let n = pat.len();
+        let outs = pat[..n - n_acc].iter().map(|p| p.var).collect();
+        let acc_outs = pat[n - n_acc..].iter().map(|p| p.var).collect();
+        Ok((outs, acc_outs))
+    }
+
+    /// The lambda of [`Reverse::adjoint_map`] and its inputs, reading the
+    /// statements `stored` (see [`stored_results`]) from the primal map's
+    /// results.
+    fn adjoint_lambda(
+        &mut self,
+        b: &mut FunctionBuilder,
+        parts: &MapParts<'_>,
+        stored: &[(usize, Vec<usize>)],
+    ) -> Result<AdjointLambda, AdError> {
+        let MapParts {
+            ybar,
+            lam,
+            arrs,
+            results,
+            scalar_fvs,
+            array_fvs,
+            accs,
+        } = *parts;
         let mut inputs = arrs.to_vec();
         let mut seeds = Vec::new();
         for (k, y) in ybar.iter().enumerate() {
@@ -3130,11 +3239,27 @@ impl Reverse<'_> {
                 seeds.push((k, lam.ret[k].clone()));
             }
         }
+        let mut stored_types = Vec::new();
+        for (_, ks) in stored {
+            for k in ks {
+                let t = type_of(b, self.span, results[*k])?;
+                let Some(row) = t.row() else {
+                    return error(
+                        self.span,
+                        "internal error: a map result that is not an array",
+                    );
+                };
+                inputs.push(results[*k]);
+                stored_types.push(row);
+            }
+        }
         inputs.extend(accs.iter().copied());
         let n_arrs = arrs.len();
         let n_seeds = seeds.len();
+        let n_stored = stored_types.len();
         let mut param_types: Vec<Type> = lam.params.iter().map(|p| p.ty.clone()).collect();
         param_types.extend(seeds.iter().map(|(_, t)| t.clone()));
+        param_types.extend(stored_types);
         for a in accs {
             param_types.push(type_of(b, self.span, *a)?);
         }
@@ -3142,6 +3267,7 @@ impl Reverse<'_> {
         let mut returned_types = Vec::new();
         let saved = self.redirect.clone();
         let mut recomputed: HashSet<Var> = HashSet::new();
+        let mut dependencies: Vec<HashSet<Var>> = Vec::new();
         let new_lam = b.lambda::<AdError>("x", param_types, |b, ps| {
             let mut map = HashMap::new();
             for ((p, v), a) in lam.params.iter().zip(ps).zip(arrs) {
@@ -3150,7 +3276,8 @@ impl Reverse<'_> {
                     self.active.insert(*v);
                 }
             }
-            for (f, a) in array_fvs.iter().zip(&ps[n_arrs + n_seeds..]) {
+            let acc_params = &ps[n_arrs + n_seeds + n_stored..];
+            for (f, a) in array_fvs.iter().zip(acc_params) {
                 self.redirect.insert(*f, *a);
             }
             // Where every seed of the element is a scalar zero, its
@@ -3176,7 +3303,27 @@ impl Reverse<'_> {
                     .filter(|s| !matches!(s.exp, Exp::Loop { .. }))
                     .flat_map(|s| s.pat.iter().map(|p| p.var)),
             );
-            let cks = self.forward_sweep(b, &copy.stms)?;
+            dependencies = stored
+                .iter()
+                .map(|(i, _)| computed_from(&copy.stms, *i))
+                .collect();
+            let mut stored_params = ps[n_arrs + n_seeds..n_arrs + n_seeds + n_stored].iter();
+            let mut replaced = Vec::new();
+            for (i, ks) in stored {
+                let first = copy.stms[*i].pat[0].var;
+                let rows = ks
+                    .iter()
+                    .zip(&mut stored_params)
+                    .map(|(_, p)| Atom::Var(*p))
+                    .collect();
+                self.precomputed.insert(first, Exp::Atoms(rows));
+                replaced.push(first);
+            }
+            let cks = self.forward_sweep(b, &copy.stms);
+            for v in replaced {
+                self.precomputed.remove(&v);
+            }
+            let cks = cks?;
             let mut inner = Adjoints::default();
             for ((k, _), s) in seeds.iter().zip(&ps[n_arrs..]) {
                 if let Atom::Var(r) = copy.result[*k] {
@@ -3217,7 +3364,7 @@ impl Reverse<'_> {
                 zeros.push(zero_like(b, span, *v)?);
             }
             // The accumulators, untouched.
-            zeros.extend(ps[n_arrs + n_seeds..].iter().map(|a| Atom::Var(*a)));
+            zeros.extend(acc_params.iter().map(|a| Atom::Var(*a)));
             let else_ = b.end(zeros);
             let out = b.bind(
                 "adj_elem",
@@ -3229,31 +3376,137 @@ impl Reverse<'_> {
         self.redirect = saved;
         let mut new_lam = new_lam?;
         prune_recomputed(&mut new_lam.body, &recomputed);
-        let w_dim = match w {
-            Atom::Var(v) => Dim::Var(v),
-            Atom::Const(PrimValue::I64(c)) => Dim::Const(c),
-            _ => Dim::Ext,
-        };
-        let mut pat = Vec::new();
-        for t in &returned_types {
-            let at = t.array_of(w_dim);
-            pat.push(Param::new(b.vars.fresh("adj_map", at.clone()), at));
+        let read: HashSet<Var> = nabla_ir::free_vars_body(&new_lam.body)
+            .into_iter()
+            .collect();
+        let mut bound = HashSet::new();
+        nabla_ir::visit::for_each_var(
+            &new_lam.body,
+            |_, _| {},
+            |v| {
+                bound.insert(v);
+            },
+        );
+        // A stored statement is wasteful when the return sweep reads it but
+        // still recomputes something it was computed from.
+        let first_stored = n_arrs + n_seeds;
+        let mut wasteful = Vec::with_capacity(stored.len());
+        let mut j = first_stored;
+        for ((_, ks), deps) in stored.iter().zip(&dependencies) {
+            let params = &new_lam.params[j..j + ks.len()];
+            let used = params.iter().any(|p| read.contains(&p.var));
+            wasteful.push(used && deps.iter().any(|v| bound.contains(v)));
+            j += ks.len();
         }
-        b.push(Stm {
-            pat: pat.clone(),
-            exp: Exp::Soac(Soac::Map {
-                w,
-                lam: new_lam,
-                arrs: inputs,
-            }),
-            span: self.span,
-        });
-        let n_acc = accs.len();
-        let n = pat.len();
-        let outs = pat[..n - n_acc].iter().map(|p| p.var).collect();
-        let acc_outs = pat[n - n_acc..].iter().map(|p| p.var).collect();
-        Ok((outs, acc_outs))
+        // Stored results that the return sweep did not read: not inputs.
+        for j in (first_stored..first_stored + n_stored).rev() {
+            if !read.contains(&new_lam.params[j].var) {
+                new_lam.params.remove(j);
+                inputs.remove(j);
+            }
+        }
+        Ok(AdjointLambda {
+            lam: new_lam,
+            inputs,
+            returned_types,
+            wasteful,
+        })
     }
+}
+
+/// The parts of a `map` statement that [`Reverse::adjoint_map`] reverses.
+#[derive(Clone, Copy)]
+struct MapParts<'a> {
+    /// The adjoints of the map's results (absent: zero).
+    ybar: &'a [Option<Atom>],
+    lam: &'a Lambda,
+    arrs: &'a [Var],
+    /// The map's primal results (one array per result of `lam`).
+    results: &'a [Var],
+    scalar_fvs: &'a [Var],
+    array_fvs: &'a [Var],
+    /// One accumulator per free array in `array_fvs`.
+    accs: &'a [Var],
+}
+
+/// An adjoint lambda built by [`Reverse::adjoint_lambda`].
+struct AdjointLambda {
+    lam: Lambda,
+    /// The arrays the adjoint map reads (its lambda's parameters, in order).
+    inputs: Vec<Var>,
+    /// The lambda's result types.
+    returned_types: Vec<Type>,
+    /// For each stored statement asked for: whether reading it saved no
+    /// recomputation (see [`Reverse::adjoint_map`]).
+    wasteful: Vec<bool>,
+}
+
+/// The variables bound by the statements of `stms` (one body's top level)
+/// that statement `i` is computed from, directly or not.
+fn computed_from(stms: &[Stm], i: usize) -> HashSet<Var> {
+    let mut binder: HashMap<Var, usize> = HashMap::new();
+    for (j, s) in stms[..i].iter().enumerate() {
+        for p in &s.pat {
+            binder.insert(p.var, j);
+        }
+    }
+    let mut out = HashSet::new();
+    let mut todo = vec![i];
+    let mut seen = HashSet::new();
+    while let Some(j) = todo.pop() {
+        for v in nabla_ir::free_vars_stm(&stms[j]) {
+            if let Some(&k) = binder.get(&v) {
+                if seen.insert(k) {
+                    out.extend(stms[k].pat.iter().map(|p| p.var));
+                    todo.push(k);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The statements of a map lambda's body whose values the map returns (so
+/// the map's result arrays hold them): the statement's position and, for
+/// each variable it binds, the position of that variable among the
+/// lambda's `n_results` results. Only statements that the return sweep can
+/// take from a copy: no loops (their checkpoints are made by running them),
+/// no in-place updates, histograms or scatters (their forward sweep copies
+/// the destination), no accumulators, and no plain copies or indexing
+/// (as cheap to recompute as to read).
+fn stored_results(lam: &Lambda, n_results: usize) -> Vec<(usize, Vec<usize>)> {
+    let body = &lam.body;
+    let mut out = Vec::new();
+    for (i, s) in body.stms.iter().enumerate() {
+        let eligible = matches!(
+            s.exp,
+            Exp::BinOp(..)
+                | Exp::UnOp(..)
+                | Exp::TernOp(..)
+                | Exp::Conv(..)
+                | Exp::Apply(..)
+                | Exp::If { .. }
+                | Exp::Soac(Soac::Map { .. } | Soac::Reduce { .. } | Soac::Scan { .. })
+        ) && !s.pat.is_empty()
+            && s.pat.iter().all(|p| !p.ty.is_acc());
+        if !eligible {
+            continue;
+        }
+        let ks: Option<Vec<usize>> = s
+            .pat
+            .iter()
+            .map(|p| {
+                body.result
+                    .iter()
+                    .position(|r| *r == Atom::Var(p.var))
+                    .filter(|k| *k < n_results)
+            })
+            .collect();
+        if let Some(ks) = ks {
+            out.push((i, ks));
+        }
+    }
+    out
 }
 
 /// Removes from `body`, at any depth, the statements that recompute primal

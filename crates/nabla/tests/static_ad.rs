@@ -755,3 +755,69 @@ fn vector_mode_passes_the_ad_tests() {
     let passed = run(&["--backend=c"], repo().join("tests/ad/vector_mode.fut"));
     assert_eq!(passed, 4);
 }
+
+/// Number of statements anywhere in the program that square a variable
+/// (`v * v`).
+fn count_squares(prog: &Program) -> usize {
+    count(
+        prog,
+        |e| matches!(e, Exp::BinOp(nabla_ir::BinOp::Mul, a, b) if a == b && a.as_var().is_some()),
+    )
+}
+
+/// The return sweep of a `map` reads values that the primal map returned
+/// instead of recomputing them (seed 003 §4's redundant execution, minus
+/// what is stored anyway): the gradient of `sum (map exp x)` and of
+/// log-sum-exp evaluates `exp` once per element. Where the values a
+/// returned statement is computed from are recomputed anyway (the
+/// arg-min of `minimum (map square row)` needs the squares again), the
+/// statement is recomputed too: the squares are computed once, in the
+/// return sweep, not also in a forward map kept alive for the minimum.
+#[test]
+fn reverse_maps_read_stored_results() {
+    let source = "\
+entry sum_exp (x: []f64) = vjp (\\x -> f64.sum (map f64.exp x)) x 1.0
+entry lse (x: []f64) =
+  vjp (\\x -> let a = f64.maximum x in a + f64.log (f64.sum (map (\\v -> f64.exp (v - a)) x))) x 1.0
+entry min_squares (x: [][]f64) =
+  vjp (\\x -> f64.sum (map (\\row -> f64.minimum (map (\\v -> v * v) row)) x)) x 1.0
+";
+    let compiled = compile_source("stored_results", source, Pipeline::with_static_ad());
+    let prog = &compiled.program;
+    let is_exp = |e: &Exp| matches!(e, Exp::UnOp(nabla_ir::UnOp::Exp, _));
+    assert_eq!(
+        count(prog, is_exp),
+        2,
+        "one exp per element in each gradient"
+    );
+    assert_eq!(count_squares(prog), 1, "the squares once per element");
+    let run = |entry: &str, input: &str| {
+        compiled
+            .run_on_input(entry, input.as_bytes())
+            .unwrap_or_else(|e| panic!("{entry}: {e:?}"))[0]
+            .to_string()
+    };
+    let (e1, e2) = (0.5f64.exp(), (-1.0f64).exp());
+    assert_eq!(
+        run("sum_exp", "[0.5, -1.0]"),
+        format!("[{e1:?}f64, {e2:?}f64]")
+    );
+    let s = 1.0 + (-3.0f64).exp();
+    let lse = run("lse", "[2.0, -1.0]");
+    let lse: Vec<f64> = lse
+        .trim_matches(['[', ']'])
+        .split(", ")
+        .map(|x| x.trim_end_matches("f64").parse().unwrap())
+        .collect();
+    let expected = [1.0 / s, (-3.0f64).exp() / s];
+    assert!(
+        lse.iter()
+            .zip(expected)
+            .all(|(g, e)| (g - e).abs() <= 1e-12),
+        "{lse:?} vs {expected:?}"
+    );
+    assert_eq!(
+        run("min_squares", "[[3.0, -2.0], [1.0, 4.0]]"),
+        "[[0.0f64, -4.0f64], [2.0f64, 0.0f64]]"
+    );
+}
