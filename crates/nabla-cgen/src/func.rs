@@ -14,11 +14,11 @@
 //! loop initial value) moves the reference out of the variable and copies
 //! the block only when another reference to it exists.
 
-use crate::scalar::{self, c_type};
+use crate::scalar::{self, binop, c_type};
 use crate::CgenError;
 use nabla_ir::{
-    AccOp, Atom, Body, Dim, DimIndex, Exp, FunId, Function, Lambda, LoopForm, Param, PrimType,
-    Program, Soac, Span, Stm, Type, Var,
+    AccOp, Atom, BinOp, Body, Dim, DimIndex, Exp, FunId, Function, Lambda, LoopForm, Param,
+    PrimType, PrimValue, Program, Soac, Span, Stm, Type, Var,
 };
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
@@ -556,7 +556,12 @@ impl<'a> FnGen<'a> {
                 self.index(&loc, &one()?, *v, idx, borrow)?
             }
             Exp::Update(v, idx, x) => self.update(&loc, &one()?, *v, idx, x)?,
-            Exp::ArrayLit(atoms, row_ty) => self.array_lit(&loc, &one()?, atoms, row_ty)?,
+            Exp::ArrayLit(atoms, row_ty) => {
+                let into = pat
+                    .first()
+                    .and_then(|p| self.row_destinations.remove(&p.var));
+                self.array_lit(&loc, &one()?, into, atoms, row_ty)?
+            }
             Exp::Iota { n, start, step, ty } => {
                 let p = one()?;
                 let ct = c_type(*ty)?;
@@ -1018,20 +1023,28 @@ impl<'a> FnGen<'a> {
         Ok(())
     }
 
+    /// `p = [atoms…]`; a literal of scalars with a row destination (`into`,
+    /// see [`direct_row`]) is written into row `j` of that array.
     fn array_lit(
         &mut self,
         loc: &str,
         p: &str,
+        into: Option<String>,
         atoms: &[Atom],
         row_ty: &Type,
     ) -> Result<(), CgenError> {
         let ct = c_type(row_ty.elem())?;
         match row_ty {
             Type::Prim(_) => {
-                self.line(&format!(
-                    "{p} = nb_alloc(1, (int64_t[]){{{}}}, sizeof({ct}), {loc});",
-                    atoms.len()
-                ));
+                match into {
+                    Some(outer) => {
+                        self.line(&format!("nb_row(&{p}, &{outer}, 2, sizeof({ct}), j, 0);"))
+                    }
+                    None => self.line(&format!(
+                        "{p} = nb_alloc(1, (int64_t[]){{{}}}, sizeof({ct}), {loc});",
+                        atoms.len()
+                    )),
+                }
                 for (k, a) in atoms.iter().enumerate() {
                     self.line(&format!("(({ct} *){p}.data)[{k}] = {};", self.atom(a)?));
                 }
@@ -1364,6 +1377,23 @@ impl<'a> FnGen<'a> {
         for (p, n) in accs.iter().zip(neutral) {
             self.line(&format!("{} = {};", var_name(p.var), self.owned(n)?));
         }
+        if let Some(ops) = lane_operators(rlam)
+            .filter(|_| worth_lanes(w) && small_for_lanes(&mlam.body, LANE_BODY_LIMIT))
+        {
+            self.reduce_in_lanes(&wv, accs, elems, &ops, |g| {
+                for (p, v) in mlam.params.iter().zip(marrs) {
+                    g.bind_row(p, *v, "j")?;
+                }
+                g.body(&mlam.body, &targets)?;
+                g.release_params(&mlam.params);
+                Ok(())
+            })?;
+            for (p, a) in red_stm.pat.iter().zip(accs) {
+                self.line(&format!("{} = {};", var_name(p.var), var_name(a.var)));
+            }
+            self.close();
+            return Ok(());
+        }
         let temps: Vec<String> = accs.iter().map(|_| self.fresh()).collect();
         self.open(&format!("for (int64_t j = 0; j < {wv}; j++) {{"));
         for (p, t) in accs.iter().zip(&temps) {
@@ -1384,6 +1414,120 @@ impl<'a> FnGen<'a> {
             self.line(&format!("{} = {};", var_name(p.var), var_name(a.var)));
         }
         self.close();
+        Ok(())
+    }
+
+    /// The loop of a reduction whose operator is reassociable
+    /// ([`lane_operators`]), in [`LANES`] independent partial results:
+    /// element `j` goes to lane `j % LANES` (the elements after the last
+    /// full group of lanes to lane 0), and the lanes are combined pairwise
+    /// at the end into the accumulator parameters `accs` (which hold the
+    /// neutral elements on entry, where every lane starts). A chain of dependent
+    /// additions per element becomes `LANES` independent chains, which the
+    /// processor overlaps. Futhark's `reduce` requires an associative
+    /// operator and may combine the elements in any grouping, so this is
+    /// one of the allowed results (for floats, rounded differently from a
+    /// left-to-right sum). `element` emits the code that binds the element
+    /// parameters `elems` at index `j`.
+    fn reduce_in_lanes(
+        &mut self,
+        wv: &str,
+        accs: &[Param],
+        elems: &[Param],
+        ops: &[(BinOp, PrimType)],
+        mut element: impl FnMut(&mut Self) -> Result<(), CgenError>,
+    ) -> Result<(), CgenError> {
+        // Integer lanes are unsigned, at least as wide as `unsigned int`
+        // (so no promotion to a signed type), and converted back at the
+        // end: GCC 12 at -O3 -march=native miscompiled signed lanes whose
+        // every step converted a wrapped unsigned sum back to the signed
+        // type (a sum of `i32` squares went wrong from 8 elements on).
+        let lane_type = |t: PrimType| -> Result<&'static str, CgenError> {
+            if t.is_int() {
+                Ok(if t.bits() == 64 {
+                    "uint64_t"
+                } else {
+                    "uint32_t"
+                })
+            } else {
+                c_type(t)
+            }
+        };
+        let into_lane = |t: PrimType, x: &str| -> Result<String, CgenError> {
+            Ok(if t.is_int() {
+                format!("({})({}){x}", lane_type(t)?, scalar::unsigned_of(t))
+            } else {
+                x.to_string()
+            })
+        };
+        let lane_op = |op: BinOp, t: PrimType, x: &str, y: &str| -> Result<String, CgenError> {
+            if !t.is_int() {
+                return binop(op, t, x, y, "NULL");
+            }
+            let c = match op {
+                BinOp::Add => "+",
+                BinOp::Mul => "*",
+                BinOp::BitAnd => "&",
+                BinOp::BitOr => "|",
+                BinOp::BitXor => "^",
+                _ => return Err(CgenError::internal("a lane operator")),
+            };
+            Ok(format!("({x} {c} {y})"))
+        };
+        // lanes[l][i]: lane l of accumulator i.
+        let mut lanes: Vec<Vec<String>> = Vec::with_capacity(LANES);
+        for _ in 0..LANES {
+            let mut lane = Vec::with_capacity(accs.len());
+            for (p, (_, t)) in accs.iter().zip(ops) {
+                let l = self.fresh();
+                let init = into_lane(*t, &var_name(p.var))?;
+                self.line(&format!("{} {l} = {init};", lane_type(*t)?));
+                lane.push(l);
+            }
+            lanes.push(lane);
+        }
+        let jb = self.fresh();
+        self.line(&format!("int64_t {jb} = 0;"));
+        let combine = |g: &mut Self, lane: &[String]| -> Result<(), CgenError> {
+            for ((e, (op, t)), l) in elems.iter().zip(ops).zip(lane) {
+                let e = into_lane(*t, &var_name(e.var))?;
+                g.line(&format!("{l} = {};", lane_op(*op, *t, l, &e)?));
+            }
+            Ok(())
+        };
+        self.open(&format!(
+            "for (; {jb} + {LANES} <= {wv}; {jb} += {LANES}) {{"
+        ));
+        for (l, lane) in lanes.iter().enumerate() {
+            self.open(&format!("{{ int64_t j = {jb} + {l};"));
+            element(self)?;
+            combine(self, lane)?;
+            self.close();
+        }
+        self.close();
+        self.open(&format!("for (int64_t j = {jb}; j < {wv}; j++) {{"));
+        element(self)?;
+        combine(self, &lanes[0])?;
+        self.close();
+        // Pairwise: ((l0 op l2) op (l1 op l3)).
+        let mut width = LANES;
+        while width > 1 {
+            width /= 2;
+            for l in 0..width {
+                for (i, (op, t)) in ops.iter().enumerate() {
+                    let (x, y) = (&lanes[l][i], &lanes[l + width][i]);
+                    self.line(&format!("{x} = {};", lane_op(*op, *t, x, y)?));
+                }
+            }
+        }
+        for ((p, (_, t)), l) in accs.iter().zip(ops).zip(&lanes[0]) {
+            let value = if t.is_int() {
+                format!("({})({}){l}", c_type(*t)?, scalar::unsigned_of(*t))
+            } else {
+                l.clone()
+            };
+            self.line(&format!("{} = {value};", var_name(p.var)));
+        }
         Ok(())
     }
 
@@ -1416,6 +1560,19 @@ impl<'a> FnGen<'a> {
         let (accs, elems) = lam.params.split_at(k);
         for (p, n) in accs.iter().zip(neutral) {
             self.line(&format!("{} = {};", var_name(p.var), self.owned(n)?));
+        }
+        if let Some(ops) = lane_operators(lam).filter(|_| !scan && worth_lanes(w)) {
+            self.reduce_in_lanes(&wv, accs, elems, &ops, |g| {
+                for (p, v) in elems.iter().zip(arrs) {
+                    g.bind_row(p, *v, "j")?;
+                }
+                Ok(())
+            })?;
+            for (p, a) in pat.iter().zip(accs) {
+                self.line(&format!("{} = {};", var_name(p.var), var_name(a.var)));
+            }
+            self.close();
+            return Ok(());
         }
         if scan {
             for (p, a) in pat.iter().zip(accs) {
@@ -1843,10 +2000,10 @@ fn virtual_iotas(body: &Body) -> HashMap<Var, Atom> {
 
 /// Whether result `i` of a map's lambda can be written in place, as row
 /// `j` of the map's result: it is a rank-1 array made by a map statement of
-/// the lambda's body (a scalar result of it) that nothing else in the body
-/// reads, nor another result, and whose width is known before the loop (a
-/// constant or a variable bound outside the lambda). Returns the variable
-/// and the width.
+/// the lambda's body (a scalar result of it) or by a literal of scalars,
+/// that nothing else in the body reads, nor another result, and whose
+/// width is known before the loop (a constant or a variable bound outside
+/// the lambda). Returns the variable and the width.
 fn direct_row(lam: &Lambda, i: usize) -> Option<(Var, Atom)> {
     let Atom::Var(v) = *lam.body.result.get(i)? else {
         return None;
@@ -1876,6 +2033,10 @@ fn direct_row(lam: &Lambda, i: usize) -> Option<(Var, Atom)> {
         }
     }
     let (s, q) = producer?;
+    // A literal of scalars: its elements are stored into row j.
+    if let Exp::ArrayLit(atoms, Type::Prim(_)) = &s.exp {
+        return Some((v, Atom::Const(PrimValue::I64(atoms.len() as i64))));
+    }
     let Exp::Soac(Soac::Map { w, lam: inner, .. }) = &s.exp else {
         return None;
     };
@@ -1894,6 +2055,75 @@ fn direct_row(lam: &Lambda, i: usize) -> Option<(Var, Atom)> {
         Atom::Var(x) if local(x) => None,
         _ => Some((v, *w)),
     }
+}
+
+/// The number of partial results of [`FnGen::reduce_in_lanes`].
+const LANES: usize = 4;
+
+/// The most statements (at any depth) that a fused map's lambda may have
+/// to be emitted once per lane.
+const LANE_BODY_LIMIT: usize = 16;
+
+/// The operator of a reduction of one value that
+/// [`FnGen::reduce_in_lanes`] may regroup: the operator's body is `a op x`
+/// (or `x op a`) alone, with `op` exactly associative and commutative on
+/// its type (integer `+`, `*` and bitwise operators, which wrap) or
+/// floating-point `+`, which Futhark allows a reduction to regroup. Reductions of several values (such as forward mode's (primal,
+/// tangent) pairs) keep one chain: in lanes, ht's Jacobian ran about 3%
+/// slower (twice the live accumulators), while single sums gained up to a
+/// quarter (gmm objective, kmeans cost).
+fn lane_operators(lam: &Lambda) -> Option<Vec<(BinOp, PrimType)>> {
+    let k = lam.ret.len();
+    if k != 1 || lam.params.len() != 2 * k || lam.body.stms.len() != k {
+        return None;
+    }
+    let mut ops = Vec::with_capacity(k);
+    for (i, stm) in lam.body.stms.iter().enumerate() {
+        let (acc, elem) = (lam.params[i].var, lam.params[k + i].var);
+        let Type::Prim(t) = lam.params[i].ty else {
+            return None;
+        };
+        let Exp::BinOp(op, Atom::Var(x), Atom::Var(y)) = stm.exp else {
+            return None;
+        };
+        let operands_ok = (x == acc && y == elem) || (x == elem && y == acc);
+        let result_ok = stm.pat.len() == 1 && lam.body.result[i] == Atom::Var(stm.pat[0].var);
+        let op_ok = match op {
+            BinOp::Add => t.is_int() || t.is_float(),
+            BinOp::Mul | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => t.is_int(),
+            _ => false,
+        };
+        if !(operands_ok && result_ok && op_ok && t != PrimType::F16) {
+            return None;
+        }
+        ops.push((op, t));
+    }
+    Some(ops)
+}
+
+/// Whether a reduction over `w` elements is long enough for lanes: not a
+/// constant width below twice [`LANES`].
+fn worth_lanes(w: &Atom) -> bool {
+    match w {
+        Atom::Const(PrimValue::I64(c)) => *c >= 2 * LANES as i64,
+        _ => true,
+    }
+}
+
+/// Whether `body` has at most `limit` statements at any depth.
+fn small_for_lanes(body: &Body, limit: usize) -> bool {
+    fn count(body: &Body, n: &mut usize) {
+        for s in &body.stms {
+            *n += 1;
+            s.exp.for_each_nested(|x| match x {
+                nabla_ir::Nested::Body(b) => count(b, n),
+                nabla_ir::Nested::Lambda(l) => count(&l.body, n),
+            });
+        }
+    }
+    let mut n = 0;
+    count(body, &mut n);
+    n <= limit
 }
 
 /// Whether statement `k` of `b` is a map that can run fused with the
@@ -2133,6 +2363,31 @@ entry main = main (params [1], results [1])
     }
 
     #[test]
+    fn a_row_made_by_a_literal_is_written_in_place() {
+        let lit = ROWS
+            .replace("([n_1]f64) -> {", "([2]f64) -> {")
+            .replace("let r_6: [?][n_1]f64", "let r_6: [?][2]f64")
+            .replace("): ([?][?]f64) = {", "): ([?][2]f64) = {")
+            .replace(
+                "    let m_5: [n_1]f64 = map(n_1, \\(x_3: f64): (f64) -> {\n      let y_4: f64 = x_3 * 2.0f64\n      in (y_4)\n    }, row_2)\n",
+                "    let y_4: f64 = row_2[0i64]\n    let m_5: [2]f64 = [y_4, y_4]: []f64\n",
+            );
+        let prog = parse(&lit);
+        let (v, w) = direct_row(outer_lambda(&prog), 0).expect("a direct row");
+        assert_eq!(prog.functions[0].var_names[v.0 as usize], "m_5");
+        assert_eq!(w, Atom::Const(PrimValue::I64(2)));
+        let c = crate::generate_c(&prog, &|_| String::new()).expect("C");
+        assert!(
+            c.contains("nb_row(&v5, &v6, 2, sizeof(double), j, 0);"),
+            "{c}"
+        );
+        assert!(c.contains("((double *)v5.data)[1] = v4;"), "{c}");
+        let main = &c[c.find("/* main */").expect("main")..];
+        assert!(!main.contains("nb_store_row"), "{main}");
+        assert_eq!(main.matches("nb_alloc").count(), 1, "{main}");
+    }
+
+    #[test]
     fn rows_read_elsewhere_or_of_local_width_are_stored() {
         // The row is also read by the body (its first element is a second
         // result), so it keeps a block of its own.
@@ -2158,5 +2413,59 @@ entry main = main (params [1], results [1])
         );
         let prog = parse(&local);
         assert_eq!(direct_row(outer_lambda(&prog), 0), None);
+    }
+
+    const SUM: &str = "
+fun main (xs_0: [?]f64): (f64) = {
+  let n_1: i64 = size(xs_0, 0)
+  let s_5: f64 = reduce_comm(n_1, \\(a_2: f64, b_3: f64): (f64) -> {
+    let c_4: f64 = a_2 + b_3
+    in (c_4)
+  }, (0.0f64), xs_0)
+  in (s_5)
+}
+
+entry main = main (params [1], results [1])
+";
+
+    fn main_c(text: &str) -> String {
+        let c = crate::generate_c(&parse(text), &|_| String::new()).expect("C");
+        let start = c.find("/* main */").expect("main");
+        c[start..].to_string()
+    }
+
+    #[test]
+    fn reassociable_reductions_run_in_lanes() {
+        let c = main_c(SUM);
+        assert!(c.contains(&format!("+= {LANES}) {{")), "{c}");
+        // Every lane starts from the neutral element; the lanes are
+        // combined pairwise and the result goes to the accumulator.
+        assert!(c.contains("double t2 = v2;"), "{c}");
+        assert!(c.contains("double t5 = v2;"), "{c}");
+        assert!(c.contains("t5 = (t5 + v3);"), "{c}");
+        assert!(c.contains("t2 = (t2 + t4);"), "{c}");
+        assert!(c.contains("t3 = (t3 + t5);"), "{c}");
+        assert!(c.contains("t2 = (t2 + t3);"), "{c}");
+        assert!(c.contains("v2 = t2;"), "{c}");
+        // Integer lanes are unsigned and converted back at the end.
+        let c = main_c(&SUM.replace("f64", "i32").replace("0.0i32", "0i32"));
+        assert!(c.contains("uint32_t t2 = (uint32_t)(uint32_t)v2;"), "{c}");
+        assert!(c.contains("t5 = (t5 + (uint32_t)(uint32_t)v3);"), "{c}");
+        assert!(c.contains("v2 = (int32_t)(uint32_t)t2;"), "{c}");
+        let c = main_c(&SUM.replace("f64", "i8").replace("0.0i8", "0i8"));
+        assert!(c.contains("uint32_t t2 = (uint32_t)(uint8_t)v2;"), "{c}");
+        assert!(c.contains("v2 = (int8_t)(uint8_t)t2;"), "{c}");
+        // Float products, scans and short constant widths: one chain.
+        for other in [
+            SUM.replace("a_2 + b_3", "a_2 * b_3"),
+            SUM.replace("reduce_comm(n_1,", "scan(n_1,")
+                .replace("(f64) = {", "([?]f64) = {")
+                .replace("let s_5: f64", "let s_5: [n_1]f64"),
+            SUM.replace("xs_0: [?]f64", "xs_0: [4]f64")
+                .replace("reduce_comm(n_1,", "reduce_comm(4i64,"),
+        ] {
+            let c = main_c(&other);
+            assert!(!c.contains(&format!("+= {LANES})")), "{other}\n{c}");
+        }
     }
 }

@@ -274,7 +274,7 @@ pub fn ternop(op: TernOp, t: PrimType, a: &str, b: &str, c: &str) -> Result<Stri
 }
 
 /// The unsigned integer type of the same width as `t`.
-fn unsigned_of(t: PrimType) -> &'static str {
+pub(crate) fn unsigned_of(t: PrimType) -> &'static str {
     match t.bits() {
         8 => "uint8_t",
         16 => "uint16_t",
