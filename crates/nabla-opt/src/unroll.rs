@@ -10,6 +10,11 @@
 //! arrays disappear; what is left are literals of the results that are
 //! still needed as arrays.
 //!
+//! An `if` whose branches both return a small literal of scalars for the
+//! same result ([`MAX_LITERAL`] elements at most) returns the elements
+//! instead, and the literal is built after it, where the simplifier can
+//! fold the reads of it (see `scalar_branches`).
+//!
 //! Only maps and reductions whose inputs are one-dimensional (their
 //! elements scalars) and whose lambdas bind scalars without nested
 //! bodies are unrolled, and only while the copies stay small
@@ -27,6 +32,8 @@ use crate::walk;
 pub const MAX_WIDTH: i64 = 4;
 /// The most statements an unrolling may produce.
 pub const MAX_STATEMENTS: usize = 48;
+/// The longest literal that a branch result is split into scalars for.
+pub const MAX_LITERAL: usize = 16;
 
 /// Unrolls the small maps and reductions of `f`. Returns whether anything
 /// changed.
@@ -56,7 +63,7 @@ fn body(b: &mut Body, types: &[Option<Type>], var_names: &mut Vec<String>, chang
                     body(nb, types, var_names, changed);
                 }
             }
-            match unrolled(&s, types, var_names) {
+            match unrolled(&s, types, var_names).or_else(|| scalar_branches(&s, var_names)) {
                 Some(stms) => {
                     *changed = true;
                     out.extend(stms);
@@ -161,6 +168,95 @@ fn unrolled(s: &Stm, types: &[Option<Type>], var_names: &mut Vec<String>) -> Opt
             });
         }
     }
+    Some(out)
+}
+
+/// The statements that replace `s`, if it is an `if` with a result that
+/// both branches make as a literal of at most [`MAX_LITERAL`] scalars: the
+/// branches return the elements instead (one scalar result each), and the
+/// literal is built once after the `if`. Indexing it at constant positions
+/// then folds to the elements, so a small vector chosen by a branch (the
+/// rotation of bundle adjustment) is not allocated.
+fn scalar_branches(s: &Stm, var_names: &mut Vec<String>) -> Option<Vec<Stm>> {
+    let Exp::If { cond, then_, else_ } = &s.exp else {
+        return None;
+    };
+    let literal = |b: &Body, k: usize| -> Option<(Vec<Atom>, PrimType)> {
+        let Atom::Var(v) = b.result.get(k)? else {
+            return None;
+        };
+        b.stms.iter().find_map(|st| match (&st.exp, &st.pat[..]) {
+            (Exp::ArrayLit(atoms, Type::Prim(p)), [q]) if q.var == *v => Some((atoms.clone(), *p)),
+            _ => None,
+        })
+    };
+    let mut split = Vec::with_capacity(s.pat.len());
+    for (k, p) in s.pat.iter().enumerate() {
+        let entry = match &p.ty {
+            Type::Array(_, dims) if dims.len() == 1 => match (literal(then_, k), literal(else_, k))
+            {
+                (Some((a, pa)), Some((b, pb)))
+                    if pa == pb
+                        && a.len() == b.len()
+                        && (1..=MAX_LITERAL).contains(&a.len())
+                        && match dims[0] {
+                            Dim::Const(c) => c == a.len() as i64,
+                            Dim::Ext => true,
+                            Dim::Var(_) => false,
+                        } =>
+                {
+                    Some((a, b, pa))
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        split.push(entry);
+    }
+    if split.iter().all(Option::is_none) {
+        return None;
+    }
+    let mut pat = Vec::new();
+    let (mut then_result, mut else_result) = (Vec::new(), Vec::new());
+    let mut after = Vec::new();
+    for (k, (p, entry)) in s.pat.iter().zip(split).enumerate() {
+        match entry {
+            None => {
+                pat.push(p.clone());
+                then_result.push(then_.result[k]);
+                else_result.push(else_.result[k]);
+            }
+            Some((a, b, prim)) => {
+                let mut elems = Vec::with_capacity(a.len());
+                for _ in 0..a.len() {
+                    let e = fresh_var(var_names, "elem");
+                    pat.push(Param::new(e, Type::Prim(prim)));
+                    elems.push(Atom::Var(e));
+                }
+                then_result.extend(a);
+                else_result.extend(b);
+                after.push(Stm {
+                    pat: vec![p.clone()],
+                    exp: Exp::ArrayLit(elems, Type::Prim(prim)),
+                    span: s.span,
+                });
+            }
+        }
+    }
+    let mut then_ = then_.clone();
+    then_.result = then_result;
+    let mut else_ = else_.clone();
+    else_.result = else_result;
+    let mut out = vec![Stm {
+        pat,
+        exp: Exp::If {
+            cond: *cond,
+            then_,
+            else_,
+        },
+        span: s.span,
+    }];
+    out.extend(after);
     Some(out)
 }
 
