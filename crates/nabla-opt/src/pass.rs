@@ -499,7 +499,7 @@ impl Pass for Unroll {
         "unroll"
     }
     fn description(&self) -> &'static str {
-        "maps and reductions over at most 4 scalars with straight-line lambdas: the lambda once per element; branches that both make a small literal return its elements"
+        "maps and reductions over at most 4 scalars with straight-line lambdas: the lambda once per element; branches that both make a small literal return its elements; small vectors built by replicate, updates and concatenation become literals"
     }
     fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
         Ok(for_each_function(prog, crate::unroll::unroll_function))

@@ -15,6 +15,12 @@
 //! instead, and the literal is built after it, where the simplifier can
 //! fold the reads of it (see `scalar_branches`).
 //!
+//! A small vector built from other known vectors (`replicate c x`, copies,
+//! updates at constant positions, concatenations, reshapes to its length)
+//! is written as a literal of scalars (see `literal_vectors`): reverse
+//! mode's adjoints of small vectors, built one element at a time, become
+//! scalars too.
+//!
 //! Only maps and reductions whose inputs are one-dimensional (their
 //! elements scalars) and whose lambdas bind scalars without nested
 //! bodies are unrolled, and only while the copies stay small
@@ -34,6 +40,9 @@ pub const MAX_WIDTH: i64 = 4;
 pub const MAX_STATEMENTS: usize = 48;
 /// The longest literal that a branch result is split into scalars for.
 pub const MAX_LITERAL: usize = 16;
+/// The longest vector that updates, concatenations and reshapes build as a
+/// literal (see `literal_vectors`).
+pub const MAX_VECTOR: usize = 32;
 
 /// Unrolls the small maps and reductions of `f`. Returns whether anything
 /// changed.
@@ -71,8 +80,91 @@ fn body(b: &mut Body, types: &[Option<Type>], var_names: &mut Vec<String>, chang
                 None => out.push(s),
             }
         }
+        if literal_vectors(&mut out, types) {
+            *changed = true;
+        }
         b.stms = out;
     })
+}
+
+/// Rewrites the statements of one body that build a small vector of
+/// scalars (at most [`MAX_VECTOR`] elements, rank 1) from other such
+/// vectors into array literals: `replicate c x`, `copy`, in-place updates
+/// at constant in-bounds positions, concatenations and reshapes to the
+/// same length. The vectors the rewritten statements read are then unused
+/// (the simplifier removes them, and folds `[a, b, c][k]` to the element),
+/// so an adjoint built by `replicate 11 0` and updates one element at a
+/// time (reverse mode's adjoint of a camera in bundle adjustment) becomes
+/// scalars and one literal. Returns whether anything changed.
+fn literal_vectors(stms: &mut [Stm], types: &[Option<Type>]) -> bool {
+    let mut known: std::collections::HashMap<nabla_ir::Var, Vec<Atom>> =
+        std::collections::HashMap::new();
+    let scalar = |a: &Atom| match a {
+        Atom::Const(_) => true,
+        Atom::Var(v) => matches!(types.get(v.0 as usize), Some(Some(Type::Prim(_)))),
+    };
+    let mut changed = false;
+    for s in stms.iter_mut() {
+        let [p] = &s.pat[..] else {
+            continue;
+        };
+        let Type::Array(elem, dims) = &p.ty else {
+            continue;
+        };
+        if dims.len() != 1 {
+            continue;
+        }
+        let elems: Option<Vec<Atom>> = match &s.exp {
+            Exp::ArrayLit(atoms, Type::Prim(_)) => {
+                known.insert(p.var, atoms.clone());
+                continue;
+            }
+            Exp::Replicate(Atom::Const(PrimValue::I64(c)), x)
+                if (1..=MAX_VECTOR as i64).contains(c) && scalar(x) =>
+            {
+                Some(vec![*x; *c as usize])
+            }
+            Exp::Copy(x) => known.get(x).cloned(),
+            Exp::Update(x, idx, value) => match (known.get(x), &idx[..]) {
+                (Some(xs), [DimIndex::Fix(Atom::Const(PrimValue::I64(k)))])
+                    if scalar(value) && (0..xs.len() as i64).contains(k) =>
+                {
+                    let mut xs = xs.clone();
+                    xs[*k as usize] = *value;
+                    Some(xs)
+                }
+                _ => None,
+            },
+            Exp::Concat(parts) => parts
+                .iter()
+                .map(|v| known.get(v).cloned())
+                .collect::<Option<Vec<Vec<Atom>>>>()
+                .map(|xs| xs.concat())
+                .filter(|xs| xs.len() <= MAX_VECTOR),
+            Exp::Reshape(shape, x) => match (&shape[..], known.get(x)) {
+                ([Atom::Const(PrimValue::I64(c))], Some(xs)) if *c == xs.len() as i64 => {
+                    Some(xs.clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some(elems) = elems else {
+            continue;
+        };
+        let fits = match dims[0] {
+            Dim::Const(c) => c == elems.len() as i64,
+            Dim::Ext => true,
+            Dim::Var(_) => false,
+        };
+        if !fits {
+            continue;
+        }
+        known.insert(p.var, elems.clone());
+        s.exp = Exp::ArrayLit(elems, Type::Prim(*elem));
+        changed = true;
+    }
+    changed
 }
 
 /// The statements that replace `s`, if it is a small map or reduction.
