@@ -969,7 +969,10 @@ fn removable_exp(e: &Exp, first: Option<Var>, facts: &SizeFacts) -> bool {
         Exp::Iota {
             n: Atom::Var(n), ..
         }
-        | Exp::Replicate(Atom::Var(n), _) => facts.sizes.contains(n),
+        | Exp::Replicate(Atom::Var(n), _) => {
+            // A size, or an index known to be in `0..bound`: not negative.
+            facts.sizes.contains(n) || facts.ranges.contains_key(n)
+        }
         Exp::If { then_, else_, .. } => {
             stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
                 all(then_) && all(else_)
