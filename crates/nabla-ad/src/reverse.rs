@@ -3005,7 +3005,6 @@ impl Reverse<'_> {
     /// (seed 003 §5.4): a `with_acc` around the adjoint map at the outermost
     /// map, the enclosing accumulators threaded through nested maps.
     #[allow(clippy::too_many_arguments)]
-    #[allow(clippy::too_many_arguments)]
     fn map(
         &mut self,
         b: &mut FunctionBuilder,
@@ -3016,7 +3015,6 @@ impl Reverse<'_> {
         arrs: &[Var],
         pat: &[Param],
     ) -> Result<(), AdError> {
-        let results: Vec<Var> = pat.iter().map(|p| p.var).collect();
         if self.map_one_hot(b, adj, ybar, w, lam, arrs)? {
             return Ok(());
         }
@@ -3039,26 +3037,27 @@ impl Reverse<'_> {
             .iter()
             .filter(|v| self.redirect.contains_key(v))
             .count();
+        let results: Vec<Var> = pat.iter().map(|p| p.var).collect();
+        let parts = MapParts {
+            ybar,
+            lam,
+            arrs,
+            results: &results,
+            scalar_fvs: &scalar_fvs,
+            array_fvs: &[],
+            accs: &[],
+        };
         let (outs, new_arrays) = if array_fvs.is_empty() {
-            (
-                self.adjoint_map(b, ybar, w, lam, arrs, &results, &scalar_fvs, &[], &[])?
-                    .0,
-                vec![],
-            )
+            (self.adjoint_map(b, w, parts)?.0, vec![])
         } else if redirected == array_fvs.len() {
             // Inside an enclosing adjoint map: thread its accumulators.
             let accs: Vec<Var> = array_fvs.iter().map(|v| self.redirect[v]).collect();
-            let (outs, acc_outs) = self.adjoint_map(
-                b,
-                ybar,
-                w,
-                lam,
-                arrs,
-                &results,
-                &scalar_fvs,
-                &array_fvs,
-                &accs,
-            )?;
+            let parts = MapParts {
+                array_fvs: &array_fvs,
+                accs: &accs,
+                ..parts
+            };
+            let (outs, acc_outs) = self.adjoint_map(b, w, parts)?;
             for (v, a) in array_fvs.iter().zip(acc_outs) {
                 self.redirect.insert(*v, a);
             }
@@ -3083,8 +3082,12 @@ impl Reverse<'_> {
             }
             let mut other_types = Vec::new();
             let with_lam = b.lambda::<AdError>("acc", acc_types, |b, ps| {
-                let (outs, acc_outs) =
-                    self.adjoint_map(b, ybar, w, lam, arrs, &results, &scalar_fvs, &array_fvs, ps)?;
+                let parts = MapParts {
+                    array_fvs: &array_fvs,
+                    accs: ps,
+                    ..parts
+                };
+                let (outs, acc_outs) = self.adjoint_map(b, w, parts)?;
                 for o in &outs {
                     other_types.push(type_of(b, self.span, *o)?);
                 }
@@ -3127,11 +3130,10 @@ impl Reverse<'_> {
         Ok(())
     }
 
-    /// Emits the adjoint map of [`Reverse::map`]: inputs the primal
-    /// inputs, the results' adjoints, rows of the primal map's `results`
-    /// that the lambda's recomputation may read instead of recomputing
-    /// them, and the accumulators `accs` (one per free array in
-    /// `array_fvs`); returns the non-accumulator results (adjoints of the
+    /// Emits the adjoint map of [`Reverse::map`] (its parts: `parts`):
+    /// inputs the primal inputs, the results' adjoints, rows of the primal
+    /// map's results that the lambda's recomputation may read instead of
+    /// recomputing them, and the accumulators (one per free array); returns the non-accumulator results (adjoints of the
     /// differentiable inputs, then per-element contributions to
     /// `scalar_fvs`) and the final accumulators.
     ///
@@ -3144,30 +3146,14 @@ impl Reverse<'_> {
     /// inputs the return sweep recomputes anyway is recomputed too, since
     /// the primal map may be kept alive only for it (the primal of a
     /// `vjp` whose result is discarded is otherwise dead code).
-    #[allow(clippy::too_many_arguments)]
     fn adjoint_map(
         &mut self,
         b: &mut FunctionBuilder,
-        ybar: &[Option<Atom>],
         w: Atom,
-        lam: &Lambda,
-        arrs: &[Var],
-        results: &[Var],
-        scalar_fvs: &[Var],
-        array_fvs: &[Var],
-        accs: &[Var],
+        parts: MapParts<'_>,
     ) -> Result<(Vec<Var>, Vec<Var>), AdError> {
-        let map_parts = MapParts {
-            ybar,
-            lam,
-            arrs,
-            results,
-            scalar_fvs,
-            array_fvs,
-            accs,
-        };
-        let candidates = stored_results(lam, results.len());
-        let mut built = self.adjoint_lambda(b, &map_parts, &candidates)?;
+        let candidates = stored_results(parts.lam);
+        let mut built = self.adjoint_lambda(b, &parts, &candidates)?;
         if built.wasteful.iter().any(|w| *w) {
             // Reading a stored value saves work only if the statements it
             // was computed from are not recomputed anyway: otherwise the
@@ -3179,7 +3165,7 @@ impl Reverse<'_> {
                 .filter(|(_, w)| !**w)
                 .map(|(c, _)| c)
                 .collect();
-            built = self.adjoint_lambda(b, &map_parts, &kept)?;
+            built = self.adjoint_lambda(b, &parts, &kept)?;
         }
         let AdjointLambda {
             lam: new_lam,
@@ -3206,7 +3192,7 @@ impl Reverse<'_> {
             }),
             span: self.span,
         });
-        let n_acc = accs.len();
+        let n_acc = parts.accs.len();
         let n = pat.len();
         let outs = pat[..n - n_acc].iter().map(|p| p.var).collect();
         let acc_outs = pat[n - n_acc..].iter().map(|p| p.var).collect();
@@ -3311,10 +3297,10 @@ impl Reverse<'_> {
             let mut replaced = Vec::new();
             for (i, ks) in stored {
                 let first = copy.stms[*i].pat[0].var;
-                let rows = ks
-                    .iter()
-                    .zip(&mut stored_params)
-                    .map(|(_, p)| Atom::Var(*p))
+                let rows = stored_params
+                    .by_ref()
+                    .take(ks.len())
+                    .map(|p| Atom::Var(*p))
                     .collect();
                 self.precomputed.insert(first, Exp::Atoms(rows));
                 replaced.push(first);
@@ -3469,12 +3455,12 @@ fn computed_from(stms: &[Stm], i: usize) -> HashSet<Var> {
 /// The statements of a map lambda's body whose values the map returns (so
 /// the map's result arrays hold them): the statement's position and, for
 /// each variable it binds, the position of that variable among the
-/// lambda's `n_results` results. Only statements that the return sweep can
+/// lambda's results. Only statements that the return sweep can
 /// take from a copy: no loops (their checkpoints are made by running them),
 /// no in-place updates, histograms or scatters (their forward sweep copies
 /// the destination), no accumulators, and no plain copies or indexing
 /// (as cheap to recompute as to read).
-fn stored_results(lam: &Lambda, n_results: usize) -> Vec<(usize, Vec<usize>)> {
+fn stored_results(lam: &Lambda) -> Vec<(usize, Vec<usize>)> {
     let body = &lam.body;
     let mut out = Vec::new();
     for (i, s) in body.stms.iter().enumerate() {
@@ -3495,12 +3481,7 @@ fn stored_results(lam: &Lambda, n_results: usize) -> Vec<(usize, Vec<usize>)> {
         let ks: Option<Vec<usize>> = s
             .pat
             .iter()
-            .map(|p| {
-                body.result
-                    .iter()
-                    .position(|r| *r == Atom::Var(p.var))
-                    .filter(|k| *k < n_results)
-            })
+            .map(|p| body.result.iter().position(|r| *r == Atom::Var(p.var)))
             .collect();
         if let Some(ks) = ks {
             out.push((i, ks));

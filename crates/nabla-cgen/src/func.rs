@@ -1377,10 +1377,16 @@ impl<'a> FnGen<'a> {
         for (p, n) in accs.iter().zip(neutral) {
             self.line(&format!("{} = {};", var_name(p.var), self.owned(n)?));
         }
-        if let Some(ops) = lane_operators(rlam)
+        if let Some(op) = lane_operator(rlam)
             .filter(|_| worth_lanes(w) && small_for_lanes(&mlam.body, LANE_BODY_LIMIT))
         {
-            self.reduce_in_lanes(&wv, accs, elems, &ops, |g| {
+            let lanes = Lanes {
+                acc: &accs[0],
+                elem: &elems[0],
+                result: &red_stm.pat[0],
+                op,
+            };
+            self.reduce_in_lanes(&wv, lanes, |g| {
                 for (p, v) in mlam.params.iter().zip(marrs) {
                     g.bind_row(p, *v, "j")?;
                 }
@@ -1388,9 +1394,6 @@ impl<'a> FnGen<'a> {
                 g.release_params(&mlam.params);
                 Ok(())
             })?;
-            for (p, a) in red_stm.pat.iter().zip(accs) {
-                self.line(&format!("{} = {};", var_name(p.var), var_name(a.var)));
-            }
             self.close();
             return Ok(());
         }
@@ -1417,50 +1420,51 @@ impl<'a> FnGen<'a> {
         Ok(())
     }
 
-    /// The loop of a reduction whose operator is reassociable
-    /// ([`lane_operators`]), in [`LANES`] independent partial results:
-    /// element `j` goes to lane `j % LANES` (the elements after the last
-    /// full group of lanes to lane 0), and the lanes are combined pairwise
-    /// at the end into the accumulator parameters `accs` (which hold the
-    /// neutral elements on entry, where every lane starts). A chain of dependent
-    /// additions per element becomes `LANES` independent chains, which the
-    /// processor overlaps. Futhark's `reduce` requires an associative
-    /// operator and may combine the elements in any grouping, so this is
-    /// one of the allowed results (for floats, rounded differently from a
-    /// left-to-right sum). `element` emits the code that binds the element
-    /// parameters `elems` at index `j`.
+    /// The loop of a reduction of one value whose operator is
+    /// reassociable ([`lane_operator`]), in [`LANES`] independent partial
+    /// results: element `j` goes to lane `j % LANES` (the elements after
+    /// the last full group of lanes to lane 0), every lane starts from the
+    /// neutral element (in the accumulator parameter on entry), and the
+    /// lanes are combined pairwise into the reduction's result at the end.
+    /// A chain of dependent additions becomes `LANES` independent chains,
+    /// which the processor overlaps. Futhark's `reduce` requires an
+    /// associative operator and may combine the elements in any grouping,
+    /// so this is one of the allowed results (for floats, rounded
+    /// differently from a left-to-right sum). `element` emits the code that
+    /// binds the element parameter at index `j`.
     fn reduce_in_lanes(
         &mut self,
         wv: &str,
-        accs: &[Param],
-        elems: &[Param],
-        ops: &[(BinOp, PrimType)],
+        lanes: Lanes<'_>,
         mut element: impl FnMut(&mut Self) -> Result<(), CgenError>,
     ) -> Result<(), CgenError> {
+        let Lanes {
+            acc,
+            elem,
+            result,
+            op: (op, t),
+        } = lanes;
         // Integer lanes are unsigned, at least as wide as `unsigned int`
         // (so no promotion to a signed type), and converted back at the
         // end: GCC 12 at -O3 -march=native miscompiled signed lanes whose
         // every step converted a wrapped unsigned sum back to the signed
         // type (a sum of `i32` squares went wrong from 8 elements on).
-        let lane_type = |t: PrimType| -> Result<&'static str, CgenError> {
-            if t.is_int() {
-                Ok(if t.bits() == 64 {
-                    "uint64_t"
-                } else {
-                    "uint32_t"
-                })
+        let (lane_type, into_lane, from_lane) = if t.is_int() {
+            let wide = if t.bits() == 64 {
+                "uint64_t"
             } else {
-                c_type(t)
-            }
+                "uint32_t"
+            };
+            let unsigned = scalar::unsigned_of(t);
+            (
+                wide,
+                format!("({wide})({unsigned})"),
+                format!("({})({unsigned})", c_type(t)?),
+            )
+        } else {
+            (c_type(t)?, String::new(), String::new())
         };
-        let into_lane = |t: PrimType, x: &str| -> Result<String, CgenError> {
-            Ok(if t.is_int() {
-                format!("({})({}){x}", lane_type(t)?, scalar::unsigned_of(t))
-            } else {
-                x.to_string()
-            })
-        };
-        let lane_op = |op: BinOp, t: PrimType, x: &str, y: &str| -> Result<String, CgenError> {
+        let lane_op = |x: &str, y: &str| -> Result<String, CgenError> {
             if !t.is_int() {
                 return binop(op, t, x, y, "NULL");
             }
@@ -1474,60 +1478,46 @@ impl<'a> FnGen<'a> {
             };
             Ok(format!("({x} {c} {y})"))
         };
-        // lanes[l][i]: lane l of accumulator i.
-        let mut lanes: Vec<Vec<String>> = Vec::with_capacity(LANES);
+        let mut lanes = Vec::with_capacity(LANES);
         for _ in 0..LANES {
-            let mut lane = Vec::with_capacity(accs.len());
-            for (p, (_, t)) in accs.iter().zip(ops) {
-                let l = self.fresh();
-                let init = into_lane(*t, &var_name(p.var))?;
-                self.line(&format!("{} {l} = {init};", lane_type(*t)?));
-                lane.push(l);
-            }
-            lanes.push(lane);
+            let l = self.fresh();
+            self.line(&format!(
+                "{lane_type} {l} = {into_lane}{};",
+                var_name(acc.var)
+            ));
+            lanes.push(l);
         }
+        let e = format!("{into_lane}{}", var_name(elem.var));
         let jb = self.fresh();
         self.line(&format!("int64_t {jb} = 0;"));
-        let combine = |g: &mut Self, lane: &[String]| -> Result<(), CgenError> {
-            for ((e, (op, t)), l) in elems.iter().zip(ops).zip(lane) {
-                let e = into_lane(*t, &var_name(e.var))?;
-                g.line(&format!("{l} = {};", lane_op(*op, *t, l, &e)?));
-            }
-            Ok(())
-        };
         self.open(&format!(
             "for (; {jb} + {LANES} <= {wv}; {jb} += {LANES}) {{"
         ));
-        for (l, lane) in lanes.iter().enumerate() {
-            self.open(&format!("{{ int64_t j = {jb} + {l};"));
+        for (k, l) in lanes.iter().enumerate() {
+            self.open(&format!("{{ int64_t j = {jb} + {k};"));
             element(self)?;
-            combine(self, lane)?;
+            self.line(&format!("{l} = {};", lane_op(l, &e)?));
             self.close();
         }
         self.close();
         self.open(&format!("for (int64_t j = {jb}; j < {wv}; j++) {{"));
         element(self)?;
-        combine(self, &lanes[0])?;
+        self.line(&format!("{} = {};", lanes[0], lane_op(&lanes[0], &e)?));
         self.close();
         // Pairwise: ((l0 op l2) op (l1 op l3)).
         let mut width = LANES;
         while width > 1 {
             width /= 2;
-            for l in 0..width {
-                for (i, (op, t)) in ops.iter().enumerate() {
-                    let (x, y) = (&lanes[l][i], &lanes[l + width][i]);
-                    self.line(&format!("{x} = {};", lane_op(*op, *t, x, y)?));
-                }
+            for k in 0..width {
+                let (x, y) = (&lanes[k], &lanes[k + width]);
+                self.line(&format!("{x} = {};", lane_op(x, y)?));
             }
         }
-        for ((p, (_, t)), l) in accs.iter().zip(ops).zip(&lanes[0]) {
-            let value = if t.is_int() {
-                format!("({})({}){l}", c_type(*t)?, scalar::unsigned_of(*t))
-            } else {
-                l.clone()
-            };
-            self.line(&format!("{} = {value};", var_name(p.var)));
-        }
+        self.line(&format!(
+            "{} = {from_lane}{};",
+            var_name(result.var),
+            lanes[0]
+        ));
         Ok(())
     }
 
@@ -1561,16 +1551,14 @@ impl<'a> FnGen<'a> {
         for (p, n) in accs.iter().zip(neutral) {
             self.line(&format!("{} = {};", var_name(p.var), self.owned(n)?));
         }
-        if let Some(ops) = lane_operators(lam).filter(|_| !scan && worth_lanes(w)) {
-            self.reduce_in_lanes(&wv, accs, elems, &ops, |g| {
-                for (p, v) in elems.iter().zip(arrs) {
-                    g.bind_row(p, *v, "j")?;
-                }
-                Ok(())
-            })?;
-            for (p, a) in pat.iter().zip(accs) {
-                self.line(&format!("{} = {};", var_name(p.var), var_name(a.var)));
-            }
+        if let Some(op) = lane_operator(lam).filter(|_| !scan && worth_lanes(w)) {
+            let lanes = Lanes {
+                acc: &accs[0],
+                elem: &elems[0],
+                result: &pat[0],
+                op,
+            };
+            self.reduce_in_lanes(&wv, lanes, |g| g.bind_row(&elems[0], arrs[0], "j"))?;
             self.close();
             return Ok(());
         }
@@ -2064,41 +2052,46 @@ const LANES: usize = 4;
 /// to be emitted once per lane.
 const LANE_BODY_LIMIT: usize = 16;
 
+/// A reduction of one value in lanes ([`FnGen::reduce_in_lanes`]): the
+/// operator's accumulator and element parameters, the reduction's result
+/// and its operator (see [`lane_operator`]).
+#[derive(Clone, Copy)]
+struct Lanes<'a> {
+    acc: &'a Param,
+    elem: &'a Param,
+    result: &'a Param,
+    op: (BinOp, PrimType),
+}
+
 /// The operator of a reduction of one value that
 /// [`FnGen::reduce_in_lanes`] may regroup: the operator's body is `a op x`
 /// (or `x op a`) alone, with `op` exactly associative and commutative on
 /// its type (integer `+`, `*` and bitwise operators, which wrap) or
-/// floating-point `+`, which Futhark allows a reduction to regroup. Reductions of several values (such as forward mode's (primal,
-/// tangent) pairs) keep one chain: in lanes, ht's Jacobian ran about 3%
-/// slower (twice the live accumulators), while single sums gained up to a
-/// quarter (gmm objective, kmeans cost).
-fn lane_operators(lam: &Lambda) -> Option<Vec<(BinOp, PrimType)>> {
-    let k = lam.ret.len();
-    if k != 1 || lam.params.len() != 2 * k || lam.body.stms.len() != k {
+/// floating-point `+`, which Futhark allows a reduction to regroup.
+/// Reductions of several values (such as forward mode's (primal, tangent)
+/// pairs) keep one chain: in lanes, ht's Jacobian ran about 3% slower
+/// (twice the live accumulators), while single sums gained up to a quarter
+/// (gmm objective, kmeans cost).
+fn lane_operator(lam: &Lambda) -> Option<(BinOp, PrimType)> {
+    let ([acc, elem], [stm], [Atom::Var(r)]) =
+        (&lam.params[..], &lam.body.stms[..], &lam.body.result[..])
+    else {
         return None;
-    }
-    let mut ops = Vec::with_capacity(k);
-    for (i, stm) in lam.body.stms.iter().enumerate() {
-        let (acc, elem) = (lam.params[i].var, lam.params[k + i].var);
-        let Type::Prim(t) = lam.params[i].ty else {
-            return None;
-        };
-        let Exp::BinOp(op, Atom::Var(x), Atom::Var(y)) = stm.exp else {
-            return None;
-        };
-        let operands_ok = (x == acc && y == elem) || (x == elem && y == acc);
-        let result_ok = stm.pat.len() == 1 && lam.body.result[i] == Atom::Var(stm.pat[0].var);
-        let op_ok = match op {
-            BinOp::Add => t.is_int() || t.is_float(),
-            BinOp::Mul | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => t.is_int(),
-            _ => false,
-        };
-        if !(operands_ok && result_ok && op_ok && t != PrimType::F16) {
-            return None;
-        }
-        ops.push((op, t));
-    }
-    Some(ops)
+    };
+    let Type::Prim(t) = acc.ty else {
+        return None;
+    };
+    let Exp::BinOp(op, Atom::Var(x), Atom::Var(y)) = stm.exp else {
+        return None;
+    };
+    let operands_ok = (x == acc.var && y == elem.var) || (x == elem.var && y == acc.var);
+    let result_ok = matches!(&stm.pat[..], [p] if p.var == *r);
+    let op_ok = match op {
+        BinOp::Add => t.is_int() || t.is_float(),
+        BinOp::Mul | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => t.is_int(),
+        _ => false,
+    };
+    (operands_ok && result_ok && op_ok && t != PrimType::F16).then_some((op, t))
 }
 
 /// Whether a reduction over `w` elements is long enough for lanes: not a
@@ -2439,22 +2432,22 @@ entry main = main (params [1], results [1])
         let c = main_c(SUM);
         assert!(c.contains(&format!("+= {LANES}) {{")), "{c}");
         // Every lane starts from the neutral element; the lanes are
-        // combined pairwise and the result goes to the accumulator.
+        // combined pairwise and the result goes to the reduction's result.
         assert!(c.contains("double t2 = v2;"), "{c}");
         assert!(c.contains("double t5 = v2;"), "{c}");
         assert!(c.contains("t5 = (t5 + v3);"), "{c}");
         assert!(c.contains("t2 = (t2 + t4);"), "{c}");
         assert!(c.contains("t3 = (t3 + t5);"), "{c}");
         assert!(c.contains("t2 = (t2 + t3);"), "{c}");
-        assert!(c.contains("v2 = t2;"), "{c}");
+        assert!(c.contains("v5 = t2;"), "{c}");
         // Integer lanes are unsigned and converted back at the end.
         let c = main_c(&SUM.replace("f64", "i32").replace("0.0i32", "0i32"));
         assert!(c.contains("uint32_t t2 = (uint32_t)(uint32_t)v2;"), "{c}");
         assert!(c.contains("t5 = (t5 + (uint32_t)(uint32_t)v3);"), "{c}");
-        assert!(c.contains("v2 = (int32_t)(uint32_t)t2;"), "{c}");
+        assert!(c.contains("v5 = (int32_t)(uint32_t)t2;"), "{c}");
         let c = main_c(&SUM.replace("f64", "i8").replace("0.0i8", "0i8"));
         assert!(c.contains("uint32_t t2 = (uint32_t)(uint8_t)v2;"), "{c}");
-        assert!(c.contains("v2 = (int8_t)(uint8_t)t2;"), "{c}");
+        assert!(c.contains("v5 = (int8_t)(uint8_t)t2;"), "{c}");
         // Float products, scans and short constant widths: one chain.
         for other in [
             SUM.replace("a_2 + b_3", "a_2 * b_3"),

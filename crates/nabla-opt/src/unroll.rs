@@ -152,12 +152,7 @@ fn literal_vectors(stms: &mut [Stm], types: &[Option<Type>]) -> bool {
         let Some(elems) = elems else {
             continue;
         };
-        let fits = match dims[0] {
-            Dim::Const(c) => c == elems.len() as i64,
-            Dim::Ext => true,
-            Dim::Var(_) => false,
-        };
-        if !fits {
+        if !literal_fits(dims[0], elems.len()) {
             continue;
         }
         known.insert(p.var, elems.clone());
@@ -165,6 +160,17 @@ fn literal_vectors(stms: &mut [Stm], types: &[Option<Type>]) -> bool {
         changed = true;
     }
     changed
+}
+
+/// Whether a literal of `len` elements has the type's outer dimension
+/// `dim` (a constant `len`, or existential; a size variable is not known
+/// to be `len`).
+fn literal_fits(dim: Dim, len: usize) -> bool {
+    match dim {
+        Dim::Const(c) => c == len as i64,
+        Dim::Ext => true,
+        Dim::Var(_) => false,
+    }
 }
 
 /// The statements that replace `s`, if it is a small map or reduction.
@@ -291,11 +297,7 @@ fn scalar_branches(s: &Stm, var_names: &mut Vec<String>) -> Option<Vec<Stm>> {
                     if pa == pb
                         && a.len() == b.len()
                         && (1..=MAX_LITERAL).contains(&a.len())
-                        && match dims[0] {
-                            Dim::Const(c) => c == a.len() as i64,
-                            Dim::Ext => true,
-                            Dim::Var(_) => false,
-                        } =>
+                        && literal_fits(dims[0], a.len()) =>
                 {
                     Some((a, b, pa))
                 }
