@@ -465,9 +465,10 @@ impl Ad {
         if !matches!(stm.exp, Exp::Soac(nabla_ir::Soac::Map { .. })) {
             return Ok(false);
         }
+        let depth = b.depth();
         b.begin();
         let r = forward::expand_batched_jvp(self, b, stm);
-        let emitted = b.end(vec![]);
+        let emitted = close_scope(b, depth);
         match r {
             Ok(true) => {
                 self.report.static_jvps += 1;
@@ -490,6 +491,7 @@ impl Ad {
         b.set_span(stm.span);
         let original = stm.clone();
         let Stm { pat, exp, span } = stm;
+        let depth = b.depth();
         b.begin();
         let (r, forward_mode) = match exp {
             Exp::Jvp {
@@ -514,7 +516,7 @@ impl Ad {
                 true,
             ),
         };
-        let mut emitted = b.end(vec![]);
+        let mut emitted = close_scope(b, depth);
         match r {
             Ok(rules) => {
                 // The `with_vjp`s this `vjp` handled are primal code now
@@ -559,6 +561,19 @@ impl Ad {
         }
         Ok(())
     }
+}
+
+/// Closes the scope opened at builder depth `depth` (one `begin` above it)
+/// and returns its statements. A rule that fails part-way returns with the
+/// scopes it opened still open (a lambda or branch being built); those are
+/// dropped first, so none of their statements leak into the enclosing body
+/// (where they would bind the names of the construct kept for the dynamic
+/// AD a second time).
+fn close_scope(b: &mut FunctionBuilder, depth: usize) -> Body {
+    while b.depth() > depth + 1 {
+        b.end(vec![]);
+    }
+    b.end(vec![])
 }
 
 /// An empty function, standing in for one being transformed.

@@ -821,3 +821,43 @@ entry min_squares (x: [][]f64) =
         "[[0.0f64, -4.0f64], [2.0f64, 0.0f64]]"
     );
 }
+
+/// A `vjp` that static AD cannot transform is kept for the dynamic AD,
+/// and what the failed attempt had emitted is dropped with it: earlier,
+/// part of it leaked into the enclosing body, binding the names of the
+/// kept `vjp`'s lambda a second time, and the passes after AD then
+/// rewrote the kept lambda into one whose gradient was zero.
+#[test]
+fn a_vjp_left_to_the_dynamic_ad_keeps_its_derivative() {
+    // The operator of the reduction works on whole rows and is not a
+    // `map2` of a scalar operator: no static rule yet. It fails inside the
+    // return sweep of the outer map's lambda, after code was emitted.
+    let source = r#"
+def f (xss: [2][4][3]f64) : f64 =
+  f64.sum (map (\xs -> let ys = map (map (\x -> x * x + 1)) xs
+                       let r = reduce (\a b -> if a[0] >= b[0] then a else b) (replicate 3 (-1000)) ys
+                       in r[1] * r[2] + r[0])
+               xss)
+entry grad (xss: [2][4][3]f64) = vjp f xss 1
+"#;
+    let dynamic = compile_source("fallback", source, Pipeline::default_pipeline());
+    let static_ = compile_source("fallback", source, Pipeline::with_static_ad());
+    let mut prog = compile_source("fallback", source, Pipeline::parse("").unwrap()).program;
+    let report = nabla_ad::differentiate_with_report(&mut prog).expect("ad");
+    assert_eq!(report.dynamic_vjps, 1, "{report:?}");
+    nabla_ir::validate_program(&prog).unwrap_or_else(|e| panic!("{e:?}"));
+    let input = "[[[1.0, 2.0, 3.0], [0.5, -1.0, 2.0], [3.0, 1.0, -2.0], [0.1, 0.2, 0.3]], \
+                 [[0.0, 1.0, 1.0], [0.5, 0.5, 0.5], [0.2, 0.0, 0.0], [0.1, 0.2, 0.3]]]";
+    let d = dynamic.run_on_input("grad", input.as_bytes()).unwrap();
+    let s = static_.run_on_input("grad", input.as_bytes()).unwrap();
+    assert_eq!(d[0].to_string(), s[0].to_string());
+    // Rows 2 and 1 win (the largest first elements): d/dx of
+    // (x1²+1)(x2²+1) + x0²+1 there.
+    assert_eq!(
+        s[0].to_string(),
+        "[[[0.0f64, 0.0f64, 0.0f64], [0.0f64, 0.0f64, 0.0f64], \
+         [6.0f64, 10.0f64, -8.0f64], [0.0f64, 0.0f64, 0.0f64]], \
+         [[0.0f64, 0.0f64, 0.0f64], [1.0f64, 1.25f64, 1.25f64], \
+         [0.0f64, 0.0f64, 0.0f64], [0.0f64, 0.0f64, 0.0f64]]]"
+    );
+}
