@@ -206,13 +206,45 @@ struct Reverse<'a> {
     precomputed: HashMap<Var, Exp>,
 }
 
-/// What the forward sweep kept of a loop: its checkpoint arrays (one per
-/// parameter, a row per iteration), its trip count and index variable.
+/// What the forward sweep kept of a loop: how to restore its parameters
+/// at an iteration's entry, its trip count and index variable.
 #[derive(Clone, Debug)]
 struct LoopCheckpoints {
-    arrays: Vec<Var>,
+    restore: Restore,
     bound: Atom,
     i: Var,
+}
+
+/// How the return sweep gets a loop's parameters at the entry of an
+/// iteration.
+#[derive(Clone, Debug)]
+enum Restore {
+    /// From checkpoint arrays, one per parameter, a row per iteration
+    /// (seed 003 §4.2).
+    Checkpoints(Vec<Var>),
+    /// By running the loop again from these initial values, up to the
+    /// iteration. Used for loops whose arrays change size from one
+    /// iteration to the next, which no rectangular checkpoint array can
+    /// hold: quadratic in the trip count, no memory per iteration (the
+    /// far end of seed 003 §4.3's time/space trade-off; such loops
+    /// usually halve or double their arrays, so they run few iterations).
+    Recompute(Vec<Atom>),
+}
+
+/// Whether a loop parameter's array size may change from one iteration to
+/// the next: a dimension that is existential or another parameter of the
+/// same loop.
+fn size_varies(t: &Type, params: &[Param]) -> bool {
+    let mut varies = false;
+    t.map_dims(|d| {
+        varies |= match d {
+            Dim::Ext => true,
+            Dim::Var(v) => params.iter().any(|p| p.var == v),
+            Dim::Const(_) => false,
+        };
+        d
+    });
+    varies
 }
 
 /// The checkpoints of the loops of a forward sweep, by statement position.
@@ -354,6 +386,82 @@ impl Reverse<'_> {
         Ok(())
     }
 
+    /// The adjoint `g` of the slice `v[fixed..., start:+len*stride]` of a
+    /// free array `v` of a map lambda, added into `v`'s accumulator one
+    /// row at a time: a sequential loop over the slice's `len` positions
+    /// that threads the accumulator (slice of type `slice_t`).
+    #[allow(clippy::too_many_arguments)]
+    fn slice_into_accumulator(
+        &mut self,
+        b: &mut FunctionBuilder,
+        v: Var,
+        fixed: Vec<Atom>,
+        start: Atom,
+        len: Atom,
+        stride: Atom,
+        g: Atom,
+        slice_t: &Type,
+    ) -> Result<(), AdError> {
+        let Some(row_t) = slice_t.row() else {
+            return error(self.span, "internal error: a slice of rank 0");
+        };
+        let row_t = crate::util::existential(&row_t);
+        let acc0 = self.redirect[&v];
+        let acc_t = type_of(b, self.span, acc0)?;
+        let k = b.vars.fresh("k", Type::Prim(PrimType::I64));
+        let p = b.param("acc", acc_t.clone());
+        b.begin();
+        let r = (|| -> Result<Var, AdError> {
+            let offset = b
+                .binop(BinOp::Mul, Atom::Var(k), stride)
+                .map_err(|u| self.unknown(u))?;
+            let position = b
+                .binop(BinOp::Add, start, offset)
+                .map_err(|u| self.unknown(u))?;
+            let element = b.bind1(
+                "adj_elem",
+                row_t,
+                Exp::Index(
+                    match g {
+                        Atom::Var(g) => g,
+                        Atom::Const(_) => {
+                            return error(self.span, "internal error: a constant slice adjoint")
+                        }
+                    },
+                    vec![DimIndex::Fix(Atom::Var(k))],
+                ),
+            );
+            let mut indices = fixed;
+            indices.push(position);
+            Ok(b.bind1(
+                "acc",
+                acc_t.clone(),
+                Exp::UpdateAcc {
+                    acc: p.var,
+                    indices,
+                    value: Atom::Var(element),
+                },
+            ))
+        })();
+        let body = b.end(vec![]);
+        let next = r?;
+        let out = b.bind1(
+            "acc",
+            acc_t,
+            Exp::Loop {
+                params: vec![p],
+                init: vec![Atom::Var(acc0)],
+                form: LoopForm::For { i: k, bound: len },
+                body: Body {
+                    stms: body.stms,
+                    result: vec![Atom::Var(next)],
+                },
+            },
+        );
+        self.redirect.insert(v, out);
+        Ok(())
+    }
+
     /// The adjoint array of `v`, ready to be updated in place (taken out of
     /// the map: the caller puts the updated array back).
     fn owned_adjoint(
@@ -402,9 +510,10 @@ impl Reverse<'_> {
                     form: LoopForm::For { i, bound },
                     body,
                 } => {
-                    let arrays = self.checkpointing_loop(b, stm, params, init, *i, *bound, body)?;
+                    let restore =
+                        self.checkpointing_loop(b, stm, params, init, *i, *bound, body)?;
                     out.push(Some(LoopCheckpoints {
-                        arrays,
+                        restore,
                         bound: *bound,
                         i: *i,
                     }));
@@ -419,9 +528,9 @@ impl Reverse<'_> {
                     // the loop as a `for` loop of that many iterations.
                     let count = self.count_iterations(b, params, init, cond, body)?;
                     let i = b.vars.fresh("i", Type::Prim(PrimType::I64));
-                    let arrays = self.checkpointing_loop(b, stm, params, init, i, count, body)?;
+                    let restore = self.checkpointing_loop(b, stm, params, init, i, count, body)?;
                     out.push(Some(LoopCheckpoints {
-                        arrays,
+                        restore,
                         bound: count,
                         i,
                     }));
@@ -473,7 +582,9 @@ impl Reverse<'_> {
 
     /// The loop, also writing each parameter's value at each iteration's
     /// entry into a checkpoint array (`[bound]` rows); returns the final
-    /// checkpoint arrays.
+    /// checkpoint arrays. A loop whose arrays change size keeps its
+    /// initial values instead ([`Restore::Recompute`]; copies of those the
+    /// loop consumes).
     #[allow(clippy::too_many_arguments)]
     fn checkpointing_loop(
         &mut self,
@@ -484,7 +595,31 @@ impl Reverse<'_> {
         i: Var,
         bound: Atom,
         body: &Body,
-    ) -> Result<Vec<Var>, AdError> {
+    ) -> Result<Restore, AdError> {
+        if params.iter().any(|p| size_varies(&p.ty, params)) {
+            let mut saved = Vec::with_capacity(init.len());
+            for (p, a) in params.iter().zip(init) {
+                match a {
+                    Atom::Var(v) if p.unique && p.ty.rank() > 0 => {
+                        let t = crate::util::existential(&type_of(b, self.span, *v)?);
+                        saved.push(Atom::Var(b.bind1("saved", t, Exp::Copy(*v))));
+                    }
+                    a => saved.push(*a),
+                }
+            }
+            let form = LoopForm::For { i, bound };
+            b.push(Stm {
+                pat: stm.pat.clone(),
+                exp: Exp::Loop {
+                    params: params.to_vec(),
+                    init: init.to_vec(),
+                    form,
+                    body: body.clone(),
+                },
+                span: stm.span,
+            });
+            return Ok(Restore::Recompute(saved));
+        }
         let bound_t = atom_type(b, self.span, &bound)?.elem();
         let n = if bound_t == PrimType::I64 {
             bound
@@ -555,7 +690,7 @@ impl Reverse<'_> {
             },
             span: stm.span,
         });
-        Ok(finals)
+        Ok(Restore::Checkpoints(finals))
     }
 
     /// Visits `stms` backwards, accumulating adjoints.
@@ -616,9 +751,14 @@ impl Reverse<'_> {
                     return Ok(());
                 }
                 let mut indices = Vec::with_capacity(idx.len());
-                for d in idx {
+                for (k, d) in idx.iter().enumerate() {
                     match d {
                         DimIndex::Fix(a) => indices.push(*a),
+                        DimIndex::Slice { start, len, stride } if k + 1 == idx.len() => {
+                            return self.slice_into_accumulator(
+                                b, *v, indices, *start, *len, *stride, g, &pat[0].ty,
+                            );
+                        }
                         DimIndex::Slice { .. } => {
                             return self.unsupported("slices of a free array inside a map")
                         }
@@ -2814,6 +2954,60 @@ impl Reverse<'_> {
         Ok(fvs.iter().map(|v| inner.get(*v)).collect())
     }
 
+    /// The loop's parameters at the entry of iteration `iteration`, by
+    /// running its first `iteration` iterations again from the initial
+    /// values ([`Restore::Recompute`]); returns fresh variables that the
+    /// caller owns (consumed parameters start from copies).
+    fn rerun_loop(
+        &mut self,
+        b: &mut FunctionBuilder,
+        params: &[Param],
+        saved: &[Atom],
+        i: Var,
+        iteration: Atom,
+        body: &Body,
+    ) -> Result<Vec<Var>, AdError> {
+        let index_t = atom_type(b, self.span, &iteration)?;
+        let k = b.vars.fresh("k", index_t);
+        let mut map = HashMap::new();
+        map.insert(i, Atom::Var(k));
+        let mut fresh = Vec::with_capacity(params.len());
+        let mut init = Vec::with_capacity(params.len());
+        for (p, a) in params.iter().zip(saved) {
+            let t = crate::util::existential(&p.ty);
+            let mut q = b.param("rerun", t.clone());
+            q.unique = p.unique;
+            map.insert(p.var, Atom::Var(q.var));
+            fresh.push(q);
+            init.push(match a {
+                Atom::Var(v) if p.unique && t.rank() > 0 => {
+                    Atom::Var(b.bind1("rerun", t, Exp::Copy(*v)))
+                }
+                a => *a,
+            });
+        }
+        let copy = self.fresh_copy(b, body, map)?;
+        let pat: Vec<Param> = fresh
+            .iter()
+            .map(|q| Param::new(b.vars.fresh("restored", q.ty.clone()), q.ty.clone()))
+            .collect();
+        let out = pat.iter().map(|p| p.var).collect();
+        b.push(Stm {
+            pat,
+            exp: Exp::Loop {
+                params: fresh,
+                init,
+                form: LoopForm::For {
+                    i: k,
+                    bound: iteration,
+                },
+                body: copy,
+            },
+            span: self.span,
+        });
+        Ok(out)
+    }
+
     /// A `for` loop, reversed (seed 003 §4.2): iteration `n-1-j` of the
     /// adjoint loop restores the parameters from the checkpoints, runs the
     /// body again and then its return sweep, carrying the adjoints of the
@@ -2830,13 +3024,15 @@ impl Reverse<'_> {
         ck: &LoopCheckpoints,
         body: &Body,
     ) -> Result<(), AdError> {
-        let (i, bound, checkpoints) = (ck.i, ck.bound, &ck.arrays);
+        let (i, bound) = (ck.i, ck.bound);
         let mut exclude: Vec<Var> = params.iter().map(|p| p.var).collect();
         exclude.push(i);
-        let fvs = self.candidates(b, nabla_ir::free_vars_body(body), &exclude)?;
-        if fvs.iter().any(|v| self.redirect.contains_key(v)) {
-            return self.unsupported("loops reading a free array inside a map");
-        }
+        let all = self.candidates(b, nabla_ir::free_vars_body(body), &exclude)?;
+        // Free arrays of an enclosing map lambda whose adjoints go to
+        // accumulators: the adjoint loop threads each accumulator (a
+        // parameter after the adjoints).
+        let (accumulated, fvs): (Vec<Var>, Vec<Var>) =
+            all.into_iter().partition(|v| self.redirect.contains_key(v));
         let bound_t = atom_type(b, self.span, &bound)?.elem();
         // Initial values of the adjoint loop's parameters.
         let mut adj_init = Vec::new();
@@ -2864,6 +3060,15 @@ impl Reverse<'_> {
             let t = type_of(b, self.span, *v)?;
             adj_params.push(Self::adjoint_param(b, t));
         }
+        let mut acc_params = Vec::with_capacity(accumulated.len());
+        for v in &accumulated {
+            let acc = self.redirect[v];
+            let t = type_of(b, self.span, acc)?;
+            adj_init.push(Atom::Var(acc));
+            acc_params.push(b.param("acc", t));
+        }
+        adj_params.extend(acc_params.iter().cloned());
+        let outer_redirect = self.redirect.clone();
         let j = b.vars.fresh("j", Type::Prim(bound_t));
         b.begin();
         let r = (|| -> Result<Vec<Atom>, AdError> {
@@ -2881,21 +3086,30 @@ impl Reverse<'_> {
             let mut map = HashMap::new();
             map.insert(i, iteration);
             let mut restored = Vec::new();
-            for (p, ck) in params.iter().zip(checkpoints) {
-                let t = crate::util::existential(&p.ty);
-                let mut v = b.bind1(
-                    "restored",
-                    t.clone(),
-                    Exp::Index(*ck, vec![DimIndex::Fix(index)]),
-                );
-                if p.unique && t.rank() > 0 {
-                    // The body consumes this parameter: give it its own
-                    // copy, not a view of the checkpoints.
-                    v = b.bind1("restored", t, Exp::Copy(v));
+            match &ck.restore {
+                Restore::Checkpoints(checkpoints) => {
+                    for (p, ck) in params.iter().zip(checkpoints) {
+                        let t = crate::util::existential(&p.ty);
+                        let mut v = b.bind1(
+                            "restored",
+                            t.clone(),
+                            Exp::Index(*ck, vec![DimIndex::Fix(index)]),
+                        );
+                        if p.unique && t.rank() > 0 {
+                            // The body consumes this parameter: give it its
+                            // own copy, not a view of the checkpoints.
+                            v = b.bind1("restored", t, Exp::Copy(v));
+                        }
+                        restored.push(v);
+                    }
                 }
-                map.insert(p.var, Atom::Var(v));
-                self.active.insert(v);
-                restored.push(v);
+                Restore::Recompute(saved) => {
+                    restored = self.rerun_loop(b, params, saved, i, iteration, body)?;
+                }
+            }
+            for (p, v) in params.iter().zip(&restored) {
+                map.insert(p.var, Atom::Var(*v));
+                self.active.insert(*v);
             }
             let copy = self.fresh_copy(b, body, map)?;
             let cks = self.forward_sweep(b, &copy.stms)?;
@@ -2922,6 +3136,9 @@ impl Reverse<'_> {
                     self.add(b, &mut inner, *r, Atom::Var(a.var), owned)?;
                 }
             }
+            for (v, p) in accumulated.iter().zip(&acc_params) {
+                self.redirect.insert(*v, p.var);
+            }
             self.return_sweep(b, &copy.stms, &cks, &mut inner)?;
             let mut results = Vec::new();
             for v in &restored {
@@ -2930,8 +3147,10 @@ impl Reverse<'_> {
             for v in &fvs {
                 results.push(self.materialize(b, &inner, *v)?);
             }
+            results.extend(accumulated.iter().map(|v| Atom::Var(self.redirect[v])));
             Ok(results)
         })();
+        self.redirect = outer_redirect;
         let loop_body = b.end(vec![]);
         let results = r?;
         let loop_body = Body {
@@ -2959,6 +3178,9 @@ impl Reverse<'_> {
             if let Some(Atom::Var(old)) = adj.map.insert(*v, Atom::Var(p.var)) {
                 adj.owned.remove(&old);
             }
+        }
+        for (v, p) in accumulated.iter().zip(&out[params.len() + fvs.len()..]) {
+            self.redirect.insert(*v, p.var);
         }
         for (k, a) in init.iter().enumerate() {
             if let Atom::Var(x) = a {
