@@ -32,6 +32,8 @@ use nabla_ir::{
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+mod histograms;
+
 /// The adjoints accumulated so far (absent: zero).
 #[derive(Clone, Default, Debug)]
 pub struct Adjoints {
@@ -86,6 +88,7 @@ pub(crate) fn expand_vjp(
         precomputed: HashMap::new(),
     };
     let body = rev.inline_calls(b, lam.body)?;
+    let body = rev.lower_histograms(b, body)?;
     let checkpoints = rev.forward_sweep(b, &body.stms)?;
     let mut adj = Adjoints::default();
     for (r, a) in body.result.iter().zip(&adjoints) {
@@ -1132,12 +1135,28 @@ impl Reverse<'_> {
                 neutral,
                 indices,
                 values,
-            }) if dest.len() == 1 && lam.ret.len() == 1 && lam.ret[0].rank() == 0 => {
-                let Some(Atom::Var(g)) = g else { return Ok(()) };
-                if type_of(b, self.span, g)?.rank() != 1 {
-                    return self.unsupported("reduce_by_index into arrays of rank > 1");
+            }) if dest.len() == lam.ret.len() && lam.ret.iter().all(|t| t.rank() == 0) => {
+                if ybar.iter().all(|a| a.is_none()) {
+                    return Ok(());
                 }
-                self.hist_generic(b, adj, *w, lam, neutral[0], dest[0], *indices, values[0], g)?;
+                // Components without an adjoint get zeros.
+                let mut gs = Vec::with_capacity(dest.len());
+                for (k, p) in pat.iter().enumerate() {
+                    let g = match ybar[k] {
+                        Some(Atom::Var(g)) => g,
+                        _ => match zero_like(b, self.span, p.var)? {
+                            Atom::Var(z) => z,
+                            Atom::Const(_) => {
+                                return error(self.span, "internal error: a scalar histogram")
+                            }
+                        },
+                    };
+                    if type_of(b, self.span, g)?.rank() != 1 {
+                        return self.unsupported("reduce_by_index into arrays of rank > 1");
+                    }
+                    gs.push(g);
+                }
+                self.hist_generic(b, adj, *w, lam, neutral, dest, *indices, values, &gs)?;
             }
             Exp::Soac(Soac::Hist { .. }) => {
                 return self.unsupported("reduce_by_index with tuple or array operators")
@@ -1676,16 +1695,18 @@ impl Reverse<'_> {
         Ok(body.result)
     }
 
-    /// `reduce_by_index` with any associative scalar operator (seed 002's
-    /// generic rule, computed sequentially instead of by sorting): a loop
-    /// over the values in order gives each value `l[i]`, the reduction of
-    /// the earlier values of its bucket, and each bucket its total `t`; a
-    /// loop in reverse order gives `r[i]`, the reduction of the later ones.
-    /// A bucket's result is `op(dest[b], op(op(l[i], vs[i]), r[i]))` for
-    /// each of its values, so `v̄s[i]` is the vjp of that function of
-    /// `vs[i]` with the bucket's adjoint as seed, and `d̄est[b]` the vjp of
-    /// `op(d, t[b])` in `d`. Out-of-bounds values go to an extra bucket
-    /// (index `n`) and get a zero adjoint.
+    /// `reduce_by_index` with any associative operator on scalars or on
+    /// tuples of `k` scalars (seed 002's generic rule, computed sequentially
+    /// instead of by sorting): a loop over the values in order gives each
+    /// value `l[i]`, the reduction of the earlier values of its bucket, and
+    /// each bucket its total `t`; a loop in reverse order gives `r[i]`, the
+    /// reduction of the later ones. A bucket's result is
+    /// `op(dest[b], op(op(l[i], vs[i]), r[i]))` for each of its values, so
+    /// `v̄s[i]` is the vjp of that function of `vs[i]` with the bucket's
+    /// adjoint as seed, and `d̄est[b]` the vjp of `op(d, t[b])` in `d`.
+    /// Out-of-bounds values go to an extra bucket (index `n`) and get a zero
+    /// adjoint. One array per component throughout: `dest`, `neutral`,
+    /// `values` and the result adjoints `g` (`[n]` each) have `k` entries.
     #[allow(clippy::too_many_arguments)]
     fn hist_generic(
         &mut self,
@@ -1693,31 +1714,40 @@ impl Reverse<'_> {
         adj: &mut Adjoints,
         w: Atom,
         op: &Lambda,
-        neutral: Atom,
-        dest: Var,
+        neutral: &[Atom],
+        dest: &[Var],
         indices: Var,
-        values: Var,
-        g: Var,
+        values: &[Var],
+        g: &[Var],
     ) -> Result<(), AdError> {
-        if op.params.len() != 2 {
+        let k = dest.len();
+        if op.params.len() != 2 * k || neutral.len() != k || values.len() != k || g.len() != k {
             return error(
                 self.span,
                 "internal error: malformed reduce_by_index operator",
             );
         }
         let span = self.span;
-        let dest_active = self.active.contains(&dest);
-        let values_active = self.active.contains(&values);
+        let dest_active = dest.iter().any(|d| self.active.contains(d));
+        let values_active = values.iter().any(|v| self.active.contains(v));
         if !dest_active && !values_active {
             return Ok(());
         }
-        let elem = type_of(b, span, g)?.elem();
-        let t = Type::Prim(elem);
-        let at = Type::Array(elem, vec![Dim::Ext]);
+        let mut ts = Vec::with_capacity(k);
+        for v in g {
+            ts.push(Type::Prim(type_of(b, span, *v)?.elem()));
+        }
+        let ats: Vec<Type> = ts
+            .iter()
+            .map(|t| Type::Array(t.elem(), vec![Dim::Ext]))
+            .collect();
+        let zeros: Vec<Atom> = ts
+            .iter()
+            .map(|t| Atom::Const(PrimValue::zero(t.elem())))
+            .collect();
         let i64t = Type::Prim(PrimType::I64);
         let one = Atom::Const(PrimValue::I64(1));
-        let zero = Atom::Const(PrimValue::zero(elem));
-        let n = Atom::Var(b.bind1("n", i64t.clone(), Exp::Size(g, 0)));
+        let n = Atom::Var(b.bind1("n", i64t.clone(), Exp::Size(g[0], 0)));
         let n1 = b.binop(BinOp::Add, n, one)?;
         // The bucket of value i, n where out of bounds.
         let bucket = |b: &mut FunctionBuilder, i: Atom| -> Result<(Atom, Atom), AdError> {
@@ -1731,18 +1761,51 @@ impl Reverse<'_> {
             let inside = b.binop(BinOp::LogAnd, lo, hi)?;
             Ok((b.select(inside, idx, n)?, inside))
         };
+        // Each component of element `i` of `arrays`.
+        let elements =
+            |b: &mut FunctionBuilder, name: &str, arrays: &[Var], i: Atom| -> Vec<Atom> {
+                arrays
+                    .iter()
+                    .zip(&ts)
+                    .map(|(a, t)| {
+                        Atom::Var(b.bind1(name, t.clone(), Exp::Index(*a, vec![DimIndex::Fix(i)])))
+                    })
+                    .collect()
+            };
         // One pass over the values, forwards or backwards: `partial` per
-        // bucket, and each value's exclusive reduction within its bucket.
+        // bucket, and each value's exclusive reduction within its bucket
+        // (`k` arrays each).
         let pass = |this: &mut Self,
                     b: &mut FunctionBuilder,
                     backwards: bool|
-         -> Result<(Var, Var), AdError> {
-            let partial0 = b.bind1("partial", at.clone(), Exp::Replicate(n1, neutral));
-            let excl0 = b.bind1("excl", at.clone(), Exp::Replicate(w, neutral));
-            let mut partial = b.param("partial", at.clone());
-            partial.unique = true;
-            let mut excl = b.param("excl", at.clone());
-            excl.unique = true;
+         -> Result<(Vec<Var>, Vec<Var>), AdError> {
+            let mut init = Vec::with_capacity(2 * k);
+            for (ne, at) in neutral.iter().zip(&ats) {
+                init.push(Atom::Var(b.bind1(
+                    "partial",
+                    at.clone(),
+                    Exp::Replicate(n1, *ne),
+                )));
+            }
+            for (ne, at) in neutral.iter().zip(&ats) {
+                init.push(Atom::Var(b.bind1(
+                    "excl",
+                    at.clone(),
+                    Exp::Replicate(w, *ne),
+                )));
+            }
+            let mut params = Vec::with_capacity(2 * k);
+            for (name, at) in ats
+                .iter()
+                .map(|t| ("partial", t))
+                .chain(ats.iter().map(|t| ("excl", t)))
+            {
+                let mut p = b.param(name, at.clone());
+                p.unique = true;
+                params.push(p);
+            }
+            let partial: Vec<Var> = params[..k].iter().map(|p| p.var).collect();
+            let excl: Vec<Var> = params[k..].iter().map(|p| p.var).collect();
             let j = b.vars.fresh("j", i64t.clone());
             b.begin();
             let i = if backwards {
@@ -1752,160 +1815,173 @@ impl Reverse<'_> {
                 Atom::Var(j)
             };
             let (bk, _) = bucket(b, i)?;
-            let v = Atom::Var(b.bind1(
-                "value",
-                t.clone(),
-                Exp::Index(values, vec![DimIndex::Fix(i)]),
-            ));
-            let old = Atom::Var(b.bind1(
-                "partial_elem",
-                t.clone(),
-                Exp::Index(partial.var, vec![DimIndex::Fix(bk)]),
-            ));
-            let args = if backwards { [v, old] } else { [old, v] };
-            let new = this.apply_op(b, op, &args)?[0];
-            let partial_next = b.bind1(
-                "partial",
-                at.clone(),
-                Exp::Update(partial.var, vec![DimIndex::Fix(bk)], new),
-            );
-            let excl_next = b.bind1(
-                "excl",
-                at.clone(),
-                Exp::Update(excl.var, vec![DimIndex::Fix(i)], old),
-            );
-            let body = b.end(vec![Atom::Var(partial_next), Atom::Var(excl_next)]);
-            let out = vec![b.param("partial", at.clone()), b.param("excl", at.clone())];
-            let (p_out, e_out) = (out[0].var, out[1].var);
+            let v = elements(b, "value", values, i);
+            let old = elements(b, "partial_elem", &partial, bk);
+            let args: Vec<Atom> = if backwards {
+                v.iter().chain(&old).copied().collect()
+            } else {
+                old.iter().chain(&v).copied().collect()
+            };
+            let new = this.apply_op(b, op, &args)?;
+            let mut result = Vec::with_capacity(2 * k);
+            for c in 0..k {
+                result.push(Atom::Var(b.bind1(
+                    "partial",
+                    ats[c].clone(),
+                    Exp::Update(partial[c], vec![DimIndex::Fix(bk)], new[c]),
+                )));
+            }
+            for c in 0..k {
+                result.push(Atom::Var(b.bind1(
+                    "excl",
+                    ats[c].clone(),
+                    Exp::Update(excl[c], vec![DimIndex::Fix(i)], old[c]),
+                )));
+            }
+            let body = b.end(result);
+            let out: Vec<Param> = params
+                .iter()
+                .enumerate()
+                .map(|(c, p)| b.param(if c < k { "partial" } else { "excl" }, p.ty.clone()))
+                .collect();
+            let vars: Vec<Var> = out.iter().map(|p| p.var).collect();
             b.push(Stm {
                 pat: out,
                 exp: Exp::Loop {
-                    params: vec![partial, excl],
-                    init: vec![Atom::Var(partial0), Atom::Var(excl0)],
+                    params,
+                    init,
                     form: LoopForm::For { i: j, bound: w },
                     body,
                 },
                 span,
             });
-            Ok((p_out, e_out))
+            Ok((vars[..k].to_vec(), vars[k..].to_vec()))
         };
         let (totals, before) = pass(self, b, false)?;
         if dest_active {
             let iota_n = iota(b, n);
-            let lam =
-                b.lambda::<AdError>("d", vec![t.clone(), t.clone(), i64t.clone()], |b, ps| {
-                    let total = Atom::Var(b.bind1(
-                        "total",
-                        t.clone(),
-                        Exp::Index(totals, vec![DimIndex::Fix(Atom::Var(ps[2]))]),
-                    ));
-                    let d = b.param("d", t.clone());
-                    let body = self.fresh_copy(
-                        b,
-                        &op.body,
-                        [
-                            (op.params[0].var, Atom::Var(d.var)),
-                            (op.params[1].var, total),
-                        ]
-                        .into_iter()
-                        .collect(),
-                    )?;
-                    let local = Lambda {
-                        params: vec![d],
-                        body,
-                        ret: vec![t.clone()],
-                    };
-                    let out = vec![b.param("y", t.clone()), b.param("d_adj", t.clone())];
-                    expand_vjp(
-                        self.ad,
-                        b,
-                        &out,
-                        local,
-                        vec![Atom::Var(ps[0])],
-                        vec![Atom::Var(ps[1])],
-                        span,
-                    )?;
-                    Ok(vec![Atom::Var(out[1].var)])
-                })?;
-            let dbar = b.bind1(
-                "adj_dest",
-                at.clone(),
-                Exp::Soac(Soac::Map {
-                    w: n,
-                    lam,
-                    arrs: vec![dest, g, iota_n],
-                }),
-            );
-            self.add(b, adj, dest, Atom::Var(dbar), true)?;
+            let mut param_types = ts.clone();
+            param_types.extend(ts.iter().cloned());
+            param_types.push(i64t.clone());
+            let lam = b.lambda::<AdError>("d", param_types, |b, ps| {
+                let total = elements(b, "total", &totals, Atom::Var(ps[2 * k]));
+                let ds: Vec<Param> = ts.iter().map(|t| b.param("d", t.clone())).collect();
+                let mut map = HashMap::new();
+                for c in 0..k {
+                    map.insert(op.params[c].var, Atom::Var(ds[c].var));
+                    map.insert(op.params[k + c].var, total[c]);
+                }
+                let body = self.fresh_copy(b, &op.body, map)?;
+                let local = Lambda {
+                    params: ds,
+                    body,
+                    ret: ts.clone(),
+                };
+                let mut out: Vec<Param> = ts.iter().map(|t| b.param("y", t.clone())).collect();
+                out.extend(ts.iter().map(|t| b.param("d_adj", t.clone())));
+                let primals = ps[..k].iter().map(|v| Atom::Var(*v)).collect();
+                let seeds = ps[k..2 * k].iter().map(|v| Atom::Var(*v)).collect();
+                expand_vjp(self.ad, b, &out, local, primals, seeds, span)?;
+                Ok(out[k..].iter().map(|p| Atom::Var(p.var)).collect())
+            })?;
+            let pat: Vec<Param> = ats.iter().map(|t| b.param("adj_dest", t.clone())).collect();
+            let mut arrs = dest.to_vec();
+            arrs.extend(g.iter().copied());
+            arrs.push(iota_n);
+            let dbars: Vec<Var> = pat.iter().map(|p| p.var).collect();
+            b.push(Stm {
+                pat,
+                exp: Exp::Soac(Soac::Map { w: n, lam, arrs }),
+                span,
+            });
+            for (d, dbar) in dest.iter().zip(dbars) {
+                self.add(b, adj, *d, Atom::Var(dbar), true)?;
+            }
         }
         if !values_active {
             return Ok(());
         }
         let (_, after) = pass(self, b, true)?;
         let iota_w = iota(b, w);
-        let lam = b.lambda::<AdError>(
-            "x",
-            vec![t.clone(), t.clone(), t.clone(), i64t.clone()],
-            |b, ps| {
-                let (x, l, r, i) = (ps[0], ps[1], ps[2], Atom::Var(ps[3]));
-                let (bk, inside) = bucket(b, i)?;
-                b.begin();
-                let gb = Atom::Var(b.bind1(
-                    "adj_elem",
-                    t.clone(),
-                    Exp::Index(g, vec![DimIndex::Fix(bk)]),
-                ));
-                let db =
-                    Atom::Var(b.bind1("d", t.clone(), Exp::Index(dest, vec![DimIndex::Fix(bk)])));
-                // vjp (\x -> op(dest[b], op(op(l, x), r))) x g[b]
-                let p = b.param("x", t.clone());
-                let m = |a0: Atom, a1: Atom| -> HashMap<Var, Atom> {
-                    [(op.params[0].var, a0), (op.params[1].var, a1)]
-                        .into_iter()
-                        .collect()
-                };
-                let first = self.fresh_copy(b, &op.body, m(Atom::Var(l), Atom::Var(p.var)))?;
-                let second = self.fresh_copy(b, &op.body, m(first.result[0], Atom::Var(r)))?;
-                let third = self.fresh_copy(b, &op.body, m(db, second.result[0]))?;
-                let mut stms = first.stms;
-                stms.extend(second.stms);
-                stms.extend(third.stms);
-                let local = Lambda {
-                    params: vec![p],
-                    body: Body {
-                        stms,
-                        result: third.result,
-                    },
-                    ret: vec![t.clone()],
-                };
-                let out = vec![b.param("y", t.clone()), b.param("x_adj", t.clone())];
-                expand_vjp(self.ad, b, &out, local, vec![Atom::Var(x)], vec![gb], span)?;
-                let then_ = b.end(vec![Atom::Var(out[1].var)]);
-                let else_ = Body {
-                    stms: vec![],
-                    result: vec![zero],
-                };
-                Ok(vec![Atom::Var(b.bind1(
-                    "adj_value",
-                    t.clone(),
-                    Exp::If {
-                        cond: inside,
-                        then_,
-                        else_,
-                    },
-                ))])
-            },
-        )?;
-        let vbar = b.bind1(
-            "adj_hist",
-            at,
-            Exp::Soac(Soac::Map {
-                w,
-                lam,
-                arrs: vec![values, before, after, iota_w],
-            }),
-        );
-        self.add(b, adj, values, Atom::Var(vbar), true)
+        let mut param_types = Vec::with_capacity(3 * k + 1);
+        for _ in 0..3 {
+            param_types.extend(ts.iter().cloned());
+        }
+        param_types.push(i64t.clone());
+        let lam = b.lambda::<AdError>("x", param_types, |b, ps| {
+            let (x, l, r, i) = (
+                &ps[..k],
+                &ps[k..2 * k],
+                &ps[2 * k..3 * k],
+                Atom::Var(ps[3 * k]),
+            );
+            let (bk, inside) = bucket(b, i)?;
+            b.begin();
+            let gb = elements(b, "adj_elem", g, bk);
+            let db = elements(b, "d", dest, bk);
+            // vjp (\x -> op(dest[b], op(op(l, x), r))) x g[b]
+            let p: Vec<Param> = ts.iter().map(|t| b.param("x", t.clone())).collect();
+            let m = |a: &[Atom], c: &[Atom]| -> HashMap<Var, Atom> {
+                op.params
+                    .iter()
+                    .map(|q| q.var)
+                    .zip(a.iter().chain(c).copied())
+                    .collect()
+            };
+            let l: Vec<Atom> = l.iter().map(|v| Atom::Var(*v)).collect();
+            let r: Vec<Atom> = r.iter().map(|v| Atom::Var(*v)).collect();
+            let pv: Vec<Atom> = p.iter().map(|q| Atom::Var(q.var)).collect();
+            let first = self.fresh_copy(b, &op.body, m(&l, &pv))?;
+            let second = self.fresh_copy(b, &op.body, m(&first.result, &r))?;
+            let third = self.fresh_copy(b, &op.body, m(&db, &second.result))?;
+            let mut stms = first.stms;
+            stms.extend(second.stms);
+            stms.extend(third.stms);
+            let local = Lambda {
+                params: p,
+                body: Body {
+                    stms,
+                    result: third.result,
+                },
+                ret: ts.clone(),
+            };
+            let mut out: Vec<Param> = ts.iter().map(|t| b.param("y", t.clone())).collect();
+            out.extend(ts.iter().map(|t| b.param("x_adj", t.clone())));
+            let primals = x.iter().map(|v| Atom::Var(*v)).collect();
+            expand_vjp(self.ad, b, &out, local, primals, gb, span)?;
+            let then_ = b.end(out[k..].iter().map(|p| Atom::Var(p.var)).collect());
+            let else_ = Body {
+                stms: vec![],
+                result: zeros.clone(),
+            };
+            let pat: Vec<Param> = ts.iter().map(|t| b.param("adj_value", t.clone())).collect();
+            let results = pat.iter().map(|p| Atom::Var(p.var)).collect();
+            b.push(Stm {
+                pat,
+                exp: Exp::If {
+                    cond: inside,
+                    then_,
+                    else_,
+                },
+                span,
+            });
+            Ok(results)
+        })?;
+        let pat: Vec<Param> = ats.iter().map(|t| b.param("adj_hist", t.clone())).collect();
+        let vbars: Vec<Var> = pat.iter().map(|p| p.var).collect();
+        let mut arrs = values.to_vec();
+        arrs.extend(before);
+        arrs.extend(after);
+        arrs.push(iota_w);
+        b.push(Stm {
+            pat,
+            exp: Exp::Soac(Soac::Map { w, lam, arrs }),
+            span,
+        });
+        for (v, vbar) in values.iter().zip(vbars) {
+            self.add(b, adj, *v, Atom::Var(vbar), true)?;
+        }
+        Ok(())
     }
 
     /// `reduce_by_index` with `min` or `max`: in each bucket the adjoint of
