@@ -1437,7 +1437,10 @@ impl Reverse<'_> {
 
     /// The generic rule for an inclusive scan with any associative operator
     /// on tuples of `k` scalars (seed 002, scan as linear-function
-    /// composition). With `A[i]` the `k×k` Jacobian of `op` in its
+    /// composition). Only the float components (all of one type) are
+    /// linearised; integer and boolean ones (flags, indices) get no
+    /// adjoint, so below `k` counts the float components. With `A[i]` the
+    /// `k×k` Jacobian of `op` in its
     /// accumulator at `(ys[i-1], xs[i])` (rows from `k` vjps of the
     /// operator), the results' adjoints `r` satisfy
     /// `r[i] = ȳ[i] + A[i+1]ᵀ·r[i+1]`, a linear recurrence solved by a
@@ -1463,10 +1466,20 @@ impl Reverse<'_> {
         }
         let span = self.span;
         let ts = op.ret.clone();
-        if ts.iter().any(|t| t != &ts[0] || !t.elem().is_float()) {
-            return self
-                .unsupported("scans of tuples with components of different or integer types");
+        // The float components: only they have adjoints. Integer and
+        // boolean components (a segmented scan's flags, an arg-max's
+        // index) are constants of the linearisation.
+        let f: Vec<usize> = (0..k).filter(|&q| ts[q].elem().is_float()).collect();
+        let Some(&first_float) = f.first() else {
+            return Ok(());
+        };
+        let ft = ts[first_float].clone();
+        if f.iter().any(|&q| ts[q] != ft) {
+            return self.unsupported("scans of tuples with floats of different types");
         }
+        let kf = f.len();
+        let fat = Type::Array(ft.elem(), vec![Dim::Ext]);
+        let zero_of = |t: &Type| Atom::Const(PrimValue::zero(t.elem()));
         let ats: Vec<Type> = ts
             .iter()
             .map(|t| Type::Array(t.elem(), vec![Dim::Ext]))
@@ -1513,26 +1526,29 @@ impl Reverse<'_> {
                 .collect()
         };
         let unit = |t: &Type, v: f64| Atom::Const(nabla_ir::derivatives::constant(t.elem(), v));
-        // a[p*k+q][i] = ∂y_p/∂acc_q at (prev[i], xs[i]).
+        // a[p*kf+q][i] = ∂y_p/∂acc_q at (prev[i], xs[i]), p and q float
+        // components (numbered within `f`).
         let mut lam_types = ts.clone();
         lam_types.push(i64t.clone());
         let jacobian = b.lambda::<AdError>("x", lam_types.clone(), |b, ps| {
             let xs: Vec<Atom> = ps[..k].iter().map(|x| Atom::Var(*x)).collect();
             let prev = previous(b, Atom::Var(ps[k]))?;
-            let mut entries = Vec::with_capacity(k * k);
-            for p in 0..k {
+            let mut entries = Vec::with_capacity(kf * kf);
+            for &p in &f {
                 let seed = (0..k)
-                    .map(|q| unit(&ts[q], if p == q { 1.0 } else { 0.0 }))
+                    .map(|q| match (f.contains(&q), p == q) {
+                        (true, true) => unit(&ts[q], 1.0),
+                        _ => zero_of(&ts[q]),
+                    })
                     .collect();
                 let (a, _) = op_vjp(self, b, &prev, &xs, seed)?;
-                entries.extend(a);
+                entries.extend(f.iter().map(|&q| a[q]));
             }
             Ok(entries)
         })?;
         let mut jac_arrs = arrs.to_vec();
         jac_arrs.push(iota);
-        let elem_array = |p: usize| ats[p].clone();
-        let jac_types: Vec<Type> = (0..k * k).map(|pq| elem_array(pq % k)).collect();
+        let jac_types: Vec<Type> = (0..kf * kf).map(|_| fat.clone()).collect();
         let jac = b.bind(
             "jacobian",
             jac_types.clone(),
@@ -1550,28 +1566,34 @@ impl Reverse<'_> {
             let idx = b.binop(BinOp::Sub, last, j)?;
             let first = b.cmp(CmpOp::Eq, j, Atom::Const(PrimValue::I64(0)));
             let next = b.binop(BinOp::Add, idx, one)?;
-            let mut out = Vec::with_capacity(k * k + k);
+            let mut out = Vec::with_capacity(kf * kf + kf);
             // M[q][p] = a[p][q]
-            for q in 0..k {
-                for p in 0..k {
-                    let zero = Atom::Const(PrimValue::zero(ts[q].elem()));
-                    out.push(exclusive(b, first, zero, jac[p * k + q], next, &ts[q])?);
+            for q in 0..kf {
+                for p in 0..kf {
+                    out.push(exclusive(
+                        b,
+                        first,
+                        zero_of(&ft),
+                        jac[p * kf + q],
+                        next,
+                        &ft,
+                    )?);
                 }
             }
-            for (p, g) in gs.iter().enumerate() {
-                out.push(match g {
-                    None => Atom::Const(PrimValue::zero(ts[p].elem())),
+            for &p in &f {
+                out.push(match gs[p] {
+                    None => zero_of(&ft),
                     Some(g) => Atom::Var(b.bind1(
                         "adj_elem",
-                        ts[p].clone(),
-                        Exp::Index(*g, vec![DimIndex::Fix(idx)]),
+                        ft.clone(),
+                        Exp::Index(g, vec![DimIndex::Fix(idx)]),
                     )),
                 });
             }
             Ok(out)
         })?;
         let mut affine_types = jac_types.clone();
-        affine_types.extend(ats.iter().cloned());
+        affine_types.extend((0..kf).map(|_| fat.clone()));
         let mc = b.bind(
             "affine",
             affine_types.clone(),
@@ -1582,13 +1604,12 @@ impl Reverse<'_> {
             }),
         );
         // Compose: (M1, c1) then (M2, c2) is (M2·M1, M2·c1 + c2).
-        let mut compose_types: Vec<Type> = (0..k * k).map(|pq| ts[pq % k].clone()).collect();
-        compose_types.extend(ts.iter().cloned());
+        let compose_types: Vec<Type> = (0..kf * kf + kf).map(|_| ft.clone()).collect();
         let both = [compose_types.clone(), compose_types].concat();
         let compose = b.lambda::<AdError>("f", both, |b, ps| {
-            let half = k * k + k;
-            let (m1, c1) = (&ps[..k * k], &ps[k * k..half]);
-            let (m2, c2) = (&ps[half..half + k * k], &ps[half + k * k..]);
+            let half = kf * kf + kf;
+            let (m1, c1) = (&ps[..kf * kf], &ps[kf * kf..half]);
+            let (m2, c2) = (&ps[half..half + kf * kf], &ps[half + kf * kf..]);
             // Σ_l a[l]·b[l], in order.
             let dot = |b: &mut FunctionBuilder,
                        terms: Vec<(Atom, Atom)>,
@@ -1605,30 +1626,30 @@ impl Reverse<'_> {
                 Ok(acc.expect("k ≥ 1"))
             };
             let mut out = Vec::with_capacity(half);
-            for q in 0..k {
-                for p in 0..k {
-                    let terms = (0..k)
-                        .map(|l| (Atom::Var(m2[q * k + l]), Atom::Var(m1[l * k + p])))
+            for q in 0..kf {
+                for p in 0..kf {
+                    let terms = (0..kf)
+                        .map(|l| (Atom::Var(m2[q * kf + l]), Atom::Var(m1[l * kf + p])))
                         .collect();
                     out.push(dot(b, terms, None)?);
                 }
             }
-            for q in 0..k {
-                let terms = (0..k)
-                    .map(|l| (Atom::Var(m2[q * k + l]), Atom::Var(c1[l])))
+            for q in 0..kf {
+                let terms = (0..kf)
+                    .map(|l| (Atom::Var(m2[q * kf + l]), Atom::Var(c1[l])))
                     .collect();
                 let mc = dot(b, terms, None)?;
                 out.push(b.binop(BinOp::Add, mc, Atom::Var(c2[q]))?);
             }
             Ok(out)
         })?;
-        let mut compose_neutral = Vec::with_capacity(k * k + k);
-        for (q, t) in ts.iter().enumerate() {
-            for p in 0..k {
-                compose_neutral.push(unit(t, if p == q { 1.0 } else { 0.0 }));
+        let mut compose_neutral = Vec::with_capacity(kf * kf + kf);
+        for q in 0..kf {
+            for p in 0..kf {
+                compose_neutral.push(unit(&ft, if p == q { 1.0 } else { 0.0 }));
             }
         }
-        compose_neutral.extend(ts.iter().map(|t| unit(t, 0.0)));
+        compose_neutral.extend((0..kf).map(|_| unit(&ft, 0.0)));
         let scanned = b.bind(
             "composed",
             affine_types,
@@ -1639,37 +1660,36 @@ impl Reverse<'_> {
                 arrs: mc,
             }),
         );
-        let r_rev = scanned[k * k..].to_vec();
+        let r_rev = scanned[kf * kf..].to_vec();
         let xbar = b.lambda::<AdError>("x", lam_types, |b, ps| {
             let xs: Vec<Atom> = ps[..k].iter().map(|x| Atom::Var(*x)).collect();
             let i = Atom::Var(ps[k]);
             let prev = previous(b, i)?;
             let idx = b.binop(BinOp::Sub, last, i)?;
-            let r = (0..k)
-                .map(|p| {
-                    Atom::Var(b.bind1(
-                        "adj_elem",
-                        ts[p].clone(),
-                        Exp::Index(r_rev[p], vec![DimIndex::Fix(idx)]),
-                    ))
-                })
-                .collect();
-            let (_, x) = op_vjp(self, b, &prev, &xs, r)?;
-            Ok(x)
+            let mut seed: Vec<Atom> = ts.iter().map(zero_of).collect();
+            for (p, &q) in f.iter().enumerate() {
+                seed[q] = Atom::Var(b.bind1(
+                    "adj_elem",
+                    ft.clone(),
+                    Exp::Index(r_rev[p], vec![DimIndex::Fix(idx)]),
+                ));
+            }
+            let (_, x) = op_vjp(self, b, &prev, &xs, seed)?;
+            Ok(f.iter().map(|&q| x[q]).collect())
         })?;
         let mut x_arrs = arrs.to_vec();
         x_arrs.push(iota);
         let x = b.bind(
             "adj_scan",
-            ats,
+            f.iter().map(|&q| ats[q].clone()).collect(),
             Exp::Soac(Soac::Map {
                 w,
                 lam: xbar,
                 arrs: x_arrs,
             }),
         );
-        for (a, x) in arrs.iter().zip(x) {
-            self.add(b, adj, *a, Atom::Var(x), true)?;
+        for (&q, x) in f.iter().zip(x) {
+            self.add(b, adj, arrs[q], Atom::Var(x), true)?;
         }
         Ok(())
     }

@@ -84,6 +84,7 @@ fn static_ad_compiles_jvps_and_vjps_away() {
         ("loops_in_maps.fut", 2, Some(0)),
         ("resizing_loops.fut", 1, Some(0)),
         ("histograms.fut", 1, Some(0)),
+        ("segmented_scans.fut", 1, Some(0)),
     ] {
         let path = repo().join("tests/ad").join(file);
         let mut prog = compile_with(&path, &dynamic)
