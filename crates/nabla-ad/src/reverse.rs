@@ -1026,12 +1026,14 @@ impl Reverse<'_> {
                 if !arrs.iter().any(|a| self.active.contains(a)) {
                     return Ok(());
                 }
-                for a in arrs {
-                    if type_of(b, self.span, *a)?.rank() != 1 {
-                        return self.unsupported("reductions of arrays of arrays");
+                // Zero seeds for results without an adjoint (arrays of
+                // zeros for array results: rows of arrays of arrays).
+                let mut seeds = self.seeds(&lam.ret, &ybar);
+                for (j, t) in lam.ret.iter().enumerate() {
+                    if ybar[j].is_none() && t.rank() > 0 {
+                        seeds[j] = zero_like(b, self.span, pat[j].var)?;
                     }
                 }
-                let seeds = self.seeds(&lam.ret, &ybar);
                 self.reduce_generic(b, adj, *w, lam, neutral, arrs, seeds)?;
             }
             Exp::Soac(Soac::Reduce { w, arrs, .. }) => {
@@ -1315,8 +1317,9 @@ impl Reverse<'_> {
     /// `r[i]` of those after it (exclusive scans from both ends), the result
     /// is `op(op(l[i], xs[i]), r[i])` for every `i`, so `x̄[i]` is the `vjp`
     /// of that function of `xs[i]` (itself differentiated statically).
-    /// `arrs` are the `k` arrays (rank 1) of the operator's `k` components,
-    /// `seeds` the `k` adjoints of the result.
+    /// `arrs` are the `k` arrays of the operator's `k` components (of
+    /// scalars, or of rows for an operator on arrays that is not a mapped
+    /// scalar operator), `seeds` the `k` adjoints of the result.
     #[allow(clippy::too_many_arguments)]
     fn reduce_generic(
         &mut self,
@@ -1333,11 +1336,8 @@ impl Reverse<'_> {
             return error(self.span, "internal error: malformed reduce operator");
         }
         let span = self.span;
-        let ts: Vec<Type> = op.ret.clone();
-        let ats: Vec<Type> = ts
-            .iter()
-            .map(|t| Type::Array(t.elem(), vec![Dim::Ext]))
-            .collect();
+        let ts: Vec<Type> = op.ret.iter().map(crate::util::existential).collect();
+        let ats: Vec<Type> = ts.iter().map(|t| t.array_of(Dim::Ext)).collect();
         let i64t = Type::Prim(PrimType::I64);
         // Inclusive scans from the front, and from the back (on the
         // reversed arrays, with the operator's arguments swapped).
