@@ -225,13 +225,20 @@ enum Restore {
     /// From checkpoint arrays, one per parameter, a row per iteration
     /// (seed 003 §4.2).
     Checkpoints(Vec<Var>),
-    /// By running the loop again from these initial values, up to the
-    /// iteration. Used for loops whose arrays change size from one
-    /// iteration to the next, which no rectangular checkpoint array can
-    /// hold: quadratic in the trip count, no memory per iteration (the
-    /// far end of seed 003 §4.3's time/space trade-off; such loops
+    /// For a loop whose array sizes may change from one iteration to the
+    /// next (its parameters' types have existential sizes): the
+    /// checkpoints hold the states while every array keeps its initial
+    /// shape, which the boolean `fits` records. Where a shape changed, no
+    /// rectangular checkpoint array can hold the states, and the return
+    /// sweep runs the loop again from its `initial` values up to the
+    /// iteration (quadratic in the trip count, no memory per iteration:
+    /// the far end of seed 003 §4.3's time/space trade-off; such loops
     /// usually halve or double their arrays, so they run few iterations).
-    Recompute(Vec<Atom>),
+    Guarded {
+        checkpoints: Vec<Var>,
+        fits: Var,
+        initial: Vec<Atom>,
+    },
 }
 
 /// Whether a loop parameter's array size may change from one iteration to
@@ -585,9 +592,10 @@ impl Reverse<'_> {
 
     /// The loop, also writing each parameter's value at each iteration's
     /// entry into a checkpoint array (`[bound]` rows); returns the final
-    /// checkpoint arrays. A loop whose arrays change size keeps its
-    /// initial values instead ([`Restore::Recompute`]; copies of those the
-    /// loop consumes).
+    /// checkpoint arrays. A loop whose array sizes may change writes a state
+    /// only while every array keeps its initial shape, and also keeps its
+    /// initial values (copies of those the loop consumes) for the return
+    /// sweep to run it again from ([`Restore::Guarded`]).
     #[allow(clippy::too_many_arguments)]
     fn checkpointing_loop(
         &mut self,
@@ -599,29 +607,31 @@ impl Reverse<'_> {
         bound: Atom,
         body: &Body,
     ) -> Result<Restore, AdError> {
-        if params.iter().any(|p| size_varies(&p.ty, params)) {
-            let mut saved = Vec::with_capacity(init.len());
+        // Loops whose sizes may change keep their initial values (copies
+        // of those the loop consumes) and the initial shapes.
+        let varying = params.iter().any(|p| size_varies(&p.ty, params));
+        let mut initial = Vec::new();
+        let mut shapes: Vec<(Var, Vec<Atom>)> = Vec::new();
+        if varying {
             for (p, a) in params.iter().zip(init) {
                 match a {
-                    Atom::Var(v) if p.unique && p.ty.rank() > 0 => {
+                    Atom::Var(v) if p.ty.rank() > 0 => {
                         let t = crate::util::existential(&type_of(b, self.span, *v)?);
-                        saved.push(Atom::Var(b.bind1("saved", t, Exp::Copy(*v))));
+                        let shape = (0..t.rank())
+                            .map(|d| {
+                                Atom::Var(b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(*v, d)))
+                            })
+                            .collect();
+                        shapes.push((p.var, shape));
+                        initial.push(if p.unique {
+                            Atom::Var(b.bind1("saved", t, Exp::Copy(*v)))
+                        } else {
+                            *a
+                        });
                     }
-                    a => saved.push(*a),
+                    a => initial.push(*a),
                 }
             }
-            let form = LoopForm::For { i, bound };
-            b.push(Stm {
-                pat: stm.pat.clone(),
-                exp: Exp::Loop {
-                    params: params.to_vec(),
-                    init: init.to_vec(),
-                    form,
-                    body: body.clone(),
-                },
-                span: stm.span,
-            });
-            return Ok(Restore::Recompute(saved));
         }
         let bound_t = atom_type(b, self.span, &bound)?.elem();
         let n = if bound_t == PrimType::I64 {
@@ -661,15 +671,61 @@ impl Reverse<'_> {
             Atom::Var(v)
         };
         let mut new_cks = Vec::with_capacity(params.len());
-        for (p, ck) in params.iter().zip(&ck_params) {
-            let t = ck.ty.clone();
-            let v = b.vars.fresh("checkpoints", t.clone());
-            stms.push(Stm {
-                pat: vec![Param::new(v, t)],
-                exp: Exp::Update(ck.var, vec![DimIndex::Fix(i64_i)], Atom::Var(p.var)),
-                span: self.span,
-            });
-            new_cks.push(Atom::Var(v));
+        let mut fits = None;
+        if varying {
+            // `ok`: every array still has its initial shape (and had at
+            // every earlier iteration); only then is the state written.
+            let fits_param = b.param("fits", Type::Prim(PrimType::Bool));
+            b.begin();
+            let mut ok = Atom::Var(fits_param.var);
+            for (v, shape) in &shapes {
+                for (d, n) in shape.iter().enumerate() {
+                    let now = Atom::Var(b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(*v, d)));
+                    let same = b.cmp(CmpOp::Eq, now, *n);
+                    ok = b.binop(BinOp::LogAnd, ok, same)?;
+                }
+            }
+            for (p, ck) in params.iter().zip(&ck_params) {
+                let t = ck.ty.clone();
+                b.begin();
+                let written = b.bind1(
+                    "checkpoints",
+                    t.clone(),
+                    Exp::Update(ck.var, vec![DimIndex::Fix(i64_i)], Atom::Var(p.var)),
+                );
+                let then_ = b.end(vec![Atom::Var(written)]);
+                let else_ = Body {
+                    stms: vec![],
+                    result: vec![Atom::Var(ck.var)],
+                };
+                let v = b.bind1(
+                    "checkpoints",
+                    t,
+                    Exp::If {
+                        cond: ok,
+                        then_,
+                        else_,
+                    },
+                );
+                new_cks.push(Atom::Var(v));
+            }
+            stms.extend(b.end(vec![]).stms);
+            new_cks.push(ok);
+            fits = Some(fits_param);
+        } else {
+            for (p, ck) in params.iter().zip(&ck_params) {
+                let t = ck.ty.clone();
+                let v = b.vars.fresh("checkpoints", t.clone());
+                stms.push(Stm {
+                    pat: vec![Param::new(v, t)],
+                    exp: Exp::Update(ck.var, vec![DimIndex::Fix(i64_i)], Atom::Var(p.var)),
+                    span: self.span,
+                });
+                new_cks.push(Atom::Var(v));
+            }
+        }
+        if let Some(f) = &fits {
+            all_params.push(f.clone());
         }
         stms.extend(body.stms.iter().cloned());
         let mut result = body.result.clone();
@@ -683,6 +739,12 @@ impl Reverse<'_> {
             pat.push(Param::new(v, t.clone()));
             finals.push(v);
         }
+        let fits_final = fits.map(|_| {
+            init_all.push(Atom::Const(PrimValue::Bool(true)));
+            let v = b.vars.fresh("fits", Type::Prim(PrimType::Bool));
+            pat.push(Param::new(v, Type::Prim(PrimType::Bool)));
+            v
+        });
         b.push(Stm {
             pat,
             exp: Exp::Loop {
@@ -693,7 +755,14 @@ impl Reverse<'_> {
             },
             span: stm.span,
         });
-        Ok(Restore::Checkpoints(finals))
+        Ok(match fits_final {
+            Some(fits) => Restore::Guarded {
+                checkpoints: finals,
+                fits,
+                initial,
+            },
+            None => Restore::Checkpoints(finals),
+        })
     }
 
     /// Visits `stms` backwards, accumulating adjoints.
@@ -2955,11 +3024,12 @@ impl Reverse<'_> {
         let (accumulated, fvs): (Vec<Var>, Vec<Var>) =
             all.into_iter().partition(|v| self.redirect.contains_key(v));
         let saved = self.redirect.clone();
+        let mut recomputed = HashSet::new();
         let mut sides = Vec::with_capacity(2);
         let mut acc_results = Vec::with_capacity(2);
         for branch in [then_, else_] {
             b.begin();
-            let r = self.branch_side(b, branch, ybar, &fvs);
+            let r = self.branch_side(b, branch, ybar, &fvs, &mut recomputed);
             let body = b.end(vec![]);
             let finals: Vec<Atom> = accumulated
                 .iter()
@@ -2994,6 +3064,9 @@ impl Reverse<'_> {
                 };
                 body.result.push(a);
             }
+            // The branch's primal code that its return sweep does not read
+            // is not recomputed.
+            prune_recomputed(&mut body, &recomputed);
             bodies.push(body);
         }
         let mut accs_out = Vec::with_capacity(accumulated.len());
@@ -3030,15 +3103,18 @@ impl Reverse<'_> {
 
     /// One side of [`Reverse::branch`]: emits the branch's code again and
     /// its return sweep into the open body; the contribution to each free
-    /// variable.
+    /// variable. The variables the copy of the branch binds go into
+    /// `recomputed`.
     fn branch_side(
         &mut self,
         b: &mut FunctionBuilder,
         branch: &Body,
         ybar: &[Option<Atom>],
         fvs: &[Var],
+        recomputed: &mut HashSet<Var>,
     ) -> Result<Vec<Option<Atom>>, AdError> {
         let copy = self.fresh_copy(b, branch, HashMap::new())?;
+        recomputed.extend(copy.stms.iter().flat_map(|s| s.pat.iter().map(|p| p.var)));
         let cks = self.forward_sweep(b, &copy.stms)?;
         let mut inner = Adjoints::default();
         for (r, y) in copy.result.iter().zip(ybar) {
@@ -3052,7 +3128,7 @@ impl Reverse<'_> {
 
     /// The loop's parameters at the entry of iteration `iteration`, by
     /// running its first `iteration` iterations again from the initial
-    /// values ([`Restore::Recompute`]); returns fresh variables that the
+    /// values ([`Restore::Guarded`]); returns fresh variables that the
     /// caller owns (consumed parameters start from copies).
     fn rerun_loop(
         &mut self,
@@ -3165,6 +3241,8 @@ impl Reverse<'_> {
         }
         adj_params.extend(acc_params.iter().cloned());
         let outer_redirect = self.redirect.clone();
+        // What the adjoint loop's body recomputes of the primal.
+        let mut recomputed = HashSet::new();
         let j = b.vars.fresh("j", Type::Prim(bound_t));
         b.begin();
         let r = (|| -> Result<Vec<Atom>, AdError> {
@@ -3181,33 +3259,63 @@ impl Reverse<'_> {
             let index = b.conv(ConvOp::Convert(bound_t, PrimType::I64), iteration);
             let mut map = HashMap::new();
             map.insert(i, iteration);
-            let mut restored = Vec::new();
-            match &ck.restore {
-                Restore::Checkpoints(checkpoints) => {
-                    for (p, ck) in params.iter().zip(checkpoints) {
-                        let t = crate::util::existential(&p.ty);
-                        let mut v = b.bind1(
-                            "restored",
-                            t.clone(),
-                            Exp::Index(*ck, vec![DimIndex::Fix(index)]),
-                        );
-                        if p.unique && t.rank() > 0 {
-                            // The body consumes this parameter: give it its
-                            // own copy, not a view of the checkpoints.
-                            v = b.bind1("restored", t, Exp::Copy(v));
-                        }
-                        restored.push(v);
+            let from_checkpoints = |b: &mut FunctionBuilder, checkpoints: &[Var]| {
+                let mut restored = Vec::with_capacity(params.len());
+                for (p, ck) in params.iter().zip(checkpoints) {
+                    let t = crate::util::existential(&p.ty);
+                    let mut v = b.bind1(
+                        "restored",
+                        t.clone(),
+                        Exp::Index(*ck, vec![DimIndex::Fix(index)]),
+                    );
+                    if p.unique && t.rank() > 0 {
+                        // The body consumes this parameter: give it its
+                        // own copy, not a view of the checkpoints.
+                        v = b.bind1("restored", t, Exp::Copy(v));
                     }
+                    restored.push(v);
                 }
-                Restore::Recompute(saved) => {
-                    restored = self.rerun_loop(b, params, saved, i, iteration, body)?;
+                restored
+            };
+            let restored = match &ck.restore {
+                Restore::Checkpoints(checkpoints) => from_checkpoints(b, checkpoints),
+                Restore::Guarded {
+                    checkpoints,
+                    fits,
+                    initial,
+                } => {
+                    b.begin();
+                    let rows = from_checkpoints(b, checkpoints);
+                    let then_ = b.end(rows.into_iter().map(Atom::Var).collect());
+                    b.begin();
+                    let rerun = self.rerun_loop(b, params, initial, i, iteration, body);
+                    let else_ = b.end(vec![]);
+                    let else_ = Body {
+                        stms: else_.stms,
+                        result: rerun?.into_iter().map(Atom::Var).collect(),
+                    };
+                    let types = params
+                        .iter()
+                        .map(|p| crate::util::existential(&p.ty))
+                        .collect();
+                    b.bind(
+                        "restored",
+                        types,
+                        Exp::If {
+                            cond: Atom::Var(*fits),
+                            then_,
+                            else_,
+                        },
+                    )
                 }
-            }
+            };
             for (p, v) in params.iter().zip(&restored) {
                 map.insert(p.var, Atom::Var(*v));
                 self.active.insert(*v);
             }
             let copy = self.fresh_copy(b, body, map)?;
+            recomputed.extend(restored.iter().copied());
+            recomputed.extend(copy.stms.iter().flat_map(|s| s.pat.iter().map(|p| p.var)));
             let cks = self.forward_sweep(b, &copy.stms)?;
             // The adjoint loop's array parameters are unique: the body
             // updates them in place (an index's adjoint is one element
@@ -3249,10 +3357,14 @@ impl Reverse<'_> {
         self.redirect = outer_redirect;
         let loop_body = b.end(vec![]);
         let results = r?;
-        let loop_body = Body {
+        let mut loop_body = Body {
             stms: loop_body.stms,
             result: results,
         };
+        // The iteration's primal code that the return sweep does not read
+        // (e.g. the last map of the body, whose value only the next
+        // iteration reads) is not recomputed.
+        prune_recomputed(&mut loop_body, &recomputed);
         let mut out = Vec::new();
         for p in &adj_params {
             out.push(Param::new(b.vars.fresh("adj", p.ty.clone()), p.ty.clone()));

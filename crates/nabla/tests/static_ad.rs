@@ -862,3 +862,36 @@ entry grad (xss: [2][4]f64) = vjp f xss 1
         "[[0.75f64, 13.5f64, 0.0f64, 12.0f64], [6.0f64, 0.0f64, 54.0f64, 0.0f64]]"
     );
 }
+
+/// A loop whose parameter's type has an existential size but whose array
+/// keeps its shape (as the state of gradbench/lstm.fut's loop over the
+/// sequence) is still reversed from checkpoints: the forward sweep writes
+/// the states, guarded by the shape check, and the rerun from the initial
+/// values is only the fallback for shapes that change. (Reversing such a
+/// loop by rerunning it always made lstm's Jacobian quadratic in the
+/// sequence length.)
+#[test]
+fn loops_with_existential_sizes_keep_their_checkpoints() {
+    let source = r#"
+def f (xs: []f64) : f64 =
+  let ys = loop ys = filter (> 0) xs for i < 3 do map (\y -> y * y + f64.i64 i) ys
+  in f64.sum ys
+entry grad (xs: []f64) = vjp f xs 1
+"#;
+    let mut prog = compile_source("existential", source, Pipeline::parse("").unwrap()).program;
+    let report = nabla_ad::differentiate_with_report(&mut prog).expect("ad");
+    assert_eq!(report.dynamic_vjps, 0, "{report:?}");
+    nabla_ir::validate_program(&prog).unwrap_or_else(|e| panic!("{e:?}"));
+    let text = nabla_ir::print_program(&prog);
+    let forward = text
+        .lines()
+        .find(|l| l.contains("= loop (") && l.contains("checkpoints_"))
+        .unwrap_or_else(|| panic!("no checkpointing loop:\n{text}"));
+    assert!(forward.contains("fits_"), "{forward}");
+    assert!(text.contains("= if fits_"), "{text}");
+    let compiled = compile_source("existential", source, Pipeline::with_static_ad());
+    let r = compiled.run_on_input("grad", b"[1.0, -2.0, 0.5]").unwrap();
+    // Per positive x the loop computes (x⁴ + 1)² + 2: the derivative is
+    // 8x³(x⁴ + 1); the filtered-out element gets 0.
+    assert_eq!(r[0].to_string(), "[16.0f64, 0.0f64, 1.0625f64]");
+}
