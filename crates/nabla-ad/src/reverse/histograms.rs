@@ -27,17 +27,21 @@ impl Reverse<'_> {
         b: &mut FunctionBuilder,
         body: Body,
     ) -> Result<Body, AdError> {
-        let mut stms = Vec::with_capacity(body.stms.len());
-        for mut stm in body.stms {
-            for nested in crate::util::nested_bodies_mut(&mut stm.exp) {
-                let taken = std::mem::take(nested);
-                *nested = self.lower_histograms(b, taken)?;
+        // Deeply nested programs recurse deeply: grow the stack as the
+        // other walks of this crate do.
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
+            let mut stms = Vec::with_capacity(body.stms.len());
+            for mut stm in body.stms {
+                for nested in crate::util::nested_bodies_mut(&mut stm.exp) {
+                    let taken = std::mem::take(nested);
+                    *nested = self.lower_histograms(b, taken)?;
+                }
+                self.lower_histogram(b, stm, &mut stms)?;
             }
-            self.lower_histogram(b, stm, &mut stms)?;
-        }
-        Ok(Body {
-            stms,
-            result: body.result,
+            Ok(Body {
+                stms,
+                result: body.result,
+            })
         })
     }
 
