@@ -659,13 +659,21 @@ pub struct SizeFacts {
     /// scope, with `n`: the index of a `for` loop, the parameter of a map
     /// over `iota(n)` (see [`index_ranges`]).
     ranges: HashMap<Var, Atom>,
+    /// While [`removable`] looks into the lambda of a SOAC or the body of
+    /// a `for` loop: their widths and trip counts, which are positive
+    /// there (the body runs only if they are), so an integer division by
+    /// one of them cannot fail there.
+    positive: std::cell::RefCell<Vec<Atom>>,
 }
 
 /// The index variables of `f` with the exclusive upper bound of their
 /// values: `for i < n` binds `i` in `0..n`; a map whose input is
 /// `iota(n, 0, 1)` binds the parameter reading it in `0..n`; `(n - 1) - i`
-/// with `i` a loop index in `0..n` is in `0..n`.
+/// with `i` a loop index in `0..n` is in `0..n`; `x % n` with `n` a size
+/// is in `0..n` (the modulo takes the divisor's sign, and a zero divisor
+/// fails before the result exists).
 fn index_ranges(f: &Function) -> HashMap<Var, Atom> {
+    let sizes = size_vars(f);
     let mut iotas: HashMap<Var, Atom> = HashMap::new();
     // `m = n - 1`, by m.
     let mut minus_one: HashMap<Var, Atom> = HashMap::new();
@@ -707,6 +715,11 @@ fn index_ranges(f: &Function) -> HashMap<Var, Atom> {
                     more.push((p.var, *n));
                 }
             }
+        }
+        (Exp::BinOp(BinOp::Mod, _, Atom::Var(n)), [p])
+            if p.ty == Type::Prim(PrimType::I64) && sizes.contains(n) =>
+        {
+            more.push((p.var, Atom::Var(*n)));
         }
         // `(n - 1) - j` with j in 0..n (a loop run backwards, as in a
         // return sweep) is in 0..n.
@@ -823,6 +836,7 @@ impl SizeFacts {
             sizes: size_vars(f),
             products: products(f),
             ranges: index_ranges(f),
+            positive: Default::default(),
         }
     }
 
@@ -843,6 +857,7 @@ impl SizeFacts {
             sizes: size_vars(f),
             products: products(f),
             ranges: index_ranges(f),
+            positive: Default::default(),
         }
     }
 }
@@ -947,9 +962,15 @@ fn removable_exp(e: &Exp, first: Option<Var>, facts: &SizeFacts) -> bool {
         | Exp::Rearrange(..)
         | Exp::Reverse(_)
         | Exp::Rotate(..) => true,
-        Exp::BinOp(op, a, _) => match op {
+        Exp::BinOp(op, a, divisor) => match op {
             BinOp::Div | BinOp::Mod | BinOp::IntDiv | BinOp::IntMod | BinOp::Quot | BinOp::Rem => {
                 int_operand(a) == Some(false)
+                    || match divisor {
+                        Atom::Const(c) => {
+                            c.prim_type().is_int() && *c != PrimValue::zero(c.prim_type())
+                        }
+                        Atom::Var(_) => facts.positive.borrow().contains(divisor),
+                    }
             }
             _ => true,
         },
@@ -979,10 +1000,15 @@ fn removable_exp(e: &Exp, first: Option<Var>, facts: &SizeFacts) -> bool {
             })
         }
         Exp::Loop {
-            form: LoopForm::For { .. },
+            form: LoopForm::For { bound, .. },
             body,
             ..
-        } => stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || all(body)),
+        } => stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
+            facts.positive.borrow_mut().push(*bound);
+            let total = all(body);
+            facts.positive.borrow_mut().pop();
+            total
+        }),
         // A map, reduction or scan whose inputs are typed with its width as
         // their outer size (so the width check cannot fail) and whose
         // lambda is total.
@@ -993,7 +1019,12 @@ fn removable_exp(e: &Exp, first: Option<Var>, facts: &SizeFacts) -> bool {
         ) => {
             (first.is_some_and(|v| facts.checked_soacs.contains(&v))
                 || arrs.iter().all(|a| outer_size_is(types, *a, w)))
-                && stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || all(&lam.body))
+                && stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
+                    facts.positive.borrow_mut().push(*w);
+                    let total = all(&lam.body);
+                    facts.positive.borrow_mut().pop();
+                    total
+                })
         }
         _ => false,
     }
