@@ -1404,7 +1404,6 @@ impl Reverse<'_> {
         if op.params.len() != 2 * k || op.ret.len() != k || neutral.len() != k {
             return error(self.span, "internal error: malformed reduce operator");
         }
-        let span = self.span;
         let ts: Vec<Type> = op.ret.iter().map(crate::util::existential).collect();
         let ats: Vec<Type> = ts.iter().map(|t| t.array_of(Dim::Ext)).collect();
         let i64t = Type::Prim(PrimType::I64);
@@ -1458,34 +1457,12 @@ impl Reverse<'_> {
                 rs.push(exclusive(b, last, neutral[j], back[j], after, &ts[j])?);
             }
             // vjp (\x -> op (op l x) r) x g
-            let ps_local: Vec<Param> = ts.iter().map(|t| b.param("x", t.clone())).collect();
-            let mut m1 = HashMap::new();
-            for j in 0..k {
-                m1.insert(op.params[j].var, ls[j]);
-                m1.insert(op.params[k + j].var, Atom::Var(ps_local[j].var));
-            }
-            let first_app = self.fresh_copy(b, &op.body, m1)?;
-            let mut m2 = HashMap::new();
-            for (j, r) in rs.iter().enumerate() {
-                m2.insert(op.params[j].var, first_app.result[j]);
-                m2.insert(op.params[k + j].var, *r);
-            }
-            let second_app = self.fresh_copy(b, &op.body, m2)?;
-            let mut stms = first_app.stms;
-            stms.extend(second_app.stms);
-            let local = Lambda {
-                params: ps_local,
-                body: Body {
-                    stms,
-                    result: second_app.result,
-                },
-                ret: ts.clone(),
-            };
-            let mut out: Vec<Param> = ts.iter().map(|t| b.param("y", t.clone())).collect();
-            out.extend(ts.iter().map(|t| b.param("x_adj", t.clone())));
             let primals = xs.iter().map(|x| Atom::Var(*x)).collect();
-            expand_vjp(self.ad, b, &out, local, primals, seeds.clone(), span)?;
-            Ok(out[k..].iter().map(|p| Atom::Var(p.var)).collect())
+            self.local_vjp(b, &ts, &ts, primals, seeds.clone(), |this, b, x| {
+                let first = this.applied(b, op, &[&ls[..], x].concat())?;
+                let second = this.applied(b, op, &[&first.result[..], &rs[..]].concat())?;
+                Ok(sequence(vec![first, second]))
+            })
         })?;
         let mut map_arrs = arrs.to_vec();
         map_arrs.push(iota);
@@ -1533,7 +1510,6 @@ impl Reverse<'_> {
         if op.params.len() != 2 * k || op.ret.len() != k || neutral.len() != k || ys.len() != k {
             return error(self.span, "internal error: malformed scan operator");
         }
-        let span = self.span;
         let ts = op.ret.clone();
         // The float components: only they have adjoints. Integer and
         // boolean components (a segmented scan's flags, an arg-max's
@@ -1558,33 +1534,20 @@ impl Reverse<'_> {
         let iota = iota(b, w);
         // `vjp op (prev, x) seed` as statements of the builder's open body:
         // the adjoints of the accumulator and of x, k each.
+        let param_types: Vec<Type> = op.params.iter().map(|p| p.ty.clone()).collect();
         let op_vjp = |this: &mut Self,
                       b: &mut FunctionBuilder,
                       prev: &[Atom],
                       xs: &[Atom],
                       seed: Vec<Atom>|
          -> Result<(Vec<Atom>, Vec<Atom>), AdError> {
-            let mut m = HashMap::new();
-            let mut params = Vec::with_capacity(2 * k);
-            for (j, p) in op.params.iter().enumerate() {
-                let np = b.param(if j < k { "acc" } else { "x" }, p.ty.clone());
-                m.insert(p.var, Atom::Var(np.var));
-                params.push(np);
-            }
-            let body = this.fresh_copy(b, &op.body, m)?;
-            let local = Lambda {
-                params,
-                body,
-                ret: ts.clone(),
-            };
-            let mut out: Vec<Param> = ts.iter().map(|t| b.param("y", t.clone())).collect();
-            out.extend(ts.iter().map(|t| b.param("acc_adj", t.clone())));
-            out.extend(ts.iter().map(|t| b.param("x_adj", t.clone())));
             let primals = prev.iter().chain(xs).copied().collect();
-            expand_vjp(this.ad, b, &out, local, primals, seed, span)?;
-            let a = out[k..2 * k].iter().map(|p| Atom::Var(p.var)).collect();
-            let x = out[2 * k..].iter().map(|p| Atom::Var(p.var)).collect();
-            Ok((a, x))
+            let mut adjoints =
+                this.local_vjp(b, &param_types, &ts, primals, seed, |this, b, args| {
+                    this.applied(b, op, args)
+                })?;
+            let x = adjoints.split_off(k);
+            Ok((adjoints, x))
         };
         // prev[i] = i == 0 ? ne : ys[i-1]
         let previous = |b: &mut FunctionBuilder, i: Atom| -> Result<Vec<Atom>, AdError> {
@@ -1771,17 +1734,57 @@ impl Reverse<'_> {
         op: &Lambda,
         args: &[Atom],
     ) -> Result<Vec<Atom>, AdError> {
+        let body = self.applied(b, op, args)?;
+        for s in body.stms {
+            b.push(s);
+        }
+        Ok(body.result)
+    }
+
+    /// The operator's body applied to `args` (one per parameter, in
+    /// order), copied with fresh variables but not emitted.
+    fn applied(
+        &self,
+        b: &mut FunctionBuilder,
+        op: &Lambda,
+        args: &[Atom],
+    ) -> Result<Body, AdError> {
         let map = op
             .params
             .iter()
             .map(|p| p.var)
             .zip(args.iter().copied())
             .collect();
-        let body = self.fresh_copy(b, &op.body, map)?;
-        for s in body.stms {
-            b.push(s);
-        }
-        Ok(body.result)
+        self.fresh_copy(b, &op.body, map)
+    }
+
+    /// The adjoints of the parameters of a function made on the spot (the
+    /// operator's vjp in the generic reduce, scan and reduce_by_index
+    /// rules), at `primals` with the adjoints `seeds` of its results: its
+    /// parameters have the types `params`, `body` builds its body (results
+    /// of the types `ret`) on them, and its `vjp` is expanded statically
+    /// into the open body.
+    fn local_vjp(
+        &mut self,
+        b: &mut FunctionBuilder,
+        params: &[Type],
+        ret: &[Type],
+        primals: Vec<Atom>,
+        seeds: Vec<Atom>,
+        body: impl FnOnce(&Self, &mut FunctionBuilder, &[Atom]) -> Result<Body, AdError>,
+    ) -> Result<Vec<Atom>, AdError> {
+        let ps: Vec<Param> = params.iter().map(|t| b.param("x", t.clone())).collect();
+        let args: Vec<Atom> = ps.iter().map(|p| Atom::Var(p.var)).collect();
+        let body = body(self, b, &args)?;
+        let local = Lambda {
+            params: ps,
+            body,
+            ret: ret.to_vec(),
+        };
+        let mut out: Vec<Param> = ret.iter().map(|t| b.param("y", t.clone())).collect();
+        out.extend(params.iter().map(|t| b.param("adj", t.clone())));
+        expand_vjp(self.ad, b, &out, local, primals, seeds, self.span)?;
+        Ok(out[ret.len()..].iter().map(|p| Atom::Var(p.var)).collect())
     }
 
     /// `reduce_by_index` with any associative operator on scalars or on
@@ -1953,25 +1956,13 @@ impl Reverse<'_> {
             param_types.extend(ts.iter().cloned());
             param_types.push(i64t.clone());
             let lam = b.lambda::<AdError>("d", param_types, |b, ps| {
+                // vjp (\d -> op(d, t[b])) dest[b] g[b]
                 let total = elements(b, "total", &totals, Atom::Var(ps[2 * k]));
-                let ds: Vec<Param> = ts.iter().map(|t| b.param("d", t.clone())).collect();
-                let mut map = HashMap::new();
-                for c in 0..k {
-                    map.insert(op.params[c].var, Atom::Var(ds[c].var));
-                    map.insert(op.params[k + c].var, total[c]);
-                }
-                let body = self.fresh_copy(b, &op.body, map)?;
-                let local = Lambda {
-                    params: ds,
-                    body,
-                    ret: ts.clone(),
-                };
-                let mut out: Vec<Param> = ts.iter().map(|t| b.param("y", t.clone())).collect();
-                out.extend(ts.iter().map(|t| b.param("d_adj", t.clone())));
                 let primals = ps[..k].iter().map(|v| Atom::Var(*v)).collect();
                 let seeds = ps[k..2 * k].iter().map(|v| Atom::Var(*v)).collect();
-                expand_vjp(self.ad, b, &out, local, primals, seeds, span)?;
-                Ok(out[k..].iter().map(|p| Atom::Var(p.var)).collect())
+                self.local_vjp(b, &ts, &ts, primals, seeds, |this, b, d| {
+                    this.applied(b, op, &[d, &total[..]].concat())
+                })
             })?;
             let pat: Vec<Param> = ats.iter().map(|t| b.param("adj_dest", t.clone())).collect();
             let mut arrs = dest.to_vec();
@@ -2009,36 +2000,16 @@ impl Reverse<'_> {
             let gb = elements(b, "adj_elem", g, bk);
             let db = elements(b, "d", dest, bk);
             // vjp (\x -> op(dest[b], op(op(l, x), r))) x g[b]
-            let p: Vec<Param> = ts.iter().map(|t| b.param("x", t.clone())).collect();
-            let m = |a: &[Atom], c: &[Atom]| -> HashMap<Var, Atom> {
-                op.params
-                    .iter()
-                    .map(|q| q.var)
-                    .zip(a.iter().chain(c).copied())
-                    .collect()
-            };
             let l: Vec<Atom> = l.iter().map(|v| Atom::Var(*v)).collect();
             let r: Vec<Atom> = r.iter().map(|v| Atom::Var(*v)).collect();
-            let pv: Vec<Atom> = p.iter().map(|q| Atom::Var(q.var)).collect();
-            let first = self.fresh_copy(b, &op.body, m(&l, &pv))?;
-            let second = self.fresh_copy(b, &op.body, m(&first.result, &r))?;
-            let third = self.fresh_copy(b, &op.body, m(&db, &second.result))?;
-            let mut stms = first.stms;
-            stms.extend(second.stms);
-            stms.extend(third.stms);
-            let local = Lambda {
-                params: p,
-                body: Body {
-                    stms,
-                    result: third.result,
-                },
-                ret: ts.clone(),
-            };
-            let mut out: Vec<Param> = ts.iter().map(|t| b.param("y", t.clone())).collect();
-            out.extend(ts.iter().map(|t| b.param("x_adj", t.clone())));
             let primals = x.iter().map(|v| Atom::Var(*v)).collect();
-            expand_vjp(self.ad, b, &out, local, primals, gb, span)?;
-            let then_ = b.end(out[k..].iter().map(|p| Atom::Var(p.var)).collect());
+            let adjoints = self.local_vjp(b, &ts, &ts, primals, gb, |this, b, x| {
+                let first = this.applied(b, op, &[&l[..], x].concat())?;
+                let second = this.applied(b, op, &[&first.result[..], &r[..]].concat())?;
+                let third = this.applied(b, op, &[&db[..], &second.result[..]].concat())?;
+                Ok(sequence(vec![first, second, third]))
+            })?;
+            let then_ = b.end(adjoints);
             let else_ = Body {
                 stms: vec![],
                 result: zeros.clone(),
@@ -3957,6 +3928,17 @@ fn prune_recomputed(body: &mut Body, recomputed: &HashSet<Var>) {
             return;
         }
     }
+}
+
+/// The statements of `bodies` one after the other, with the last one's
+/// result (applications of an operator chained through their results).
+fn sequence(bodies: Vec<Body>) -> Body {
+    let mut out = Body::default();
+    for body in bodies {
+        out.stms.extend(body.stms);
+        out.result = body.result;
+    }
+    out
 }
 
 /// `if at_edge then neutral else scanned[index]` (an exclusive scan's
