@@ -245,16 +245,15 @@ enum Restore {
 /// the next: a dimension that is existential or another parameter of the
 /// same loop.
 fn size_varies(t: &Type, params: &[Param]) -> bool {
-    let mut varies = false;
-    t.map_dims(|d| {
-        varies |= match d {
-            Dim::Ext => true,
-            Dim::Var(v) => params.iter().any(|p| p.var == v),
-            Dim::Const(_) => false,
-        };
-        d
-    });
-    varies
+    let dims: &[Dim] = match t {
+        Type::Prim(_) => &[],
+        Type::Array(_, dims) | Type::Acc(_, dims) => dims,
+    };
+    dims.iter().any(|d| match d {
+        Dim::Ext => true,
+        Dim::Var(v) => params.iter().any(|p| p.var == *v),
+        Dim::Const(_) => false,
+    })
 }
 
 /// The checkpoints of the loops of a forward sweep, by statement position.
@@ -670,62 +669,50 @@ impl Reverse<'_> {
             });
             Atom::Var(v)
         };
-        let mut new_cks = Vec::with_capacity(params.len());
-        let mut fits = None;
-        if varying {
-            // `ok`: every array still has its initial shape (and had at
-            // every earlier iteration); only then is the state written.
-            let fits_param = b.param("fits", Type::Prim(PrimType::Bool));
-            b.begin();
-            let mut ok = Atom::Var(fits_param.var);
-            for (v, shape) in &shapes {
-                for (d, n) in shape.iter().enumerate() {
-                    let now = Atom::Var(b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(*v, d)));
-                    let same = b.cmp(CmpOp::Eq, now, *n);
-                    ok = b.binop(BinOp::LogAnd, ok, same)?;
+        // A loop whose sizes may change: `ok` says every array still has
+        // its initial shape (and had at every earlier iteration); only then
+        // is the state written.
+        let fits = varying.then(|| b.param("fits", Type::Prim(PrimType::Bool)));
+        b.begin();
+        let ok = match &fits {
+            None => None,
+            Some(fits) => {
+                let mut ok = Atom::Var(fits.var);
+                for (v, shape) in &shapes {
+                    for (d, n) in shape.iter().enumerate() {
+                        let now =
+                            Atom::Var(b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(*v, d)));
+                        let same = b.cmp(CmpOp::Eq, now, *n);
+                        ok = b.binop(BinOp::LogAnd, ok, same)?;
+                    }
                 }
+                Some(ok)
             }
-            for (p, ck) in params.iter().zip(&ck_params) {
-                let t = ck.ty.clone();
-                b.begin();
-                let written = b.bind1(
-                    "checkpoints",
-                    t.clone(),
-                    Exp::Update(ck.var, vec![DimIndex::Fix(i64_i)], Atom::Var(p.var)),
-                );
-                let then_ = b.end(vec![Atom::Var(written)]);
-                let else_ = Body {
-                    stms: vec![],
-                    result: vec![Atom::Var(ck.var)],
-                };
-                let v = b.bind1(
-                    "checkpoints",
-                    t,
-                    Exp::If {
-                        cond: ok,
-                        then_,
-                        else_,
-                    },
-                );
-                new_cks.push(Atom::Var(v));
-            }
-            stms.extend(b.end(vec![]).stms);
-            new_cks.push(ok);
-            fits = Some(fits_param);
-        } else {
-            for (p, ck) in params.iter().zip(&ck_params) {
-                let t = ck.ty.clone();
-                let v = b.vars.fresh("checkpoints", t.clone());
-                stms.push(Stm {
-                    pat: vec![Param::new(v, t)],
-                    exp: Exp::Update(ck.var, vec![DimIndex::Fix(i64_i)], Atom::Var(p.var)),
-                    span: self.span,
-                });
-                new_cks.push(Atom::Var(v));
-            }
+        };
+        let mut new_cks = Vec::with_capacity(params.len() + 1);
+        for (p, ck) in params.iter().zip(&ck_params) {
+            let t = ck.ty.clone();
+            let write = Exp::Update(ck.var, vec![DimIndex::Fix(i64_i)], Atom::Var(p.var));
+            let v = match ok {
+                None => b.bind1("checkpoints", t, write),
+                Some(ok) => {
+                    b.begin();
+                    let written = b.bind1("checkpoints", t.clone(), write);
+                    let then_ = b.end(vec![Atom::Var(written)]);
+                    let else_ = Body {
+                        stms: vec![],
+                        result: vec![Atom::Var(ck.var)],
+                    };
+                    let cond = ok;
+                    b.bind1("checkpoints", t, Exp::If { cond, then_, else_ })
+                }
+            };
+            new_cks.push(Atom::Var(v));
         }
-        if let Some(f) = &fits {
-            all_params.push(f.clone());
+        stms.extend(b.end(vec![]).stms);
+        if let (Some(fits), Some(ok)) = (&fits, ok) {
+            all_params.push(fits.clone());
+            new_cks.push(ok);
         }
         stms.extend(body.stms.iter().cloned());
         let mut result = body.result.clone();
@@ -739,12 +726,13 @@ impl Reverse<'_> {
             pat.push(Param::new(v, t.clone()));
             finals.push(v);
         }
-        let fits_final = fits.map(|_| {
+        let mut fits_final = None;
+        if fits.is_some() {
             init_all.push(Atom::Const(PrimValue::Bool(true)));
             let v = b.vars.fresh("fits", Type::Prim(PrimType::Bool));
             pat.push(Param::new(v, Type::Prim(PrimType::Bool)));
-            v
-        });
+            fits_final = Some(v);
+        }
         b.push(Stm {
             pat,
             exp: Exp::Loop {
@@ -3085,7 +3073,7 @@ impl Reverse<'_> {
         recomputed: &mut HashSet<Var>,
     ) -> Result<Vec<Option<Atom>>, AdError> {
         let copy = self.fresh_copy(b, branch, HashMap::new())?;
-        recomputed.extend(copy.stms.iter().flat_map(|s| s.pat.iter().map(|p| p.var)));
+        recomputed.extend(bound_vars(&copy.stms));
         let cks = self.forward_sweep(b, &copy.stms)?;
         let mut inner = Adjoints::default();
         for (r, y) in copy.result.iter().zip(ybar) {
@@ -3105,7 +3093,7 @@ impl Reverse<'_> {
         &mut self,
         b: &mut FunctionBuilder,
         params: &[Param],
-        saved: &[Atom],
+        initial: &[Atom],
         i: Var,
         iteration: Atom,
         body: &Body,
@@ -3116,7 +3104,7 @@ impl Reverse<'_> {
         map.insert(i, Atom::Var(k));
         let mut fresh = Vec::with_capacity(params.len());
         let mut init = Vec::with_capacity(params.len());
-        for (p, a) in params.iter().zip(saved) {
+        for (p, a) in params.iter().zip(initial) {
             let t = crate::util::existential(&p.ty);
             let mut q = b.param("rerun", t.clone());
             q.unique = p.unique;
@@ -3286,7 +3274,7 @@ impl Reverse<'_> {
             }
             let copy = self.fresh_copy(b, body, map)?;
             recomputed.extend(restored.iter().copied());
-            recomputed.extend(copy.stms.iter().flat_map(|s| s.pat.iter().map(|p| p.var)));
+            recomputed.extend(bound_vars(&copy.stms));
             let cks = self.forward_sweep(b, &copy.stms)?;
             // The adjoint loop's array parameters are unique: the body
             // updates them in place (an index's adjoint is one element
@@ -3534,9 +3522,10 @@ impl Reverse<'_> {
     /// Emits the adjoint map of [`Reverse::map`] (its parts: `parts`):
     /// inputs the primal inputs, the results' adjoints, rows of the primal
     /// map's results that the lambda's recomputation may read instead of
-    /// recomputing them, and the accumulators (one per free array); returns the non-accumulator results (adjoints of the
-    /// differentiable inputs, then per-element contributions to
-    /// `scalar_fvs`) and the final accumulators.
+    /// recomputing them, and the accumulators (one per free array);
+    /// returns the non-accumulator results (adjoints of the differentiable
+    /// inputs, then per-element contributions to `scalar_fvs`) and the
+    /// final accumulators.
     ///
     /// Seed 003 §4 re-executes the lambda's body in the return sweep; a
     /// statement whose values the lambda returns is not re-executed: the
@@ -3928,6 +3917,11 @@ fn prune_recomputed(body: &mut Body, recomputed: &HashSet<Var>) {
             return;
         }
     }
+}
+
+/// The variables the statements `stms` bind (at their top level).
+fn bound_vars(stms: &[Stm]) -> impl Iterator<Item = Var> + '_ {
+    stms.iter().flat_map(|s| s.pat.iter().map(|p| p.var))
 }
 
 /// The statements of `bodies` one after the other, with the last one's

@@ -750,6 +750,14 @@ fn products(f: &Function) -> HashMap<Var, (Atom, Atom)> {
 }
 
 impl SizeFacts {
+    /// `f()` with `n` known to be positive (see [`SizeFacts::positive`]).
+    fn with_positive<T>(&self, n: Atom, f: impl FnOnce() -> T) -> T {
+        self.positive.borrow_mut().push(n);
+        let r = f();
+        self.positive.borrow_mut().pop();
+        r
+    }
+
     /// Whether `a[idx]` (fixed indices only) is provably in bounds: each
     /// index is a constant below a constant dimension, or a variable whose
     /// range ([`index_ranges`]) ends at the dimension (the same variable or
@@ -1004,10 +1012,7 @@ fn removable_exp(e: &Exp, first: Option<Var>, facts: &SizeFacts) -> bool {
             body,
             ..
         } => stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
-            facts.positive.borrow_mut().push(*bound);
-            let total = all(body);
-            facts.positive.borrow_mut().pop();
-            total
+            facts.with_positive(*bound, || all(body))
         }),
         // A map, reduction or scan whose inputs are typed with its width as
         // their outer size (so the width check cannot fail) and whose
@@ -1020,10 +1025,7 @@ fn removable_exp(e: &Exp, first: Option<Var>, facts: &SizeFacts) -> bool {
             (first.is_some_and(|v| facts.checked_soacs.contains(&v))
                 || arrs.iter().all(|a| outer_size_is(types, *a, w)))
                 && stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
-                    facts.positive.borrow_mut().push(*w);
-                    let total = all(&lam.body);
-                    facts.positive.borrow_mut().pop();
-                    total
+                    facts.with_positive(*w, || all(&lam.body))
                 })
         }
         _ => false,
