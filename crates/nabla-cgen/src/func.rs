@@ -16,8 +16,9 @@
 
 use crate::scalar::{self, binop, c_type};
 use crate::CgenError;
+use nabla_ir::bounds::InBounds;
 use nabla_ir::{
-    AccOp, Atom, BinOp, Body, Dim, DimIndex, Exp, FunId, Function, Lambda, LoopForm, Param,
+    AccOp, Atom, BinOp, Body, CmpOp, Dim, DimIndex, Exp, FunId, Function, Lambda, LoopForm, Param,
     PrimType, PrimValue, Program, Soac, Span, Stm, Type, Var,
 };
 use std::collections::{HashMap, HashSet};
@@ -35,16 +36,21 @@ struct AccInfo {
 /// The C expression of the flat position of element `is` (one index per
 /// dimension) of the C array `a`, with the bounds check: `nb_pos1` to
 /// `nb_pos3` take the indices by value (kept in registers), higher ranks
-/// go through `nb_pos` and an index array.
-fn position(loc: &str, a: &str, is: &[String]) -> String {
+/// go through `nb_pos` and an index array. `proven`: the indices are
+/// provably in bounds ([`nabla_ir::bounds::InBounds`]), so `nb_in1` …
+/// `nb_in` compute the position without the check.
+fn position(loc: &str, a: &str, is: &[String], proven: bool) -> String {
+    let f = if proven { "nb_in" } else { "nb_pos" };
     match is.len() {
-        1..=3 => format!("nb_pos{}({loc}, &{a}, {})", is.len(), is.join(", ")),
-        rank => format!(
-            "nb_pos({loc}, &{a}, {rank}, (int64_t[]){{{}}})",
-            is.join(", ")
-        ),
+        1..=3 => format!("{f}{}({loc}, &{a}, {})", is.len(), is.join(", ")),
+        rank => format!("{f}({loc}, &{a}, {rank}, (int64_t[]){{{}}})", is.join(", ")),
     }
 }
+
+/// An array-valued result of a map: the C temporary holding the row, the
+/// result's C variable, the row's rank, the element's C type, and the
+/// inner map writing the row in place (see [`direct_row`]), if any.
+type RowTemp = Option<(String, String, usize, &'static str, Option<Var>)>;
 
 /// The C name of IR variable `v`.
 pub(crate) fn var_name(v: Var) -> String {
@@ -145,6 +151,9 @@ pub(crate) struct FnGen<'a> {
     /// result, whose row `j` the inner map writes into instead of a block
     /// of its own.
     row_destinations: HashMap<Var, String>,
+    /// The indexing statements whose indices are provably in bounds (by
+    /// their first variable): generated without bounds checks.
+    in_bounds: InBounds,
 }
 
 impl<'a> FnGen<'a> {
@@ -166,6 +175,7 @@ impl<'a> FnGen<'a> {
             virtual_iotas: HashMap::new(),
             borrowed: HashSet::new(),
             row_destinations: HashMap::new(),
+            in_bounds: InBounds::default(),
         }
     }
 
@@ -177,6 +187,7 @@ impl<'a> FnGen<'a> {
         }
         collect_body(&fun.body, &mut self.types)?;
         self.virtual_iotas = virtual_iotas(&fun.body);
+        self.in_bounds = InBounds::of_function(fun);
         self.borrowed = crate::borrow::borrowed_views(fun, &self.types);
         let params: HashSet<Var> = fun.params.iter().map(|p| p.var).collect();
         let mut decls = String::new();
@@ -489,6 +500,7 @@ impl<'a> FnGen<'a> {
     fn stm(&mut self, stm: &Stm) -> Result<(), CgenError> {
         let loc = c_string(&(self.locate)(stm.span));
         let pat = &stm.pat;
+        let proven = pat.first().is_some_and(|p| self.in_bounds.contains(p.var));
         let one = || -> Result<String, CgenError> {
             match pat.as_slice() {
                 [p] => Ok(var_name(p.var)),
@@ -553,9 +565,9 @@ impl<'a> FnGen<'a> {
             } => self.loop_(pat, params, init, form, body)?,
             Exp::Index(v, idx) => {
                 let borrow = pat.first().is_some_and(|p| self.borrowed.contains(&p.var));
-                self.index(&loc, &one()?, *v, idx, borrow)?
+                self.index(&loc, &one()?, *v, idx, borrow, proven)?
             }
-            Exp::Update(v, idx, x) => self.update(&loc, &one()?, *v, idx, x)?,
+            Exp::Update(v, idx, x) => self.update(&loc, &one()?, *v, idx, x, proven)?,
             Exp::ArrayLit(atoms, row_ty) => {
                 let into = pat
                     .first()
@@ -777,7 +789,7 @@ impl<'a> FnGen<'a> {
                 acc,
                 indices,
                 value,
-            } => self.update_acc(&loc, pat, *acc, indices, value)?,
+            } => self.update_acc(&loc, pat, *acc, indices, value, proven)?,
             Exp::Jvp { .. } | Exp::Vjp { .. } => {
                 return Err(CgenError::unsupported(
                     "a jvp/vjp that static AD leaves to dynamic AD",
@@ -919,6 +931,7 @@ impl<'a> FnGen<'a> {
         v: Var,
         idx: &[DimIndex],
         borrow: bool,
+        proven: bool,
     ) -> Result<(), CgenError> {
         if !self.is_array(v) {
             if idx.is_empty() {
@@ -942,7 +955,7 @@ impl<'a> FnGen<'a> {
                 .map(|x| self.int(x))
                 .collect::<Result<Vec<_>, _>>()?;
             if fixed.len() == rank {
-                let pos = position(loc, &a, &is);
+                let pos = position(loc, &a, &is, proven);
                 self.line(&format!("{p} = (({ct} *){a}.data)[{pos}];"));
                 return Ok(());
             }
@@ -977,6 +990,7 @@ impl<'a> FnGen<'a> {
         v: Var,
         idx: &[DimIndex],
         x: &Atom,
+        proven: bool,
     ) -> Result<(), CgenError> {
         let (_, rank, ct) = self.array_info(v)?;
         if idx.len() > rank {
@@ -993,7 +1007,7 @@ impl<'a> FnGen<'a> {
                     .iter()
                     .map(|a| self.int(a))
                     .collect::<Result<Vec<_>, _>>()?;
-                let pos = position(loc, p, &is);
+                let pos = position(loc, p, &is, proven);
                 self.line(&format!("(({ct} *){p}.data)[{pos}] = {};", self.atom(x)?));
                 return Ok(());
             }
@@ -1263,7 +1277,53 @@ impl<'a> FnGen<'a> {
                 }
             }
         }
-        self.open(&format!("for (int64_t j = 0; j < {wv}; j++) {{"));
+        // The first row alone, then the others, where the lambda tests
+        // whether its index is 0 (a boundary case): in the second loop the
+        // C compiler knows the test is false and drops the branch, so the
+        // loop can be vectorised. Only maps without array rows (whose
+        // first row allocates the result) are split.
+        let peel = row_temps.iter().all(Option::is_none) && self.tests_first_row(lam, arrs);
+        let loops = if peel {
+            vec![("0", format!("({wv} < 1 ? {wv} : 1)")), ("1", wv.clone())]
+        } else {
+            vec![("0", wv.clone())]
+        };
+        for (from, to) in loops {
+            self.map_loop(loc, &wv, lam, arrs, from, &to, &targets, &row_temps)?;
+        }
+        // Accumulator results: the i-th is the i-th accumulator input.
+        let acc_inputs: Vec<Var> = arrs.iter().copied().filter(|v| self.is_acc(*v)).collect();
+        let mut k = 0;
+        for (p, t) in pat.iter().zip(&lam.ret) {
+            if t.is_acc() {
+                let Some(src) = acc_inputs.get(k) else {
+                    return Err(CgenError::internal(
+                        "map returns more accumulators than it takes",
+                    ));
+                };
+                self.line(&format!("{} = {};", var_name(p.var), var_name(*src)));
+                self.copy_acc_info(p.var, &Atom::Var(*src));
+                k += 1;
+            }
+        }
+        self.close();
+        Ok(())
+    }
+
+    /// The loop of [`FnGen::map`] over rows `from..to` (C expressions).
+    #[allow(clippy::too_many_arguments)]
+    fn map_loop(
+        &mut self,
+        loc: &str,
+        wv: &str,
+        lam: &Lambda,
+        arrs: &[Var],
+        from: &str,
+        to: &str,
+        targets: &[Option<String>],
+        row_temps: &[RowTemp],
+    ) -> Result<(), CgenError> {
+        self.open(&format!("for (int64_t j = {from}; j < {to}; j++) {{"));
         for (_, (t, _, _, _, _)) in row_temps
             .iter()
             .enumerate()
@@ -1276,7 +1336,7 @@ impl<'a> FnGen<'a> {
                 self.bind_row(p, *v, "j")?;
             }
         }
-        let r = self.body(&lam.body, &targets);
+        let r = self.body(&lam.body, targets);
         // Whether each in-place row was taken by its map (one generated
         // some other way leaves its destination here).
         let untaken: Vec<bool> = row_temps
@@ -1308,23 +1368,27 @@ impl<'a> FnGen<'a> {
             .collect();
         self.release_params(&row_params);
         self.close();
-        // Accumulator results: the i-th is the i-th accumulator input.
-        let acc_inputs: Vec<Var> = arrs.iter().copied().filter(|v| self.is_acc(*v)).collect();
-        let mut k = 0;
-        for (p, t) in pat.iter().zip(&lam.ret) {
-            if t.is_acc() {
-                let Some(src) = acc_inputs.get(k) else {
-                    return Err(CgenError::internal(
-                        "map returns more accumulators than it takes",
-                    ));
-                };
-                self.line(&format!("{} = {};", var_name(p.var), var_name(*src)));
-                self.copy_acc_info(p.var, &Atom::Var(*src));
-                k += 1;
-            }
-        }
-        self.close();
         Ok(())
+    }
+
+    /// Whether `lam`'s body compares the index of a map over `iota` with 0
+    /// (`p == 0` or `p != 0`, at its top level).
+    fn tests_first_row(&self, lam: &Lambda, arrs: &[Var]) -> bool {
+        let index: Vec<Var> = lam
+            .params
+            .iter()
+            .zip(arrs)
+            .filter(|(_, a)| self.virtual_iotas.contains_key(a))
+            .map(|(p, _)| p.var)
+            .collect();
+        let zero = Atom::Const(PrimValue::I64(0));
+        lam.body.stms.iter().any(|s| match &s.exp {
+            Exp::CmpOp(CmpOp::Eq | CmpOp::Neq, Atom::Var(a), b)
+            | Exp::CmpOp(CmpOp::Eq | CmpOp::Neq, b, Atom::Var(a)) => {
+                index.contains(a) && *b == zero
+            }
+            _ => false,
+        })
     }
 
     /// A map whose scalar results are read only by the reduction right
@@ -1838,6 +1902,7 @@ impl<'a> FnGen<'a> {
         acc: Var,
         indices: &[Atom],
         value: &Atom,
+        proven: bool,
     ) -> Result<(), CgenError> {
         let Some(info) = self.accs.get(&acc).cloned() else {
             return Err(CgenError::unsupported(
@@ -1857,9 +1922,12 @@ impl<'a> FnGen<'a> {
         self.line("int64_t pos = 0;");
         for (k, i) in indices.iter().enumerate() {
             self.line(&format!("int64_t i{k} = {};", self.int(i)?));
-            self.line(&format!(
-                "if (i{k} < 0 || i{k} >= {a}.shape[{k}]) goto {skip}_skip;"
-            ));
+            let outside = format!("i{k} < 0 || i{k} >= {a}.shape[{k}]");
+            if proven {
+                self.line(&format!("nb_proof(!({outside}), {loc});"));
+            } else {
+                self.line(&format!("if ({outside}) goto {skip}_skip;"));
+            }
             self.line(&format!("pos = pos * {a}.shape[{k}] + i{k};"));
         }
         let cell_rank = info.rank - indices.len();
@@ -1917,7 +1985,9 @@ impl<'a> FnGen<'a> {
         }
         self.close();
         self.indent -= 1;
-        self.line(&format!("{skip}_skip:;"));
+        if !proven {
+            self.line(&format!("{skip}_skip:;"));
+        }
         self.line("}");
         self.line(&format!("{} = {a};", var_name(p.var)));
         self.accs.insert(p.var, info);
@@ -2425,6 +2495,65 @@ entry main = main (params [1], results [1])
         let c = crate::generate_c(&parse(text), &|_| String::new()).expect("C");
         let start = c.find("/* main */").expect("main");
         c[start..].to_string()
+    }
+
+    /// A map over `iota n` reading `xs[i]` and, where `i != 0`,
+    /// `xs[i - 1]`, and adding into an accumulator at `i`; then `xs[k]`
+    /// with `k` an argument.
+    const NEIGHBOURS: &str = "
+fun main (xs_0: [?]f64, k_1: i64): ([?]f64, f64) = {
+  let n_2: i64 = size(xs_0, 0)
+  let is_3: [n_2]i64 = iota<i64>(n_2, 0i64, 1i64)
+  let zeros_4: [n_2]f64 = replicate(n_2, 0.0f64)
+  let out_16: [n_2]f64 = with_acc([zeros_4 add], \\(acc_5: acc([n_2]f64)): (acc([n_2]f64)) -> {
+    let a_15: acc([n_2]f64) = map(n_2, \\(i_6: i64, c_7: acc([n_2]f64)): (acc([n_2]f64)) -> {
+      let x_8: f64 = xs_0[i_6]
+      let z_9: bool = i_6 == 0i64
+      let y_12: f64 = if z_9 then {
+        in (x_8)
+      } else {
+        let j_10: i64 = i_6 - 1i64
+        let w_11: f64 = xs_0[j_10]
+        in (w_11)
+      }
+      let s_13: f64 = x_8 + y_12
+      let c_14: acc([n_2]f64) = update_acc(c_7, [i_6], s_13)
+      in (c_14)
+    }, is_3, acc_5)
+    in (a_15)
+  })
+  let e_17: f64 = xs_0[k_1]
+  in (out_16, e_17)
+}
+
+entry main = main (params [1, 1], results [1, 1])
+";
+
+    #[test]
+    fn indices_proven_in_bounds_are_not_checked() {
+        let c = main_c(NEIGHBOURS);
+        // xs[i], xs[i - 1] and the accumulator's cell i: no check (in
+        // both loops, see below).
+        assert_eq!(c.matches("nb_in1(").count(), 4, "{c}");
+        assert_eq!(c.matches("nb_proof(!(i0 < 0 || i0 >= ").count(), 2, "{c}");
+        assert!(!c.contains("goto"), "{c}");
+        // xs[k]: checked.
+        assert_eq!(c.matches("nb_pos1(").count(), 1, "{c}");
+        assert!(c.contains("nb_pos1(\"\", &v0, ((int64_t)v1))"), "{c}");
+    }
+
+    #[test]
+    fn a_map_testing_for_its_first_row_runs_it_alone() {
+        let c = main_c(NEIGHBOURS);
+        assert!(
+            c.contains("for (int64_t j = 0; j < (t1 < 1 ? t1 : 1); j++) {"),
+            "{c}"
+        );
+        assert!(c.contains("for (int64_t j = 1; j < t1; j++) {"), "{c}");
+        // Without the test, one loop.
+        let c = main_c(&NEIGHBOURS.replace("i_6 == 0i64", "i_6 == k_1"));
+        assert!(c.contains("for (int64_t j = 0; j < t1; j++) {"), "{c}");
+        assert!(!c.contains("j = 1;"), "{c}");
     }
 
     #[test]

@@ -242,6 +242,13 @@ fn lower_functions(
     Ok(out)
 }
 
+/// A first line for generated C that keeps the bounds checks of the
+/// indices the backend proved in bounds ([`nabla_ir::bounds::InBounds`]),
+/// so that a wrong proof is reported ("internal error: an index proven in
+/// bounds is out of bounds") instead of reading outside an array. The
+/// driver adds it where the pipeline validates the IR (the tests).
+pub const VERIFY_PROOFS: &str = "#define NB_VERIFY_PROOFS 1\n";
+
 /// The default C compiler flags (overridden by `$CFLAGS`).
 ///
 /// `-ffp-contract=fast` lets the C compiler fuse a multiplication and an

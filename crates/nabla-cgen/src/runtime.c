@@ -388,6 +388,35 @@ __attribute__((always_inline)) static inline int64_t nb_pos3(const char *loc, co
   return (i0 * a->shape[1] + i1) * a->shape[2] + i2;
 }
 
+/* The flat position of an index proven in bounds at compile time
+ * (nabla_ir::bounds): no check. With NB_VERIFY_PROOFS defined (the
+ * validating pipelines of the tests), the check stays and a failure names
+ * the proof as wrong; nb_proof(ok, loc) is that check for other code. */
+#ifdef NB_VERIFY_PROOFS
+#define NB_PROOF_LOC(loc) "internal error: an index proven in bounds is out of bounds at " loc
+#define nb_in1(loc, a, i0) nb_pos1(NB_PROOF_LOC(loc), a, i0)
+#define nb_in2(loc, a, i0, i1) nb_pos2(NB_PROOF_LOC(loc), a, i0, i1)
+#define nb_in3(loc, a, i0, i1, i2) nb_pos3(NB_PROOF_LOC(loc), a, i0, i1, i2)
+#define nb_in(loc, a, rank, is) nb_pos(NB_PROOF_LOC(loc), a, rank, is)
+#define nb_proof(ok, loc)                                                                          \
+  do {                                                                                             \
+    if (!(ok)) nb_fail(loc, "internal error: an index proven in bounds is out of bounds");        \
+  } while (0)
+#else
+#define nb_in1(loc, a, i0) ((void)(a), (int64_t)(i0))
+#define nb_in2(loc, a, i0, i1) ((int64_t)(i0) * (a)->shape[1] + (int64_t)(i1))
+#define nb_in3(loc, a, i0, i1, i2)                                                                 \
+  (((int64_t)(i0) * (a)->shape[1] + (int64_t)(i1)) * (a)->shape[2] + (int64_t)(i2))
+__attribute__((always_inline)) static inline int64_t nb_in_(const nb_arr *a, int rank,
+                                                           const int64_t *is) {
+  int64_t p = 0;
+  for (int k = 0; k < rank; k++) p = p * a->shape[k] + is[k];
+  return p;
+}
+#define nb_in(loc, a, rank, is) nb_in_(a, rank, is)
+#define nb_proof(ok, loc) ((void)0)
+#endif
+
 /* *r = the view of `a` (of rank `rank`) whose first element is at row
  * position p of its first n dimensions (see nb_subarray). */
 __attribute__((always_inline)) static inline void nb_view_at(nb_arr *restrict r,

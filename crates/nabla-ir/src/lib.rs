@@ -20,6 +20,7 @@ pub use nabla_prim::{BinOp, CmpOp, ConvOp, PrimType, PrimValue, TernOp, UnOp};
 pub use nabla_syntax::Span;
 
 mod analysis;
+pub mod bounds;
 pub mod builder;
 pub mod derivatives;
 pub mod loops;

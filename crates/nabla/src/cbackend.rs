@@ -15,7 +15,11 @@ use std::time::{Duration, Instant};
 /// sources), without the entry points the backend does not support.
 pub fn c_source(c: &Compiled) -> Result<CProgram, CgenError> {
     let sources = &c.sources;
-    nabla_cgen::generate_c_partial(&c.program, &|span| sources.describe(span))
+    let mut prog = nabla_cgen::generate_c_partial(&c.program, &|span| sources.describe(span))?;
+    if c.validated {
+        prog.source.insert_str(0, nabla_cgen::VERIFY_PROOFS);
+    }
+    Ok(prog)
 }
 
 /// Writes the C program to `exe` with extension `.c` and compiles it into
@@ -52,8 +56,11 @@ pub fn build_library(
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "nabla".to_string());
-    let lib =
+    let mut lib =
         nabla_cgen::generate_library(&c.program, &|span| sources.describe(span), &stem, server)?;
+    if c.validated {
+        lib.source.insert_str(0, nabla_cgen::VERIFY_PROOFS);
+    }
     let write = |path: PathBuf, text: &str| {
         std::fs::write(&path, text)
             .map_err(|e| CgenError::compiler(format!("cannot write {}: {e}", path.display())))

@@ -27,6 +27,11 @@ pub struct Compiled {
     pub sources: SourceMap,
     /// The elaborated (and, where enabled, validated) core IR.
     pub program: Program,
+    /// Whether the pipeline validated the IR (tests, debug builds,
+    /// `--validate`): then the C backend also keeps the bounds checks of
+    /// indices it proved in bounds and reports a failed proof
+    /// (`NB_VERIFY_PROOFS`).
+    pub validated: bool,
 }
 
 /// Why compilation failed: diagnostics (rendered against the program's
@@ -260,7 +265,11 @@ pub fn compile_with(path: &Path, opts: &CompileOptions) -> Result<Compiled, Comp
         }
     };
     ran.map_err(|e| pass_error(e, &sources))?;
-    Ok(Compiled { sources, program })
+    Ok(Compiled {
+        sources,
+        program,
+        validated: pipeline.validates(),
+    })
 }
 
 /// The value-format types of an entry point's flat parameters and results.
