@@ -21,6 +21,11 @@
 //!   the condition of a `while` loop in its body;
 //! * the results of a branch (what holds in both branches).
 //!
+//! An accumulator has the shape of the array its `with_acc` took (through
+//! maps, loops and branches that thread it); an update or copy has the
+//! shape of its array; `replicate`, `iota` and `map` make arrays whose
+//! outer size is their width.
+//!
 //! An index is in bounds when it is at least 0 and one of its upper bounds
 //! is at most the array's dimension: the dimension in the array's type (a
 //! constant or a size variable; an existential dimension through the
@@ -263,6 +268,11 @@ struct Walk {
     /// `iota(n, 0, 1)` arrays of `i64`, with n.
     iotas: HashMap<Var, Atom>,
     conds: HashMap<Var, Cond>,
+    /// Arrays and accumulators with the shape of another variable.
+    same_shape: HashMap<Var, Var>,
+    /// Arrays made by `replicate`, `iota` or `map`: their outer size, and
+    /// for `replicate` of an array, that array (the shape of each row).
+    made: HashMap<Var, (Atom, Option<Var>)>,
     /// Variables bound to `n + c` (n a variable, c a constant).
     exact: HashMap<Var, (Var, i64)>,
     ranges: HashMap<Var, Range>,
@@ -425,23 +435,64 @@ impl Walk {
     // ----- proofs -----
 
     /// Whether `0 <= i < dim d of array a`.
-    fn index_fits(&self, i: &Atom, a: Var, d: usize, dim: Dim) -> bool {
+    fn index_fits(&self, i: &Atom, a: Var, d: usize) -> bool {
         let r = self.range(i);
         if !self.is_i64(i) || r.low.is_none_or(|l| l < 0) {
             return false;
         }
-        let mut names: Vec<Var> = self.sizes.get(&(a, d)).cloned().unwrap_or_default();
-        let constant = match dim {
-            Dim::Var(n) => {
-                names.push(n);
-                None
-            }
-            Dim::Const(k) => Some(k),
-            Dim::Ext => None,
-        };
+        let mut names = Vec::new();
+        let mut constant = None;
+        self.dim_names(a, d, &mut names, &mut constant, 0);
         r.uppers
             .iter()
             .any(|u| self.upper_fits(*u, &names, constant, 0))
+    }
+
+    /// The variables naming dimension `d` of array (or accumulator) `a`,
+    /// and its constant size if known: from `a`'s type, the `size`
+    /// statements on it, and where its shape comes from (the array an
+    /// accumulator, update or copy has the shape of; the width of the
+    /// `replicate`, `iota` or `map` that made it).
+    fn dim_names(
+        &self,
+        a: Var,
+        d: usize,
+        names: &mut Vec<Var>,
+        constant: &mut Option<i64>,
+        depth: usize,
+    ) {
+        if depth > 64 {
+            return;
+        }
+        if let Some(Type::Array(_, dims) | Type::Acc(_, dims)) = self.types.get(&a) {
+            match dims.get(d) {
+                Some(Dim::Var(n)) => names.push(*n),
+                Some(Dim::Const(k)) => *constant = Some(*k),
+                _ => {}
+            }
+        }
+        names.extend(self.sizes.get(&(a, d)).into_iter().flatten());
+        if let Some(&b) = self.same_shape.get(&a) {
+            self.dim_names(b, d, names, constant, depth + 1);
+        }
+        if let Some((outer, rows)) = self.made.get(&a) {
+            match (d, outer, rows) {
+                (0, Atom::Var(n), _) => names.push(*n),
+                (0, Atom::Const(PrimValue::I64(k)), _) => *constant = Some(*k),
+                (0, _, _) => {}
+                (_, _, Some(row)) => self.dim_names(*row, d - 1, names, constant, depth + 1),
+                _ => {}
+            }
+        }
+    }
+
+    /// Records that `v` has the shape of `a` (if `a` is a variable).
+    fn note_same(&mut self, v: Var, a: &Atom) {
+        if let Atom::Var(a) = a {
+            if *a != v {
+                self.same_shape.insert(v, *a);
+            }
+        }
     }
 
     /// Whether `value < u` implies `value < dim`, for the dimension named
@@ -479,7 +530,7 @@ impl Walk {
             && indices
                 .iter()
                 .enumerate()
-                .all(|(d, i)| self.index_fits(i, a, d, dims[d]))
+                .all(|(d, i)| self.index_fits(i, a, d))
     }
 
     fn array_indices_fit(&self, a: Var, idx: &[DimIndex]) -> bool {
@@ -517,6 +568,7 @@ impl Walk {
             [p] if p.ty == Type::Prim(PrimType::I64) => Some(p.var),
             _ => None,
         };
+        self.note_shapes(pat, e);
         match e {
             Exp::Atoms(xs) => {
                 for (p, x) in pat.iter().zip(xs) {
@@ -655,6 +707,96 @@ impl Walk {
                     });
                 }
             }
+        }
+    }
+
+    /// Where the shapes of the arrays and accumulators `e` binds (in
+    /// `pat` and in its lambdas and loops) come from.
+    fn note_shapes(&mut self, pat: &[Param], e: &Exp) {
+        let first = pat.first().map(|p| p.var);
+        match e {
+            Exp::Atoms(xs) => {
+                for (p, x) in pat.iter().zip(xs) {
+                    self.note_same(p.var, x);
+                }
+            }
+            Exp::Copy(a) | Exp::Update(a, ..) | Exp::UpdateAcc { acc: a, .. } => {
+                if let Some(v) = first {
+                    self.note_same(v, &Atom::Var(*a));
+                }
+            }
+            Exp::Replicate(n, x) => {
+                if let Some(v) = first {
+                    let row = match x {
+                        Atom::Var(r) if matches!(self.types.get(r), Some(Type::Array(..))) => {
+                            Some(*r)
+                        }
+                        _ => None,
+                    };
+                    self.made.insert(v, (*n, row));
+                }
+            }
+            Exp::Iota { n, .. } => {
+                if let Some(v) = first {
+                    self.made.insert(v, (*n, None));
+                }
+            }
+            Exp::WithAcc { inputs, lam } => {
+                for (i, input) in inputs.iter().enumerate() {
+                    let a = Atom::Var(input.array);
+                    if let Some(p) = lam.params.get(i) {
+                        self.note_same(p.var, &a);
+                    }
+                    if let Some(p) = pat.get(i) {
+                        self.note_same(p.var, &a);
+                    }
+                }
+            }
+            Exp::Soac(Soac::Map { w, lam, arrs }) => {
+                let accs: Vec<Var> = arrs
+                    .iter()
+                    .copied()
+                    .filter(|a| matches!(self.types.get(a), Some(Type::Acc(..))))
+                    .collect();
+                for (p, a) in lam.params.iter().zip(arrs) {
+                    if accs.contains(a) {
+                        self.note_same(p.var, &Atom::Var(*a));
+                    }
+                }
+                let mut k = 0;
+                for p in pat {
+                    match p.ty {
+                        Type::Acc(..) => {
+                            if let Some(a) = accs.get(k) {
+                                self.note_same(p.var, &Atom::Var(*a));
+                            }
+                            k += 1;
+                        }
+                        Type::Array(..) => {
+                            self.made.insert(p.var, (*w, None));
+                        }
+                        Type::Prim(_) => {}
+                    }
+                }
+            }
+            // An accumulator keeps the shape of its array through loops
+            // and branches (arrays may change shape there).
+            Exp::Loop { params, init, .. } => {
+                for ((p, x), q) in params.iter().zip(init).zip(pat) {
+                    if p.ty.is_acc() {
+                        self.note_same(p.var, x);
+                        self.note_same(q.var, x);
+                    }
+                }
+            }
+            Exp::If { then_, .. } => {
+                for (p, x) in pat.iter().zip(&then_.result) {
+                    if p.ty.is_acc() {
+                        self.note_same(p.var, x);
+                    }
+                }
+            }
+            _ => {}
         }
     }
 
@@ -884,6 +1026,32 @@ mod tests {
         );
         // h_15 (k may be out of range there) and x_17 (i + k) are not.
         assert_eq!(proven(&p), ["a_7", "b_9", "g_13"]);
+    }
+
+    #[test]
+    fn an_accumulator_has_the_shape_of_its_array() {
+        // Neither the zeros nor the accumulator name their size in their
+        // types: the replicate that made the zeros does. The map's
+        // parameter over iota(k) is not known to fit it.
+        let p = program(
+            "  let z_3: [?]f64 = replicate(n_2, 0.0f64)
+  let is_4: [n_2]i64 = iota<i64>(n_2, 0i64, 1i64)
+  let ks_12: [k_1]i64 = iota<i64>(k_1, 0i64, 1i64)
+  let out_10: [?]f64 = with_acc([z_3 add], \\(acc_5: acc([?]f64)): (acc([?]f64)) -> {
+    let a_9: acc([?]f64) = map(n_2, \\(i_6: i64, c_7: acc([?]f64)): (acc([?]f64)) -> {
+      let c_8: acc([?]f64) = update_acc(c_7, [i_6], 1.0f64)
+      in (c_8)
+    }, is_4, acc_5)
+    let b_16: acc([?]f64) = map(k_1, \\(j_14: i64, d_15: acc([?]f64)): (acc([?]f64)) -> {
+      let d_11: acc([?]f64) = update_acc(d_15, [j_14], 1.0f64)
+      in (d_11)
+    }, ks_12, a_9)
+    in (b_16)
+  })
+  let y_17: f64 = out_10[0i64]
+  in (y_17)",
+        );
+        assert_eq!(proven(&p), ["c_8"]);
     }
 
     #[test]
