@@ -19,12 +19,16 @@
 //! * the condition of an enclosing branch, when it compares `i64` values
 //!   (`<`, `<=`, `>`, `>=`, `==`, `!=`, and `&&`, `||`, `!` of those), and
 //!   the condition of a `while` loop in its body;
-//! * the results of a branch (what holds in both branches).
+//! * the results of a branch (what holds in both branches);
+//! * `assert_eq_sizes` (its sizes are equal after it); the minimum or
+//!   maximum (a `reduce` with `min`/`max`) of a map's `i64` results and a
+//!   neutral element that are all at least some constant.
 //!
 //! An accumulator has the shape of the array its `with_acc` took (through
 //! maps, loops and branches that thread it); an update or copy has the
 //! shape of its array; `replicate`, `iota` and `map` make arrays whose
-//! outer size is their width.
+//! outer size is their width; a size bound by `size(b, e)` names
+//! dimension e of b.
 //!
 //! An index is in bounds when it is at least 0 and one of its upper bounds
 //! is at most the array's dimension: the dimension in the array's type (a
@@ -263,6 +267,8 @@ enum Cond {
 #[derive(Default)]
 struct Walk {
     types: HashMap<Var, Type>,
+    /// `size(a, d)` statements, by the variable they bind.
+    size_source: HashMap<Var, (Var, usize)>,
     /// `size(a, d)` statements: the variable naming dimension d of a.
     sizes: HashMap<(Var, usize), Vec<Var>>,
     /// `iota(n, 0, 1)` arrays of `i64`, with n.
@@ -273,6 +279,8 @@ struct Walk {
     /// Arrays made by `replicate`, `iota` or `map`: their outer size, and
     /// for `replicate` of an array, that array (the shape of each row).
     made: HashMap<Var, (Atom, Option<Var>)>,
+    /// `i64` arrays made by a map whose elements are at least a constant.
+    element_low: HashMap<Var, i64>,
     /// Variables bound to `n + c` (n a variable, c a constant).
     exact: HashMap<Var, (Var, i64)>,
     ranges: HashMap<Var, Range>,
@@ -466,7 +474,7 @@ impl Walk {
         }
         if let Some(Type::Array(_, dims) | Type::Acc(_, dims)) = self.types.get(&a) {
             match dims.get(d) {
-                Some(Dim::Var(n)) => names.push(*n),
+                Some(Dim::Var(n)) => self.add_name(*n, names, constant, depth),
                 Some(Dim::Const(k)) => *constant = Some(*k),
                 _ => {}
             }
@@ -477,12 +485,24 @@ impl Walk {
         }
         if let Some((outer, rows)) = self.made.get(&a) {
             match (d, outer, rows) {
-                (0, Atom::Var(n), _) => names.push(*n),
+                (0, Atom::Var(n), _) => self.add_name(*n, names, constant, depth),
                 (0, Atom::Const(PrimValue::I64(k)), _) => *constant = Some(*k),
                 (0, _, _) => {}
                 (_, _, Some(row)) => self.dim_names(*row, d - 1, names, constant, depth + 1),
                 _ => {}
             }
+        }
+    }
+
+    /// Adds size variable `n` to the names of a dimension; if `size(b,
+    /// e)` bound it, dimension e of b has the same size, so its names too.
+    fn add_name(&self, n: Var, names: &mut Vec<Var>, constant: &mut Option<i64>, depth: usize) {
+        if names.contains(&n) {
+            return;
+        }
+        names.push(n);
+        if let Some(&(b, e)) = self.size_source.get(&n) {
+            self.dim_names(b, e, names, constant, depth + 1);
         }
     }
 
@@ -612,6 +632,7 @@ impl Walk {
                 if let Some(v) = one {
                     self.set(v, Range::at_least(0));
                     self.sizes.entry((*a, *d)).or_default().push(v);
+                    self.size_source.insert(v, (*a, *d));
                 }
             }
             Exp::Iota {
@@ -690,8 +711,40 @@ impl Walk {
                             walk.positive(&n);
                         }
                     }
-                    walk.lambda(lam);
+                    let results = walk.body(&lam.body);
+                    for (p, r) in pat.iter().zip(results) {
+                        if let (Type::Array(PrimType::I64, _), Some(low)) = (&p.ty, r.low) {
+                            walk.element_low.insert(p.var, low);
+                        }
+                    }
                 });
+            }
+            // The minimum or maximum of elements and a neutral element
+            // that are all at least some constant.
+            Exp::Soac(Soac::Reduce {
+                lam, neutral, arrs, ..
+            }) => {
+                let low = match (min_or_max(lam), one, neutral.as_slice(), arrs.as_slice()) {
+                    (true, Some(_), [ne], [a]) => self
+                        .range(ne)
+                        .low
+                        .zip(self.element_low.get(a).copied())
+                        .map(|(x, y)| x.min(y)),
+                    _ => None,
+                };
+                self.scoped(|w| w.lambda(lam));
+                if let (Some(v), Some(low)) = (one, low) {
+                    self.set(v, Range::at_least(low));
+                }
+            }
+            // After `assert_eq_sizes`, the sizes are equal.
+            Exp::AssertEqSizes(xs, _) => {
+                for pair in xs.windows(2) {
+                    if self.is_i64(&pair[0]) && self.is_i64(&pair[1]) {
+                        self.less(&pair[0], &pair[1], false);
+                        self.less(&pair[1], &pair[0], false);
+                    }
+                }
             }
             // Operators: they also combine partial results, so their
             // parameters get no facts from the inputs.
@@ -902,6 +955,25 @@ impl Walk {
     }
 }
 
+/// Whether `lam` is `\x y -> min x y` or `max` (on one component).
+fn min_or_max(lam: &Lambda) -> bool {
+    match (
+        lam.params.as_slice(),
+        lam.body.stms.as_slice(),
+        lam.body.result.as_slice(),
+    ) {
+        ([x, y], [s], [Atom::Var(r)]) => {
+            matches!(
+                &s.exp,
+                Exp::BinOp(BinOp::Min | BinOp::Max, Atom::Var(a), Atom::Var(b))
+                    if (*a == x.var && *b == y.var) || (*a == y.var && *b == x.var)
+            ) && s.pat.len() == 1
+                && s.pat[0].var == *r
+        }
+        _ => false,
+    }
+}
+
 fn x_exact<'a>(x: &Atom, exact: &'a HashMap<Var, (Var, i64)>) -> Option<&'a (Var, i64)> {
     match x {
         Atom::Var(v) => exact.get(v),
@@ -1052,6 +1124,50 @@ mod tests {
   in (y_17)",
         );
         assert_eq!(proven(&p), ["c_8"]);
+    }
+
+    #[test]
+    fn equal_sizes_a_size_s_array_and_the_first_minimum() {
+        // kmeans's shape: the row of the first position where a value is
+        // minimal (a min-reduction of positions in 0..n, with n as the
+        // neutral element), guarded by `first < n`, in zeros whose row
+        // size is named through a `size` of other zeros and an assertion.
+        let p = program(
+            "  let () = assert_eq_sizes(k_1, n_2, \"k is n\")
+  let z_3: [?]f64 = replicate(k_1, 0.0f64)
+  let zz_4: [?][?]f64 = replicate(n_2, z_3)
+  let m_5: i64 = size(zz_4, 1)
+  let y_6: [?]f64 = replicate(m_5, 0.0f64)
+  let yy_7: [?][?]f64 = replicate(n_2, y_6)
+  let is_8: [n_2]i64 = iota<i64>(n_2, 0i64, 1i64)
+  let ps_13: [n_2]i64 = map(n_2, \\(x_9: f64, i_10: i64): (i64) -> {
+    let c_11: bool = x_9 == 0.0f64
+    let s_12: i64 = if c_11 then {
+      in (i_10)
+    } else {
+      in (n_2)
+    }
+    in (s_12)
+  }, xs_0, is_8)
+  let f_17: i64 = reduce_comm(n_2, \\(a_14: i64, b_15: i64): (i64) -> {
+    let r_16: i64 = min(a_14, b_15)
+    in (r_16)
+  }, (n_2), ps_13)
+  let c_18: bool = f_17 < n_2
+  let e_21: f64 = if c_18 then {
+    let row_19: f64 = yy_7[f_17, 0i64]
+    let row_20: f64 = yy_7[f_17, f_17]
+    in (row_20)
+  } else {
+    in (0.0f64)
+  }
+  in (e_21)",
+        );
+        // yy[f, 0] needs k ≥ 1, which nothing says.
+        assert_eq!(proven(&p), ["row_20"]);
+        // Without the assertion, k and n are unrelated.
+        let p = p.replace("let () = assert_eq_sizes(k_1, n_2, \"k is n\")\n", "");
+        assert!(proven(&p).is_empty());
     }
 
     #[test]
