@@ -88,7 +88,12 @@ pub(crate) fn prototype(id: FunId, f: &Function) -> Result<String, CgenError> {
         parts.push(format!("{} *out{i}", c_decl_type(t)?));
     }
     for p in &f.params {
-        parts.push(format!("{} {}", c_decl_type(&p.ty)?, var_name(p.var)));
+        // An f16 passed by value is `nb_f16_arg` (see runtime.c).
+        let ty = match p.ty {
+            Type::Prim(PrimType::F16) => "nb_f16_arg",
+            _ => c_decl_type(&p.ty)?,
+        };
+        parts.push(format!("{ty} {}", var_name(p.var)));
     }
     if parts.is_empty() {
         parts.push("void".to_string());

@@ -28,9 +28,9 @@
 //!
 //! Constructs the backend cannot lower give a [`CgenError`] (never wrong C):
 //! `jvp`/`vjp` left in the program for dynamic AD, arrays of rank above 8.
-//! `f16` is C's `_Float16` (computed in `float` and rounded, as
-//! `nabla_prim` does), so it needs a C compiler that has it (gcc ≥ 12,
-//! clang ≥ 15 on x86-64 and AArch64).
+//! `f16` is computed in `float` and rounded, as `nabla_prim` does, and
+//! stored as C's `_Float16` (gcc ≥ 12, clang ≥ 15) or, with older clang,
+//! as its storage-only `__fp16` (runtime.c's `nb_f16`).
 
 mod borrow;
 mod entry;

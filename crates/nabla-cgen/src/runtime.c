@@ -37,10 +37,39 @@ __attribute__((unused)) static void nb_tune_malloc(void) {
 #endif
 }
 
-/* f16 is C's _Float16 where the compiler has it (gcc >= 12, clang >= 15);
- * programs without f16 compile without it. */
+/* f16 is C's _Float16 where the compiler has it (gcc >= 12, clang >= 15).
+ * Older clang (14, Debian 12's) has only the storage type __fp16: its
+ * arithmetic promotes to float (every f16 operation is computed in float
+ * and rounded anyway, as nabla-prim does), but it cannot be a parameter
+ * (nb_f16_arg is float there: it holds every f16 value exactly), and its
+ * conversion from double is wrong (clang 14 on x86-64 gives the bits
+ * 0x0001), so nb_f16_of_f64 rounds to float to odd first, which rounds to
+ * f16 like one rounding from double. Programs without f16 compile with
+ * neither. */
 #if defined(__FLT16_MANT_DIG__)
 #define NB_HAVE_F16 1
+typedef _Float16 nb_f16;
+typedef _Float16 nb_f16_arg;
+#define nb_f16_of_f64(x) ((nb_f16)(double)(x))
+#elif defined(__clang__)
+#define NB_HAVE_F16 1
+typedef __fp16 nb_f16;
+typedef float nb_f16_arg;
+/* x rounded to float, toward zero with the lowest bit set where inexact
+ * ("round to odd"): two extra bits, so rounding it to f16 is exact to the
+ * one rounding of x. */
+static inline float nb_f32_round_to_odd(double x) {
+  float f = (float)x;
+  if ((double)f != x && x == x) {
+    uint32_t u;
+    memcpy(&u, &f, 4);
+    if (fabs((double)f) > fabs(x)) u -= 1;
+    u |= 1;
+    memcpy(&f, &u, 4);
+  }
+  return f;
+}
+#define nb_f16_of_f64(x) ((nb_f16)nb_f32_round_to_odd((double)(x)))
 #endif
 
 #ifdef NB_LIBRARY
@@ -175,7 +204,7 @@ static nb_arr nb_alloc(int rank, const int64_t *shape, size_t elem, const char *
     size_t cls = bytes ? (bytes + 15) / 16 : 1;
     a.mem = nb_free_lists[cls];
     if (a.mem) {
-      memcpy(&nb_free_lists[cls], a.mem + 1, sizeof(nb_mem *));
+      memcpy(&nb_free_lists[cls], a.mem + 1, sizeof nb_free_lists[0]);
     } else {
       a.mem = (nb_mem *)malloc(sizeof(nb_mem) + cls * 16);
       if (!a.mem) {
@@ -223,7 +252,7 @@ __attribute__((noinline)) static void nb_free_mem(nb_mem *m) {
   int64_t cls = m->pad;
   if (cls > 0) {
     nb_unlink(m);
-    memcpy(m + 1, &nb_free_lists[cls], sizeof(nb_mem *));
+    memcpy(m + 1, &nb_free_lists[cls], sizeof nb_free_lists[0]);
     nb_free_lists[cls] = m;
     return;
   }
@@ -238,7 +267,7 @@ __attribute__((unused)) static void nb_drain_free_lists(void) {
   for (int cls = 0; cls <= NB_SMALL_CLASSES; cls++) {
     while (nb_free_lists[cls]) {
       nb_mem *m = nb_free_lists[cls];
-      memcpy(&nb_free_lists[cls], m + 1, sizeof(nb_mem *));
+      memcpy(&nb_free_lists[cls], m + 1, sizeof nb_free_lists[0]);
       free(m);
     }
   }
@@ -835,12 +864,13 @@ static inline double nb_sgn_f64(double x) { return isnan(x) ? x : (double)((x > 
 static inline float nb_sgn_f32(float x) { return isnan(x) ? x : (float)((x > 0) - (x < 0)); }
 
 #ifdef NB_HAVE_F16
-static inline _Float16 nb_f16_from_bits(uint16_t b) {
-  _Float16 x;
+static inline nb_f16_arg nb_f16_from_bits(uint16_t b) {
+  nb_f16 x;
   memcpy(&x, &b, 2);
   return x;
 }
-static inline uint16_t nb_f16_to_bits(_Float16 x) {
+static inline uint16_t nb_f16_to_bits(nb_f16_arg v) {
+  nb_f16 x = (nb_f16)v;
   uint16_t b;
   memcpy(&b, &x, 2);
   return b;
@@ -1056,10 +1086,10 @@ static void nb_read_scalar(nb_reader *r, int t, void *out) {
       memcpy(out, &x, 8);
     } else {
 #ifdef NB_HAVE_F16
-      _Float16 h = (_Float16)x; /* via f64, as nabla-values reads f16 */
+      nb_f16 h = nb_f16_of_f64(x); /* via f64, as nabla-values reads f16 */
       memcpy(out, &h, 2);
 #else
-      nb_input_error(r, "f16 needs a C compiler with _Float16");
+      nb_input_error(r, "f16 needs a C compiler with _Float16 or __fp16");
 #endif
     }
     return;
@@ -1319,7 +1349,7 @@ static void nb_put_scalar(FILE *o, int t, const void *p) {
   case NB_U32: fprintf(o, "%" PRIu32 "u32", *(const uint32_t *)p); break;
   case NB_U64: fprintf(o, "%" PRIu64 "u64", *(const uint64_t *)p); break;
 #ifdef NB_HAVE_F16
-  case NB_F16: nb_put_float(o, (float)*(const _Float16 *)p, true, "f16"); break;
+  case NB_F16: nb_put_float(o, (float)*(const nb_f16 *)p, true, "f16"); break;
 #endif
   case NB_F32: nb_put_float(o, *(const float *)p, true, "f32"); break;
   case NB_F64: nb_put_float(o, *(const double *)p, false, "f64"); break;

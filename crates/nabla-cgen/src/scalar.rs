@@ -6,7 +6,8 @@
 use crate::CgenError;
 use nabla_ir::{BinOp, CmpOp, ConvOp, PrimType, PrimValue, TernOp, UnOp};
 
-/// The C type of a primitive type; `f16` is not supported.
+/// The C type of a variable of primitive type `t` (`f16` is the runtime's
+/// `nb_f16`: `_Float16` or, where the C compiler lacks it, `__fp16`).
 pub fn c_type(t: PrimType) -> Result<&'static str, CgenError> {
     Ok(match t {
         PrimType::I8 => "int8_t",
@@ -20,7 +21,7 @@ pub fn c_type(t: PrimType) -> Result<&'static str, CgenError> {
         PrimType::F32 => "float",
         PrimType::F64 => "double",
         PrimType::Bool => "bool",
-        PrimType::F16 => "_Float16",
+        PrimType::F16 => "nb_f16",
     })
 }
 
@@ -94,7 +95,7 @@ pub fn binop(op: BinOp, t: PrimType, x: &str, y: &str, loc: &str) -> Result<Stri
             &format!("((float){y})"),
             loc,
         )?;
-        return Ok(format!("((_Float16){e})"));
+        return Ok(format!("((nb_f16){e})"));
     }
     if t.is_float() {
         c_type(t)?;
@@ -180,7 +181,7 @@ pub fn unop(op: UnOp, t: PrimType, x: &str) -> Result<String, CgenError> {
         let e = unop(op, PrimType::F32, &format!("((float){x})"))?;
         return Ok(match op {
             UnOp::IsNan | UnOp::IsInf => e,
-            _ => format!("((_Float16){e})"),
+            _ => format!("((nb_f16){e})"),
         });
     }
     c_type(t)?;
@@ -251,16 +252,16 @@ pub fn ternop(op: TernOp, t: PrimType, a: &str, b: &str, c: &str) -> Result<Stri
             format!("((float){b})"),
             format!("((float){c})"),
         );
-        let r16 = |e: String| format!("((float)(_Float16)({e}))");
+        let r16 = |e: String| format!("((float)(nb_f16)({e}))");
         return Ok(match op {
             TernOp::Fma => {
-                format!("((_Float16)fma((double){a}, (double){b}, (double){c}))")
+                format!("nb_f16_of_f64(fma((double){a}, (double){b}, (double){c}))")
             }
-            TernOp::Mad => format!("((_Float16)({} + {c}))", r16(format!("{a} * {b}"))),
+            TernOp::Mad => format!("((nb_f16)({} + {c}))", r16(format!("{a} * {b}"))),
             TernOp::Lerp => {
                 let d = r16(format!("{b} - {a}"));
                 let m = r16(format!("{d} * {c}"));
-                format!("((_Float16)({a} + {m}))")
+                format!("((nb_f16)({a} + {m}))")
             }
         });
     }
@@ -296,6 +297,9 @@ pub fn conv(op: ConvOp, x: &str) -> Result<String, CgenError> {
                 return Ok(format!("({x} != 0)"));
             }
             if from.is_float() {
+                if to == PrimType::F16 && from == PrimType::F64 {
+                    return Ok(format!("nb_f16_of_f64({x})"));
+                }
                 if to.is_float() {
                     return Ok(format!("(({tt}){x})"));
                 }
@@ -304,7 +308,7 @@ pub fn conv(op: ConvOp, x: &str) -> Result<String, CgenError> {
             // Integer source.
             if to == PrimType::F16 {
                 // As nabla-prim: through the nearest f64.
-                return Ok(format!("((_Float16)(double){x})"));
+                return Ok(format!("nb_f16_of_f64((double){x})"));
             }
             if to.is_float() {
                 return Ok(format!("(({tt}){x})"));
