@@ -20,6 +20,8 @@
 //!   (`<`, `<=`, `>`, `>=`, `==`, `!=`, and `&&`, `||`, `!` of those), and
 //!   the condition of a `while` loop in its body;
 //! * the results of a branch (what holds in both branches);
+//! * an index of `a[i, …]` or `a with [i, …] = x`: in bounds after it
+//!   (the access stops the program otherwise);
 //! * `assert_eq_sizes` (its sizes are equal after it); the minimum or
 //!   maximum (a `reduce` with `min`/`max`) of a map's `i64` results and a
 //!   neutral element that are all at least some constant.
@@ -567,6 +569,37 @@ impl Walk {
         fixed.is_some_and(|f| self.indices_fit(a, dims, &f))
     }
 
+    /// After `a[i, …]` or `a with [i, …] = x`, each single index is in
+    /// bounds of its dimension: the access stops the program otherwise.
+    /// (Not after `update_acc`, which ignores an index out of bounds.)
+    fn checked_indices(&mut self, a: Var, idx: &[DimIndex]) {
+        for (d, ix) in idx.iter().enumerate() {
+            let DimIndex::Fix(Atom::Var(i)) = ix else {
+                continue;
+            };
+            if self.types.get(i) != Some(&Type::Prim(PrimType::I64)) {
+                continue;
+            }
+            let mut names = Vec::new();
+            let mut constant = None;
+            self.dim_names(a, d, &mut names, &mut constant, 0);
+            let mut r = Range::at_least(0);
+            for n in names {
+                r.add_upper(Upper {
+                    var: Some(n),
+                    offset: 0,
+                });
+            }
+            if let Some(k) = constant {
+                r.add_upper(Upper {
+                    var: None,
+                    offset: k,
+                });
+            }
+            self.refine(*i, r);
+        }
+    }
+
     // ----- the walk -----
 
     fn body(&mut self, b: &Body) -> Vec<Range> {
@@ -649,11 +682,13 @@ impl Walk {
                 if self.array_indices_fit(*a, idx) {
                     self.proven.extend(first);
                 }
+                self.checked_indices(*a, idx);
             }
             Exp::Update(a, idx, _) => {
                 if self.array_indices_fit(*a, idx) {
                     self.proven.extend(first);
                 }
+                self.checked_indices(*a, idx);
             }
             Exp::UpdateAcc { acc, indices, .. } => {
                 if let Some(Type::Acc(_, dims)) = self.types.get(acc) {
@@ -817,7 +852,7 @@ impl Walk {
                     }
                 }
                 let mut k = 0;
-                for p in pat {
+                for (j, p) in pat.iter().enumerate() {
                     match p.ty {
                         Type::Acc(..) => {
                             if let Some(a) = accs.get(k) {
@@ -826,7 +861,16 @@ impl Walk {
                             k += 1;
                         }
                         Type::Array(..) => {
-                            self.made.insert(p.var, (*w, None));
+                            // Its rows have the shape of the lambda's result.
+                            let row = match lam.body.result.get(j) {
+                                Some(Atom::Var(r))
+                                    if matches!(self.types.get(r), Some(Type::Array(..))) =>
+                                {
+                                    Some(*r)
+                                }
+                                _ => None,
+                            };
+                            self.made.insert(p.var, (*w, row));
                         }
                         Type::Prim(_) => {}
                     }
@@ -1168,6 +1212,49 @@ mod tests {
         // Without the assertion, k and n are unrelated.
         let p = p.replace("let () = assert_eq_sizes(k_1, n_2, \"k is n\")\n", "");
         assert!(proven(&p).is_empty());
+    }
+
+    #[test]
+    fn a_checked_access_bounds_its_index_for_what_follows() {
+        // gmm's return sweep: an element `xs[k]` is read (checked) before
+        // the adjoint's update at the same index, in an accumulator of
+        // zeros made by a map whose rows have the size n of xs.
+        let p = program(
+            "  let ks_3: [k_1]i64 = iota<i64>(k_1, 0i64, 1i64)
+  let zs_6: [?][?]f64 = map(k_1, \\(u_4: i64): ([n_2]f64) -> {
+    let z_5: [n_2]f64 = replicate(n_2, 0.0f64)
+    in (z_5)
+  }, ks_3)
+  let out_21: [?][?]f64 = with_acc([zs_6 add], \\(acc_7: acc([?][?]f64)): (acc([?][?]f64)) -> {
+    let a_20: acc([?][?]f64) = map(k_1, \\(i_8: i64, c_9: acc([?][?]f64)): (acc([?][?]f64)) -> {
+      let c_10: bool = k_1 < n_2
+      let d_11: bool = 0i64 <= k_1
+      let e_12: bool = c_10 && d_11
+      let b_15: acc([?][?]f64) = if e_12 then {
+        let b_14: acc([?][?]f64) = update_acc(c_9, [i_8, k_1], 1.0f64)
+        let w_13: f64 = xs_0[k_1]
+        in (b_14)
+      } else {
+        in (c_9)
+      }
+      let b_16: acc([?][?]f64) = update_acc(b_15, [i_8, k_1], 1.0f64)
+      let b_17: acc([?][?]f64) = update_acc(b_16, [i_8, k_1], 1.0f64)
+      let v_18: f64 = xs_0[k_1]
+      let b_19: acc([?][?]f64) = update_acc(b_17, [i_8, k_1], v_18)
+      in (b_19)
+    }, ks_3, acc_7)
+    in (a_20)
+  })
+  let y_22: f64 = xs_0[k_1]
+  let y_23: f64 = xs_0[k_1]
+  in (y_23)",
+        );
+        // Inside the branch, its condition (b_14, w_13). After it, neither
+        // the branch's read nor an update_acc (b_16, b_17; it ignores an
+        // index out of bounds) says anything; the read v_18 does (b_19).
+        // The facts of the map's lambda stay there (y_22: the map may not
+        // have run), and y_22's own read proves y_23.
+        assert_eq!(proven(&p), ["b_14", "b_19", "w_13", "y_23"]);
     }
 
     #[test]
