@@ -403,9 +403,9 @@ impl<'a> FnGen<'a> {
                 if self.consumes(stm) {
                     self.release_dead();
                 }
-                match body.stms.get(k + 1) {
-                    Some(next) if map_into_reduce(body, k).is_some() => {
-                        self.fused_map_reduce(stm, next)?;
+                match (body.stms.get(k + 1), map_into_reduce(body, k)) {
+                    (Some(next), Some(stored)) => {
+                        self.fused_map_reduce(stm, next, &stored)?;
                         skip_next = true;
                     }
                     _ => self.stm(stm)?,
@@ -1396,12 +1396,17 @@ impl<'a> FnGen<'a> {
         })
     }
 
-    /// A map whose scalar results are read only by the reduction right
-    /// after it (see [`map_into_reduce`]), as one loop: each element is
-    /// computed by the map's lambda into the reduction's element
-    /// parameters and combined at once, so the mapped arrays are never
-    /// stored (they stay empty).
-    fn fused_map_reduce(&mut self, map_stm: &Stm, red_stm: &Stm) -> Result<(), CgenError> {
+    /// A map whose scalar results the reduction right after it reads (see
+    /// [`map_into_reduce`]), as one loop: each element is computed by the
+    /// map's lambda into the reduction's element parameters and combined
+    /// at once. Only the results marked in `stored` are written to arrays
+    /// (in the same loop); the others are never stored (they stay empty).
+    fn fused_map_reduce(
+        &mut self,
+        map_stm: &Stm,
+        red_stm: &Stm,
+        stored: &[bool],
+    ) -> Result<(), CgenError> {
         let (
             Exp::Soac(Soac::Map {
                 w,
@@ -1428,41 +1433,84 @@ impl<'a> FnGen<'a> {
         {
             return Err(CgenError::internal("map/reduce of the wrong arity"));
         }
+        if stored.len() != map_stm.pat.len() {
+            return Err(CgenError::internal("map/reduce of the wrong arity"));
+        }
         let loc = c_string(&(self.locate)(map_stm.span));
         let (accs, elems) = rlam.params.split_at(k);
-        // The map's i-th result goes to the element parameter that reads it.
+        // The map's i-th result goes to the element parameter that reads
+        // it, or to a scalar of its own (declared per element) where the
+        // reduction does not read it; a stored result is then written to
+        // its array at j.
         let mut targets = Vec::new();
-        for p in &map_stm.pat {
-            let j = rarrs
-                .iter()
-                .position(|a| *a == p.var)
-                .ok_or_else(|| CgenError::internal("map result not reduced"))?;
-            targets.push(Some(var_name(elems[j].var)));
+        let mut locals = Vec::new();
+        let mut stores = Vec::new();
+        for (p, &store) in map_stm.pat.iter().zip(stored) {
+            let Type::Array(elem, _) = &p.ty else {
+                return Err(CgenError::internal("a fused map's result is not an array"));
+            };
+            let ct = c_type(*elem)?;
+            let target = match rarrs.iter().position(|a| *a == p.var) {
+                Some(j) => var_name(elems[j].var),
+                None => {
+                    let t = self.fresh();
+                    locals.push(format!("{ct} {t};"));
+                    t
+                }
+            };
+            if store {
+                stores.push(format!("(({ct} *){}.data)[j] = {target};", var_name(p.var)));
+            }
+            targets.push(Some(target));
         }
         let wv = self.fresh();
         self.open("{");
         self.line(&format!("int64_t {wv} = {};", self.int(w)?));
         self.check_widths(&loc, "map", &wv, marrs)?;
+        for (p, &store) in map_stm.pat.iter().zip(stored) {
+            if let (true, Type::Array(elem, _)) = (store, &p.ty) {
+                self.line(&format!(
+                    "{} = nb_alloc(1, (int64_t[]){{{wv}}}, sizeof({}), {loc});",
+                    var_name(p.var),
+                    c_type(*elem)?
+                ));
+            }
+        }
         for (p, n) in accs.iter().zip(neutral) {
             self.line(&format!("{} = {};", var_name(p.var), self.owned(n)?));
         }
-        if let Some(op) = lane_operator(rlam)
-            .filter(|_| worth_lanes(w) && small_for_lanes(&mlam.body, LANE_BODY_LIMIT))
-        {
+        // One element of the map, at index j.
+        let element = |g: &mut Self| -> Result<(), CgenError> {
+            for l in &locals {
+                g.line(l);
+            }
+            for (p, v) in mlam.params.iter().zip(marrs) {
+                g.bind_row(p, *v, "j")?;
+            }
+            g.body(&mlam.body, &targets)?;
+            for st in &stores {
+                g.line(st);
+            }
+            g.release_params(&mlam.params);
+            Ok(())
+        };
+        // A minimum or maximum of elements that each run a loop of their
+        // own keeps one chain: the chain is short next to the element,
+        // and the copies of the element's loop cost more than they gain
+        // (kmeans's nearest centroid: 1.2x the time in lanes).
+        let chain_ok = |(op, _): &(BinOp, PrimType)| {
+            !matches!(op, BinOp::Min | BinOp::Max) || !has_nested(&mlam.body)
+        };
+        if let Some(op) = lane_operator(rlam).filter(|op| {
+            worth_lanes(w) && small_for_lanes(&mlam.body, LANE_BODY_LIMIT) && chain_ok(op)
+        }) {
             let lanes = Lanes {
                 acc: &accs[0],
                 elem: &elems[0],
                 result: &red_stm.pat[0],
                 op,
             };
-            self.reduce_in_lanes(&wv, lanes, |g| {
-                for (p, v) in mlam.params.iter().zip(marrs) {
-                    g.bind_row(p, *v, "j")?;
-                }
-                g.body(&mlam.body, &targets)?;
-                g.release_params(&mlam.params);
-                Ok(())
-            })?;
+            self.reduce_in_lanes(&wv, lanes, element)?;
             self.close();
             return Ok(());
         }
@@ -1471,11 +1519,7 @@ impl<'a> FnGen<'a> {
         for (p, t) in accs.iter().zip(&temps) {
             self.line(&format!("{} {t};", c_decl_type(&p.ty)?));
         }
-        for (p, v) in mlam.params.iter().zip(marrs) {
-            self.bind_row(p, *v, "j")?;
-        }
-        self.body(&mlam.body, &targets)?;
-        self.release_params(&mlam.params);
+        element(self)?;
         let red_targets: Vec<Option<String>> = temps.iter().map(|t| Some(t.clone())).collect();
         self.body(&rlam.body, &red_targets)?;
         for (p, t) in accs.iter().zip(&temps) {
@@ -2142,7 +2186,10 @@ struct Lanes<'a> {
 /// [`FnGen::reduce_in_lanes`] may regroup: the operator's body is `a op x`
 /// (or `x op a`) alone, with `op` exactly associative and commutative on
 /// its type (integer `+`, `*` and bitwise operators, which wrap) or
-/// floating-point `+`, which Futhark allows a reduction to regroup.
+/// floating-point `+`, which Futhark allows a reduction to regroup, or
+/// floating-point `min` and `max` (regrouped, they may return the other
+/// zero of `-0` and `+0` when those tie). Lanes also break the chain of a
+/// running minimum or maximum, which runtime.c computes without branches.
 /// Reductions of several values (such as forward mode's (primal, tangent)
 /// pairs) keep one chain: in lanes, ht's Jacobian ran about 3% slower
 /// (twice the live accumulators), while single sums gained up to a quarter
@@ -2164,6 +2211,7 @@ fn lane_operator(lam: &Lambda) -> Option<(BinOp, PrimType)> {
     let op_ok = match op {
         BinOp::Add => t.is_int() || t.is_float(),
         BinOp::Mul | BinOp::BitAnd | BinOp::BitOr | BinOp::BitXor => t.is_int(),
+        BinOp::Min | BinOp::Max => t.is_float(),
         _ => false,
     };
     (operands_ok && result_ok && op_ok && t != PrimType::F16).then_some((op, t))
@@ -2176,6 +2224,15 @@ fn worth_lanes(w: &Atom) -> bool {
         Atom::Const(PrimValue::I64(c)) => *c >= 2 * LANES as i64,
         _ => true,
     }
+}
+
+/// Whether a statement of `body` has a body or lambda of its own.
+fn has_nested(body: &Body) -> bool {
+    body.stms.iter().any(|s| {
+        let mut nested = false;
+        s.exp.for_each_nested(|_| nested = true);
+        nested
+    })
 }
 
 /// Whether `body` has at most `limit` statements at any depth.
@@ -2195,12 +2252,15 @@ fn small_for_lanes(body: &Body, limit: usize) -> bool {
 }
 
 /// Whether statement `k` of `b` is a map that can run fused with the
-/// reduction at `k + 1` ([`FnGen::fused_map_reduce`]): the map takes no
-/// accumulators and returns scalars only, the reduction has the same width
-/// (the same atom), scalar operands, and reads every map result exactly
-/// once as an input array, and nothing else in `b` (nor the reduction's
-/// operator or neutral elements) reads the map's results.
-fn map_into_reduce(b: &Body, k: usize) -> Option<()> {
+/// reduction at `k + 1` ([`FnGen::fused_map_reduce`]), and if so, which of
+/// the map's results are also stored as arrays. The map takes no
+/// accumulators and returns scalars only; the reduction has the same width
+/// (the same atom), scalar operands, and its input arrays are distinct
+/// results of the map; its operator and neutral elements read none of
+/// them. A result the reduction does not read, or that something else in
+/// `b` reads (after the loop, when the array is complete), is stored
+/// (Futhark's redomap with map outputs); the others never exist.
+fn map_into_reduce(b: &Body, k: usize) -> Option<Vec<bool>> {
     let (map_stm, red_stm) = (b.stms.get(k)?, b.stms.get(k + 1)?);
     let (
         Exp::Soac(Soac::Map {
@@ -2222,39 +2282,50 @@ fn map_into_reduce(b: &Body, k: usize) -> Option<()> {
     let scalar = |t: &Type| matches!(t, Type::Prim(_));
     let results: Vec<Var> = map_stm.pat.iter().map(|p| p.var).collect();
     let ok = mw == rw
-        && !results.is_empty()
+        && !rarrs.is_empty()
         && mlam.ret.iter().all(scalar)
         && map_stm.pat.iter().all(|p| scalar_elems(&p.ty))
         && mlam.params.iter().all(|p| !p.ty.is_acc())
         && rlam.params.iter().all(|p| scalar(&p.ty))
         && red_stm.pat.iter().all(|p| scalar(&p.ty))
-        && rarrs.len() == results.len()
+        && rarrs
+            .iter()
+            .all(|a| results.iter().filter(|v| *v == a).count() == 1)
         && results
             .iter()
-            .all(|v| rarrs.iter().filter(|a| *a == v).count() == 1)
+            .all(|v| rarrs.iter().filter(|a| *a == v).count() <= 1)
         && !marrs.iter().any(|a| results.contains(a));
     if !ok {
         return None;
     }
-    let reads_results = |vs: &[Var]| vs.iter().any(|v| results.contains(v));
     let mut operator = nabla_ir::free_vars_lambda(rlam);
     operator.extend(neutral.iter().filter_map(|a| match a {
         Atom::Var(v) => Some(*v),
         Atom::Const(_) => None,
     }));
-    if reads_results(&operator) {
+    if operator.iter().any(|v| results.contains(v)) {
         return None;
     }
+    let mut stored: Vec<bool> = results.iter().map(|v| !rarrs.contains(v)).collect();
     for (j, s) in b.stms.iter().enumerate() {
-        if j != k + 1 && reads_results(&nabla_ir::free_vars_stm(s)) {
-            return None;
+        if j == k + 1 {
+            continue;
+        }
+        let free = nabla_ir::free_vars_stm(s);
+        for (i, v) in results.iter().enumerate() {
+            if free.contains(v) {
+                stored[i] = true;
+            }
         }
     }
-    let in_result = b
-        .result
-        .iter()
-        .any(|a| matches!(a, Atom::Var(v) if results.contains(v)));
-    (!in_result).then_some(())
+    for a in &b.result {
+        if let Atom::Var(v) = a {
+            if let Some(i) = results.iter().position(|r| r == v) {
+                stored[i] = true;
+            }
+        }
+    }
+    Some(stored)
 }
 
 /// A one-dimensional array of scalars.
@@ -2561,6 +2632,57 @@ entry main = main (params [1, 1], results [1, 1])
         assert!(!c.contains("j = 1;"), "{c}");
     }
 
+    /// A map with two results: the sum of the first, which the result
+    /// also reads, and the second, which nothing reduces.
+    const MAP_SUM_AND_KEEP: &str = "
+fun main (xs_0: [?]f64): ([?]f64, [?]f64, f64) = {
+  let n_1: i64 = size(xs_0, 0)
+  let (e_3: [n_1]f64, d_4: [n_1]f64) = map(n_1, \\(x_2: f64): (f64, f64) -> {
+    let y_5: f64 = exp(x_2)
+    let z_6: f64 = x_2 * 2.0f64
+    in (y_5, z_6)
+  }, xs_0)
+  let s_10: f64 = reduce_comm(n_1, \\(a_7: f64, b_8: f64): (f64) -> {
+    let c_9: f64 = a_7 + b_8
+    in (c_9)
+  }, (0.0f64), e_3)
+  in (e_3, d_4, s_10)
+}
+
+entry main = main (params [1], results [1, 1, 1])
+";
+
+    #[test]
+    fn a_map_whose_results_are_read_after_its_reduction_runs_fused_with_it() {
+        /// The C function of `main`.
+        fn main_function(c: &str) -> &str {
+            let start = c.find("/* main */").expect("main");
+            let len = c[start..].find("\n}\n").expect("its end");
+            &c[start..start + len]
+        }
+        let c = main_c(MAP_SUM_AND_KEEP);
+        let main = main_function(&c);
+        // One loop over the elements (in lanes, and the rest), storing
+        // both results.
+        assert_eq!(main.matches("for (").count(), 2, "{main}");
+        assert!(main.contains(&format!("+= {LANES}) {{")), "{main}");
+        assert!(main.contains("v3 = nb_alloc(1, (int64_t[]){t2}"), "{main}");
+        assert!(main.contains("v4 = nb_alloc(1, (int64_t[]){t2}"), "{main}");
+        assert!(main.contains("((double *)v3.data)[j] = v8;"), "{main}");
+        assert!(main.contains("((double *)v4.data)[j] = t1;"), "{main}");
+        // A reduction whose operator reads the map's result: a loop for
+        // the map, then the reduction over the stored array.
+        let c = main_c(&MAP_SUM_AND_KEEP.replace(
+            "let c_9: f64 = a_7 + b_8",
+            "let q_11: f64 = e_3[0i64]\n    let c_9: f64 = q_11 + b_8",
+        ));
+        let main = main_function(&c);
+        assert!(
+            main.contains("nb_check_width(\"\", \"reduce\", \"e_3\", &v3"),
+            "{main}"
+        );
+    }
+
     #[test]
     fn reassociable_reductions_run_in_lanes() {
         let c = main_c(SUM);
@@ -2582,6 +2704,9 @@ entry main = main (params [1, 1], results [1, 1])
         let c = main_c(&SUM.replace("f64", "i8").replace("0.0i8", "0i8"));
         assert!(c.contains("uint32_t t2 = (uint32_t)(uint8_t)v2;"), "{c}");
         assert!(c.contains("v5 = (int8_t)(uint8_t)t2;"), "{c}");
+        // Float minima and maxima too.
+        let c = main_c(&SUM.replace("a_2 + b_3", "min(a_2, b_3)"));
+        assert!(c.contains("t5 = nb_fmin64(t5, v3);"), "{c}");
         // Float products, scans and short constant widths: one chain.
         for other in [
             SUM.replace("a_2 + b_3", "a_2 * b_3"),

@@ -764,10 +764,27 @@ static inline void nb_check_width(const char *loc, const char *what, const char 
 
 /* min/max of floats as C's fmin/fmax (a NaN operand gives the other one),
    inline: the libm calls cost more than the comparison on hot paths. */
-static inline double nb_fmin64(double x, double y) { return (x < y || y != y) ? x : y; }
-static inline double nb_fmax64(double x, double y) { return (x > y || y != y) ? x : y; }
-static inline float nb_fmin32(float x, float y) { return (x < y || y != y) ? x : y; }
-static inline float nb_fmax32(float x, float y) { return (x > y || y != y) ? x : y; }
+/* Futhark's min and max: a NaN operand loses to a number. Written as a
+ * select of the hardware's min (which returns y when either is NaN) and a
+ * NaN test of y, which compile without branches (vminsd, vcmpunordsd,
+ * vblendvpd): with `x < y || y != y` GCC branched on data, which mispredicts
+ * in a reduction that takes a running minimum. */
+static inline double nb_fmin64(double x, double y) {
+  double m = x < y ? x : y;
+  return y != y ? x : m;
+}
+static inline double nb_fmax64(double x, double y) {
+  double m = x > y ? x : y;
+  return y != y ? x : m;
+}
+static inline float nb_fmin32(float x, float y) {
+  float m = x < y ? x : y;
+  return y != y ? x : m;
+}
+static inline float nb_fmax32(float x, float y) {
+  float m = x > y ? x : y;
+  return y != y ? x : m;
+}
 
 #define NB_INT_OPS(T, U, S, BITS, SIGNED)                                                     \
   /* Arithmetic in uint64_t: no promotion to (signed) int, so no overflow. */              \
