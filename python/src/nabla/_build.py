@@ -29,7 +29,7 @@ from ._errors import CompileError
 CACHE_FORMAT = "1"
 
 #: The C flags used when ``CFLAGS`` is not set (the same as ``nabla c``).
-DEFAULT_CFLAGS = "-O3 -march=native -fno-math-errno -ffp-contract=fast"
+DEFAULT_CFLAGS = "-O3 -march=native -fno-math-errno -fno-trapping-math -ffp-contract=fast"
 
 _IMPORT = re.compile(r'\bimport\s+"([^"]+)"')
 
