@@ -1675,6 +1675,11 @@ impl<'a> FnGen<'a> {
             self.close();
             return Ok(());
         }
+        if let Some(parts) = componentwise_operator(lam).filter(|_| !scan) {
+            self.reduce_rows_in_place(&wv, pat, arrs, &parts)?;
+            self.close();
+            return Ok(());
+        }
         if scan {
             for (p, a) in pat.iter().zip(accs) {
                 let pv = var_name(p.var);
@@ -1750,6 +1755,105 @@ impl<'a> FnGen<'a> {
             }
         }
         self.close();
+        Ok(())
+    }
+
+    /// The loop of a reduction whose operator combines its components
+    /// independently, at least one of them rows by a rowwise operator
+    /// ([`componentwise_operator`]): each row accumulator (in the
+    /// operator's accumulator parameter on entry, a reference to the
+    /// neutral row) is made the only reference to its block (copied
+    /// once), and each element's row is combined into it element by
+    /// element, in place, instead of the operator's map allocating a new
+    /// row per element; scalar components are combined as usual. The
+    /// widths are checked as the operator's maps would check them.
+    fn reduce_rows_in_place(
+        &mut self,
+        wv: &str,
+        pat: &[Param],
+        arrs: &[Var],
+        parts: &[Component<'_>],
+    ) -> Result<(), CgenError> {
+        if pat.len() != parts.len() || arrs.len() != parts.len() {
+            return Err(CgenError::internal(
+                "a componentwise operator of the wrong arity",
+            ));
+        }
+        for part in parts {
+            if let (Component::Rows { .. }, Type::Array(t, _)) = (part, &part.acc().ty) {
+                let av = var_name(part.acc().var);
+                self.line(&format!(
+                    "nb_make_unique(&{av}, 1, sizeof({}));",
+                    c_type(*t)?
+                ));
+            }
+        }
+        self.open(&format!("for (int64_t j = 0; j < {wv}; j++) {{"));
+        for (part, a) in parts.iter().zip(arrs) {
+            self.bind_row(part.elem(), *a, "j")?;
+        }
+        for part in parts {
+            let (av, ev) = (var_name(part.acc().var), var_name(part.elem().var));
+            match part {
+                Component::Scalar {
+                    acc,
+                    stm,
+                    op,
+                    operands,
+                    ..
+                } => {
+                    let Type::Prim(t) = acc.ty else {
+                        return Err(CgenError::internal("a scalar component of array type"));
+                    };
+                    let loc = c_string(&(self.locate)(stm.span));
+                    let pick = |from_acc: bool| if from_acc { av.clone() } else { ev.clone() };
+                    let e = binop(*op, t, &pick(operands[0]), &pick(operands[1]), &loc)?;
+                    self.line(&format!("{av} = {e};"));
+                }
+                Component::Rows {
+                    acc,
+                    map_stm,
+                    width,
+                    op,
+                    operands,
+                    ..
+                } => {
+                    let Type::Array(t, _) = &acc.ty else {
+                        return Err(CgenError::internal("a row component of scalar type"));
+                    };
+                    let ct = c_type(*t)?;
+                    let loc = c_string(&(self.locate)(map_stm.span));
+                    let pick = |from_acc: bool| {
+                        if from_acc {
+                            format!("(({ct} *){av}.data)[s]")
+                        } else {
+                            format!("(({ct} *){ev}.data)[s]")
+                        }
+                    };
+                    let combined = binop(*op, *t, &pick(operands[0]), &pick(operands[1]), &loc)?;
+                    let Exp::Soac(Soac::Map { arrs: inner, .. }) = &map_stm.exp else {
+                        return Err(CgenError::internal("a rowwise operator without its map"));
+                    };
+                    let wi = self.fresh();
+                    self.line(&format!("int64_t {wi} = {};", self.int(width)?));
+                    self.check_widths(&loc, "map", &wi, inner)?;
+                    self.line(&format!(
+                        "for (int64_t s = 0; s < {wi}; s++) (({ct} *){av}.data)[s] = {combined};"
+                    ));
+                }
+            }
+        }
+        for part in parts {
+            self.release_params(std::slice::from_ref(part.elem()));
+        }
+        self.close();
+        for (p, part) in pat.iter().zip(parts) {
+            let value = match part {
+                Component::Rows { acc, .. } => self.consume(acc.var),
+                Component::Scalar { acc, .. } => var_name(acc.var),
+            };
+            self.line(&format!("{} = {value};", var_name(p.var)));
+        }
         Ok(())
     }
 
@@ -2217,6 +2321,150 @@ fn lane_operator(lam: &Lambda) -> Option<(BinOp, PrimType)> {
     (operands_ok && result_ok && op_ok && t != PrimType::F16).then_some((op, t))
 }
 
+/// One component of a reduction operator that combines its components
+/// independently (see [`componentwise_operator`]).
+enum Component<'a> {
+    /// `acc op elem` on scalars.
+    Scalar {
+        acc: &'a Param,
+        elem: &'a Param,
+        /// The operator's statement (for its location).
+        stm: &'a Stm,
+        op: BinOp,
+        /// For each operand of `op`, whether it is the accumulator (else
+        /// the element).
+        operands: [bool; 2],
+    },
+    /// `map (\a b -> a op b) acc elem` on rank-1 rows (Futhark's
+    /// `map2 op`).
+    Rows {
+        acc: &'a Param,
+        elem: &'a Param,
+        /// The operator's map statement (for its location and inputs).
+        map_stm: &'a Stm,
+        /// The map's width.
+        width: &'a Atom,
+        op: BinOp,
+        /// For each operand of `op`, whether it is the accumulator's
+        /// element (else the row's).
+        operands: [bool; 2],
+    },
+}
+
+impl<'a> Component<'a> {
+    fn acc(&self) -> &'a Param {
+        match self {
+            Component::Scalar { acc, .. } | Component::Rows { acc, .. } => acc,
+        }
+    }
+
+    fn elem(&self) -> &'a Param {
+        match self {
+            Component::Scalar { elem, .. } | Component::Rows { elem, .. } => elem,
+        }
+    }
+}
+
+/// The components of a reduction operator whose body computes each result
+/// from its own accumulator and element parameters alone, by one
+/// statement: a scalar binary operator, or `map (\a b -> a op b) x y` on
+/// rank-1 rows (`x`, `y` the component's parameters in either order), with
+/// at least one of the latter, as in Futhark's `reduce (map2 (+))` or
+/// vector-mode forward AD's (primal, tangent row) pairs. Such a reduction
+/// combines each row into one accumulator in place
+/// ([`FnGen::reduce_rows_in_place`]).
+fn componentwise_operator(lam: &Lambda) -> Option<Vec<Component<'_>>> {
+    let k = lam.body.result.len();
+    if lam.params.len() != 2 * k || lam.body.stms.len() != k || k == 0 {
+        return None;
+    }
+    let (accs, elems) = lam.params.split_at(k);
+    let mut parts = Vec::with_capacity(k);
+    for (i, r) in lam.body.result.iter().enumerate() {
+        let (acc, elem) = (&accs[i], &elems[i]);
+        let Atom::Var(r) = r else { return None };
+        let stm = lam
+            .body
+            .stms
+            .iter()
+            .find(|s| matches!(&s.pat[..], [p] if p.var == *r))?;
+        let which = |o: &Var| -> Option<bool> {
+            if *o == acc.var {
+                Some(true)
+            } else if *o == elem.var {
+                Some(false)
+            } else {
+                None
+            }
+        };
+        match &stm.exp {
+            Exp::BinOp(op, Atom::Var(o1), Atom::Var(o2))
+                if matches!(acc.ty, Type::Prim(_)) && acc.ty == elem.ty =>
+            {
+                parts.push(Component::Scalar {
+                    acc,
+                    elem,
+                    stm,
+                    op: *op,
+                    operands: [which(o1)?, which(o2)?],
+                });
+            }
+            Exp::Soac(Soac::Map {
+                w,
+                lam: inner,
+                arrs,
+            }) => {
+                let rank1 = |t: &Type| matches!(t, Type::Array(_, d) if d.len() == 1);
+                if !rank1(&acc.ty) || acc.ty != elem.ty {
+                    return None;
+                }
+                let ([a, b], [x, y], [ist], [Atom::Var(ir)]) = (
+                    &inner.params[..],
+                    &arrs[..],
+                    &inner.body.stms[..],
+                    &inner.body.result[..],
+                ) else {
+                    return None;
+                };
+                let Exp::BinOp(op, Atom::Var(o1), Atom::Var(o2)) = &ist.exp else {
+                    return None;
+                };
+                if !matches!(&ist.pat[..], [p] if p.var == *ir) {
+                    return None;
+                }
+                // Which of the map's inputs is the accumulator.
+                let a_is_acc = match (which(x)?, which(y)?) {
+                    (true, false) => true,
+                    (false, true) => false,
+                    _ => return None,
+                };
+                let from_acc = |o: &Var| -> Option<bool> {
+                    if o == &a.var {
+                        Some(a_is_acc)
+                    } else if o == &b.var {
+                        Some(!a_is_acc)
+                    } else {
+                        None
+                    }
+                };
+                parts.push(Component::Rows {
+                    acc,
+                    elem,
+                    map_stm: stm,
+                    width: w,
+                    op: *op,
+                    operands: [from_acc(o1)?, from_acc(o2)?],
+                });
+            }
+            _ => return None,
+        }
+    }
+    parts
+        .iter()
+        .any(|p| matches!(p, Component::Rows { .. }))
+        .then_some(parts)
+}
+
 /// Whether a reduction over `w` elements is long enough for lanes: not a
 /// constant width below twice [`LANES`].
 fn worth_lanes(w: &Atom) -> bool {
@@ -2681,6 +2929,56 @@ entry main = main (params [1], results [1, 1, 1])
             main.contains("nb_check_width(\"\", \"reduce\", \"e_3\", &v3"),
             "{main}"
         );
+    }
+
+    /// `reduce (map2 (+)) zeros xss` beside a sum of `ys`, in one
+    /// reduction (vector-mode forward AD's (primal, tangent row) pairs).
+    const ROW_SUMS: &str = "
+fun main (ys_0: [?]f64, xss_1: [?][?]f64): (f64, [?]f64) = {
+  let n_2: i64 = size(xss_1, 0)
+  let m_3: i64 = size(xss_1, 1)
+  let z_4: [m_3]f64 = replicate(m_3, 0.0f64)
+  let (s_15: f64, r_16: [m_3]f64) = reduce_comm(n_2, \\(a_5: f64, x_6: [m_3]f64, b_7: f64, y_8: [m_3]f64): (f64, [m_3]f64) -> {
+    let c_9: f64 = a_5 + b_7
+    let r_14: [m_3]f64 = map(m_3, \\(p_10: f64, q_11: f64): (f64) -> {
+      let t_12: f64 = q_11 - p_10
+      in (t_12)
+    }, x_6, y_8)
+    in (c_9, r_14)
+  }, (0.0f64, z_4), ys_0, xss_1)
+  in (s_15, r_16)
+}
+
+entry main = main (params [1, 1], results [1, 1])
+";
+
+    #[test]
+    fn a_reduction_of_rows_by_a_rowwise_operator_combines_them_in_place() {
+        let c = main_c(ROW_SUMS);
+        let start = c.find("/* main */").expect("main");
+        let main = &c[start..start + c[start..].find("\n}\n").expect("its end")];
+        // The accumulator row is copied once from the neutral row, and
+        // every row goes into it in place: no allocation in the loop, the
+        // operands in the operator's order (the element's minus the
+        // accumulator's), the widths checked as the map would.
+        assert!(
+            main.contains("nb_make_unique(&v6, 1, sizeof(double));"),
+            "{main}"
+        );
+        let body = &main[main.find("for (int64_t j = 0;").expect("the loop")..];
+        assert!(!body.contains("nb_alloc"), "{main}");
+        assert!(
+            body.contains(
+                "((double *)v6.data)[s] = (((double *)v8.data)[s] - ((double *)v6.data)[s]);"
+            ),
+            "{main}"
+        );
+        assert!(body.contains("v5 = (v5 + v7);"), "{main}");
+        assert!(body.contains("nb_check_width("), "{main}");
+        // An operator whose row result is not its map (it returns the
+        // element's row itself) takes the general path.
+        let c = main_c(&ROW_SUMS.replace("in (c_9, r_14)", "in (c_9, y_8)"));
+        assert!(!c.contains("nb_make_unique(&v6, 1"), "{c}");
     }
 
     #[test]
