@@ -265,7 +265,8 @@ pub const VERIFY_PROOFS: &str = "#define NB_VERIFY_PROOFS 1\n";
 /// time). Every value stays the IEEE result. No flag here relaxes IEEE
 /// semantics otherwise (no `-ffast-math`): NaNs, infinities and signed
 /// zeros are kept.
-pub const DEFAULT_CFLAGS: &str = "-O3 -march=native -fno-math-errno -fno-trapping-math -ffp-contract=fast";
+pub const DEFAULT_CFLAGS: &str =
+    "-O3 -march=native -fno-math-errno -fno-trapping-math -ffp-contract=fast";
 
 /// Compiles the C file `c_file` into the executable `out` with `$CC`
 /// (default `cc`) and `$CFLAGS` (default [`DEFAULT_CFLAGS`]), linking `-lm`.

@@ -45,7 +45,7 @@ pub fn registered_passes() -> Vec<Arc<dyn Pass>> {
         Arc::new(AccUpdates),
         Arc::new(DeadFunctions),
         Arc::new(StaticAd::default()),
-        Arc::new(StaticAd { vector_jvps: true }),
+        Arc::new(StaticAd { per_seed: true }),
     ]
 }
 
@@ -182,13 +182,13 @@ impl Pipeline {
         Pipeline::static_ad_pipeline(false)
     }
 
-    /// [`Pipeline::with_static_ad`] with the `ad-vector` pass (vector mode
-    /// for maps of a `jvp` at one primal point) in place of `ad`.
-    pub fn with_static_ad_vector() -> Pipeline {
+    /// [`Pipeline::with_static_ad`] with the `ad-per-seed` pass (one `jvp`
+    /// per seed for a map of a `jvp` at one primal point) in place of `ad`.
+    pub fn with_static_ad_per_seed() -> Pipeline {
         Pipeline::static_ad_pipeline(true)
     }
 
-    fn static_ad_pipeline(vector_jvps: bool) -> Pipeline {
+    fn static_ad_pipeline(per_seed: bool) -> Pipeline {
         let optimiser = || -> Vec<Arc<dyn Pass>> {
             vec![
                 Arc::new(Inline::default()),
@@ -204,7 +204,7 @@ impl Pipeline {
         after_ad.insert(6, Arc::new(AccUpdates));
         Pipeline::empty()
             .then_fixpoint(optimiser(), MAX_ROUNDS)
-            .then(Arc::new(StaticAd { vector_jvps }))
+            .then(Arc::new(StaticAd { per_seed }))
             .then_fixpoint(after_ad, MAX_ROUNDS)
     }
 
@@ -581,34 +581,35 @@ impl Pass for DeadFunctions {
 
 /// Static AD (crate nabla-ad): every `jvp` and `vjp` compiled away,
 /// innermost first (forward mode by tangents; reverse mode by redundant
-/// execution). A `jvp`/`vjp` containing a construct it does not
-/// differentiate yet is left for the interpreter's dynamic AD.
-/// With `vector_jvps` (the pass `ad-vector`), a `map` of a `jvp` at one
-/// primal point is differentiated in vector mode (see
-/// [`nabla_ad::Options::vector_jvps`]).
+/// execution). A `map` of a `jvp` at one primal point (`jmp`, a Jacobian
+/// one column per seed) is differentiated in vector mode, the primal once
+/// for all seeds (see [`nabla_ad::Options::vector_jvps`]); with
+/// `per_seed` (the pass `ad-per-seed`), each seed gets its own `jvp`. A
+/// `jvp`/`vjp` containing a construct it does not differentiate yet is
+/// left for the interpreter's dynamic AD.
 #[derive(Default)]
 pub struct StaticAd {
-    pub vector_jvps: bool,
+    pub per_seed: bool,
 }
 
 impl Pass for StaticAd {
     fn name(&self) -> &'static str {
-        if self.vector_jvps {
-            "ad-vector"
+        if self.per_seed {
+            "ad-per-seed"
         } else {
             "ad"
         }
     }
     fn description(&self) -> &'static str {
-        if self.vector_jvps {
-            "static AD as `ad`, with a map of jvp at one primal point in vector mode (the primal once, all seeds in each tangent)"
+        if self.per_seed {
+            "static AD as `ad`, but a map of jvp at one primal point differentiates each seed on its own (the primal once per seed, unless hoisted)"
         } else {
-            "static AD: compile every jvp and vjp away (forward mode by tangents, reverse mode by redundant execution; innermost first)"
+            "static AD: compile every jvp and vjp away (forward mode by tangents, a map of jvp at one primal point in vector mode; reverse mode by redundant execution; innermost first)"
         }
     }
     fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
         let options = nabla_ad::Options {
-            vector_jvps: self.vector_jvps,
+            vector_jvps: !self.per_seed,
         };
         nabla_ad::differentiate_with_options(prog, options)
             .map(|r| r.changed())

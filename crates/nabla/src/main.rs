@@ -27,12 +27,12 @@ struct PipelineArgs {
     #[arg(long = "validate")]
     validate: bool,
     /// How `jvp`/`vjp` are differentiated: `static` (the default: the `ad`
-    /// pass compiles them away into ordinary IR; a construct without a
-    /// static rule is left to the dynamic AD) or `dynamic` (the interpreter
-    /// differentiates while it runs; the oracle of the static AD) or
-    /// `vector` (static, with a `map` of a `jvp` at one primal point —
-    /// `jmp` — differentiated for all its seeds at once: the `ad-vector`
-    /// pass).
+    /// pass compiles them away into ordinary IR, a `map` of a `jvp` at one
+    /// primal point — `jmp` — for all its seeds at once; a construct
+    /// without a static rule is left to the dynamic AD; `vector` is another
+    /// name for it) or `dynamic` (the interpreter differentiates while it
+    /// runs; the oracle of the static AD) or `per-seed` (static, with one
+    /// `jvp` per seed of a `jmp`: the `ad-per-seed` pass).
     #[arg(long = "ad", value_enum, default_value_t = AdMode::Static)]
     ad: AdMode,
 }
@@ -48,8 +48,9 @@ enum BackendArg {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum AdMode {
     Dynamic,
+    #[value(alias = "vector")]
     Static,
-    Vector,
+    PerSeed,
 }
 
 impl PipelineArgs {
@@ -58,7 +59,7 @@ impl PipelineArgs {
             (Some(p), _) => p,
             (None, AdMode::Dynamic) => Pipeline::default_pipeline(),
             (None, AdMode::Static) => Pipeline::with_static_ad(),
-            (None, AdMode::Vector) => Pipeline::with_static_ad_vector(),
+            (None, AdMode::PerSeed) => Pipeline::with_static_ad_per_seed(),
         };
         CompileOptions::new(pipeline).validating(self.validate || cfg!(debug_assertions))
     }
@@ -70,7 +71,7 @@ impl PipelineArgs {
     fn c_backend_options(self) -> CompileOptions {
         let pipeline = match (self.passes, self.ad) {
             (Some(p), _) => p,
-            (None, AdMode::Vector) => Pipeline::with_static_ad_vector(),
+            (None, AdMode::PerSeed) => Pipeline::with_static_ad_per_seed(),
             (None, _) => Pipeline::with_static_ad(),
         };
         CompileOptions::new(pipeline).validating(self.validate || cfg!(debug_assertions))

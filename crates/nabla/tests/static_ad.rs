@@ -675,14 +675,15 @@ fn map_depths(prog: &Program, pred: impl Fn(&Exp) -> bool) -> Vec<usize> {
     out
 }
 
-/// Vector mode (`--ad=vector`, the `ad-vector` pass): a `map` of a `jvp`
-/// at one primal point (`jmp`, or a Jacobian built one column per seed) is
-/// differentiated for all its seeds at once. Every such map of
-/// `tests/ad/vector_mode.fut` takes that path (the report counts it; the
-/// default `ad` takes none), and in a `jmp` of `map sin` the primal `sin`
-/// stays one map deep (in a map of one jvp per seed it would be two deep,
-/// under the map over the seeds). `vector_mode_passes_the_ad_tests` checks
-/// the results.
+/// Vector mode (the `ad` pass; `ad-per-seed` and
+/// `nabla_ad::differentiate` without options do without it): a `map` of a
+/// `jvp` at one primal point (`jmp`, or a Jacobian built one column per
+/// seed) is differentiated for all its seeds at once. Every such map of
+/// `tests/ad/vector_mode.fut` takes that path (the report counts it;
+/// without the option none does), and in a `jmp` of `map sin` the primal
+/// `sin` stays one map deep (in a map of one jvp per seed it would be two
+/// deep, under the map over the seeds). `vector_mode_passes_the_ad_tests`
+/// checks the results.
 #[test]
 fn maps_of_jvp_take_the_vector_mode() {
     let vector = nabla_ad::Options { vector_jvps: true };
@@ -719,7 +720,7 @@ fn maps_of_jvp_take_the_vector_mode() {
         vec![1],
         "the primal sin once per element"
     );
-    let static_ = compile_source("jmp_sin_static", source, Pipeline::with_static_ad_vector());
+    let static_ = compile_source("jmp_sin_static", source, Pipeline::with_static_ad());
     let r = static_
         .run_on_input("sines", "[0.5, 1.0] [[1.0, 0.0], [2.0, 3.0]]".as_bytes())
         .unwrap_or_else(|e| panic!("{e:?}"));
@@ -733,14 +734,14 @@ fn maps_of_jvp_take_the_vector_mode() {
     assert_eq!(r[0].to_string(), expected);
 }
 
-/// `nabla test --ad=vector` passes every AD test (`tests/ad/`) in the
-/// interpreter, and `vector_mode.fut` with the C backend too.
+/// `nabla test --ad=vector` (another name for the default `static`)
+/// passes every AD test (`tests/ad/`) in the interpreter, and
+/// `vector_mode.fut` with the C backend too; so does `--ad=per-seed`.
 #[test]
 fn vector_mode_passes_the_ad_tests() {
     let run = |args: &[&str], path: PathBuf| {
         let o = Command::new(env!("CARGO_BIN_EXE_nabla"))
             .arg("test")
-            .arg("--ad=vector")
             .args(args)
             .arg(&path)
             .output()
@@ -755,10 +756,15 @@ fn vector_mode_passes_the_ad_tests() {
         assert_eq!(nums.get(1), Some(&0), "{args:?}: failures:\n{out}");
         nums[0]
     };
-    let passed = run(&["--validate"], repo().join("tests/ad"));
+    let passed = run(&["--ad=vector", "--validate"], repo().join("tests/ad"));
     assert!(passed >= 100, "too few tests ran: {passed}");
-    let passed = run(&["--backend=c"], repo().join("tests/ad/vector_mode.fut"));
+    let passed = run(
+        &["--ad=vector", "--backend=c"],
+        repo().join("tests/ad/vector_mode.fut"),
+    );
     assert_eq!(passed, 4);
+    let passed = run(&["--ad=per-seed", "--validate"], repo().join("tests/ad"));
+    assert!(passed >= 100, "too few tests ran: {passed}");
 }
 
 /// Number of statements anywhere in the program that square a variable
