@@ -1444,12 +1444,14 @@ impl<'a> FnGen<'a> {
         // its array at j.
         let mut targets = Vec::new();
         let mut locals = Vec::new();
+        let mut allocs = Vec::new();
         let mut stores = Vec::new();
         for (p, &store) in map_stm.pat.iter().zip(stored) {
             let Type::Array(elem, _) = &p.ty else {
                 return Err(CgenError::internal("a fused map's result is not an array"));
             };
             let ct = c_type(*elem)?;
+            let pv = var_name(p.var);
             let target = match rarrs.iter().position(|a| *a == p.var) {
                 Some(j) => var_name(elems[j].var),
                 None => {
@@ -1459,7 +1461,8 @@ impl<'a> FnGen<'a> {
                 }
             };
             if store {
-                stores.push(format!("(({ct} *){}.data)[j] = {target};", var_name(p.var)));
+                allocs.push((pv.clone(), ct));
+                stores.push(format!("(({ct} *){pv}.data)[j] = {target};"));
             }
             targets.push(Some(target));
         }
@@ -1467,14 +1470,10 @@ impl<'a> FnGen<'a> {
         self.open("{");
         self.line(&format!("int64_t {wv} = {};", self.int(w)?));
         self.check_widths(&loc, "map", &wv, marrs)?;
-        for (p, &store) in map_stm.pat.iter().zip(stored) {
-            if let (true, Type::Array(elem, _)) = (store, &p.ty) {
-                self.line(&format!(
-                    "{} = nb_alloc(1, (int64_t[]){{{wv}}}, sizeof({}), {loc});",
-                    var_name(p.var),
-                    c_type(*elem)?
-                ));
-            }
+        for (pv, ct) in &allocs {
+            self.line(&format!(
+                "{pv} = nb_alloc(1, (int64_t[]){{{wv}}}, sizeof({ct}), {loc});"
+            ));
         }
         for (p, n) in accs.iter().zip(neutral) {
             self.line(&format!("{} = {};", var_name(p.var), self.owned(n)?));
@@ -1779,78 +1778,62 @@ impl<'a> FnGen<'a> {
                 "a componentwise operator of the wrong arity",
             ));
         }
-        for part in parts {
-            if let (Component::Rows { .. }, Type::Array(t, _)) = (part, &part.acc().ty) {
-                let av = var_name(part.acc().var);
-                self.line(&format!(
-                    "nb_make_unique(&{av}, 1, sizeof({}));",
-                    c_type(*t)?
-                ));
-            }
+        for part in parts.iter().filter(|p| p.rows) {
+            self.line(&format!(
+                "nb_make_unique(&{}, 1, sizeof({}));",
+                var_name(part.acc.var),
+                c_type(part.acc.ty.elem())?
+            ));
         }
         self.open(&format!("for (int64_t j = 0; j < {wv}; j++) {{"));
         for (part, a) in parts.iter().zip(arrs) {
-            self.bind_row(part.elem(), *a, "j")?;
+            self.bind_row(part.elem, *a, "j")?;
         }
         for part in parts {
-            let (av, ev) = (var_name(part.acc().var), var_name(part.elem().var));
-            match part {
-                Component::Scalar {
-                    acc,
-                    stm,
-                    op,
-                    operands,
-                    ..
-                } => {
-                    let Type::Prim(t) = acc.ty else {
-                        return Err(CgenError::internal("a scalar component of array type"));
-                    };
-                    let loc = c_string(&(self.locate)(stm.span));
-                    let pick = |from_acc: bool| if from_acc { av.clone() } else { ev.clone() };
-                    let e = binop(*op, t, &pick(operands[0]), &pick(operands[1]), &loc)?;
-                    self.line(&format!("{av} = {e};"));
+            let (av, ev) = (var_name(part.acc.var), var_name(part.elem.var));
+            let t = part.acc.ty.elem();
+            let ct = c_type(t)?;
+            let loc = c_string(&(self.locate)(part.stm.span));
+            // An operand: the accumulator's or the element's value (its
+            // element s, for rows).
+            let operand = |from_acc: bool| {
+                let v = if from_acc { &av } else { &ev };
+                if part.rows {
+                    format!("(({ct} *){v}.data)[s]")
+                } else {
+                    v.clone()
                 }
-                Component::Rows {
-                    acc,
-                    map_stm,
-                    width,
-                    op,
-                    operands,
-                    ..
-                } => {
-                    let Type::Array(t, _) = &acc.ty else {
-                        return Err(CgenError::internal("a row component of scalar type"));
-                    };
-                    let ct = c_type(*t)?;
-                    let loc = c_string(&(self.locate)(map_stm.span));
-                    let pick = |from_acc: bool| {
-                        if from_acc {
-                            format!("(({ct} *){av}.data)[s]")
-                        } else {
-                            format!("(({ct} *){ev}.data)[s]")
-                        }
-                    };
-                    let combined = binop(*op, *t, &pick(operands[0]), &pick(operands[1]), &loc)?;
-                    let Exp::Soac(Soac::Map { arrs: inner, .. }) = &map_stm.exp else {
-                        return Err(CgenError::internal("a rowwise operator without its map"));
-                    };
-                    let wi = self.fresh();
-                    self.line(&format!("int64_t {wi} = {};", self.int(width)?));
-                    self.check_widths(&loc, "map", &wi, inner)?;
-                    self.line(&format!(
-                        "for (int64_t s = 0; s < {wi}; s++) (({ct} *){av}.data)[s] = {combined};"
-                    ));
-                }
+            };
+            let combined = binop(
+                part.op,
+                t,
+                &operand(part.operands[0]),
+                &operand(part.operands[1]),
+                &loc,
+            )?;
+            if !part.rows {
+                self.line(&format!("{av} = {combined};"));
+                continue;
             }
+            let Exp::Soac(Soac::Map { w, arrs: inner, .. }) = &part.stm.exp else {
+                return Err(CgenError::internal("a rowwise operator without its map"));
+            };
+            let wi = self.fresh();
+            self.line(&format!("int64_t {wi} = {};", self.int(w)?));
+            self.check_widths(&loc, "map", &wi, inner)?;
+            self.line(&format!(
+                "for (int64_t s = 0; s < {wi}; s++) (({ct} *){av}.data)[s] = {combined};"
+            ));
         }
         for part in parts {
-            self.release_params(std::slice::from_ref(part.elem()));
+            self.release_params(std::slice::from_ref(part.elem));
         }
         self.close();
         for (p, part) in pat.iter().zip(parts) {
-            let value = match part {
-                Component::Rows { acc, .. } => self.consume(acc.var),
-                Component::Scalar { acc, .. } => var_name(acc.var),
+            let value = if part.rows {
+                self.consume(part.acc.var)
+            } else {
+                var_name(part.acc.var)
             };
             self.line(&format!("{} = {value};", var_name(p.var)));
         }
@@ -2322,47 +2305,20 @@ fn lane_operator(lam: &Lambda) -> Option<(BinOp, PrimType)> {
 }
 
 /// One component of a reduction operator that combines its components
-/// independently (see [`componentwise_operator`]).
-enum Component<'a> {
-    /// `acc op elem` on scalars.
-    Scalar {
-        acc: &'a Param,
-        elem: &'a Param,
-        /// The operator's statement (for its location).
-        stm: &'a Stm,
-        op: BinOp,
-        /// For each operand of `op`, whether it is the accumulator (else
-        /// the element).
-        operands: [bool; 2],
-    },
-    /// `map (\a b -> a op b) acc elem` on rank-1 rows (Futhark's
-    /// `map2 op`).
-    Rows {
-        acc: &'a Param,
-        elem: &'a Param,
-        /// The operator's map statement (for its location and inputs).
-        map_stm: &'a Stm,
-        /// The map's width.
-        width: &'a Atom,
-        op: BinOp,
-        /// For each operand of `op`, whether it is the accumulator's
-        /// element (else the row's).
-        operands: [bool; 2],
-    },
-}
-
-impl<'a> Component<'a> {
-    fn acc(&self) -> &'a Param {
-        match self {
-            Component::Scalar { acc, .. } | Component::Rows { acc, .. } => acc,
-        }
-    }
-
-    fn elem(&self) -> &'a Param {
-        match self {
-            Component::Scalar { elem, .. } | Component::Rows { elem, .. } => elem,
-        }
-    }
+/// independently (see [`componentwise_operator`]): `acc op elem` on
+/// scalars, or, when `rows`, `map (\a b -> a op b) acc elem` on rank-1
+/// rows (Futhark's `map2 op`).
+struct Component<'a> {
+    acc: &'a Param,
+    elem: &'a Param,
+    /// The statement computing the component (the map when `rows`), for
+    /// its location and, when `rows`, its width and inputs.
+    stm: &'a Stm,
+    rows: bool,
+    op: BinOp,
+    /// For each operand of `op`, whether it comes from the accumulator
+    /// (else from the element).
+    operands: [bool; 2],
 }
 
 /// The components of a reduction operator whose body computes each result
@@ -2401,18 +2357,17 @@ fn componentwise_operator(lam: &Lambda) -> Option<Vec<Component<'_>>> {
             Exp::BinOp(op, Atom::Var(o1), Atom::Var(o2))
                 if matches!(acc.ty, Type::Prim(_)) && acc.ty == elem.ty =>
             {
-                parts.push(Component::Scalar {
+                parts.push(Component {
                     acc,
                     elem,
                     stm,
+                    rows: false,
                     op: *op,
                     operands: [which(o1)?, which(o2)?],
                 });
             }
             Exp::Soac(Soac::Map {
-                w,
-                lam: inner,
-                arrs,
+                lam: inner, arrs, ..
             }) => {
                 let rank1 = |t: &Type| matches!(t, Type::Array(_, d) if d.len() == 1);
                 if !rank1(&acc.ty) || acc.ty != elem.ty {
@@ -2447,11 +2402,11 @@ fn componentwise_operator(lam: &Lambda) -> Option<Vec<Component<'_>>> {
                         None
                     }
                 };
-                parts.push(Component::Rows {
+                parts.push(Component {
                     acc,
                     elem,
-                    map_stm: stm,
-                    width: w,
+                    stm,
+                    rows: true,
                     op: *op,
                     operands: [from_acc(o1)?, from_acc(o2)?],
                 });
@@ -2459,10 +2414,7 @@ fn componentwise_operator(lam: &Lambda) -> Option<Vec<Component<'_>>> {
             _ => return None,
         }
     }
-    parts
-        .iter()
-        .any(|p| matches!(p, Component::Rows { .. }))
-        .then_some(parts)
+    parts.iter().any(|p| p.rows).then_some(parts)
 }
 
 /// Whether a reduction over `w` elements is long enough for lanes: not a

@@ -769,22 +769,17 @@ static inline void nb_check_width(const char *loc, const char *what, const char 
  * NaN test of y, which compile without branches (vminsd, vcmpunordsd,
  * vblendvpd): with `x < y || y != y` GCC branched on data, which mispredicts
  * in a reduction that takes a running minimum. */
-static inline double nb_fmin64(double x, double y) {
-  double m = x < y ? x : y;
-  return y != y ? x : m;
-}
-static inline double nb_fmax64(double x, double y) {
-  double m = x > y ? x : y;
-  return y != y ? x : m;
-}
-static inline float nb_fmin32(float x, float y) {
-  float m = x < y ? x : y;
-  return y != y ? x : m;
-}
-static inline float nb_fmax32(float x, float y) {
-  float m = x > y ? x : y;
-  return y != y ? x : m;
-}
+#define NB_FLOAT_MIN_MAX(T, S)                                                                \
+  static inline T nb_fmin##S(T x, T y) {                                                     \
+    T m = x < y ? x : y;                                                                     \
+    return y != y ? x : m;                                                                   \
+  }                                                                                          \
+  static inline T nb_fmax##S(T x, T y) {                                                     \
+    T m = x > y ? x : y;                                                                     \
+    return y != y ? x : m;                                                                   \
+  }
+NB_FLOAT_MIN_MAX(double, 64)
+NB_FLOAT_MIN_MAX(float, 32)
 
 #define NB_INT_OPS(T, U, S, BITS, SIGNED)                                                     \
   /* Arithmetic in uint64_t: no promotion to (signed) int, so no overflow. */              \
