@@ -13,11 +13,11 @@
 //! nothing else refers to are updated in place (an index's adjoint is one
 //! element update, not a one-hot array).
 //!
-//! Constructs without a rule here yet (reductions and scans whose operator
-//! works on arrays other than a mapped scalar operator, `reduce_by_index`
-//! with tuple or array operators, accumulators written by the user) make
-//! the `vjp`
-//! fall back to the dynamic AD ([`crate::AdError::unsupported`]).
+//! Constructs without a rule here yet (a free array of a map's lambda
+//! sliced in a dimension other than its last, or read whole where the map
+//! also reads arrays bound in an enclosing lambda; accumulators written by
+//! the user) make the `vjp` fall back to the dynamic AD
+//! ([`crate::AdError::unsupported`]).
 
 use crate::util::{
     atom_type, nested_bodies_mut, shape_of, type_of, zero_like, zero_of, Emit, EmitError,
@@ -1045,7 +1045,10 @@ impl Reverse<'_> {
                 arrs,
                 neutral,
                 ..
-            }) if arrs.len() == 1 && vectorised_operator(lam).is_some() => {
+            }) if arrs.len() == 1
+                && lam.ret[0].rank() == 1
+                && vectorised_operator(lam).is_some() =>
+            {
                 let Some(Atom::Var(g)) = g else { return Ok(()) };
                 if !self.active.contains(&arrs[0]) {
                     return Ok(());
@@ -1110,7 +1113,10 @@ impl Reverse<'_> {
                 lam,
                 arrs,
                 neutral,
-            }) if arrs.len() == 1 && vectorised_operator(lam).is_some() => {
+            }) if arrs.len() == 1
+                && lam.ret[0].rank() == 1
+                && vectorised_operator(lam).is_some() =>
+            {
                 let Some(Atom::Var(g)) = g else { return Ok(()) };
                 if !self.active.contains(&arrs[0]) {
                     return Ok(());
@@ -1137,21 +1143,22 @@ impl Reverse<'_> {
                 if !arrs.iter().any(|a| self.active.contains(a)) {
                     return Ok(());
                 }
-                let mut gs = Vec::with_capacity(ybar.len());
-                for y in &ybar {
-                    gs.push(match y {
-                        None => None,
-                        Some(Atom::Var(g)) => Some(*g),
-                        Some(Atom::Const(_)) => {
-                            return error(self.span, "internal error: constant array adjoint")
-                        }
-                    });
-                }
+                let gs = self.array_adjoints(&ybar)?;
                 let ys: Vec<Var> = pat.iter().map(|p| p.var).collect();
                 self.scan_generic(b, adj, *w, lam, neutral, arrs, &ys, &gs)?;
             }
-            Exp::Soac(Soac::Scan { .. }) => {
-                return self.unsupported("scans of several values or of arrays")
+            Exp::Soac(Soac::Scan {
+                w,
+                lam,
+                neutral,
+                arrs,
+            }) => {
+                if !arrs.iter().any(|a| self.active.contains(a)) {
+                    return Ok(());
+                }
+                let gs = self.array_adjoints(&ybar)?;
+                let ys: Vec<Var> = pat.iter().map(|p| p.var).collect();
+                self.scan_sequential(b, adj, *w, lam, neutral, arrs, &ys, &gs)?;
             }
             Exp::Soac(Soac::Hist {
                 w,
@@ -1194,7 +1201,7 @@ impl Reverse<'_> {
                 neutral,
                 indices,
                 values,
-            }) if dest.len() == lam.ret.len() && lam.ret.iter().all(|t| t.rank() == 0) => {
+            }) if dest.len() == lam.ret.len() => {
                 if ybar.iter().all(|a| a.is_none()) {
                     return Ok(());
                 }
@@ -1210,15 +1217,15 @@ impl Reverse<'_> {
                             }
                         },
                     };
-                    if type_of(b, self.span, g)?.rank() != 1 {
-                        return self.unsupported("reduce_by_index into arrays of rank > 1");
+                    if type_of(b, self.span, g)?.rank() != 1 + lam.ret[k].rank() {
+                        return error(self.span, "internal error: a histogram's adjoint");
                     }
                     gs.push(g);
                 }
                 self.hist_generic(b, adj, *w, lam, neutral, dest, *indices, values, &gs)?;
             }
             Exp::Soac(Soac::Hist { .. }) => {
-                return self.unsupported("reduce_by_index with tuple or array operators")
+                return error(self.span, "internal error: a histogram of the wrong arity")
             }
             Exp::Soac(Soac::Scatter {
                 w,
@@ -1508,7 +1515,8 @@ impl Reverse<'_> {
         };
         let ft = ts[first_float].clone();
         if f.iter().any(|&q| ts[q] != ft) {
-            return self.unsupported("scans of tuples with floats of different types");
+            // One Jacobian needs one float type: the sequential rule.
+            return self.scan_sequential(b, adj, w, op, neutral, arrs, ys, gs);
         }
         let kf = f.len();
         let fat = Type::Array(ft.elem(), vec![Dim::Ext]);
@@ -1714,6 +1722,146 @@ impl Reverse<'_> {
         Ok(())
     }
 
+    /// The adjoints of a SOAC's array results as variables (absent: zero).
+    fn array_adjoints(&self, ybar: &[Option<Atom>]) -> Result<Vec<Option<Var>>, AdError> {
+        ybar.iter()
+            .map(|y| match y {
+                None => Ok(None),
+                Some(Atom::Var(g)) => Ok(Some(*g)),
+                Some(Atom::Const(_)) => error(self.span, "internal error: constant array adjoint"),
+            })
+            .collect()
+    }
+
+    /// The reverse rule for an inclusive scan with any operator, on
+    /// components of any types (rows included), computed sequentially: with
+    /// `prev = i == 0 ? ne : ys[i-1]`, `ys[i] = op(prev, xs[i])`, so a loop
+    /// over the elements from the last to the first carries `r`, the
+    /// adjoint that `ys[i]` receives from `ys[i+1]` (zero for the last), and
+    /// computes `(r', x̄[i]) = vjp op (prev, xs[i]) (ȳ[i] + r)`. This is the
+    /// adjoint of the scan as a loop (seed 003 §4.2 with the loop's states
+    /// the scan's own results, so nothing is checkpointed): `O(w)` vjps of
+    /// the operator, where seed 002's parallel rule for rows of width `m`
+    /// would compose `m×m` Jacobians. It serves the operators that rule
+    /// cannot linearise into one matrix: components that are arrays, or
+    /// floats of different types. `gs[p]` is the adjoint of result `p`
+    /// (absent: zero); the neutral element gets no adjoint (as in the other
+    /// scan and reduce rules).
+    #[allow(clippy::too_many_arguments)]
+    fn scan_sequential(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        w: Atom,
+        op: &Lambda,
+        neutral: &[Atom],
+        arrs: &[Var],
+        ys: &[Var],
+        gs: &[Option<Var>],
+    ) -> Result<(), AdError> {
+        let k = arrs.len();
+        if op.params.len() != 2 * k || op.ret.len() != k || neutral.len() != k || ys.len() != k {
+            return error(self.span, "internal error: malformed scan operator");
+        }
+        let span = self.span;
+        let ts: Vec<Type> = op.ret.iter().map(crate::util::existential).collect();
+        let ats: Vec<Type> = ts.iter().map(|t| t.array_of(Dim::Ext)).collect();
+        let i64t = Type::Prim(PrimType::I64);
+        let one = Atom::Const(PrimValue::I64(1));
+        // The last element's carried adjoint: zeros shaped like the
+        // neutral element (every result element has its shape).
+        let mut init = Vec::with_capacity(2 * k);
+        for (ne, t) in neutral.iter().zip(&ts) {
+            init.push(match ne {
+                Atom::Var(v) => zero_like(b, span, *v)?,
+                Atom::Const(_) => Atom::Const(PrimValue::zero(t.elem())),
+            });
+        }
+        for c in 0..k {
+            let zeros = b.bind1("adj_scan", ats[c].clone(), Exp::Replicate(w, init[c]));
+            init.push(Atom::Var(zeros));
+        }
+        let mut params = Vec::with_capacity(2 * k);
+        for t in &ts {
+            params.push(b.param("adj_carried", t.clone()));
+        }
+        for at in &ats {
+            let mut p = b.param("adj_scan", at.clone());
+            p.unique = true;
+            params.push(p);
+        }
+        let carried: Vec<Var> = params[..k].iter().map(|p| p.var).collect();
+        let xbar: Vec<Var> = params[k..].iter().map(|p| p.var).collect();
+        let param_types: Vec<Type> = op.params.iter().map(|p| p.ty.clone()).collect();
+        let j = b.vars.fresh("j", i64t.clone());
+        b.begin();
+        let last = b.binop(BinOp::Sub, w, one)?;
+        let i = b.binop(BinOp::Sub, last, Atom::Var(j))?;
+        let first = b.cmp(CmpOp::Eq, i, Atom::Const(PrimValue::I64(0)));
+        let before = b.binop(BinOp::Sub, i, one)?;
+        let mut primals = Vec::with_capacity(2 * k);
+        for c in 0..k {
+            primals.push(exclusive(b, first, neutral[c], ys[c], before, &ts[c])?);
+        }
+        for c in 0..k {
+            let x = b.bind1(
+                "elem",
+                ts[c].clone(),
+                Exp::Index(arrs[c], vec![DimIndex::Fix(i)]),
+            );
+            primals.push(Atom::Var(x));
+        }
+        let mut seeds = Vec::with_capacity(k);
+        for c in 0..k {
+            let r = Atom::Var(carried[c]);
+            seeds.push(match gs[c] {
+                None => r,
+                Some(g) => {
+                    let gi = b.bind1(
+                        "adj_elem",
+                        ts[c].clone(),
+                        Exp::Index(g, vec![DimIndex::Fix(i)]),
+                    );
+                    self.add_values(b, &ts[c], Atom::Var(gi), r)?
+                }
+            });
+        }
+        let mut adjoints =
+            self.local_vjp(b, &param_types, &ts, primals, seeds, |this, b, args| {
+                this.applied(b, op, args)
+            })?;
+        let x_adjoints = adjoints.split_off(k);
+        let mut result = adjoints;
+        for c in 0..k {
+            result.push(Atom::Var(b.bind1(
+                "adj_scan",
+                ats[c].clone(),
+                Exp::Update(xbar[c], vec![DimIndex::Fix(i)], x_adjoints[c]),
+            )));
+        }
+        let body = b.end(result);
+        let out: Vec<Param> = params
+            .iter()
+            .enumerate()
+            .map(|(c, p)| b.param(if c < k { "adj_carried" } else { "adj_scan" }, p.ty.clone()))
+            .collect();
+        let vars: Vec<Var> = out.iter().map(|p| p.var).collect();
+        b.push(Stm {
+            pat: out,
+            exp: Exp::Loop {
+                params,
+                init,
+                form: LoopForm::For { i: j, bound: w },
+                body,
+            },
+            span,
+        });
+        for (a, x) in arrs.iter().zip(&vars[k..]) {
+            self.add(b, adj, *a, Atom::Var(*x), true)?;
+        }
+        Ok(())
+    }
+
     /// Copies the operator's body applied to `args` into the open body;
     /// returns its results.
     fn apply_op(
@@ -1813,18 +1961,15 @@ impl Reverse<'_> {
         if !dest_active && !values_active {
             return Ok(());
         }
+        // A bucket's type: a scalar, or a row for an operator on arrays.
         let mut ts = Vec::with_capacity(k);
         for v in g {
-            ts.push(Type::Prim(type_of(b, span, *v)?.elem()));
+            let gt = type_of(b, span, *v)?;
+            ts.push(crate::util::existential(
+                &gt.row().unwrap_or(Type::Prim(gt.elem())),
+            ));
         }
-        let ats: Vec<Type> = ts
-            .iter()
-            .map(|t| Type::Array(t.elem(), vec![Dim::Ext]))
-            .collect();
-        let zeros: Vec<Atom> = ts
-            .iter()
-            .map(|t| Atom::Const(PrimValue::zero(t.elem())))
-            .collect();
+        let ats: Vec<Type> = ts.iter().map(|t| t.array_of(Dim::Ext)).collect();
         let i64t = Type::Prim(PrimType::I64);
         let one = Atom::Const(PrimValue::I64(1));
         let n = Atom::Var(b.bind1("n", i64t.clone(), Exp::Size(g[0], 0)));
@@ -1896,7 +2041,14 @@ impl Reverse<'_> {
             };
             let (bk, _) = bucket(b, i)?;
             let v = elements(b, "value", values, i);
-            let old = elements(b, "partial_elem", &partial, bk);
+            let mut old = elements(b, "partial_elem", &partial, bk);
+            // A row read from `partial` is copied: `partial` is updated in
+            // place below, while the row lives on in `excl`.
+            for (o, t) in old.iter_mut().zip(&ts) {
+                if let (Atom::Var(row), true) = (*o, t.rank() > 0) {
+                    *o = Atom::Var(b.bind1("partial_elem", t.clone(), Exp::Copy(row)));
+                }
+            }
             let args: Vec<Atom> = if backwards {
                 v.iter().chain(&old).copied().collect()
             } else {
@@ -1998,10 +2150,13 @@ impl Reverse<'_> {
                 Ok(sequence(vec![first, second, third]))
             })?;
             let then_ = b.end(adjoints);
-            let else_ = Body {
-                stms: vec![],
-                result: zeros.clone(),
-            };
+            // A value outside the buckets: zeros shaped like it.
+            b.begin();
+            let mut zeros = Vec::with_capacity(k);
+            for v in x {
+                zeros.push(zero_like(b, span, *v)?);
+            }
+            let else_ = b.end(zeros);
             let pat: Vec<Param> = ts.iter().map(|t| b.param("adj_value", t.clone())).collect();
             let results = pat.iter().map(|p| Atom::Var(p.var)).collect();
             b.push(Stm {
@@ -2494,7 +2649,10 @@ impl Reverse<'_> {
         let span = self.span;
         let at = type_of(b, span, arr)?;
         if at.rank() != 2 {
-            return self.unsupported("vectorised operators on arrays of rank > 2");
+            return error(
+                span,
+                "internal error: a vectorised operator on rows of rank > 1",
+            );
         }
         let elem = at.elem();
         if !elem.is_float() {
