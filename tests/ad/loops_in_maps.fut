@@ -80,3 +80,18 @@ entry tangent_branchy (x: [5]f64) = jvp branchy x (replicate 5 1)
 -- input { [0.5, 1.5, -0.3, 2.0, 0.7] }
 -- output { 17.6 }
 entry tangent_triangle (x: [5]f64) = jvp triangle x (replicate 5 1)
+
+-- A slice of a free array in a dimension other than its last, the
+-- dimensions after it indexed (every second plane, column j, component
+-- 1): its adjoint goes to the accumulator element by element. The
+-- gradient is 3x² at the elements read, zero elsewhere.
+def cubes_of_columns (xss: [4][3][2]f64) : f64 =
+  f64.sum (map (\j -> f64.sum (map (\x -> x * x * x) xss[1:4:2, j, 1])) (iota 3))
+
+-- ==
+-- entry: grad_cubes_of_columns
+-- input { [[[-1.05, 0.18], [-0.52, 0.42], [0.5, -1.74]], [[-1.95, 1.35], [-0.96, -1.06], [1.98, -0.12]],
+--          [[1.35, -0.09], [0.56, -1.4], [0.54, 1.47]], [[0.09, 0.97], [0.69, -1.74], [1.03, 0.36]]] }
+-- output { [[[0.0, 0.0], [0.0, 0.0], [0.0, 0.0]], [[0.0, 5.4675], [0.0, 3.3708], [0.0, 0.0432]],
+--           [[0.0, 0.0], [0.0, 0.0], [0.0, 0.0]], [[0.0, 2.8227], [0.0, 9.0828], [0.0, 0.3888]]] }
+entry grad_cubes_of_columns (xss: [4][3][2]f64) = vjp cubes_of_columns xss 1

@@ -14,9 +14,8 @@
 //! element update, not a one-hot array).
 //!
 //! Constructs without a rule here yet (a free array of a map's lambda
-//! sliced in a dimension other than its last, or read whole where the map
-//! also reads arrays bound in an enclosing lambda; accumulators written by
-//! the user) make the `vjp` fall back to the dynamic AD
+//! sliced in several dimensions, or read whole where the map also reads
+//! arrays bound in an enclosing lambda; accumulators written by the user) make the `vjp` fall back to the dynamic AD
 //! ([`crate::AdError::unsupported`]).
 
 use crate::util::{
@@ -33,6 +32,16 @@ use nabla_ir::{
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 mod histograms;
+
+/// A slice in one dimension of an array, the other dimensions indexed:
+/// `v[before..., start:+len*stride, after...]`.
+struct Slice {
+    before: Vec<Atom>,
+    start: Atom,
+    len: Atom,
+    stride: Atom,
+    after: Vec<Atom>,
+}
 
 /// The adjoints accumulated so far (absent: zero).
 #[derive(Clone, Default, Debug)]
@@ -395,22 +404,27 @@ impl Reverse<'_> {
         Ok(())
     }
 
-    /// The adjoint `g` of the slice `v[fixed..., start:+len*stride]` of a
-    /// free array `v` of a map lambda, added into `v`'s accumulator one
-    /// row at a time: a sequential loop over the slice's `len` positions
-    /// that threads the accumulator (slice of type `slice_t`).
-    #[allow(clippy::too_many_arguments)]
+    /// The adjoint `g` of the slice `v[before..., start:+len*stride,
+    /// after...]` of a free array `v` of a map lambda, added into `v`'s
+    /// accumulator one row (or element) at a time: a sequential loop over
+    /// the slice's `len` positions that threads the accumulator (slice of
+    /// type `slice_t`, whose row `k` is `v[before..., start + k*stride,
+    /// after...]`).
     fn slice_into_accumulator(
         &mut self,
         b: &mut FunctionBuilder,
         v: Var,
-        fixed: Vec<Atom>,
-        start: Atom,
-        len: Atom,
-        stride: Atom,
+        slice: Slice,
         g: Atom,
         slice_t: &Type,
     ) -> Result<(), AdError> {
+        let Slice {
+            before,
+            start,
+            len,
+            stride,
+            after,
+        } = slice;
         let Some(row_t) = slice_t.row() else {
             return error(self.span, "internal error: a slice of rank 0");
         };
@@ -440,8 +454,9 @@ impl Reverse<'_> {
                     vec![DimIndex::Fix(Atom::Var(k))],
                 ),
             );
-            let mut indices = fixed;
+            let mut indices = before;
             indices.push(position);
+            indices.extend(after);
             Ok(b.bind1(
                 "acc",
                 acc_t.clone(),
@@ -810,17 +825,35 @@ impl Reverse<'_> {
                 if !self.active.contains(v) {
                     return Ok(());
                 }
+                let slices = idx
+                    .iter()
+                    .filter(|d| matches!(d, DimIndex::Slice { .. }))
+                    .count();
+                if slices > 1 {
+                    return self.unsupported("a free array of a map sliced in several dimensions");
+                }
                 let mut indices = Vec::with_capacity(idx.len());
                 for (k, d) in idx.iter().enumerate() {
                     match d {
                         DimIndex::Fix(a) => indices.push(*a),
-                        DimIndex::Slice { start, len, stride } if k + 1 == idx.len() => {
-                            return self.slice_into_accumulator(
-                                b, *v, indices, *start, *len, *stride, g, &pat[0].ty,
-                            );
-                        }
-                        DimIndex::Slice { .. } => {
-                            return self.unsupported("slices of a free array inside a map")
+                        DimIndex::Slice { start, len, stride } => {
+                            let mut after = Vec::with_capacity(idx.len() - k - 1);
+                            for d in &idx[k + 1..] {
+                                match d {
+                                    DimIndex::Fix(a) => after.push(*a),
+                                    DimIndex::Slice { .. } => {
+                                        return error(self.span, "internal error: two slices")
+                                    }
+                                }
+                            }
+                            let slice = Slice {
+                                before: indices,
+                                start: *start,
+                                len: *len,
+                                stride: *stride,
+                                after,
+                            };
+                            return self.slice_into_accumulator(b, *v, slice, g, &pat[0].ty);
                         }
                     }
                 }
