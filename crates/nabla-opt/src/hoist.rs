@@ -24,9 +24,14 @@
 //! seed), is split (`split_invariant`): a slice of it that computes only
 //! the invariant results (`slice_stm`) moves out under the rules above,
 //! and the statement in the lambda reads those moved results instead of
-//! its own (its now-dead copies are left to dead-code elimination). Bodies are
-//! processed innermost first, so a statement invariant in several nested
-//! loops moves out of all of them in one run.
+//! its own (its now-dead copies are left to dead-code elimination). A loop
+//! that consumes a fresh array made in the lambda from outside values (a
+//! `copy` or `replicate`) counts as reading those values: the slice, or the
+//! whole loop where every result is invariant, moves with the array remade
+//! outside — so the forward sweep of `map (\s -> vjp f x (seed s))`, which
+//! writes its checkpoints into such an array, runs once for all seeds.
+//! Bodies are processed innermost first, so a statement invariant in
+//! several nested loops moves out of all of them in one run.
 
 use crate::simplify::{removable, SizeFacts};
 use crate::walk;
@@ -254,12 +259,18 @@ fn hoist_out(
         HashSet::new()
     };
     let mut moved = Vec::new();
-    // `x = copy(y)` statements of the body so far (x to y).
-    let mut copies: HashMap<Var, Var> = HashMap::new();
+    // Fresh arrays of the body so far made only of values from outside it
+    // (`x = copy(y)`, `x = replicate(n, v)`): x to its expression.
+    let mut fresh: HashMap<Var, Exp> = HashMap::new();
     let old = std::mem::take(&mut b.stms);
     for s in old {
-        if let (Exp::Copy(y), [p]) = (&s.exp, &s.pat[..]) {
-            copies.insert(p.var, *y);
+        if let (Exp::Copy(_) | Exp::Replicate(..), [p]) = (&s.exp, &s.pat[..]) {
+            if nabla_ir::free_vars_stm(&s)
+                .iter()
+                .all(|v| !inside.contains(v))
+            {
+                fresh.insert(p.var, s.exp.clone());
+            }
         }
         // Statements nesting deeper than MAX_NESTING stay (checking them
         // at every level of a deep nest would take quadratic time).
@@ -299,16 +310,21 @@ fn hoist_out(
             moved.push(s);
         } else if let Some((hoisted, rest)) = lambda
             .is_some()
-            .then(|| split_invariant(&s, &inside, &copies, var_names))
+            .then(|| split_invariant(&s, &inside, &fresh, var_names))
             .flatten()
             .filter(|(hoisted, _)| hoisted.iter().all(may_move))
         {
             // Part of the statement's results depend only on values from
             // outside the lambda (e.g. the primal of a forward-mode
-            // derivative mapped over seeds): they move out; the rest stays.
+            // derivative mapped over seeds), or all of them but for a fresh
+            // array it consumes (the forward sweep of a reverse-mode
+            // derivative mapped over seeds, writing its checkpoints): they
+            // move out; the rest stays.
             moved.extend(hoisted);
-            inside.extend(rest.pat.iter().map(|p| p.var));
-            b.stms.push(rest);
+            if let Some(rest) = rest {
+                inside.extend(rest.pat.iter().map(|p| p.var));
+                b.stms.push(rest);
+            }
         } else {
             // Only the statement's own results are in scope after it
             // (variables bound in its nested bodies are not).
@@ -655,53 +671,56 @@ fn slice_stm(s: &Stm, live: &[bool]) -> Option<Stm> {
 /// it binds the original variables of `K`, and may move out) and the
 /// original statement, whose results in `K` are renamed to fresh, dead
 /// variables (dead-code elimination then drops them from a map). A loop
-/// parameter that the slice would consume gets its own copy of the array
-/// when its initial value is a `copy` of an outside array (`copies`);
-/// otherwise, and where the statement consumes anything from outside, no
-/// split. Returns the statements to move (the copies, then the slice) and
-/// the statement that stays.
+/// parameter that the slice would consume gets its own fresh array, made
+/// outside as the lambda made its initial value (`fresh`: a `copy` or
+/// `replicate` of values from outside); otherwise, and where the statement
+/// consumes anything from outside, no split. Where every result is in `K`
+/// (a loop that reads nothing else from inside: the forward sweep of a
+/// `vjp` writing its checkpoints into a fresh array), the whole statement
+/// moves and nothing stays. Returns the statements to move (the fresh
+/// arrays, then the slice) and the statement that stays, if any.
 fn split_invariant(
     s: &Stm,
     inside: &HashSet<Var>,
-    copies: &HashMap<Var, Var>,
+    fresh: &HashMap<Var, Exp>,
     var_names: &mut Vec<String>,
-) -> Option<(Vec<Stm>, Stm)> {
+) -> Option<(Vec<Stm>, Option<Stm>)> {
     let n = s.pat.len();
     if n < 2 || !local_effects_only(s) || s.pat.iter().any(|p| matches!(p.ty, Type::Acc(..))) {
         return None;
     }
-    // A loop's consumed initial values (position, outside array copied):
-    // `None` where one is not a copy of an outside array.
-    let consumed_inits = |t: &Stm| -> Option<Vec<(usize, Var)>> {
+    // A loop's consumed initial values (position, the variable, how it is
+    // made): `None` where one is not a fresh array made from outside.
+    let consumed_inits = |t: &Stm| -> Option<Vec<(usize, Var, Exp)>> {
         let Exp::Loop { params, init, .. } = &t.exp else {
             return Some(vec![]);
         };
         let mut out = Vec::new();
         for (k, (p, a)) in params.iter().zip(init).enumerate() {
             if let (true, Atom::Var(x)) = (p.unique, a) {
-                out.push((k, *copies.get(x)?));
+                out.push((k, *x, fresh.get(x)?.clone()));
             }
         }
         Some(out)
     };
     // Whether a slice reads nothing bound inside the lambda (a consumed
-    // initial value counting as the outside array it will copy).
+    // initial value counting as the fresh array that will replace it).
     let invariant = |t: &Stm| {
         let Some(inits) = consumed_inits(t) else {
             return false;
         };
-        let mut t = t.clone();
-        if let Exp::Loop { init, .. } = &mut t.exp {
-            for (k, y) in inits {
-                init[k] = Atom::Var(y);
-            }
-        }
-        nabla_ir::free_vars_stm(&t)
+        let replaced: HashSet<Var> = inits.iter().map(|(_, x, _)| *x).collect();
+        nabla_ir::free_vars_stm(t)
             .iter()
-            .all(|v| !inside.contains(v))
+            .all(|v| !inside.contains(v) || replaced.contains(v))
     };
-    let mut live = vec![false; n];
-    for k in 0..n {
+    // The whole statement reads only outside values and fresh arrays made
+    // from them, which it consumes: it moves with those arrays remade
+    // outside. (A statement reading only outside values without consuming
+    // such an array moves by plain hoisting, in the caller.)
+    let whole = consumed_inits(s).is_some_and(|inits| !inits.is_empty()) && invariant(s);
+    let mut live = vec![whole; n];
+    for k in (0..n).filter(|_| !whole) {
         let mut one = vec![false; n];
         one[k] = true;
         if let Some(t) = slice_stm(s, &one) {
@@ -712,28 +731,37 @@ fn split_invariant(
             }
         }
     }
-    if !live.contains(&true) || !live.contains(&false) {
+    if !live.contains(&true) || (!whole && !live.contains(&false)) {
         return None;
     }
-    let mut sliced = slice_stm(s, &live)?;
-    if sliced.pat.len() == n || !invariant(&sliced) {
-        return None;
-    }
-    // The slice's consumed initial values become fresh copies.
+    let mut sliced = if whole {
+        s.clone()
+    } else {
+        let sliced = slice_stm(s, &live)?;
+        if sliced.pat.len() == n || !invariant(&sliced) {
+            return None;
+        }
+        sliced
+    };
+    // The slice's consumed initial values become fresh arrays made outside.
     let inits = consumed_inits(&sliced)?;
     let mut prelude = Vec::new();
     if let Exp::Loop { params, init, .. } = &mut sliced.exp {
-        for (k, y) in inits {
-            let Atom::Var(x) = init[k] else { continue };
+        for (k, x, made) in inits {
             let name = var_names[x.0 as usize].clone();
             let c = fresh_var(var_names, &name);
             prelude.push(Stm {
                 pat: vec![Param::new(c, params[k].ty.clone())],
-                exp: Exp::Copy(y),
+                exp: made,
                 span: s.span,
             });
             init[k] = Atom::Var(c);
         }
+    }
+    if whole {
+        // The statement itself moves: its binders stay as they are.
+        prelude.push(sliced);
+        return Some((prelude, None));
     }
     let originals: Vec<Var> = sliced.pat.iter().map(|p| p.var).collect();
     // Free variables keep their names; every binder of the copy is fresh.
@@ -755,5 +783,5 @@ fn split_invariant(
         }
     }
     prelude.push(hoisted);
-    Some((prelude, rest))
+    Some((prelude, Some(rest)))
 }
