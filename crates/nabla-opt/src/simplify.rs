@@ -28,7 +28,8 @@
 use crate::walk::{self, Visitor};
 use nabla_ir::rewrite::Substitution;
 use nabla_ir::{
-    Atom, BinOp, Body, Dim, DimIndex, Exp, Function, LoopForm, PrimType, PrimValue, Stm, Type, Var,
+    Atom, BinOp, Body, ConvOp, Dim, DimIndex, Exp, Function, LoopForm, PrimType, PrimValue, Stm,
+    Type, Var,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -721,6 +722,16 @@ fn index_ranges(f: &Function) -> HashMap<Var, Atom> {
         {
             more.push((p.var, Atom::Var(*n)));
         }
+        // An integer in 0..k (k a constant) converted to `i64` keeps its
+        // value: in 0..k (the index of a loop counting in `i32`, converted
+        // to index an array).
+        (Exp::Conv(ConvOp::Convert(from, PrimType::I64), Atom::Var(j)), [p]) if from.is_int() => {
+            if let Some(Atom::Const(k)) = out.get(j) {
+                if k.prim_type().is_int() && k.as_i64() >= 0 {
+                    more.push((p.var, Atom::Const(PrimValue::I64(k.as_i64()))));
+                }
+            }
+        }
         // `(n - 1) - j` with j in 0..n (a loop run backwards, as in a
         // return sweep) is in 0..n.
         (Exp::BinOp(BinOp::Sub, Atom::Var(m), Atom::Var(j)), [p]) => {
@@ -984,10 +995,24 @@ fn removable_exp(e: &Exp, first: Option<Var>, facts: &SizeFacts) -> bool {
         },
         Exp::ArrayLit(_, row) => matches!(row, Type::Prim(_)),
         Exp::Index(a, idx) => facts.index_in_bounds(*a, idx),
-        // An in-place update of one element, provably in bounds.
-        Exp::Update(a, idx, _) => {
-            facts.index_in_bounds(*a, idx)
-                && matches!(facts.types.get(a.0 as usize), Some(Some(Type::Array(_, dims))) if dims.len() == idx.len())
+        // An in-place update of one element, or of a row whose value is
+        // typed with the row's own sizes (so the shape check cannot fail),
+        // provably in bounds.
+        Exp::Update(a, idx, value) => {
+            let Some(Some(Type::Array(_, dims))) = facts.types.get(a.0 as usize) else {
+                return false;
+            };
+            let row = dims.get(idx.len()..).unwrap_or(&[]);
+            let value_fits = row.is_empty()
+                || match value {
+                    Atom::Var(v) => matches!(
+                        facts.types.get(v.0 as usize),
+                        Some(Some(Type::Array(_, vdims)))
+                            if vdims == row && row.iter().all(|d| !matches!(d, Dim::Ext))
+                    ),
+                    Atom::Const(_) => false,
+                };
+            facts.index_in_bounds(*a, idx) && value_fits
         }
         Exp::Reshape(shape, v) => facts.reshape_keeps_count(shape, *v),
         Exp::Iota {
