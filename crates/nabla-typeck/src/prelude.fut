@@ -92,8 +92,10 @@ def partition2 [n] 'a (p1: a -> bool) (p2: a -> bool) (as: [n]a): ([]a, []a, []a
 -- `jmp f x dxs` is `jvp f x` applied to each tangent of `dxs`; `mjp f x
 -- ybars` is `vjp f x` applied to each output adjoint of `ybars`; the `2`
 -- variants also return the primal result `f x`, once.  Written with `map`:
--- one jvp/vjp per seed, except that static AD with `--ad=vector`
--- differentiates a `jmp` for all its seeds at once (the primal once).
+-- one jvp/vjp per seed, except that static AD (the default) differentiates
+-- a `jmp` for all its seeds at once (the primal once), and the optimiser
+-- moves an `mjp`'s forward sweep (the primal, writing the checkpoints of
+-- its loops) out of the map, so only the return sweep runs per seed.
 
 def jmp 'a 'b [k] (f: a -> b) (x: a) (dxs: [k]a): [k]b =
   map (\dx -> jvp f x dx) dxs

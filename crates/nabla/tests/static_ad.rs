@@ -897,3 +897,40 @@ entry grad (xs: []f64) = vjp f xs 1
     // 8x³(x⁴ + 1); the filtered-out element gets 0.
     assert_eq!(r[0].to_string(), "[16.0f64, 0.0f64, 1.0625f64]");
 }
+
+/// `mjp` (a map of a `vjp` at one primal point, one seed per row): the
+/// forward sweep, the loop that writes the checkpoints of `f`'s loop, runs
+/// once for all seeds — the optimiser moves it out of the map over the
+/// seeds (with the fresh checkpoint array it consumes), also where the
+/// number of seeds is not a constant. Only the return sweep (which reads
+/// the checkpoints) stays per seed. Without the optimiser the checkpointing
+/// loop sits in the map, one map deep.
+#[test]
+fn mjp_runs_the_forward_sweep_once() {
+    let source = r#"
+def f [n] (x: [n]f64) : [n]f64 =
+  let y = loop y = x for _i < 3 do map (\v -> f64.sin v * 2.0) y
+  in map (\v -> v * v) y
+entry rows [n] (x: [n]f64) : [n][n]f64 =
+  mjp f x (map (\i -> map (\j -> if i == j then 1.0 else 0.0) (iota n)) (iota n))
+"#;
+    // A loop with a unique (consumed) parameter of rank 2, one state of
+    // `y` per iteration: the checkpointing loop (the return sweep's loop
+    // updates the adjoint of `y`, of rank 1, in place).
+    let writes_checkpoints = |e: &Exp| matches!(e, Exp::Loop { params, .. } if params.iter().any(|p| p.unique && p.ty.rank() == 2));
+    let mut unoptimised = compile_source("mjp", source, Pipeline::parse("inline").unwrap()).program;
+    nabla_ad::differentiate(&mut unoptimised).expect("ad");
+    assert_eq!(map_depths(&unoptimised, writes_checkpoints), vec![1]);
+    let compiled = compile_source("mjp", source, Pipeline::with_static_ad());
+    assert_eq!(
+        map_depths(&compiled.program, writes_checkpoints),
+        vec![0],
+        "{}",
+        nabla_ir::print_program(&compiled.program)
+    );
+    let dynamic = compile_source("mjp", source, Pipeline::default_pipeline());
+    let input = "[0.5, 2.0, 0.25]";
+    let s = compiled.run_on_input("rows", input.as_bytes()).unwrap();
+    let d = dynamic.run_on_input("rows", input.as_bytes()).unwrap();
+    assert_eq!(s[0].to_string(), d[0].to_string());
+}
