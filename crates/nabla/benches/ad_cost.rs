@@ -12,7 +12,7 @@ use nabla_values::{ArrayValue, Value};
 use std::path::PathBuf;
 use std::time::Instant;
 
-const NAMES: [&str; 13] = [
+const NAMES: [&str; 15] = [
     "reduce +",
     "reduce *",
     "reduce max",
@@ -26,6 +26,8 @@ const NAMES: [&str; 13] = [
     "scatter",
     "map, free array",
     "sequential loop",
+    "scan rows",
+    "hist rows",
 ];
 
 fn program(pipeline: Pipeline) -> Compiled {

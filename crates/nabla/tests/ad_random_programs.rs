@@ -3,7 +3,8 @@
 //! A generator writes Futhark functions `f (x: f64) (xs: [6]f64) : f64` out
 //! of the constructs that AD has rules for — maps (with free scalars and
 //! free arrays), reductions (`+`, `*`, `max`, generic scalar and tuple
-//! operators), scans (the same), `reduce_by_index`/`hist`, `scatter`,
+//! operators), scans (the same, and an operator on whole rows),
+//! `reduce_by_index`/`hist` (also with an operator on rows), `scatter`,
 //! in-place updates, `for` and `while` loops, branches — chained so that
 //! every statement depends on the inputs. For each program, at a random
 //! point, with the static AD (the `ad` pass, the default pipeline):
@@ -113,7 +114,7 @@ impl Gen {
     }
 
     fn statement(&mut self) {
-        let k = self.rng.below(25);
+        let k = self.rng.below(27);
         match k {
             0 => {
                 let a = self.array();
@@ -285,6 +286,28 @@ impl Gen {
                 self.bind_array(
                     format!("loop b = copy {a} for i < 2 do map (\\v -> 0.3 * v) (scan (+) 0 (map f64.sin b))"),
                     "loop of scans",
+                );
+            }
+            24 => {
+                // A scan of rows whose operator works on whole rows
+                // (affine maps [a, b], composed).
+                let (a, b) = (self.array(), self.array());
+                self.bind_array(
+                    format!(
+                        "map (\\p -> p[0] + p[1]) (scan (\\f g -> [f[0] * g[0], f[1] * g[0] + g[1]]) [1, 0] (map2 (\\u v -> [0.5 * f64.sin u, v]) {a} {b}))"
+                    ),
+                    "scan rows",
+                );
+            }
+            25 => {
+                // reduce_by_index with the same operator on rows.
+                let (a, b, d) = (self.array(), self.array(), self.array());
+                let is = self.indices(N, N);
+                self.bind_array(
+                    format!(
+                        "map (\\p -> p[0] * p[1]) (reduce_by_index (map (\\v -> [0.5 * f64.cos v, v]) {d}) (\\f g -> [f[0] * g[0], f[1] * g[0] + g[1]]) [1, 0] {is} (map2 (\\u v -> [0.5 * f64.sin u, v]) {a} {b}))"
+                    ),
+                    "hist rows",
                 );
             }
             _ => {
@@ -509,7 +532,7 @@ fn generator_covers_every_construct() {
     for seed in 0..200 {
         seen.extend(program(seed, 8).1);
     }
-    assert_eq!(seen.len(), 25, "{seen:?}");
+    assert_eq!(seen.len(), 27, "{seen:?}");
 }
 
 /// A fixed set of seeds, checked every run (the property test draws new

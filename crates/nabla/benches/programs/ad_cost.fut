@@ -25,16 +25,23 @@ def f11 (xs: []f64) =
   in reduce (+) 0 (map (\i -> xs[i] * xs[(i + 1) % n]) (iota n))
 def f12 (xs: []f64) =
   loop acc = 0.5 for x in xs do f64.sin (acc * x) + acc * 0.9
+-- Affine maps as rows [a, b], composed: an operator on whole rows.
+def and_then (f: [2]f64) (g: [2]f64) : [2]f64 = [f[0] * g[0], f[1] * g[0] + g[1]]
+def rows (xs: []f64) = map (\x -> [0.5 * f64.sin x, x]) xs
+def f13 (xs: []f64) = reduce (+) 0 (map (\p -> p[0] + p[1]) (scan and_then [1, 0] (rows xs)))
+def f14 (xs: []f64) =
+  reduce (+) 0 (map (\p -> p[0] + p[1])
+                    (hist and_then [1, 0] 100 (buckets (length xs)) (rows xs)))
 
 entry primal (k: i32) (xs: []f64) : f64 =
   match k
   case 0 -> f0 xs case 1 -> f1 xs case 2 -> f2 xs case 3 -> f3 xs case 4 -> f4 xs
   case 5 -> f5 xs case 6 -> f6 xs case 7 -> f7 xs case 8 -> f8 xs case 9 -> f9 xs
-  case 10 -> f10 xs case 11 -> f11 xs case _ -> f12 xs
+  case 10 -> f10 xs case 11 -> f11 xs case 12 -> f12 xs case 13 -> f13 xs case _ -> f14 xs
 
 entry grad (k: i32) (xs: []f64) : []f64 =
   match k
   case 0 -> vjp f0 xs 1 case 1 -> vjp f1 xs 1 case 2 -> vjp f2 xs 1 case 3 -> vjp f3 xs 1
   case 4 -> vjp f4 xs 1 case 5 -> vjp f5 xs 1 case 6 -> vjp f6 xs 1 case 7 -> vjp f7 xs 1
   case 8 -> vjp f8 xs 1 case 9 -> vjp f9 xs 1 case 10 -> vjp f10 xs 1 case 11 -> vjp f11 xs 1
-  case _ -> vjp f12 xs 1
+  case 12 -> vjp f12 xs 1 case 13 -> vjp f13 xs 1 case _ -> vjp f14 xs 1
