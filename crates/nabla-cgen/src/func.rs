@@ -151,11 +151,10 @@ pub(crate) struct FnGen<'a> {
     /// Views built without a reference to their block (see
     /// [`crate::borrow`]).
     borrowed: HashSet<Var>,
-    /// Rank-1 arrays made by a map in a map's lambda and returned as its
-    /// row (see [`direct_row`]): the C variable of the enclosing map's
-    /// result, whose row `j` the inner map writes into instead of a block
-    /// of its own.
-    row_destinations: HashMap<Var, String>,
+    /// Rank-1 arrays made by a map (or a literal) in a map's lambda and
+    /// returned as its row (see [`direct_row`]): where the inner map
+    /// writes instead of into a block of its own.
+    row_destinations: HashMap<Var, RowDestination>,
     /// The indexing statements whose indices are provably in bounds (by
     /// their first variable): generated without bounds checks.
     in_bounds: InBounds,
@@ -1043,12 +1042,12 @@ impl<'a> FnGen<'a> {
     }
 
     /// `p = [atoms…]`; a literal of scalars with a row destination (`into`,
-    /// see [`direct_row`]) is written into row `j` of that array.
+    /// see [`direct_row`]) is written there.
     fn array_lit(
         &mut self,
         loc: &str,
         p: &str,
-        into: Option<String>,
+        into: Option<RowDestination>,
         atoms: &[Atom],
         row_ty: &Type,
     ) -> Result<(), CgenError> {
@@ -1056,9 +1055,7 @@ impl<'a> FnGen<'a> {
         match row_ty {
             Type::Prim(_) => {
                 match into {
-                    Some(outer) => {
-                        self.line(&format!("nb_row(&{p}, &{outer}, 2, sizeof({ct}), j, 0);"))
-                    }
+                    Some(dest) => self.line(&dest.bind(p, ct)),
                     None => self.line(&format!(
                         "{p} = nb_alloc(1, (int64_t[]){{{}}}, sizeof({ct}), {loc});",
                         atoms.len()
@@ -1238,10 +1235,9 @@ impl<'a> FnGen<'a> {
                     let ct = c_type(*e)?;
                     match self.row_destinations.remove(&p.var) {
                         // Row j of the enclosing map's result (j is still
-                        // its index here, before this map's loop).
-                        Some(outer) => {
-                            self.line(&format!("nb_row(&{pv}, &{outer}, 2, sizeof({ct}), j, 0);"))
-                        }
+                        // its index here, before this map's loop), or a
+                        // scratch row.
+                        Some(dest) => self.line(&dest.bind(&pv, ct)),
                         None => self.line(&format!(
                             "{pv} = nb_alloc(1, (int64_t[]){{{wv}}}, sizeof({ct}), {loc});"
                         )),
@@ -1264,7 +1260,8 @@ impl<'a> FnGen<'a> {
                         self.line(&format!(
                             "{pv} = nb_alloc(2, (int64_t[]){{{wv}, {width}}}, sizeof({ct}), {loc});"
                         ));
-                        self.row_destinations.insert(v, pv.clone());
+                        self.row_destinations
+                            .insert(v, RowDestination::RowOf(pv.clone()));
                         row_temps.push(Some((t, pv, dims.len(), ct, Some(v))));
                         continue;
                     }
@@ -1493,6 +1490,42 @@ impl<'a> FnGen<'a> {
             g.release_params(&mlam.params);
             Ok(())
         };
+        // Rows combined into one accumulator row each, in place: the map's
+        // row results are never stored; each is made in a scratch row
+        // allocated once, where the lambda's row comes from an inner map
+        // or literal of a width known before the loop (else per element).
+        if let Some(parts) = componentwise_operator(rlam) {
+            let mut scratch = Vec::new();
+            for (i, p) in map_stm.pat.iter().enumerate() {
+                let Type::Array(e, dims) = &p.ty else {
+                    continue;
+                };
+                let Some((v, width)) = direct_row(mlam, i).filter(|_| dims.len() == 2) else {
+                    continue;
+                };
+                // On the stack where it is short (the C compiler then
+                // knows it aliases nothing: ht's Jacobian ran in 0.65x the
+                // time of a heap scratch row), else on the heap. A view
+                // without a block (`mem` NULL) is never freed.
+                let (ct, width) = (c_type(*e)?, self.int(&width)?);
+                let (row, buffer, n) = (self.fresh(), self.fresh(), self.fresh());
+                self.line(&format!("int64_t {n} = {width};"));
+                self.line(&format!("{ct} {buffer}[{SCRATCH_ROW}];"));
+                self.line(&format!(
+                    "nb_arr {row} = {n} >= 0 && {n} <= {SCRATCH_ROW} ? (nb_arr){{NULL, (char *){buffer}, {{{n}}}}} : nb_alloc(1, (int64_t[]){{{n}}}, sizeof({ct}), {loc});"
+                ));
+                self.row_destinations
+                    .insert(v, RowDestination::Scratch(row.clone()));
+                scratch.push((v, row));
+            }
+            self.reduce_rows_in_place(&wv, &red_stm.pat, &parts, element)?;
+            for (v, row) in scratch {
+                self.row_destinations.remove(&v);
+                self.line(&format!("nb_release(&{row});"));
+            }
+            self.close();
+            return Ok(());
+        }
         // A minimum or maximum of elements that each run a loop of their
         // own keeps one chain: the chain is short next to the element,
         // and the copies of the element's loop cost more than they gain
@@ -1675,7 +1708,12 @@ impl<'a> FnGen<'a> {
             return Ok(());
         }
         if let Some(parts) = componentwise_operator(lam).filter(|_| !scan) {
-            self.reduce_rows_in_place(&wv, pat, arrs, &parts)?;
+            self.reduce_rows_in_place(&wv, pat, &parts, |g| {
+                for (part, a) in parts.iter().zip(arrs) {
+                    g.bind_row(part.elem, *a, "j")?;
+                }
+                Ok(())
+            })?;
             self.close();
             return Ok(());
         }
@@ -1766,14 +1804,16 @@ impl<'a> FnGen<'a> {
     /// element, in place, instead of the operator's map allocating a new
     /// row per element; scalar components are combined as usual. The
     /// widths are checked as the operator's maps would check them.
+    /// `element` binds the element parameters for index `j` (rows of the
+    /// reduced arrays, or a fused map's results: [`FnGen::fused_map_reduce`]).
     fn reduce_rows_in_place(
         &mut self,
         wv: &str,
         pat: &[Param],
-        arrs: &[Var],
         parts: &[Component<'_>],
+        mut element: impl FnMut(&mut Self) -> Result<(), CgenError>,
     ) -> Result<(), CgenError> {
-        if pat.len() != parts.len() || arrs.len() != parts.len() {
+        if pat.len() != parts.len() {
             return Err(CgenError::internal(
                 "a componentwise operator of the wrong arity",
             ));
@@ -1786,9 +1826,7 @@ impl<'a> FnGen<'a> {
             ));
         }
         self.open(&format!("for (int64_t j = 0; j < {wv}; j++) {{"));
-        for (part, a) in parts.iter().zip(arrs) {
-            self.bind_row(part.elem, *a, "j")?;
-        }
+        element(self)?;
         for part in parts {
             let (av, ev) = (var_name(part.acc.var), var_name(part.elem.var));
             let t = part.acc.ty.elem();
@@ -2321,6 +2359,36 @@ struct Component<'a> {
     operands: [bool; 2],
 }
 
+/// The longest scratch row ([`RowDestination::Scratch`]) kept on the
+/// stack, in elements.
+const SCRATCH_ROW: usize = 256;
+
+/// Where a map in a lambda writes the row that the lambda returns (see
+/// [`FnGen::row_destinations`]).
+enum RowDestination {
+    /// Row `j` of the enclosing map's result (this C variable, allocated
+    /// whole before its loop).
+    RowOf(String),
+    /// This rank-1 array, made once before a fused map-reduce loop (on the
+    /// stack where short) and reused by every element
+    /// ([`FnGen::fused_map_reduce`]): the row is combined into the
+    /// reduction's accumulator right after.
+    Scratch(String),
+}
+
+impl RowDestination {
+    /// The C statement that makes `p` (a rank-1 array of `ct`) the
+    /// destination.
+    fn bind(&self, p: &str, ct: &str) -> String {
+        match self {
+            RowDestination::RowOf(outer) => {
+                format!("nb_row(&{p}, &{outer}, 2, sizeof({ct}), j, 0);")
+            }
+            RowDestination::Scratch(row) => format!("{p} = nb_retain({row});"),
+        }
+    }
+}
+
 /// The components of a reduction operator whose body computes each result
 /// from its own accumulator and element parameters alone, by one
 /// statement: a scalar binary operator, or `map (\a b -> a op b) x y` on
@@ -2481,13 +2549,30 @@ fn map_into_reduce(b: &Body, k: usize) -> Option<Vec<bool>> {
     };
     let scalar = |t: &Type| matches!(t, Type::Prim(_));
     let results: Vec<Var> = map_stm.pat.iter().map(|p| p.var).collect();
+    // A reduction whose operator combines rows componentwise also takes
+    // rows from the map (made per element, combined in place), provided
+    // nothing else reads them.
+    let row_components: Vec<Var> = match componentwise_operator(rlam) {
+        Some(parts) => parts
+            .iter()
+            .zip(rarrs)
+            .filter(|(part, _)| part.rows)
+            .map(|(_, a)| *a)
+            .collect(),
+        None => vec![],
+    };
+    let rank1 = |t: &Type| matches!(t, Type::Array(_, d) if d.len() == 1);
+    let row_of_component = |v: &Var, t: &Type| {
+        row_components.contains(v) && matches!(t, Type::Array(_, d) if d.len() == 2)
+    };
     let ok = mw == rw
         && !rarrs.is_empty()
-        && mlam.ret.iter().all(scalar)
-        && map_stm.pat.iter().all(|p| scalar_elems(&p.ty))
+        && mlam.ret.iter().zip(&map_stm.pat).all(|(t, p)| {
+            (scalar(t) && scalar_elems(&p.ty)) || (rank1(t) && row_of_component(&p.var, &p.ty))
+        })
         && mlam.params.iter().all(|p| !p.ty.is_acc())
-        && rlam.params.iter().all(|p| scalar(&p.ty))
-        && red_stm.pat.iter().all(|p| scalar(&p.ty))
+        && rlam.params.iter().all(|p| scalar(&p.ty) || rank1(&p.ty))
+        && red_stm.pat.iter().all(|p| scalar(&p.ty) || rank1(&p.ty))
         && rarrs
             .iter()
             .all(|a| results.iter().filter(|v| *v == a).count() == 1)
@@ -2524,6 +2609,15 @@ fn map_into_reduce(b: &Body, k: usize) -> Option<Vec<bool>> {
                 stored[i] = true;
             }
         }
+    }
+    // Rows are never stored (only scalars are, into one-dimensional
+    // arrays).
+    let stores_rows = results
+        .iter()
+        .zip(&stored)
+        .any(|(v, &store)| store && row_components.contains(v));
+    if stores_rows {
+        return None;
     }
     Some(stored)
 }
@@ -2931,6 +3025,66 @@ entry main = main (params [1, 1], results [1, 1])
         // element's row itself) takes the general path.
         let c = main_c(&ROW_SUMS.replace("in (c_9, r_14)", "in (c_9, y_8)"));
         assert!(!c.contains("nb_make_unique(&v6, 1"), "{c}");
+    }
+
+    /// A map making a scalar and a row per element, reduced by an
+    /// operator that adds scalars and rows componentwise.
+    const MAPPED_ROW_SUMS: &str = "
+fun main (ws_0: [?]f64, ts_1: [?]f64): (f64, [?]f64) = {
+  let n_2: i64 = size(ws_0, 0)
+  let m_3: i64 = size(ts_1, 0)
+  let z_4: [m_3]f64 = replicate(m_3, 0.0f64)
+  let (sq_20: [n_2]f64, rows_21: [n_2][m_3]f64) = map(n_2, \\(w_17: f64): (f64, [m_3]f64) -> {
+    let s_18: f64 = w_17 * w_17
+    let row_19: [m_3]f64 = map(m_3, \\(t_22: f64): (f64) -> {
+      let u_23: f64 = w_17 * t_22
+      in (u_23)
+    }, ts_1)
+    in (s_18, row_19)
+  }, ws_0)
+  let (s_15: f64, r_16: [m_3]f64) = reduce_comm(n_2, \\(a_5: f64, x_6: [m_3]f64, b_7: f64, y_8: [m_3]f64): (f64, [m_3]f64) -> {
+    let c_9: f64 = a_5 + b_7
+    let r_14: [m_3]f64 = map(m_3, \\(p_10: f64, q_11: f64): (f64) -> {
+      let t_12: f64 = p_10 + q_11
+      in (t_12)
+    }, x_6, y_8)
+    in (c_9, r_14)
+  }, (0.0f64, z_4), sq_20, rows_21)
+  in (s_15, r_16)
+}
+
+entry main = main (params [1, 1], results [1, 1])
+";
+
+    #[test]
+    fn a_map_of_rows_runs_fused_with_their_rowwise_reduction() {
+        let c = main_c(MAPPED_ROW_SUMS);
+        let start = c.find("/* main */").expect("main");
+        let main = &c[start..start + c[start..].find("\n}\n").expect("its end")];
+        // One scratch row, on the stack where short (else on the heap),
+        // made before the loop; the map never allocates its [n][m] rows.
+        assert!(main.contains("(nb_arr){NULL, (char *)"), "{main}");
+        assert!(!main.contains("nb_alloc(2"), "{main}");
+        let fused = main
+            .find("nb_make_unique(&v6, 1")
+            .expect("the accumulator row");
+        let body = &main[fused..];
+        assert!(!body.contains("nb_alloc"), "{main}");
+        // Each element's row is made in the scratch row, then added into
+        // the accumulator row in place.
+        assert!(body.contains("= nb_retain(t"), "{main}");
+        assert!(
+            body.contains(
+                "((double *)v6.data)[s] = (((double *)v6.data)[s] + ((double *)v8.data)[s]);"
+            ),
+            "{main}"
+        );
+        assert!(body.contains("v5 = (v5 + v7);"), "{main}");
+        // Where the rows are also read elsewhere (stored), no fusion.
+        let stored = MAPPED_ROW_SUMS.replace("in (s_15, r_16)", "in (s_15, rows_21)");
+        let stored = stored.replace("(f64, [?]f64) = {", "(f64, [?][?]f64) = {");
+        let c = main_c(&stored);
+        assert!(!c.contains("(nb_arr){NULL, (char *)"), "{c}");
     }
 
     #[test]
