@@ -1873,22 +1873,8 @@ impl Reverse<'_> {
             )));
         }
         let body = b.end(result);
-        let out: Vec<Param> = params
-            .iter()
-            .enumerate()
-            .map(|(c, p)| b.param(if c < k { "adj_carried" } else { "adj_scan" }, p.ty.clone()))
-            .collect();
-        let vars: Vec<Var> = out.iter().map(|p| p.var).collect();
-        b.push(Stm {
-            pat: out,
-            exp: Exp::Loop {
-                params,
-                init,
-                form: LoopForm::For { i: j, bound: w },
-                body,
-            },
-            span,
-        });
+        let names = |c: usize| if c < k { "adj_carried" } else { "adj_scan" };
+        let vars = push_for_loop(b, params, init, (j, w), body, span, names);
         for (a, x) in arrs.iter().zip(&vars[k..]) {
             self.add(b, adj, *a, Atom::Var(*x), true)?;
         }
@@ -2104,22 +2090,8 @@ impl Reverse<'_> {
                 )));
             }
             let body = b.end(result);
-            let out: Vec<Param> = params
-                .iter()
-                .enumerate()
-                .map(|(c, p)| b.param(if c < k { "partial" } else { "excl" }, p.ty.clone()))
-                .collect();
-            let vars: Vec<Var> = out.iter().map(|p| p.var).collect();
-            b.push(Stm {
-                pat: out,
-                exp: Exp::Loop {
-                    params,
-                    init,
-                    form: LoopForm::For { i: j, bound: w },
-                    body,
-                },
-                span,
-            });
+            let names = |c: usize| if c < k { "partial" } else { "excl" };
+            let vars = push_for_loop(b, params, init, (j, w), body, span, names);
             Ok((vars[..k].to_vec(), vars[k..].to_vec()))
         };
         let (totals, before) = pass(self, b, false)?;
@@ -4124,6 +4096,38 @@ fn sequence(bodies: Vec<Body>) -> Body {
         out.result = body.result;
     }
     out
+}
+
+/// Pushes `loop (params = init) for i < bound do body` (`counter` is
+/// `(i, bound)`), its results bound to fresh variables of the parameters'
+/// types, the one of parameter `c` named `name(c)`; returns them.
+fn push_for_loop(
+    b: &mut FunctionBuilder,
+    params: Vec<Param>,
+    init: Vec<Atom>,
+    counter: (Var, Atom),
+    body: Body,
+    span: Span,
+    name: impl Fn(usize) -> &'static str,
+) -> Vec<Var> {
+    let out: Vec<Param> = params
+        .iter()
+        .enumerate()
+        .map(|(c, p)| b.param(name(c), p.ty.clone()))
+        .collect();
+    let vars = out.iter().map(|p| p.var).collect();
+    let (i, bound) = counter;
+    b.push(Stm {
+        pat: out,
+        exp: Exp::Loop {
+            params,
+            init,
+            form: LoopForm::For { i, bound },
+            body,
+        },
+        span,
+    });
+    vars
 }
 
 /// `if at_edge then neutral else scanned[index]` (an exclusive scan's
