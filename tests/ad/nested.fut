@@ -97,3 +97,30 @@ def sqrt_newton (a: f64) =
   in x
 
 entry newton (a: f64) = (sqrt_newton a, jvp sqrt_newton a 1, vjp sqrt_newton a 1)
+
+-- Reverse over reverse through maps that read a free array: the inner
+-- vjp's map sends the adjoints of the array's elements to an accumulator,
+-- which the outer vjp differentiates. `cubic` is homogeneous of degree 3,
+-- so euler x = <∇cubic x, x> = 3 cubic x and its gradient is 3 ∇cubic x,
+-- with ∂cubic/∂y_k = 2 y_k y_(k+1) + y_(k-1)² (indices cyclic).
+-- ==
+-- entry: grad_euler
+-- input { [1.0, 2.0, 3.0] } output { [39.0, 39.0, 30.0] }
+
+def cubic [n] (y: [n]f64) : f64 = f64.sum (map (\i -> y[i] * y[(i + 1) % n] * y[i]) (iota n))
+def euler [n] (x: [n]f64) : f64 = f64.sum (map2 (*) (vjp cubic x 1) x)
+entry grad_euler [n] (x: [n]f64) = vjp euler x 1
+
+-- The same with rows: ∇bilinear ys holds ys[k+1][1] and ys[k-1][0] at
+-- [k][0] and [k][1], so the gradient of the sum of their sines is cos
+-- of each element.
+-- ==
+-- entry: grad_sines_of_gradient
+-- input { [[1.0, 2.0], [0.5, 1.5], [2.0, -1.0]] }
+-- output { [[0.5403023058681398, -0.4161468365471424], [0.8775825618903728, 0.0707372016677029],
+--           [-0.4161468365471424, 0.5403023058681398]] }
+
+def bilinear (ys: [][2]f64) : f64 =
+  f64.sum (map (\i -> ys[i][0] * ys[(i + 1) % length ys][1]) (indices ys))
+entry grad_sines_of_gradient (x: [][2]f64) =
+  vjp (\x -> f64.sum (map f64.sin (flatten (vjp bilinear x 1)))) x 1

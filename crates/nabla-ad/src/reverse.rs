@@ -13,10 +13,13 @@
 //! nothing else refers to are updated in place (an index's adjoint is one
 //! element update, not a one-hot array).
 //!
-//! Constructs without a rule here yet (a free array of a map's lambda
-//! sliced in several dimensions, or read whole where the map also reads
-//! arrays bound in an enclosing lambda; accumulators written by the user) make the `vjp` fall back to the dynamic AD
-//! ([`crate::AdError::unsupported`]).
+//! Accumulators in the differentiated code (an inner `vjp`'s adjoint code,
+//! under an outer `vjp`) are differentiated through a surrogate without
+//! them (`reverse/accumulators.rs`). Constructs without a rule here yet (a
+//! free array of a map's lambda sliced in several dimensions, or read
+//! whole where the map also reads arrays bound in an enclosing lambda;
+//! accumulators with an operator other than `+`) make the `vjp` fall back
+//! to the dynamic AD ([`crate::AdError::unsupported`]).
 
 use crate::util::{
     atom_type, nested_bodies_mut, shape_of, type_of, zero_like, zero_of, Emit, EmitError,
@@ -31,6 +34,7 @@ use nabla_ir::{
 };
 use std::collections::{BTreeSet, HashMap, HashSet};
 
+mod accumulators;
 mod histograms;
 
 /// A slice in one dimension of an array, the other dimensions indexed:
@@ -1316,7 +1320,8 @@ impl Reverse<'_> {
                 }
             }
             Exp::Apply(..) => return error(self.span, "internal error: a call left in a vjp"),
-            Exp::WithAcc { .. } | Exp::UpdateAcc { .. } => return self.unsupported("accumulators"),
+            Exp::WithAcc { inputs, lam } => self.with_acc(b, adj, pat, inputs, lam, &ybar)?,
+            Exp::UpdateAcc { .. } => return self.unsupported("accumulators"),
             Exp::Jvp { .. } | Exp::Vjp { .. } => return self.unsupported("a nested jvp/vjp"),
             Exp::WithVjp {
                 rule, args, tape, ..
