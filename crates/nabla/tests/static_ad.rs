@@ -249,6 +249,10 @@ entry grad (k: i32) (x: f64) : f64 =
 -- reverse mode get tangent accumulators).
 entry hess (k: i32) (x: f64) : f64 = jvp (\x -> grad k x) x 1
 
+-- Reverse over reverse (f8 and f9: the outer vjp differentiates the inner
+-- one's accumulators).
+entry hess_rr (k: i32) (x: f64) : f64 = vjp (\x -> grad k x) x 1
+
 entry primal (k: i32) (x: f64) : f64 =
   if k == 0 then f0 x else if k == 1 then f1 x else if k == 2 then f2 x
   else if k == 3 then f3 x else if k == 4 then f4 x else if k == 5 then f5 x
@@ -343,6 +347,12 @@ fn static_vjp_agrees_with_dynamic_and_finite_differences() {
             assert!(
                 (fd - s).abs() <= 1e-4 * (1.0 + s.abs()),
                 "hessian of f{k} at {x}: static {s} vs finite differences {fd}"
+            );
+            // Reverse over reverse agrees with forward over reverse.
+            let rr = run(&static_, "hess_rr", &input);
+            assert!(
+                (rr - s).abs() <= 1e-8 * (1.0 + s.abs()),
+                "hessian of f{k} at {x}: reverse over reverse {rr} vs forward over reverse {s}"
             );
         }
     }
