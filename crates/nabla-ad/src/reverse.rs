@@ -37,6 +37,18 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 mod accumulators;
 mod histograms;
 
+/// A scan `ys = scan op neutral arrs` (`w` elements, `k` components) in
+/// the return sweep, with the adjoints `gs` of its results (absent: zero);
+/// its arities are checked where it is made.
+struct ScanAdjoint<'a> {
+    w: Atom,
+    op: &'a Lambda,
+    neutral: &'a [Atom],
+    arrs: &'a [Var],
+    ys: Vec<Var>,
+    gs: Vec<Option<Var>>,
+}
+
 /// A slice in one dimension of an array, the other dimensions indexed:
 /// `v[before..., start:+len*stride, after...]`.
 struct Slice {
@@ -1176,26 +1188,33 @@ impl Reverse<'_> {
                 lam,
                 neutral,
                 arrs,
-            }) if lam.ret.iter().all(|t| t.rank() == 0) => {
-                if !arrs.iter().any(|a| self.active.contains(a)) {
-                    return Ok(());
-                }
-                let gs = self.array_adjoints(&ybar)?;
-                let ys: Vec<Var> = pat.iter().map(|p| p.var).collect();
-                self.scan_generic(b, adj, *w, lam, neutral, arrs, &ys, &gs)?;
-            }
-            Exp::Soac(Soac::Scan {
-                w,
-                lam,
-                neutral,
-                arrs,
             }) => {
                 if !arrs.iter().any(|a| self.active.contains(a)) {
                     return Ok(());
                 }
-                let gs = self.array_adjoints(&ybar)?;
-                let ys: Vec<Var> = pat.iter().map(|p| p.var).collect();
-                self.scan_sequential(b, adj, *w, lam, neutral, arrs, &ys, &gs)?;
+                let k = arrs.len();
+                if lam.params.len() != 2 * k
+                    || lam.ret.len() != k
+                    || neutral.len() != k
+                    || pat.len() != k
+                {
+                    return error(self.span, "internal error: malformed scan operator");
+                }
+                let scan = ScanAdjoint {
+                    w: *w,
+                    op: lam,
+                    neutral,
+                    arrs,
+                    ys: pat.iter().map(|p| p.var).collect(),
+                    gs: self.array_adjoints(&ybar)?,
+                };
+                // Scalar components: seed 002's rule; rows: the sequential
+                // one.
+                if lam.ret.iter().all(|t| t.rank() == 0) {
+                    self.scan_generic(b, adj, &scan)?;
+                } else {
+                    self.scan_sequential(b, adj, &scan)?;
+                }
             }
             Exp::Soac(Soac::Hist {
                 w,
@@ -1527,22 +1546,21 @@ impl Reverse<'_> {
     /// flattened row-major into `k²` arrays); then `x̄[i]` is the operator's
     /// vjp in `x` at `(ys[i-1], xs[i])` with seed `r[i]`. `gs[p]` is the
     /// adjoint of result `p` (absent: zero).
-    #[allow(clippy::too_many_arguments)]
     fn scan_generic(
         &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
-        w: Atom,
-        op: &Lambda,
-        neutral: &[Atom],
-        arrs: &[Var],
-        ys: &[Var],
-        gs: &[Option<Var>],
+        scan: &ScanAdjoint<'_>,
     ) -> Result<(), AdError> {
+        let ScanAdjoint {
+            w,
+            op,
+            neutral,
+            arrs,
+            ref ys,
+            ref gs,
+        } = *scan;
         let k = arrs.len();
-        if op.params.len() != 2 * k || op.ret.len() != k || neutral.len() != k || ys.len() != k {
-            return error(self.span, "internal error: malformed scan operator");
-        }
         let ts = op.ret.clone();
         // The float components: only they have adjoints. Integer and
         // boolean components (a segmented scan's flags, an arg-max's
@@ -1554,7 +1572,7 @@ impl Reverse<'_> {
         let ft = ts[first_float].clone();
         if f.iter().any(|&q| ts[q] != ft) {
             // One Jacobian needs one float type: the sequential rule.
-            return self.scan_sequential(b, adj, w, op, neutral, arrs, ys, gs);
+            return self.scan_sequential(b, adj, scan);
         }
         let kf = f.len();
         let fat = Type::Array(ft.elem(), vec![Dim::Ext]);
@@ -1785,22 +1803,21 @@ impl Reverse<'_> {
     /// floats of different types. `gs[p]` is the adjoint of result `p`
     /// (absent: zero); the neutral element gets no adjoint (as in the other
     /// scan and reduce rules).
-    #[allow(clippy::too_many_arguments)]
     fn scan_sequential(
         &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
-        w: Atom,
-        op: &Lambda,
-        neutral: &[Atom],
-        arrs: &[Var],
-        ys: &[Var],
-        gs: &[Option<Var>],
+        scan: &ScanAdjoint<'_>,
     ) -> Result<(), AdError> {
+        let ScanAdjoint {
+            w,
+            op,
+            neutral,
+            arrs,
+            ref ys,
+            ref gs,
+        } = *scan;
         let k = arrs.len();
-        if op.params.len() != 2 * k || op.ret.len() != k || neutral.len() != k || ys.len() != k {
-            return error(self.span, "internal error: malformed scan operator");
-        }
         let span = self.span;
         let ts: Vec<Type> = op.ret.iter().map(crate::util::existential).collect();
         let ats: Vec<Type> = ts.iter().map(|t| t.array_of(Dim::Ext)).collect();
@@ -2626,8 +2643,15 @@ impl Reverse<'_> {
                     let x = this.plus_scan_adjoint(b, w, op, g_j)?;
                     this.add(b, local, col, Atom::Var(x), true)
                 } else {
-                    let (ne_j, g_j) = (Atom::Var(ne_j), Some(g_j));
-                    this.scan_generic(b, local, w, op, &[ne_j], &[col], &[ys_j], &[g_j])
+                    let column = ScanAdjoint {
+                        w,
+                        op,
+                        neutral: &[Atom::Var(ne_j)],
+                        arrs: &[col],
+                        ys: vec![ys_j],
+                        gs: vec![Some(g_j)],
+                    };
+                    this.scan_generic(b, local, &column)
                 }
             },
         )

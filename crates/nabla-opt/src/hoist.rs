@@ -719,24 +719,24 @@ fn split_invariant(
     // outside. (A statement reading only outside values without consuming
     // such an array moves by plain hoisting, in the caller.)
     let whole = consumed_inits(s).is_some_and(|inits| !inits.is_empty()) && invariant(s);
-    let mut live = vec![whole; n];
-    for k in (0..n).filter(|_| !whole) {
-        let mut one = vec![false; n];
-        one[k] = true;
-        if let Some(t) = slice_stm(s, &one) {
-            if invariant(&t) {
-                for (j, p) in s.pat.iter().enumerate() {
-                    live[j] |= t.pat.iter().any(|q| q.var == p.var);
-                }
-            }
-        }
-    }
-    if !live.contains(&true) || (!whole && !live.contains(&false)) {
-        return None;
-    }
     let mut sliced = if whole {
         s.clone()
     } else {
+        let mut live = vec![false; n];
+        for k in 0..n {
+            let mut one = vec![false; n];
+            one[k] = true;
+            if let Some(t) = slice_stm(s, &one) {
+                if invariant(&t) {
+                    for (j, p) in s.pat.iter().enumerate() {
+                        live[j] |= t.pat.iter().any(|q| q.var == p.var);
+                    }
+                }
+            }
+        }
+        if !live.contains(&true) || !live.contains(&false) {
+            return None;
+        }
         let sliced = slice_stm(s, &live)?;
         if sliced.pat.len() == n || !invariant(&sliced) {
             return None;

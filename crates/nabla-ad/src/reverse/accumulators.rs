@@ -92,7 +92,7 @@ impl Reverse<'_> {
                     seeds.push(match ybar[j] {
                         Some(g) => g,
                         None => match t {
-                            Type::Prim(e) => Atom::Const(PrimValue::zero(*e)),
+                            Type::Prim(e) => zero(*e),
                             _ => crate::util::zero_like(b, self.span, pat[j].var)?,
                         },
                     });
@@ -113,7 +113,7 @@ impl Reverse<'_> {
                 map.insert(p.var, Atom::Var(z));
                 start.push(Stm {
                     pat: vec![Param::new(z, Type::Prim(e))],
-                    exp: Exp::Atoms(vec![Atom::Const(PrimValue::zero(e))]),
+                    exp: Exp::Atoms(vec![zero(e)]),
                     span: this.span,
                 });
                 roots.insert(z, *rbar);
@@ -143,11 +143,11 @@ impl Reverse<'_> {
         let span = self.span;
         let root = |roots: &HashMap<Var, Var>, a: &Atom| -> Result<Var, AdError> {
             match a {
-                Atom::Var(v) => roots
-                    .get(v)
-                    .copied()
-                    .ok_or_else(|| internal(span, "an accumulator of unknown origin")),
-                Atom::Const(_) => Err(internal(span, "a constant accumulator")),
+                Atom::Var(v) => match roots.get(v) {
+                    Some(r) => Ok(*r),
+                    None => error(span, "internal error: an accumulator of unknown origin"),
+                },
+                Atom::Const(_) => error(span, "internal error: a constant accumulator"),
             }
         };
         // A binder of an accumulator becomes a scalar of its element type.
@@ -201,7 +201,7 @@ impl Reverse<'_> {
                             roots.insert(p.var, root(roots, &Atom::Var(*a))?);
                             start.push(Stm {
                                 pat: vec![p],
-                                exp: Exp::Atoms(vec![Atom::Const(PrimValue::zero(e))]),
+                                exp: Exp::Atoms(vec![zero(e)]),
                                 span,
                             });
                             given.push(*a);
@@ -235,10 +235,12 @@ impl Reverse<'_> {
                     for (mut total, a, sums, e) in after {
                         scalar(b, &mut total);
                         b.begin();
-                        let r = self.sum(b, width, sums, e).and_then(|t| {
-                            b.binop(BinOp::Add, Atom::Var(a), t)
-                                .map_err(|u| self.unknown(u))
-                        });
+                        let r = self
+                            .sum_rows(b, width, sums, &Type::Prim(e), zero(e))
+                            .and_then(|t| {
+                                b.binop(BinOp::Add, Atom::Var(a), t)
+                                    .map_err(|u| self.unknown(u))
+                            });
                         let stms = b.end(vec![]).stms;
                         let r = r?;
                         out.extend(stms);
@@ -311,7 +313,7 @@ impl Reverse<'_> {
         e: PrimType,
     ) -> Result<Atom, AdError> {
         let unknown = |u| self.unknown(u);
-        let zero = Atom::Const(PrimValue::zero(e));
+        let zero = zero(e);
         let rt = type_of(b, self.span, rbar)?;
         if indices.is_empty() {
             return self.dot(b, Atom::Var(rbar), value, &rt);
@@ -391,36 +393,11 @@ impl Reverse<'_> {
                 arrs: vec![xv, yv],
             }),
         );
-        self.sum(b, n, products, e)
-    }
-
-    /// `reduce (+) 0 xs` over `w` elements of type `e`.
-    fn sum(&self, b: &mut FunctionBuilder, w: Atom, xs: Var, e: PrimType) -> Result<Atom, AdError> {
-        let lam = b.lambda::<AdError>("s", vec![Type::Prim(e), Type::Prim(e)], |b, ps| {
-            Ok(vec![b.binop(
-                BinOp::Add,
-                Atom::Var(ps[0]),
-                Atom::Var(ps[1]),
-            )?])
-        })?;
-        Ok(Atom::Var(b.bind1(
-            "acc_total",
-            Type::Prim(e),
-            Exp::Soac(Soac::Reduce {
-                w,
-                lam,
-                neutral: vec![Atom::Const(PrimValue::zero(e))],
-                arrs: vec![xs],
-                commutative: true,
-            }),
-        )))
+        self.sum_rows(b, n, products, &Type::Prim(e), zero(e))
     }
 }
 
-fn internal(span: nabla_ir::Span, what: &str) -> AdError {
-    AdError {
-        message: format!("internal error: {what}"),
-        span,
-        unsupported: false,
-    }
+/// The zero of type `e`.
+fn zero(e: PrimType) -> Atom {
+    Atom::Const(PrimValue::zero(e))
 }
