@@ -358,7 +358,7 @@ __attribute__((noreturn)) static void nb_oob(const char *loc, const nb_ix *ix, i
   char is[512], sh[512];
   nb_show_indices(is, sizeof is, ix, n);
   nb_show_shape(sh, sizeof sh, shape, rank);
-  nb_fail(loc, "index %s out of bounds for array of shape %s", is, sh);
+  nb_fail(loc, "Index %s out of bounds for array of shape %s.", is, sh);
 }
 
 /* The out-of-bounds failure of nb_pos and nb_subarray (kept out of line so

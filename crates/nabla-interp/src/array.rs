@@ -264,7 +264,7 @@ fn strides(shape: &[i64]) -> Vec<usize> {
 pub(crate) fn region(shape: &[i64], ix: &[Ix]) -> Result<(Vec<i64>, Region), String> {
     let oob = || {
         format!(
-            "index {} out of bounds for array of shape {}",
+            "Index {} out of bounds for array of shape {}.",
             show_indices(ix),
             show_shape(shape)
         )

@@ -1271,7 +1271,7 @@ impl<'p> Interp<'p> {
             let i = self.int(s, i)?;
             if i < 0 || i >= a.shape()[0] {
                 return err(format!(
-                    "index [{i}] out of bounds for array of shape {}",
+                    "Index [{i}] out of bounds for array of shape {}.",
                     array::show_shape(a.shape())
                 ));
             }

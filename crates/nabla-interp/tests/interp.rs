@@ -365,7 +365,7 @@ fn index_and_out_of_bounds() {
         vec![av(a)],
         vec![i64s(&[10, 20, 30])],
     );
-    assert_eq!(e.message, "index [5] out of bounds for array of shape [3]");
+    assert_eq!(e.message, "Index [5] out of bounds for array of shape [3].");
     assert_eq!(e.span, Some(sp(9)));
 }
 
@@ -439,7 +439,7 @@ fn index_2d_rows_and_slices() {
     );
     assert_eq!(
         e.message,
-        "index [1:4] out of bounds for array of shape [3][3]"
+        "Index [1:4] out of bounds for array of shape [3][3]."
     );
     assert_eq!(e.span, Some(sp(5)));
 }
@@ -523,7 +523,7 @@ fn update_errors() {
         vec![av(a)],
         vec![i64s(&[1, 2, 3])],
     );
-    assert_eq!(e.message, "index [3] out of bounds for array of shape [3]");
+    assert_eq!(e.message, "Index [3] out of bounds for array of shape [3].");
     assert_eq!(e.span, Some(sp(12)));
     // Writing a row of the wrong length.
     let mut vs = Vars::new();

@@ -157,7 +157,7 @@ fn a_raw_server_session() {
     assert_eq!(r[14], "2\n");
     // index 2 out of bounds for a 2-element array
     assert!(
-        r[15].starts_with("%%% FAILURE\nError: index [2] out of bounds"),
+        r[15].starts_with("%%% FAILURE\nError: Index [2] out of bounds"),
         "{}",
         r[15]
     );

@@ -412,7 +412,7 @@ impl FileCx<'_> {
     fn block(&mut self, block: &TestBlock, k: &mut usize, report: &mut FileReport) {
         let shown = self.shown.to_string();
         if let Some(re) = &block.compile_error {
-            let regex = match regex::Regex::new(re) {
+            let regex = match expectation_regex(re) {
                 Ok(r) => r,
                 Err(e) => {
                     report.fail(format!(
@@ -543,6 +543,30 @@ impl FileCx<'_> {
 
 /// Whether a compile error matches the expected-error regex: searched in
 /// the rendered diagnostics and in each plain message.
+/// The regex of an `error:` expectation. As in Futhark's test runner, `.`
+/// also matches a newline, so one pattern can span a message's lines
+/// (`file.fut:7.*file.fut:9` over a backtrace).
+fn expectation_regex(re: &str) -> Result<regex::Regex, regex::Error> {
+    regex::RegexBuilder::new(re)
+        .dot_matches_new_line(true)
+        .build()
+}
+
+/// A run-time error as a Futhark program reports it on stderr: `Error: `,
+/// the message, then a backtrace naming where it happened. Test
+/// expectations written against Futhark's output (`error: Error`,
+/// `hole.*file.fut:7`) are matched against this text too.
+fn futhark_style_error(e: &RunError) -> String {
+    let location = e
+        .summary
+        .strip_suffix(&one_line(&e.message))
+        .and_then(|s| s.strip_suffix(": "));
+    match location {
+        Some(loc) => format!("Error: {}\n\nBacktrace:\n-> #0  {loc}\n", e.message),
+        None => format!("Error: {}\n", e.message),
+    }
+}
+
 fn compile_error_matches(re: &regex::Regex, e: &CompileError) -> bool {
     re.is_match(&e.rendered) || e.diagnostics.iter().any(|d| re.is_match(&d.message))
 }
@@ -644,9 +668,12 @@ fn run_dataset(
             "expected an error matching /{re}/, but the run succeeded"
         )),
         (Expected::Error(re), Err(e)) => {
-            let regex = regex::Regex::new(re)
+            let regex = expectation_regex(re)
                 .map_err(|err| format!("bad regex /{re}/: {}", one_line(&err.to_string())))?;
-            if regex.is_match(&e.message) || regex.is_match(&e.rendered) {
+            if regex.is_match(&e.message)
+                || regex.is_match(&e.rendered)
+                || regex.is_match(&futhark_style_error(&e))
+            {
                 Ok(())
             } else {
                 Err(format!("the error does not match /{re}/: {}", e.summary))

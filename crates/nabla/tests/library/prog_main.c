@@ -108,7 +108,7 @@ int main(void) {
   err = futhark_context_get_error(ctx);
   CHECK(err != NULL);
   if (err) {
-    CHECK(strstr(err, "Error: index [7] out of bounds for array of shape [3]") != NULL);
+    CHECK(strstr(err, "Error: Index [7] out of bounds for array of shape [3]") != NULL);
     CHECK(strstr(err, "\nat ") != NULL && strstr(err, "prog.fut:") != NULL);
     free(err);
   }
