@@ -1,6 +1,6 @@
 -- A `match` must have a case for every constructor of its sum type.
 -- ==
--- error: not exhaustive: no case matches `#blue`
+-- error: Unmatched cases.*no case matches `#blue`
 
 type colour = #red | #green | #blue
 

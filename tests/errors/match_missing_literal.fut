@@ -1,6 +1,6 @@
 -- Matching on integers needs a final catch-all case.
 -- ==
--- error: not exhaustive: no case matches `2`
+-- error: Unmatched cases.*no case matches `2`
 
 def name (x: i32) : i32 =
   match x

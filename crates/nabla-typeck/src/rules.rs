@@ -639,7 +639,7 @@ impl Rules {
             return Err(err(
                 e.span,
                 format!(
-                    "this `match` is not exhaustive: no case matches `{}`; add a case for it, or end with `case _ -> …`",
+                    "Unmatched cases in this `match` (it is not exhaustive): no case matches `{}`; add a case for it, or end with `case _ -> …`",
                     missing.join(" ")
                 ),
             ));
