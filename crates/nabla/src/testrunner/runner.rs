@@ -441,12 +441,24 @@ impl FileCx<'_> {
             }
         }
         for re in &block.warnings {
-            // nabla's compiler gives no warnings (yet), so a `warning:`
-            // expectation can only fail; it still compiles the program, so
-            // that a compile error is reported as such.
+            // nabla's compiler gives no warnings (yet): its warning text is
+            // empty, so only an expectation that matches the empty text
+            // (`warning: ^$`, "no warnings") can pass. It still compiles
+            // the program, so that a compile error is reported as such.
             let head = format!("FAIL {shown} (warning expected)");
+            let regex = match expectation_regex(re) {
+                Ok(r) => r,
+                Err(e) => {
+                    report.fail(format!(
+                        "{head}: bad regex /{re}/: {}",
+                        one_line(&e.to_string())
+                    ));
+                    continue;
+                }
+            };
             match self.compiled() {
                 Err(e) => report.fail(format!("{head}: {e}")),
+                Ok(_) if regex.is_match("") => report.pass(),
                 Ok(_) => report.fail(format!(
                     "{head}: expected a compiler warning matching /{re}/, but nabla gave no warnings"
                 )),
