@@ -1449,36 +1449,7 @@ impl Checker {
                 }
                 Ok(Type::tuple(ts))
             }
-            ExprKind::Record(fs) => {
-                let mut out: Vec<(Name, Type)> = Vec::new();
-                for f in fs.iter_mut() {
-                    if let RecordField::Pun(i) = f {
-                        let v = Expr {
-                            kind: ExprKind::Var {
-                                name: QualName {
-                                    quals: vec![],
-                                    name: i.name.clone(),
-                                    span: i.span,
-                                },
-                                res: None,
-                                inst: vec![],
-                            },
-                            span: i.span,
-                            ty: None,
-                        };
-                        *f = RecordField::Named(i.clone(), v);
-                    }
-                    if let RecordField::Named(i, x) = f {
-                        if out.iter().any(|(n, _)| n == &i.name) {
-                            return Err(err(i.span, format!("field `{}` appears twice", i.name)));
-                        }
-                        let t = self.infer(x)?;
-                        out.push((i.name.clone(), t));
-                    }
-                }
-                out.sort_by(|a, b| a.0.cmp(&b.0));
-                Ok(Type::Record(out))
-            }
+            ExprKind::Record(fs) => self.infer_record(fs),
             ExprKind::ArrayLit(xs) => {
                 let elem = self.tcx.fresh(span);
                 for x in xs.iter_mut() {
@@ -1495,33 +1466,7 @@ impl Checker {
                 second,
                 end,
                 kind,
-            } => {
-                let t = self.infer(start)?;
-                let it = self.tcx.fresh_class(Class::Int, span);
-                self.unify_at(&it, &t, start.span, "range bounds must be integers")?;
-                if let Some(s) = second {
-                    let st = self.infer(s)?;
-                    self.unify_at(&t, &st, s.span, "range bounds have different types")?;
-                }
-                let et = self.infer(end)?;
-                self.unify_at(&t, &et, end.span, "range bounds have different types")?;
-                let size = match (&start.kind, &second, kind, &end.kind) {
-                    (
-                        ExprKind::Lit(Literal::Int { value: 0, .. }),
-                        None,
-                        RangeKind::UpToExclusive,
-                        ExprKind::Var {
-                            name,
-                            res: Some(Res::Size | Res::Local),
-                            ..
-                        },
-                    ) if name.quals.is_empty() && self.tcx.head(&t) == i64t() => {
-                        Size::Var(name.name.clone())
-                    }
-                    _ => Size::Any,
-                };
-                Ok(mk_array(t, vec![size], false))
-            }
+            } => self.infer_range(start, second, end, *kind, span),
             ExprKind::Project(x, f) => {
                 let t = self.infer(x)?;
                 self.project_type(&t, f)
@@ -1530,34 +1475,7 @@ impl Checker {
                 let t = self.infer(x)?;
                 self.index_type(&t, idx, span)
             }
-            ExprKind::Apply(f, args) => {
-                let mut ft = self.infer(f)?;
-                let fname = Self::fname_of(f);
-                // Applying a non-function: point at the applied expression.
-                let head = self.tcx.head(&ft);
-                if !args.is_empty() && !matches!(head, Type::Arrow { .. } | Type::Var(_)) {
-                    let what = match &f.kind {
-                        ExprKind::Var { .. } | ExprKind::Parens(_) => fname.clone(),
-                        _ => "this expression".to_string(),
-                    };
-                    return Err(err(
-                        f.span,
-                        format!(
-                            "{what} has type `{}` and is not a function, but it is applied to {}",
-                            self.show(&head),
-                            if args.len() == 1 {
-                                "an argument".to_string()
-                            } else {
-                                format!("{} arguments", args.len())
-                            }
-                        ),
-                    ));
-                }
-                for (k, a) in args.iter_mut().enumerate() {
-                    ft = self.apply_one(ft, a, k, &fname)?;
-                }
-                Ok(ft)
-            }
+            ExprKind::Apply(f, args) => self.infer_apply(f, args),
             ExprKind::Negate(x) => {
                 let t = self.infer(x)?;
                 let nt = self.tcx.fresh_class(Class::Num, span);
@@ -1611,31 +1529,7 @@ impl Checker {
                 op_res,
                 op_inst,
                 rhs,
-            } => {
-                let (r, ft, inst) = self.resolve_name(op)?;
-                *op_res = Some(r);
-                *op_inst = inst;
-                let (a, b, c) = (
-                    self.tcx.fresh(span),
-                    self.tcx.fresh(span),
-                    self.tcx.fresh(span),
-                );
-                let fname = op.to_string();
-                self.unify_at(
-                    &arrow(a.clone(), arrow(b.clone(), c.clone())),
-                    &ft,
-                    op.span,
-                    &format!("`{fname}` is not a binary operator"),
-                )?;
-                let rt = self.infer(rhs)?;
-                self.unify_at(
-                    &b,
-                    &rt,
-                    rhs.span,
-                    &format!("mismatched types in argument 2 of `{fname}`"),
-                )?;
-                Ok(arrow(a, c))
-            }
+            } => self.infer_op_section_right(op, op_res, op_inst, rhs, span),
             ExprKind::ProjSection(fs) => {
                 let r = self.tcx.fresh(span);
                 let mut t = r.clone();
@@ -1644,62 +1538,13 @@ impl Checker {
                 }
                 Ok(arrow(r, t))
             }
-            ExprKind::Lambda { params, ret, body } => {
-                let mark = self.locals.len();
-                let r = (|| {
-                    let mut binds = Vec::new();
-                    let mut ptys = Vec::new();
-                    for p in params.iter_mut() {
-                        ptys.push(self.infer_pat(p, &mut binds)?);
-                    }
-                    self.push_binds(binds);
-                    let rt = match ret {
-                        Some(te) => Some(self.resolve_type(te)?),
-                        None => None,
-                    };
-                    let bt = self.infer(body)?;
-                    let res = self.declared_or(
-                        rt,
-                        bt,
-                        body.span,
-                        "the lambda's body does not have its declared type",
-                    )?;
-                    Ok(self.arrow_chain(params, ptys, res))
-                })();
-                self.locals.truncate(mark);
-                r
-            }
+            ExprKind::Lambda { params, ret, body } => self.infer_lambda(params, ret, body),
             ExprKind::LetPat {
                 sizes,
                 pat,
                 value,
                 body,
-            } => {
-                let vt = self.infer(value)?;
-                let mark = self.locals.len();
-                let r = (|| {
-                    for s in sizes.iter() {
-                        self.locals.push((s.name.clone(), LEntry::Size));
-                    }
-                    let mut binds = Vec::new();
-                    let pt = self.infer_pat(pat, &mut binds)?;
-                    let vt2 = if sizes.is_empty() {
-                        vt.clone()
-                    } else {
-                        self.anon_sizes(&vt)
-                    };
-                    self.unify_at(
-                        &pt,
-                        &vt2,
-                        pat.span,
-                        "the pattern's type does not match the bound value",
-                    )?;
-                    self.push_binds(binds);
-                    self.infer(body)
-                })();
-                self.locals.truncate(mark);
-                r
-            }
+            } => self.infer_let_pat(sizes, pat, value, body),
             ExprKind::LetFun {
                 name,
                 type_params,
@@ -1707,136 +1552,15 @@ impl Checker {
                 ret,
                 value,
                 body,
-            } => {
-                let mark = self.locals.len();
-                let tmark = self.tparams.len();
-                let saved_imp = self.implicit_sizes.take();
-                let r = (|| {
-                    self.bind_type_params(type_params);
-                    let (ptys, rt) = self.check_params(params, ret)?;
-                    self.defining.push(name.name.clone());
-                    let bt = self.infer(value);
-                    self.defining.pop();
-                    let bt = bt?;
-                    let res = self.declared_or(
-                        rt,
-                        bt,
-                        value.span,
-                        "the function's body does not have its declared type",
-                    )?;
-                    Ok(self.arrow_chain(params, ptys, res))
-                })();
-                self.locals.truncate(mark);
-                self.tparams.truncate(tmark);
-                self.implicit_sizes = saved_imp;
-                let ft = r?;
-                let entry = if !type_params.is_empty() {
-                    let z = self.tcx.zonk(&ft);
-                    let mut s = Scheme::from_type(z, &[]);
-                    // Only the declared type parameters are generalised.
-                    s.tparams.retain(|(n, _)| {
-                        type_params
-                            .iter()
-                            .any(|p| matches!(p, TypeParam::Type(i, _) if &i.name == n))
-                    });
-                    s.sparams.retain(|n| {
-                        type_params
-                            .iter()
-                            .any(|p| matches!(p, TypeParam::Size(i) if &i.name == n))
-                    });
-                    LEntry::Poly(Rc::new(s))
-                } else {
-                    LEntry::Var(ft)
-                };
-                self.locals.push((name.name.clone(), entry));
-                let r = self.infer(body);
-                self.locals.truncate(mark);
-                r
-            }
+            } => self.infer_let_fun(name, type_params, params, ret, value, body),
             ExprKind::LetWith {
                 dest,
                 indices,
                 value,
                 body,
-            } => {
-                let t = match self.lookup(&dest.name) {
-                    Some(Found::Local(t)) => t,
-                    _ => {
-                        return Err(err(
-                            dest.span,
-                            format!("`{}` is not a local array variable", dest.name),
-                        ))
-                    }
-                };
-                let et = self.index_type(&t, indices, dest.span)?;
-                let vt = self.infer(value)?;
-                self.unify_at(
-                    &et,
-                    &vt,
-                    value.span,
-                    "the new value's type does not match the array's elements",
-                )?;
-                let mark = self.locals.len();
-                self.locals.push((dest.name.clone(), LEntry::Var(t)));
-                let r = self.infer(body);
-                self.locals.truncate(mark);
-                r
-            }
-            ExprKind::If { cond, then_, else_ } => {
-                let ct = self.infer(cond)?;
-                self.unify_at(
-                    &boolt(),
-                    &ct,
-                    cond.span,
-                    "the condition of `if` must be bool",
-                )?;
-                let tt = self.infer(then_)?;
-                let et = self.infer(else_)?;
-                // Branches of different sizes are allowed (the result's
-                // size is existential in Futhark).
-                let lenient = std::mem::replace(&mut self.tcx.lenient_sizes, true);
-                let r = self.unify_at(
-                    &tt,
-                    &et,
-                    else_.span,
-                    "the branches of `if` have different types",
-                );
-                self.tcx.lenient_sizes = lenient;
-                r?;
-                Ok(tt)
-            }
-            ExprKind::Match { scrutinee, cases } => {
-                let st = self.infer(scrutinee)?;
-                let rt = self.tcx.fresh(span);
-                for c in cases.iter_mut() {
-                    let mark = self.locals.len();
-                    let r = (|| {
-                        let mut binds = Vec::new();
-                        let pt = self.infer_pat(&mut c.pat, &mut binds)?;
-                        self.unify_at(
-                            &st,
-                            &pt,
-                            c.pat.span,
-                            "the pattern does not match the type of the matched value",
-                        )?;
-                        self.push_binds(binds);
-                        let bt = self.infer(&mut c.body)?;
-                        // Cases of different sizes are allowed, as for `if`.
-                        let lenient = std::mem::replace(&mut self.tcx.lenient_sizes, true);
-                        let r = self.unify_at(
-                            &rt,
-                            &bt,
-                            c.body.span,
-                            "the cases of `match` have different types",
-                        );
-                        self.tcx.lenient_sizes = lenient;
-                        r
-                    })();
-                    self.locals.truncate(mark);
-                    r?;
-                }
-                Ok(rt)
-            }
+            } => self.infer_let_with(dest, indices, value, body),
+            ExprKind::If { cond, then_, else_ } => self.infer_if(cond, then_, else_),
+            ExprKind::Match { scrutinee, cases } => self.infer_match(scrutinee, cases, span),
             ExprKind::Loop {
                 sizes,
                 pat,
@@ -1844,137 +1568,14 @@ impl Checker {
                 form,
                 body,
                 ..
-            } => {
-                let mark = self.locals.len();
-                let r = (|| {
-                    let it = match init {
-                        Some(i) => Some(self.infer(i)?),
-                        None => None,
-                    };
-                    for s in sizes.iter() {
-                        self.locals.push((s.name.clone(), LEntry::Size));
-                    }
-                    let mut binds = Vec::new();
-                    let pt = self.infer_pat(pat, &mut binds)?;
-                    match it {
-                        Some(it) => {
-                            let it2 = self.anon_sizes(&it);
-                            self.unify_at(
-                                &pt,
-                                &it2,
-                                pat.span,
-                                "the loop parameter does not match the initial value",
-                            )?;
-                        }
-                        None => {
-                            for (n, t, sp) in binds.iter() {
-                                match self.lookup(n) {
-                                    Some(Found::Local(vt)) => {
-                                        let vt = self.anon_sizes(&vt);
-                                        self.unify_at(
-                                            t,
-                                            &vt,
-                                            *sp,
-                                            "the loop parameter does not match the variable's type",
-                                        )?;
-                                    }
-                                    _ => {
-                                        return Err(err(
-                                            *sp,
-                                            format!(
-                                                "unknown name `{n}` (loop without initial value)"
-                                            ),
-                                        ))
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    self.push_binds(binds);
-                    match form {
-                        LoopForm::For(i, bound) => {
-                            let bt = self.infer(bound)?;
-                            let ct = self.tcx.fresh_class(Class::Int, bound.span);
-                            self.unify_at(
-                                &ct,
-                                &bt,
-                                bound.span,
-                                "the loop bound must be an integer",
-                            )?;
-                            self.locals.push((i.name.clone(), LEntry::Var(bt)));
-                        }
-                        LoopForm::ForIn(p, xs) => {
-                            let xt = self.infer(xs)?;
-                            let elem = self.tcx.fresh(xs.span);
-                            let s = self.tcx.fresh_size();
-                            let at = mk_array(elem.clone(), vec![s], false);
-                            self.unify_at(&at, &xt, xs.span, "`for … in` needs an array")?;
-                            let mut b2 = Vec::new();
-                            let ptt = self.infer_pat(p, &mut b2)?;
-                            self.unify_at(
-                                &ptt,
-                                &elem,
-                                p.span,
-                                "the pattern does not match the array's elements",
-                            )?;
-                            self.push_binds(b2);
-                        }
-                        LoopForm::While(c) => {
-                            let ct = self.infer(c)?;
-                            self.unify_at(
-                                &boolt(),
-                                &ct,
-                                c.span,
-                                "the loop condition must be bool",
-                            )?;
-                        }
-                    }
-                    let bt = self.infer(body)?;
-                    self.unify_at(
-                        &pt,
-                        &bt,
-                        body.span,
-                        "the loop body's type does not match the loop parameter",
-                    )?;
-                    Ok(pt)
-                })();
-                self.locals.truncate(mark);
-                r
-            }
+            } => self.infer_loop(sizes, pat, init, form, body),
             ExprKind::Update {
                 src,
                 indices,
                 value,
-            } => {
-                let t = self.infer(src)?;
-                let et = self.index_type(&t, indices, span)?;
-                let vt = self.infer(value)?;
-                self.unify_at(
-                    &et,
-                    &vt,
-                    value.span,
-                    "the new value's type does not match the array's elements",
-                )?;
-                Ok(t)
-            }
+            } => self.infer_update(src, indices, value, span),
             ExprKind::RecordUpdate { src, path, value } => {
-                let t = self.infer(src)?;
-                let mut ft = t.clone();
-                for f in path.iter() {
-                    ft = self.project_type(&ft, f)?;
-                }
-                let vt = self.infer(value)?;
-                // The new value may have other sizes than the old one.
-                let lenient = std::mem::replace(&mut self.tcx.lenient_sizes, true);
-                let r = self.unify_at(
-                    &ft,
-                    &vt,
-                    value.span,
-                    "the new value's type does not match the field's type",
-                );
-                self.tcx.lenient_sizes = lenient;
-                r?;
-                Ok(t)
+                self.infer_record_update(src, path, value)
             }
             ExprKind::Ascribe(x, te) => {
                 let t = self.resolve_type(te)?;
@@ -2011,6 +1612,473 @@ impl Checker {
                 r
             }
         }
+    }
+
+    fn infer_record(&mut self, fs: &mut [RecordField]) -> R<Type> {
+        let mut out: Vec<(Name, Type)> = Vec::new();
+        for f in fs.iter_mut() {
+            if let RecordField::Pun(i) = f {
+                let v = Expr {
+                    kind: ExprKind::Var {
+                        name: QualName {
+                            quals: vec![],
+                            name: i.name.clone(),
+                            span: i.span,
+                        },
+                        res: None,
+                        inst: vec![],
+                    },
+                    span: i.span,
+                    ty: None,
+                };
+                *f = RecordField::Named(i.clone(), v);
+            }
+            if let RecordField::Named(i, x) = f {
+                if out.iter().any(|(n, _)| n == &i.name) {
+                    return Err(err(i.span, format!("field `{}` appears twice", i.name)));
+                }
+                let t = self.infer(x)?;
+                out.push((i.name.clone(), t));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(Type::Record(out))
+    }
+
+    fn infer_range(
+        &mut self,
+        start: &mut Expr,
+        second: &mut Option<Box<Expr>>,
+        end: &mut Expr,
+        kind: RangeKind,
+        span: Span,
+    ) -> R<Type> {
+        let t = self.infer(start)?;
+        let it = self.tcx.fresh_class(Class::Int, span);
+        self.unify_at(&it, &t, start.span, "range bounds must be integers")?;
+        if let Some(s) = second {
+            let st = self.infer(s)?;
+            self.unify_at(&t, &st, s.span, "range bounds have different types")?;
+        }
+        let et = self.infer(end)?;
+        self.unify_at(&t, &et, end.span, "range bounds have different types")?;
+        let size = match (&start.kind, &second, kind, &end.kind) {
+            (
+                ExprKind::Lit(Literal::Int { value: 0, .. }),
+                None,
+                RangeKind::UpToExclusive,
+                ExprKind::Var {
+                    name,
+                    res: Some(Res::Size | Res::Local),
+                    ..
+                },
+            ) if name.quals.is_empty() && self.tcx.head(&t) == i64t() => {
+                Size::Var(name.name.clone())
+            }
+            _ => Size::Any,
+        };
+        Ok(mk_array(t, vec![size], false))
+    }
+
+    fn infer_apply(&mut self, f: &mut Expr, args: &mut [Expr]) -> R<Type> {
+        let mut ft = self.infer(f)?;
+        let fname = Self::fname_of(f);
+        // Applying a non-function: point at the applied expression.
+        let head = self.tcx.head(&ft);
+        if !args.is_empty() && !matches!(head, Type::Arrow { .. } | Type::Var(_)) {
+            let what = match &f.kind {
+                ExprKind::Var { .. } | ExprKind::Parens(_) => fname.clone(),
+                _ => "this expression".to_string(),
+            };
+            return Err(err(
+                f.span,
+                format!(
+                    "{what} has type `{}` and is not a function, but it is applied to {}",
+                    self.show(&head),
+                    if args.len() == 1 {
+                        "an argument".to_string()
+                    } else {
+                        format!("{} arguments", args.len())
+                    }
+                ),
+            ));
+        }
+        for (k, a) in args.iter_mut().enumerate() {
+            ft = self.apply_one(ft, a, k, &fname)?;
+        }
+        Ok(ft)
+    }
+
+    fn infer_op_section_right(
+        &mut self,
+        op: &QualName,
+        op_res: &mut Option<Res>,
+        op_inst: &mut Vec<(Name, Type)>,
+        rhs: &mut Expr,
+        span: Span,
+    ) -> R<Type> {
+        let (r, ft, inst) = self.resolve_name(op)?;
+        *op_res = Some(r);
+        *op_inst = inst;
+        let (a, b, c) = (
+            self.tcx.fresh(span),
+            self.tcx.fresh(span),
+            self.tcx.fresh(span),
+        );
+        let fname = op.to_string();
+        self.unify_at(
+            &arrow(a.clone(), arrow(b.clone(), c.clone())),
+            &ft,
+            op.span,
+            &format!("`{fname}` is not a binary operator"),
+        )?;
+        let rt = self.infer(rhs)?;
+        self.unify_at(
+            &b,
+            &rt,
+            rhs.span,
+            &format!("mismatched types in argument 2 of `{fname}`"),
+        )?;
+        Ok(arrow(a, c))
+    }
+
+    fn infer_lambda(
+        &mut self,
+        params: &mut [Pat],
+        ret: &mut Option<TypeExp>,
+        body: &mut Expr,
+    ) -> R<Type> {
+        let mark = self.locals.len();
+        let r = (|| {
+            let mut binds = Vec::new();
+            let mut ptys = Vec::new();
+            for p in params.iter_mut() {
+                ptys.push(self.infer_pat(p, &mut binds)?);
+            }
+            self.push_binds(binds);
+            let rt = match ret {
+                Some(te) => Some(self.resolve_type(te)?),
+                None => None,
+            };
+            let bt = self.infer(body)?;
+            let res = self.declared_or(
+                rt,
+                bt,
+                body.span,
+                "the lambda's body does not have its declared type",
+            )?;
+            Ok(self.arrow_chain(params, ptys, res))
+        })();
+        self.locals.truncate(mark);
+        r
+    }
+
+    fn infer_let_pat(
+        &mut self,
+        sizes: &[Ident],
+        pat: &mut Pat,
+        value: &mut Expr,
+        body: &mut Expr,
+    ) -> R<Type> {
+        let vt = self.infer(value)?;
+        let mark = self.locals.len();
+        let r = (|| {
+            for s in sizes.iter() {
+                self.locals.push((s.name.clone(), LEntry::Size));
+            }
+            let mut binds = Vec::new();
+            let pt = self.infer_pat(pat, &mut binds)?;
+            let vt2 = if sizes.is_empty() {
+                vt.clone()
+            } else {
+                self.anon_sizes(&vt)
+            };
+            self.unify_at(
+                &pt,
+                &vt2,
+                pat.span,
+                "the pattern's type does not match the bound value",
+            )?;
+            self.push_binds(binds);
+            self.infer(body)
+        })();
+        self.locals.truncate(mark);
+        r
+    }
+
+    fn infer_let_fun(
+        &mut self,
+        name: &Ident,
+        type_params: &[TypeParam],
+        params: &mut [Pat],
+        ret: &mut Option<TypeExp>,
+        value: &mut Expr,
+        body: &mut Expr,
+    ) -> R<Type> {
+        let mark = self.locals.len();
+        let tmark = self.tparams.len();
+        let saved_imp = self.implicit_sizes.take();
+        let r = (|| {
+            self.bind_type_params(type_params);
+            let (ptys, rt) = self.check_params(params, ret)?;
+            self.defining.push(name.name.clone());
+            let bt = self.infer(value);
+            self.defining.pop();
+            let bt = bt?;
+            let res = self.declared_or(
+                rt,
+                bt,
+                value.span,
+                "the function's body does not have its declared type",
+            )?;
+            Ok(self.arrow_chain(params, ptys, res))
+        })();
+        self.locals.truncate(mark);
+        self.tparams.truncate(tmark);
+        self.implicit_sizes = saved_imp;
+        let ft = r?;
+        let entry = if !type_params.is_empty() {
+            let z = self.tcx.zonk(&ft);
+            let mut s = Scheme::from_type(z, &[]);
+            // Only the declared type parameters are generalised.
+            s.tparams.retain(|(n, _)| {
+                type_params
+                    .iter()
+                    .any(|p| matches!(p, TypeParam::Type(i, _) if &i.name == n))
+            });
+            s.sparams.retain(|n| {
+                type_params
+                    .iter()
+                    .any(|p| matches!(p, TypeParam::Size(i) if &i.name == n))
+            });
+            LEntry::Poly(Rc::new(s))
+        } else {
+            LEntry::Var(ft)
+        };
+        self.locals.push((name.name.clone(), entry));
+        let r = self.infer(body);
+        self.locals.truncate(mark);
+        r
+    }
+
+    fn infer_let_with(
+        &mut self,
+        dest: &Ident,
+        indices: &mut [DimIndex],
+        value: &mut Expr,
+        body: &mut Expr,
+    ) -> R<Type> {
+        let t = match self.lookup(&dest.name) {
+            Some(Found::Local(t)) => t,
+            _ => {
+                return Err(err(
+                    dest.span,
+                    format!("`{}` is not a local array variable", dest.name),
+                ))
+            }
+        };
+        let et = self.index_type(&t, indices, dest.span)?;
+        let vt = self.infer(value)?;
+        self.unify_at(
+            &et,
+            &vt,
+            value.span,
+            "the new value's type does not match the array's elements",
+        )?;
+        let mark = self.locals.len();
+        self.locals.push((dest.name.clone(), LEntry::Var(t)));
+        let r = self.infer(body);
+        self.locals.truncate(mark);
+        r
+    }
+
+    fn infer_if(&mut self, cond: &mut Expr, then_: &mut Expr, else_: &mut Expr) -> R<Type> {
+        let ct = self.infer(cond)?;
+        self.unify_at(
+            &boolt(),
+            &ct,
+            cond.span,
+            "the condition of `if` must be bool",
+        )?;
+        let tt = self.infer(then_)?;
+        let et = self.infer(else_)?;
+        // Branches of different sizes are allowed (the result's
+        // size is existential in Futhark).
+        let lenient = std::mem::replace(&mut self.tcx.lenient_sizes, true);
+        let r = self.unify_at(
+            &tt,
+            &et,
+            else_.span,
+            "the branches of `if` have different types",
+        );
+        self.tcx.lenient_sizes = lenient;
+        r?;
+        Ok(tt)
+    }
+
+    fn infer_match(&mut self, scrutinee: &mut Expr, cases: &mut [Case], span: Span) -> R<Type> {
+        let st = self.infer(scrutinee)?;
+        let rt = self.tcx.fresh(span);
+        for c in cases.iter_mut() {
+            let mark = self.locals.len();
+            let r = (|| {
+                let mut binds = Vec::new();
+                let pt = self.infer_pat(&mut c.pat, &mut binds)?;
+                self.unify_at(
+                    &st,
+                    &pt,
+                    c.pat.span,
+                    "the pattern does not match the type of the matched value",
+                )?;
+                self.push_binds(binds);
+                let bt = self.infer(&mut c.body)?;
+                // Cases of different sizes are allowed, as for `if`.
+                let lenient = std::mem::replace(&mut self.tcx.lenient_sizes, true);
+                let r = self.unify_at(
+                    &rt,
+                    &bt,
+                    c.body.span,
+                    "the cases of `match` have different types",
+                );
+                self.tcx.lenient_sizes = lenient;
+                r
+            })();
+            self.locals.truncate(mark);
+            r?;
+        }
+        Ok(rt)
+    }
+
+    fn infer_loop(
+        &mut self,
+        sizes: &[Ident],
+        pat: &mut Pat,
+        init: &mut Option<Box<Expr>>,
+        form: &mut LoopForm,
+        body: &mut Expr,
+    ) -> R<Type> {
+        let mark = self.locals.len();
+        let r = (|| {
+            let it = match init {
+                Some(i) => Some(self.infer(i)?),
+                None => None,
+            };
+            for s in sizes.iter() {
+                self.locals.push((s.name.clone(), LEntry::Size));
+            }
+            let mut binds = Vec::new();
+            let pt = self.infer_pat(pat, &mut binds)?;
+            match it {
+                Some(it) => {
+                    let it2 = self.anon_sizes(&it);
+                    self.unify_at(
+                        &pt,
+                        &it2,
+                        pat.span,
+                        "the loop parameter does not match the initial value",
+                    )?;
+                }
+                None => {
+                    for (n, t, sp) in binds.iter() {
+                        match self.lookup(n) {
+                            Some(Found::Local(vt)) => {
+                                let vt = self.anon_sizes(&vt);
+                                self.unify_at(
+                                    t,
+                                    &vt,
+                                    *sp,
+                                    "the loop parameter does not match the variable's type",
+                                )?;
+                            }
+                            _ => {
+                                return Err(err(
+                                    *sp,
+                                    format!("unknown name `{n}` (loop without initial value)"),
+                                ))
+                            }
+                        }
+                    }
+                }
+            }
+            self.push_binds(binds);
+            match form {
+                LoopForm::For(i, bound) => {
+                    let bt = self.infer(bound)?;
+                    let ct = self.tcx.fresh_class(Class::Int, bound.span);
+                    self.unify_at(&ct, &bt, bound.span, "the loop bound must be an integer")?;
+                    self.locals.push((i.name.clone(), LEntry::Var(bt)));
+                }
+                LoopForm::ForIn(p, xs) => {
+                    let xt = self.infer(xs)?;
+                    let elem = self.tcx.fresh(xs.span);
+                    let s = self.tcx.fresh_size();
+                    let at = mk_array(elem.clone(), vec![s], false);
+                    self.unify_at(&at, &xt, xs.span, "`for … in` needs an array")?;
+                    let mut b2 = Vec::new();
+                    let ptt = self.infer_pat(p, &mut b2)?;
+                    self.unify_at(
+                        &ptt,
+                        &elem,
+                        p.span,
+                        "the pattern does not match the array's elements",
+                    )?;
+                    self.push_binds(b2);
+                }
+                LoopForm::While(c) => {
+                    let ct = self.infer(c)?;
+                    self.unify_at(&boolt(), &ct, c.span, "the loop condition must be bool")?;
+                }
+            }
+            let bt = self.infer(body)?;
+            self.unify_at(
+                &pt,
+                &bt,
+                body.span,
+                "the loop body's type does not match the loop parameter",
+            )?;
+            Ok(pt)
+        })();
+        self.locals.truncate(mark);
+        r
+    }
+
+    fn infer_update(
+        &mut self,
+        src: &mut Expr,
+        indices: &mut [DimIndex],
+        value: &mut Expr,
+        span: Span,
+    ) -> R<Type> {
+        let t = self.infer(src)?;
+        let et = self.index_type(&t, indices, span)?;
+        let vt = self.infer(value)?;
+        self.unify_at(
+            &et,
+            &vt,
+            value.span,
+            "the new value's type does not match the array's elements",
+        )?;
+        Ok(t)
+    }
+
+    fn infer_record_update(&mut self, src: &mut Expr, path: &[Ident], value: &mut Expr) -> R<Type> {
+        let t = self.infer(src)?;
+        let mut ft = t.clone();
+        for f in path.iter() {
+            ft = self.project_type(&ft, f)?;
+        }
+        let vt = self.infer(value)?;
+        // The new value may have other sizes than the old one.
+        let lenient = std::mem::replace(&mut self.tcx.lenient_sizes, true);
+        let r = self.unify_at(
+            &ft,
+            &vt,
+            value.span,
+            "the new value's type does not match the field's type",
+        );
+        self.tcx.lenient_sizes = lenient;
+        r?;
+        Ok(t)
     }
 }
 
