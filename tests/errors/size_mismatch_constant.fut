@@ -1,7 +1,7 @@
 -- A size parameter is not a constant: passing a `[3]` array where the
 -- function's parameters say both arrays have size `n` is a type error.
 -- ==
--- error: sizes `n` and 3 differ
+-- error: Sizes "n" and "3" do not match
 
 def dot [n] (xs: [n]f64) (ys: [n]f64) : f64 = f64.sum (map2 (*) xs ys)
 

@@ -607,7 +607,7 @@ impl<'a> Elab<'a> {
                 Some(SV::Dyn(a, _)) if a.len() == 1 => atom_dim(a[0]),
                 _ => Dim::Ext,
             },
-            Size::Any => Dim::Ext,
+            Size::Expr(_) | Size::Any => Dim::Ext,
         }
     }
 
@@ -619,7 +619,7 @@ impl<'a> Elab<'a> {
                 Some(SV::Dyn(a, STy::Prim(PrimType::I64))) if a.len() == 1 => Some(a[0]),
                 _ => None,
             },
-            Size::Any => None,
+            Size::Expr(_) | Size::Any => None,
         }
     }
 
@@ -2857,11 +2857,7 @@ fn match_sizes(
             },
         ) => {
             for (a, b) in s1.iter().zip(s2) {
-                if let Size::Var(n) = a {
-                    if names.contains(&n.as_str()) && !out.contains_key(n) && *b != Size::Any {
-                        out.insert(n.clone(), b.clone());
-                    }
-                }
+                match_size(a, b, names, out, depth + 1);
             }
             if s1.len() == s2.len() {
                 match_sizes(e1, e2, names, out, depth + 1);
@@ -2893,6 +2889,29 @@ fn match_sizes(
         ) => {
             match_sizes(p1, p2, names, out, depth + 1);
             match_sizes(r1, r2, names, out, depth + 1);
+        }
+        _ => {}
+    }
+}
+
+/// Matches one declared size against the size at the use site: a size
+/// parameter named in `names` gets the use site's size; compound sizes
+/// with the same outermost construct match part by part (`[n * m]`
+/// against `[a * (b + 1)]` gives `n = a`, `m = b + 1`).
+fn match_size(a: &Size, b: &Size, names: &[&str], out: &mut HashMap<Name, Size>, depth: usize) {
+    if depth > 200 {
+        return;
+    }
+    match (a, b) {
+        (Size::Var(n), b)
+            if names.contains(&n.as_str()) && !out.contains_key(n) && *b != Size::Any =>
+        {
+            out.insert(n.clone(), b.clone());
+        }
+        (Size::Expr(x), Size::Expr(y)) => {
+            for (p, q) in nabla_syntax::size_expr::similar_parts(x, y).unwrap_or_default() {
+                match_size(&p, &q, names, out, depth + 1);
+            }
         }
         _ => {}
     }

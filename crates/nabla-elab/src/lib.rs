@@ -265,6 +265,7 @@ fn entry_type(t: &nabla_syntax::types::Type, annot: Option<&ast::TypeExp>) -> na
                 .map(|d| match d {
                     nabla_syntax::types::Size::Const(n) => n.to_string(),
                     nabla_syntax::types::Size::Var(v) => v.to_string(),
+                    nabla_syntax::types::Size::Expr(_) => String::new(),
                     nabla_syntax::types::Size::Any => String::new(),
                 })
                 .collect(),

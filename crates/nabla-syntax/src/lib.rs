@@ -6,6 +6,7 @@
 
 pub mod ast;
 pub mod diag;
+pub mod size_expr;
 pub mod span;
 pub mod types;
 

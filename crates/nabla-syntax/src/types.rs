@@ -2,6 +2,7 @@
 //! `ty` slots. (Syntactic types, as written by the user, are
 //! [`crate::ast::TypeExp`].)
 
+pub use crate::size_expr::SizeExpr;
 use nabla_prim::PrimType;
 use std::fmt;
 
@@ -25,6 +26,9 @@ pub enum Size {
     /// A size variable in scope: a size parameter `[n]`, a local variable of
     /// type `i64`, or a size bound by a `let [n] ...` or an existential.
     Var(Name),
+    /// A compound size expression such as `[n * m]`, `[n + 1]` or `[f x]`
+    /// (see [`crate::size_expr`]).
+    Expr(SizeExpr),
     /// A size the type checker does not track (e.g. the result of `filter`,
     /// or a complex size expression). Run-time checks still apply.
     Any,
@@ -134,6 +138,7 @@ impl fmt::Display for Size {
         match self {
             Size::Const(n) => write!(f, "[{n}]"),
             Size::Var(v) => write!(f, "[{v}]"),
+            Size::Expr(e) => write!(f, "[{e}]"),
             Size::Any => write!(f, "[]"),
         }
     }

@@ -8,9 +8,10 @@
 use crate::consume;
 use crate::rules;
 use crate::sig::{self, is_operator, mk_array, Class, Scheme};
-use crate::unify::{collect_vars, subst, Constraint, Tcx};
+use crate::unify::{collect_vars, erase_sizes, subst, Constraint, Tcx};
 use nabla_prim::PrimType;
 use nabla_syntax::ast::*;
+use nabla_syntax::size_expr::{size_of_expr, strip_parens};
 use nabla_syntax::{Diagnostic, DiagnosticKind, Span};
 use std::collections::{BTreeMap, HashMap};
 use std::rc::Rc;
@@ -88,6 +89,9 @@ pub(crate) struct Checker {
     /// top-level definition, then local `let f … =`): an unknown name that
     /// is one of them is a recursive call, which Futhark does not allow.
     defining: Vec<Name>,
+    /// The type expected of the lambda about to be inferred (an argument
+    /// whose parameter type is known), see [`Checker::infer_apply`].
+    lambda_expect: Option<Type>,
 }
 
 /// The name a definition is referred to by in its own body: the module pass
@@ -101,7 +105,7 @@ fn definition_base_name(flat: &str) -> &str {
 fn mentions_size(t: &Type, n: &str) -> bool {
     match t {
         Type::Array { elem, shape, .. } => {
-            shape.iter().any(|s| matches!(s, Size::Var(v) if v == n)) || mentions_size(elem, n)
+            shape.iter().any(|s| s.mentions(n)) || mentions_size(elem, n)
         }
         Type::Record(fs) => fs.iter().any(|(_, t)| mentions_size(t, n)),
         Type::Sum(cs) => cs
@@ -175,6 +179,7 @@ impl Checker {
             depth: 0,
             globals: HashMap::new(),
             defining: Vec::new(),
+            lambda_expect: None,
         }
     }
 
@@ -662,9 +667,9 @@ impl Checker {
                     elem: Box::new(go(c, elem)),
                     shape: shape
                         .iter()
-                        .map(|s| match s {
+                        .map(|s| match c.tcx.resolve_size(s) {
                             Size::Var(n) if n.starts_with('?') => Size::Any,
-                            s => s.clone(),
+                            s => s,
                         })
                         .collect(),
                     unique: *unique,
@@ -869,14 +874,7 @@ impl Checker {
                 let t = self.infer(e)?;
                 self.unify_at(&i64t(), &t, e.span, "a size must be an i64")?;
                 self.fin_expr(e)?;
-                Ok(match &e.kind {
-                    ExprKind::Var {
-                        name,
-                        res: Some(Res::Size | Res::Local),
-                        ..
-                    } if name.quals.is_empty() => Size::Var(name.name.clone()),
-                    _ => Size::Any,
-                })
+                Ok(self.expr_as_size(e))
             }
         }
     }
@@ -1053,6 +1051,32 @@ impl Checker {
                 self.exist.truncate(k);
                 r
             }
+        }
+    }
+
+    /// `t` with each size that refers to one of `names` (going out of
+    /// scope) replaced by a fresh flexible size.
+    fn flexible_sizes_mentioning(&mut self, t: &Type, names: &[Name]) -> Type {
+        match self.tcx.zonk(t) {
+            Type::Array {
+                elem,
+                shape,
+                unique,
+            } => {
+                let shape = shape
+                    .iter()
+                    .map(|s| {
+                        if names.iter().any(|n| s.mentions(n)) {
+                            self.tcx.fresh_size()
+                        } else {
+                            s.clone()
+                        }
+                    })
+                    .collect();
+                let e = self.flexible_sizes_mentioning(&elem, names);
+                mk_array(e, shape, unique)
+            }
+            t => t.map_children(|c| self.flexible_sizes_mentioning(c, names)),
         }
     }
 
@@ -1292,6 +1316,19 @@ impl Checker {
     /// Applies a function of type `ft` to one argument.
     fn apply_one(&mut self, ft: Type, arg: &mut Expr, k: usize, fname: &str) -> R<Type> {
         let at = self.infer(arg)?;
+        self.apply_typed(ft, at, arg, k, fname)
+    }
+
+    /// Applies a function of type `ft` to the argument `arg` (number `k`)
+    /// whose type `at` is already inferred.
+    fn apply_typed(
+        &mut self,
+        ft: Type,
+        at: Type,
+        arg: &mut Expr,
+        k: usize,
+        fname: &str,
+    ) -> R<Type> {
         match self.tcx.head(&ft) {
             Type::Arrow {
                 param_name,
@@ -1306,7 +1343,7 @@ impl Checker {
                 )?;
                 Ok(match param_name {
                     Some(n) => {
-                        let s = self.size_of_arg(arg);
+                        let s = self.expr_as_size(arg);
                         subst(&ret, &|_| None, &|v: &str| {
                             if v == n {
                                 Some(s.clone())
@@ -1347,20 +1384,14 @@ impl Checker {
         }
     }
 
-    /// The size denoted by an `i64` argument, for dependent function types.
-    fn size_of_arg(&self, e: &Expr) -> Size {
-        match &e.kind {
-            ExprKind::Parens(x) => self.size_of_arg(x),
-            ExprKind::Lit(Literal::Int { value, .. }) => {
-                i64::try_from(*value).map(Size::Const).unwrap_or(Size::Any)
-            }
-            ExprKind::Var {
-                name,
-                res: Some(Res::Size | Res::Local),
-                ..
-            } if name.quals.is_empty() => Size::Var(name.name.clone()),
-            _ => Size::Any,
-        }
+    /// The size denoted by an `i64` expression (an argument for a named
+    /// parameter, a size annotation): the expression itself as a size (with
+    /// the types known so far, sizes erased), or `Size::Any` where it may
+    /// not be a size.
+    fn expr_as_size(&self, e: &Expr) -> Size {
+        let mut e = e.clone();
+        zonk_expr_types(&self.tcx, &mut e);
+        size_of_expr(&e).unwrap_or(Size::Any)
     }
 
     fn fname_of(e: &Expr) -> String {
@@ -1703,8 +1734,37 @@ impl Checker {
                 ),
             ));
         }
+        // A lambda argument is checked after the other arguments, so that
+        // its parameters' types are known from them (`map (\x -> …) xs`
+        // knows the type of `x` from `xs`, sizes included).
+        let mut deferred: Vec<(usize, Type)> = Vec::new();
         for (k, a) in args.iter_mut().enumerate() {
+            if matches!(strip_parens(a).kind, ExprKind::Lambda { .. }) {
+                if let Type::Arrow {
+                    param_name: None,
+                    param,
+                    ret,
+                } = self.tcx.head(&ft)
+                {
+                    deferred.push((k, *param));
+                    ft = *ret;
+                    continue;
+                }
+            }
             ft = self.apply_one(ft, a, k, &fname)?;
+        }
+        for (k, param) in deferred {
+            let a = &mut args[k];
+            self.lambda_expect = Some(param.clone());
+            let at = self.infer(a);
+            self.lambda_expect = None;
+            let at = at?;
+            self.unify_at(
+                &param,
+                &at,
+                a.span,
+                &format!("mismatched types in argument {} of {fname}", k + 1),
+            )?;
         }
         Ok(ft)
     }
@@ -1748,12 +1808,28 @@ impl Checker {
         ret: &mut Option<TypeExp>,
         body: &mut Expr,
     ) -> R<Type> {
+        let expected = self.lambda_expect.take();
         let mark = self.locals.len();
         let r = (|| {
             let mut binds = Vec::new();
             let mut ptys = Vec::new();
             for p in params.iter_mut() {
                 ptys.push(self.infer_pat(p, &mut binds)?);
+            }
+            // The parameters' types known from the context (a function
+            // type the lambda is passed for) are used in the body; a
+            // mismatch is reported when the lambda's type is unified with
+            // that type.
+            if let Some(mut ft) = expected {
+                for pt in &ptys {
+                    match self.tcx.head(&ft) {
+                        Type::Arrow { param, ret, .. } => {
+                            let _ = self.tcx.unify(&param, pt);
+                            ft = *ret;
+                        }
+                        _ => break,
+                    }
+                }
             }
             self.push_binds(binds);
             let rt = match ret {
@@ -1800,7 +1876,23 @@ impl Checker {
                 "the pattern's type does not match the bound value",
             )?;
             self.push_binds(binds);
-            self.infer(body)
+            let bt = self.infer(body)?;
+            // `let v = e in body` with `v: i64`: the body's type with `v`
+            // replaced by `e` where `e` may be a size (Futhark's rule), so
+            // that `let m = n + 1 in iota m` has type `[n + 1]i64`.
+            match pat_name(pat) {
+                Some(v) if sizes.is_empty() && self.tcx.head(&pt) == i64t() => {
+                    let s = self.expr_as_size(value);
+                    if s == Size::Any {
+                        return Ok(bt);
+                    }
+                    let bt = self.tcx.zonk(&bt);
+                    Ok(subst(&bt, &|_| None, &|n: &str| {
+                        (n == v).then(|| s.clone())
+                    }))
+                }
+                _ => Ok(bt),
+            }
         })();
         self.locals.truncate(mark);
         r
@@ -2030,6 +2122,10 @@ impl Checker {
                 }
             }
             let bt = self.infer(body)?;
+            // A size of the body's result that refers to a loop parameter
+            // changes from one iteration to the next.
+            let bound: Vec<Name> = self.locals[mark..].iter().map(|(n, _)| n.clone()).collect();
+            let bt = self.flexible_sizes_mentioning(&bt, &bound);
             self.unify_at(
                 &pt,
                 &bt,
@@ -2109,5 +2205,18 @@ fn subst_vars_unit(t: &Type) -> Type {
             unique,
         } => mk_array(subst_vars_unit(elem), shape.clone(), *unique),
         t => t.map_children(subst_vars_unit),
+    }
+}
+
+/// Replaces the types annotating `e`'s nodes (and its sub-expressions') by
+/// their current substitution, for a copy of an expression that becomes a
+/// size.
+fn zonk_expr_types(tcx: &Tcx, e: &mut Expr) {
+    let s = Size::Expr(match nabla_syntax::types::SizeExpr::new(e.clone()) {
+        Some(x) => x,
+        None => return,
+    });
+    if let Size::Expr(x) = s.map_expr_types(&mut |t| erase_sizes(&tcx.zonk(t), false)) {
+        *e = x.expr().clone();
     }
 }

@@ -156,7 +156,10 @@ fn check_sizes_used(tps: &[TypeParam], params: &[Pat], what: &str, constructive:
 /// size `n`.
 /// With `direct`, only a use as a whole array size counts.
 fn pat_mentions_size(p: &Pat, n: &str, direct: bool) -> bool {
-    if p.ty.as_ref().is_some_and(|t| type_mentions_size(t, n)) {
+    if p.ty
+        .as_ref()
+        .is_some_and(|t| type_mentions_size(t, n, direct))
+    {
         return true;
     }
     match &p.kind {
@@ -171,19 +174,20 @@ fn pat_mentions_size(p: &Pat, n: &str, direct: bool) -> bool {
     }
 }
 
-fn type_mentions_size(t: &Type, n: &str) -> bool {
+/// Whether `t` refers to the size `n` (with `direct`, only as a whole
+/// array size, not inside a size expression).
+fn type_mentions_size(t: &Type, n: &str, direct: bool) -> bool {
+    let go = |t: &Type| type_mentions_size(t, n, direct);
     match t {
         Type::Array { elem, shape, .. } => {
-            shape.iter().any(|s| matches!(s, Size::Var(v) if v == n)) || type_mentions_size(elem, n)
+            shape.iter().any(|s| match s {
+                Size::Var(v) => v == n,
+                s => !direct && s.mentions(n),
+            }) || go(elem)
         }
-        Type::Record(fs) => fs.iter().any(|(_, t)| type_mentions_size(t, n)),
-        Type::Sum(cs) => cs
-            .iter()
-            .flat_map(|(_, ts)| ts)
-            .any(|t| type_mentions_size(t, n)),
-        Type::Arrow { param, ret, .. } => {
-            type_mentions_size(param, n) || type_mentions_size(ret, n)
-        }
+        Type::Record(fs) => fs.iter().any(|(_, t)| go(t)),
+        Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(go),
+        Type::Arrow { param, ret, .. } => go(param) || go(ret),
         Type::Prim(_) | Type::Param(_) | Type::Var(_) => false,
     }
 }

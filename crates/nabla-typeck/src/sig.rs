@@ -71,9 +71,11 @@ fn collect_params(
         }
         Type::Array { elem, shape, .. } => {
             for s in shape {
-                if let Size::Var(v) = s {
-                    if !bound.contains(v) && !sps.contains(v) && !v.starts_with('?') {
-                        sps.push(v.clone());
+                let mut names = vec![];
+                s.names(&mut names);
+                for v in names {
+                    if !bound.contains(&v) && !sps.contains(&v) && !v.starts_with('?') {
+                        sps.push(v);
                     }
                 }
             }

@@ -572,8 +572,10 @@ fn err_arguments() {
     let (m, s) = first("def f (x: i32) = x\ndef main = f 1 2");
     assert!(m.contains("too many arguments"), "{m}");
     assert_eq!(s, "2");
+    // A lambda argument is checked after the others: the array fixes the
+    // element type, and the lambda is the argument that does not fit.
     let (m, _) = first("def main = map (\\(x: i32) -> x) [true]");
-    assert!(m.contains("argument 2 of `map`"), "{m}");
+    assert!(m.contains("argument 1 of `map`"), "{m}");
 }
 
 #[test]
@@ -1347,4 +1349,33 @@ fn with_vjp_types_and_rule_errors() {
     assert_eq!(ds.len(), 1, "{ds:?}");
     assert!(ds[0].0.contains("argument 2 of `with_vjp_tape`"), "{ds:?}");
     assert_eq!(ds[0].1, "(\\(t: f64) (g: f64) -> t * g)");
+}
+
+// ------------------------------------------------------------------- sizes
+
+#[test]
+fn sizes_compound_expressions_compare_syntactically() {
+    let c = ok("def f (n: i64) (m: i64) : [n * m]i64 = iota (n * m)\n\
+                def g [a] [b] (xs: [a * b]i64) : i64 = a + b\n\
+                def h (p: i64) (q: i64) : i64 = g (f p q)");
+    // The named parameters stay in the result type, as an expression.
+    assert_eq!(c.ty("f"), "(n: i64) -> (m: i64) -> [n * m]i64");
+    // `n + 1` is not `n`: Futhark's message, names in double quotes.
+    let (m, _) = first("def f (n: i64) : [n + 1]i64 = iota n");
+    assert!(m.contains("Sizes \"n + 1\" and \"n\" do not match"), "{m}");
+    // Part by part: `a * b` against `p + q` differ in their operator.
+    let (m, _) = first(
+        "def g [a] [b] (xs: [a * b]i64) : i64 = a + b\n\
+         def h (p: i64) (q: i64) (ys: [p + q]i64) : i64 = g ys",
+    );
+    assert!(m.contains("do not match"), "{m}");
+}
+
+#[test]
+fn sizes_let_bound_i64_replaced_in_body_type() {
+    // `let m = n + 1 in iota m` has type `[n + 1]i64` (Futhark's rule for a
+    // `let` binding one `i64` name).
+    ok("def f (n: i64) : [n + 1]i64 = let m = n + 1 in iota m");
+    let (m, _) = first("def f (n: i64) : [n]i64 = let m = n + 1 in iota m");
+    assert!(m.contains("Sizes \"n\" and \"n + 1\" do not match"), "{m}");
 }

@@ -13,6 +13,7 @@
 
 use crate::sig::{mk_array, Class};
 use nabla_prim::PrimType;
+use nabla_syntax::size_expr::similar_parts;
 use nabla_syntax::types::{Name, Size, Type};
 use nabla_syntax::Span;
 use std::collections::BTreeMap;
@@ -145,6 +146,8 @@ impl Tcx {
         }
     }
 
+    /// `s` with the bindings of its flexible size variables substituted,
+    /// also inside compound size expressions.
     pub fn resolve_size(&self, s: &Size) -> Size {
         let mut s = s.clone();
         for _ in 0..10_000 {
@@ -153,15 +156,46 @@ impl Tcx {
                 .and_then(|b| b.clone())
             {
                 Some(b) => s = b,
-                None => return s,
+                None => break,
             }
         }
-        s
+        match &s {
+            Size::Expr(_) => s.subst(&|v: &str| {
+                let i = Self::size_var_index(&Size::Var(v.to_string()))?;
+                self.sizes.get(i)?.as_ref()?;
+                Some(self.resolve_size(&Size::Var(v.to_string())))
+            }),
+            _ => s,
+        }
     }
 
-    /// Unifies two sizes: an unknown one (`?k`) is bound to the other;
-    /// `Size::Any` unifies with anything; two different known sizes are an
-    /// error ("the sizes … differ") unless [`Tcx::lenient_sizes`] is set.
+    /// Whether the flexible size variable number `i` occurs in `s` (already
+    /// resolved).
+    fn size_occurs(i: usize, s: &Size) -> bool {
+        let mut names = vec![];
+        s.names(&mut names);
+        names.iter().any(|n| n == &format!("?{i}"))
+    }
+
+    /// Binds the flexible size variable number `i` to `s` (resolved),
+    /// refusing a size that contains the variable itself.
+    fn bind_size(&mut self, i: usize, s: Size) -> Result<(), String> {
+        if Self::size_occurs(i, &s) {
+            return Err(format!(
+                "Occurs check: cannot instantiate a size with \"{}\", which contains it",
+                show_size(&s)
+            ));
+        }
+        self.sizes[i] = Some(s);
+        Ok(())
+    }
+
+    /// Unifies two sizes, as Futhark does: syntactically, up to the
+    /// substitution of flexible size variables (`?k`, bound to the other
+    /// size); two compound expressions with the same outermost construct
+    /// unify part by part (`?n * ?m` with `a * b`). `Size::Any` unifies
+    /// with anything; other different sizes do not match (unless
+    /// [`Tcx::lenient_sizes`] is set): `Sizes "n" and "m" do not match`.
     pub fn unify_size(&mut self, a: &Size, b: &Size) -> Result<(), String> {
         let a = self.resolve_size(a);
         let b = self.resolve_size(b);
@@ -169,18 +203,27 @@ impl Tcx {
             return Ok(());
         }
         if let Some(i) = Self::size_var_index(&a) {
-            self.sizes[i] = Some(b);
-        } else if let Some(i) = Self::size_var_index(&b) {
-            self.sizes[i] = Some(a);
-        } else if a != Size::Any && b != Size::Any && !self.lenient_sizes {
-            let show = |s: &Size| match s {
-                Size::Const(n) => n.to_string(),
-                Size::Var(v) => format!("`{v}`"),
-                Size::Any => "unknown".to_string(),
-            };
-            return Err(format!("the sizes {} and {} differ", show(&a), show(&b)));
+            return self.bind_size(i, b);
         }
-        Ok(())
+        if let Some(i) = Self::size_var_index(&b) {
+            return self.bind_size(i, a);
+        }
+        if a == Size::Any || b == Size::Any || self.lenient_sizes {
+            return Ok(());
+        }
+        if let (Size::Expr(x), Size::Expr(y)) = (&a, &b) {
+            if let Some(parts) = similar_parts(x, y) {
+                for (p, q) in parts {
+                    self.unify_size(&p, &q)?;
+                }
+                return Ok(());
+            }
+        }
+        Err(format!(
+            "Sizes \"{}\" and \"{}\" do not match",
+            show_size(&a),
+            show_size(&b)
+        ))
     }
 
     /// Follows variable bindings at the top and normalises nested arrays.
@@ -257,29 +300,41 @@ impl Tcx {
         }
     }
 
-    /// Like `zonk`, and unknown sizes become `Size::Any`.
+    /// Like `zonk`, and unknown sizes become `Size::Any`; the types inside
+    /// compound size expressions are finalised too.
     pub fn finalize(&self, t: &Type) -> Type {
-        fn go(t: &Type) -> Type {
+        fn go(tcx: &Tcx, t: &Type) -> Type {
             match t {
                 Type::Array {
                     elem,
                     shape,
                     unique,
                 } => Type::Array {
-                    elem: Box::new(go(elem)),
-                    shape: shape
-                        .iter()
-                        .map(|s| match s {
-                            Size::Var(v) if v.starts_with('?') => Size::Any,
-                            s => s.clone(),
-                        })
-                        .collect(),
+                    elem: Box::new(go(tcx, elem)),
+                    shape: shape.iter().map(|s| tcx.finalize_size(s)).collect(),
                     unique: *unique,
                 },
-                t => t.map_children(go),
+                t => t.map_children(|c| go(tcx, c)),
             }
         }
-        go(&self.zonk(t))
+        go(self, &self.zonk(t))
+    }
+
+    /// A resolved size in final form: an unbound flexible variable (also
+    /// inside a compound expression) becomes `Size::Any`.
+    pub fn finalize_size(&self, s: &Size) -> Size {
+        let s = self.resolve_size(s);
+        let mut names = vec![];
+        s.names(&mut names);
+        if names.iter().any(|n| n.starts_with('?')) {
+            return Size::Any;
+        }
+        match s {
+            Size::Expr(_) => {
+                s.map_expr_types(&mut |t| erase_sizes(&self.finalize(&erase_sizes(t, false)), true))
+            }
+            s => s,
+        }
     }
 
     fn occurs(&self, v: u32, t: &Type) -> bool {
@@ -609,13 +664,7 @@ pub(crate) fn subst(
             shape,
             unique,
         } => {
-            let shape = shape
-                .iter()
-                .map(|s| match s {
-                    Size::Var(v) => smap(v).unwrap_or_else(|| s.clone()),
-                    s => s.clone(),
-                })
-                .collect();
+            let shape = shape.iter().map(|s| s.subst(smap)).collect();
             mk_array(subst(elem, tmap, smap), shape, *unique)
         }
         Type::Record(fs) => Type::Record(
@@ -659,5 +708,37 @@ fn forget_size(t: &Type, n: Option<&str>) -> Type {
             }
         }),
         None => t.clone(),
+    }
+}
+
+/// A size as Futhark's messages show it (inside double quotes): `n`, `3`,
+/// `n * m`; an unbound flexible size is `?`.
+pub(crate) fn show_size(s: &Size) -> String {
+    match s {
+        Size::Const(n) => n.to_string(),
+        Size::Var(v) if v.starts_with('?') => "?".to_string(),
+        Size::Var(v) => v.clone(),
+        Size::Expr(e) => e.to_string(),
+        Size::Any => "[]".to_string(),
+    }
+}
+
+/// `t` with every array size `Size::Any` (and, with `vars_to_unit`, every
+/// unification variable `()`): the types annotating the nodes of a size
+/// expression, whose sizes never matter and could otherwise refer back to
+/// the size itself (`loop ys … (iota (length ys / 2))`).
+pub(crate) fn erase_sizes(t: &Type, vars_to_unit: bool) -> Type {
+    match t {
+        Type::Array {
+            elem,
+            shape,
+            unique,
+        } => Type::Array {
+            elem: Box::new(erase_sizes(elem, vars_to_unit)),
+            shape: vec![Size::Any; shape.len()],
+            unique: *unique,
+        },
+        Type::Var(_) if vars_to_unit => Type::unit(),
+        t => t.map_children(|c| erase_sizes(c, vars_to_unit)),
     }
 }
