@@ -89,6 +89,11 @@ pub(crate) struct Checker {
     /// top-level definition, then local `let f … =`): an unknown name that
     /// is one of them is a recursive call, which Futhark does not allow.
     defining: Vec<Name>,
+    /// For each local, the depth of the name it shadows (restored when it
+    /// goes out of scope).
+    local_prev: Vec<Option<u32>>,
+    /// The same for `tparams`.
+    tparam_prev: Vec<Option<u32>>,
     /// The type expected of the lambda about to be inferred (an argument
     /// whose parameter type is known), see [`Checker::infer_apply`].
     lambda_expect: Option<Type>,
@@ -180,6 +185,8 @@ impl Checker {
             globals: HashMap::new(),
             defining: Vec::new(),
             lambda_expect: None,
+            local_prev: Vec::new(),
+            tparam_prev: Vec::new(),
         }
     }
 
@@ -208,8 +215,8 @@ impl Checker {
         match d {
             Dec::Val(vb) => {
                 let r = self.check_valbind(vb);
-                self.locals.clear();
-                self.tparams.clear();
+                self.truncate_locals(0);
+                self.truncate_tparams(0);
                 self.implicit_sizes = None;
                 self.exist.clear();
                 self.depth = 0;
@@ -286,17 +293,17 @@ impl Checker {
 
     fn check_typebind(&mut self, tb: &mut TypeBind) -> R<Abbrev> {
         rules::check_typebind(tb)?;
-        self.tparams.clear();
-        self.locals.clear();
+        self.truncate_tparams(0);
+        self.truncate_locals(0);
         for p in &tb.params {
             match p {
-                TypeParam::Type(i, _) => self.tparams.push(i.name.clone()),
-                TypeParam::Size(i) => self.locals.push((i.name.clone(), LEntry::Size)),
+                TypeParam::Type(i, _) => self.push_tparam(i.name.clone()),
+                TypeParam::Size(i) => self.push_local(i.name.clone(), LEntry::Size),
             }
         }
         let r = self.resolve_type(&mut tb.def);
-        self.tparams.clear();
-        self.locals.clear();
+        self.truncate_tparams(0);
+        self.truncate_locals(0);
         let ty = r?;
         let ty = self.tcx.finalize(&ty);
         Ok(Abbrev {
@@ -307,9 +314,10 @@ impl Checker {
 
     fn check_valbind(&mut self, vb: &mut ValBind) -> R<Rc<Scheme>> {
         let mark = self.tcx.vars.len();
+        self.tcx.level = 0;
         self.tcx.constr_sites.clear();
-        self.locals.clear();
-        self.tparams.clear();
+        self.truncate_locals(0);
+        self.truncate_tparams(0);
         self.bind_type_params(&vb.type_params);
         let (ptys, ret_t) = self.check_params(&mut vb.params, &mut vb.ret)?;
         self.defining = vec![vb.name.name.clone()];
@@ -340,6 +348,7 @@ impl Checker {
         ret: &mut Option<TypeExp>,
     ) -> R<(Vec<Type>, Option<Type>)> {
         self.implicit_sizes = Some(Vec::new());
+        let base = self.tcx.level;
         let mut ptys = Vec::new();
         // A parameter's variables are in scope in the types of the
         // parameters after it, so that sizes may be expressions of earlier
@@ -348,25 +357,37 @@ impl Checker {
         let mark = self.locals.len();
         // One list for all parameters, so that a name bound twice is found.
         let mut binds = Vec::new();
+        // Each parameter is one scope deeper than the one before it, so that
+        // an earlier parameter's size cannot be inferred to be a later one
+        // (Futhark's scope-violation).
+        let mut levels = Vec::new();
         let r = (|| {
             for p in params.iter_mut() {
+                self.tcx.level += 1;
                 let before = binds.len();
                 ptys.push(self.infer_pat(p, &mut binds)?);
                 for (n, t, _) in &binds[before..] {
-                    self.locals.push((n.clone(), LEntry::Var(t.clone())));
+                    self.push_local(n.clone(), LEntry::Var(t.clone()));
+                    levels.push(self.tcx.level);
                 }
             }
             Ok::<(), Diagnostic>(())
         })();
-        self.locals.truncate(mark);
+        self.truncate_locals(mark);
         let implicit = self.implicit_sizes.take().unwrap_or_default();
         r?;
+        let level = self.tcx.level;
+        // Sizes named in the parameters without a declaration are size
+        // parameters (as deep as the declared ones).
+        self.tcx.level = base;
         for n in implicit {
-            self.locals.push((n, LEntry::Size));
+            self.push_local(n, LEntry::Size);
         }
-        for (n, t, _) in binds {
-            self.locals.push((n, LEntry::Var(t)));
+        for ((n, t, _), l) in binds.into_iter().zip(levels) {
+            self.tcx.level = l;
+            self.push_local(n, LEntry::Var(t));
         }
+        self.tcx.level = level;
         let ret_t = match ret {
             Some(te) => Some(self.resolve_type(te)?),
             None => None,
@@ -685,8 +706,8 @@ impl Checker {
     fn bind_type_params(&mut self, tps: &[TypeParam]) {
         for tp in tps {
             match tp {
-                TypeParam::Size(i) => self.locals.push((i.name.clone(), LEntry::Size)),
-                TypeParam::Type(i, _) => self.tparams.push(i.name.clone()),
+                TypeParam::Size(i) => self.push_local(i.name.clone(), LEntry::Size),
+                TypeParam::Type(i, _) => self.push_tparam(i.name.clone()),
             }
         }
     }
@@ -833,9 +854,53 @@ impl Checker {
         }
     }
 
+    /// Brings a local name into scope at the current depth.
+    fn push_local(&mut self, n: Name, e: LEntry) {
+        let prev = self.tcx.rigid_sizes.insert(n.clone(), self.tcx.level);
+        self.local_prev.push(prev);
+        self.locals.push((n, e));
+    }
+
+    /// Ends the scope of the locals from `mark` on.
+    fn truncate_locals(&mut self, mark: usize) {
+        while self.locals.len() > mark {
+            let Some((n, _)) = self.locals.pop() else {
+                break;
+            };
+            match self.local_prev.pop().flatten() {
+                Some(l) => self.tcx.rigid_sizes.insert(n, l),
+                None => self.tcx.rigid_sizes.remove(&n),
+            };
+        }
+    }
+
+    /// Brings a type parameter into scope at the current depth.
+    fn push_tparam(&mut self, n: Name) {
+        let prev = self.tcx.rigid_types.insert(n.clone(), self.tcx.level);
+        self.tparam_prev.push(prev);
+        self.tparams.push(n);
+    }
+
+    /// Ends the scope of the type parameters from `mark` on.
+    fn truncate_tparams(&mut self, mark: usize) {
+        while self.tparams.len() > mark {
+            let Some(n) = self.tparams.pop() else { break };
+            match self.tparam_prev.pop().flatten() {
+                Some(l) => self.tcx.rigid_types.insert(n, l),
+                None => self.tcx.rigid_types.remove(&n),
+            };
+        }
+    }
+
+    /// Enters a deeper scope; returns the depth to restore on leaving it.
+    fn enter_scope(&mut self) -> u32 {
+        self.tcx.level += 1;
+        self.tcx.level - 1
+    }
+
     fn push_binds(&mut self, binds: Vec<(Name, Type, Span)>) {
         for (n, t, _) in binds {
-            self.locals.push((n, LEntry::Var(t)));
+            self.push_local(n, LEntry::Var(t));
         }
     }
 
@@ -1004,9 +1069,9 @@ impl Checker {
                 let pt = self.resolve_type(p)?;
                 match name {
                     Some(n) => {
-                        self.locals.push((n.name.clone(), LEntry::Var(pt.clone())));
+                        self.push_local(n.name.clone(), LEntry::Var(pt.clone()));
                         let rt = self.resolve_type(r);
-                        self.locals.pop();
+                        self.truncate_locals(self.locals.len() - 1);
                         let rt = rt?;
                         let param_name = if mentions_size(&rt, &n.name) {
                             Some(n.name.clone())
@@ -1051,6 +1116,54 @@ impl Checker {
                 self.exist.truncate(k);
                 r
             }
+        }
+    }
+
+    /// `t` with each size that refers to one of `names`, which go out of
+    /// scope at `span`, replaced by a fresh unknown size (the same size by
+    /// the same unknown): Futhark's "size going out of scope".
+    /// The unknown sizes are made at depth `outer` (the scope the type
+    /// goes to).
+    fn unscope(&mut self, t: &Type, names: &[Name], span: Span, outer: u32) -> Type {
+        let mut made: Vec<(Size, Size)> = Vec::new();
+        let level = std::mem::replace(&mut self.tcx.level, outer);
+        let t = self.unscope_d(t, names, span, &mut made);
+        self.tcx.level = level;
+        t
+    }
+
+    fn unscope_d(
+        &mut self,
+        t: &Type,
+        names: &[Name],
+        span: Span,
+        made: &mut Vec<(Size, Size)>,
+    ) -> Type {
+        match self.tcx.zonk(t) {
+            Type::Array {
+                elem,
+                shape,
+                unique,
+            } => {
+                let shape = shape
+                    .iter()
+                    .map(|s| {
+                        let Some(n) = names.iter().find(|n| s.mentions(n)) else {
+                            return s.clone();
+                        };
+                        if let Some((_, u)) = made.iter().find(|(o, _)| o == s) {
+                            return u.clone();
+                        }
+                        let what = format!("is unknown because \"{n}\" goes out of scope here");
+                        let u = self.tcx.new_unknown("d", span, what);
+                        made.push((s.clone(), u.clone()));
+                        u
+                    })
+                    .collect();
+                let e = self.unscope_d(&elem, names, span, made);
+                mk_array(e, shape, unique)
+            }
+            t => t.map_children(|c| self.unscope_d(c, names, span, made)),
         }
     }
 
@@ -1413,7 +1526,7 @@ impl Checker {
             }
             let canon = format!("{m}.{n}");
             if let Some(s) = self.intrinsics.get(&canon).cloned() {
-                self.locals.push((n, LEntry::Intr(canon, s)));
+                self.push_local(n, LEntry::Intr(canon, s));
             }
         }
         Ok(mark)
@@ -1639,7 +1752,7 @@ impl Checker {
             ExprKind::LocalOpen(q, x) => {
                 let mark = self.module_scope(q)?;
                 let r = self.infer(x);
-                self.locals.truncate(mark);
+                self.truncate_locals(mark);
                 r
             }
         }
@@ -1810,11 +1923,19 @@ impl Checker {
     ) -> R<Type> {
         let expected = self.lambda_expect.take();
         let mark = self.locals.len();
+        let level = self.tcx.level;
         let r = (|| {
             let mut binds = Vec::new();
             let mut ptys = Vec::new();
+            // As for a function's parameters: each one scope deeper, and in
+            // scope in the types of those after it (`\(n: i64) (xs: [n]t)`).
             for p in params.iter_mut() {
+                self.tcx.level += 1;
+                let before = binds.len();
                 ptys.push(self.infer_pat(p, &mut binds)?);
+                for (n, t, _) in &binds[before..] {
+                    self.push_local(n.clone(), LEntry::Var(t.clone()));
+                }
             }
             // The parameters' types known from the context (a function
             // type the lambda is passed for) are used in the body; a
@@ -1831,7 +1952,6 @@ impl Checker {
                     }
                 }
             }
-            self.push_binds(binds);
             let rt = match ret {
                 Some(te) => Some(self.resolve_type(te)?),
                 None => None,
@@ -1845,7 +1965,8 @@ impl Checker {
             )?;
             Ok(self.arrow_chain(params, ptys, res))
         })();
-        self.locals.truncate(mark);
+        self.truncate_locals(mark);
+        self.tcx.level = level;
         r
     }
 
@@ -1857,24 +1978,36 @@ impl Checker {
         body: &mut Expr,
     ) -> R<Type> {
         let vt = self.infer(value)?;
+        // `let [n] p = e`: while `p` is matched with `e`'s type, each `n` is
+        // a size to infer (outside the `let`); in the body it is a size of
+        // its own.
+        let flex: Vec<(Name, Size)> = sizes
+            .iter()
+            .map(|s| (s.name.clone(), self.tcx.fresh_size_named(&s.name)))
+            .collect();
         let mark = self.locals.len();
+        let level = self.enter_scope();
         let r = (|| {
             for s in sizes.iter() {
-                self.locals.push((s.name.clone(), LEntry::Size));
+                self.push_local(s.name.clone(), LEntry::Size);
             }
             let mut binds = Vec::new();
             let pt = self.infer_pat(pat, &mut binds)?;
-            let vt2 = if sizes.is_empty() {
-                vt.clone()
+            let pt_flex = if flex.is_empty() {
+                pt.clone()
             } else {
-                self.anon_sizes(&vt)
+                subst(&self.tcx.zonk(&pt), &|_| None, &|n: &str| {
+                    flex.iter().find(|(m, _)| m == n).map(|(_, s)| s.clone())
+                })
             };
             self.unify_at(
-                &pt,
-                &vt2,
+                &pt_flex,
+                &vt,
                 pat.span,
                 "the pattern's type does not match the bound value",
             )?;
+            let mut bound: Vec<Name> = sizes.iter().map(|s| s.name.clone()).collect();
+            bound.extend(binds.iter().map(|(n, _, _)| n.clone()));
             self.push_binds(binds);
             let bt = self.infer(body)?;
             // `let v = e in body` with `v: i64`: the body's type with `v`
@@ -1884,17 +2017,17 @@ impl Checker {
                 Some(v) if sizes.is_empty() && self.tcx.head(&pt) == i64t() => {
                     let s = self.expr_as_size(value);
                     if s == Size::Any {
-                        return Ok(bt);
+                        return Ok(self.unscope(&bt, &bound, body.span, level));
                     }
                     let bt = self.tcx.zonk(&bt);
-                    Ok(subst(&bt, &|_| None, &|n: &str| {
-                        (n == v).then(|| s.clone())
-                    }))
+                    let bt = subst(&bt, &|_| None, &|n: &str| (n == v).then(|| s.clone()));
+                    Ok(self.unscope(&bt, &bound, body.span, level))
                 }
-                _ => Ok(bt),
+                _ => Ok(self.unscope(&bt, &bound, body.span, level)),
             }
         })();
-        self.locals.truncate(mark);
+        self.truncate_locals(mark);
+        self.tcx.level = level;
         r
     }
 
@@ -1910,6 +2043,7 @@ impl Checker {
         let mark = self.locals.len();
         let tmark = self.tparams.len();
         let saved_imp = self.implicit_sizes.take();
+        let level = self.enter_scope();
         let r = (|| {
             self.bind_type_params(type_params);
             let (ptys, rt) = self.check_params(params, ret)?;
@@ -1925,9 +2059,10 @@ impl Checker {
             )?;
             Ok(self.arrow_chain(params, ptys, res))
         })();
-        self.locals.truncate(mark);
-        self.tparams.truncate(tmark);
+        self.truncate_locals(mark);
+        self.truncate_tparams(tmark);
         self.implicit_sizes = saved_imp;
+        self.tcx.level = level;
         let ft = r?;
         let entry = if !type_params.is_empty() {
             let z = self.tcx.zonk(&ft);
@@ -1947,9 +2082,9 @@ impl Checker {
         } else {
             LEntry::Var(ft)
         };
-        self.locals.push((name.name.clone(), entry));
+        self.push_local(name.name.clone(), entry);
         let r = self.infer(body);
-        self.locals.truncate(mark);
+        self.truncate_locals(mark);
         r
     }
 
@@ -1978,9 +2113,9 @@ impl Checker {
             "the new value's type does not match the array's elements",
         )?;
         let mark = self.locals.len();
-        self.locals.push((dest.name.clone(), LEntry::Var(t)));
+        self.push_local(dest.name.clone(), LEntry::Var(t));
         let r = self.infer(body);
-        self.locals.truncate(mark);
+        self.truncate_locals(mark);
         r
     }
 
@@ -2013,6 +2148,7 @@ impl Checker {
         let rt = self.tcx.fresh(span);
         for c in cases.iter_mut() {
             let mark = self.locals.len();
+            let level = self.enter_scope();
             let r = (|| {
                 let mut binds = Vec::new();
                 let pt = self.infer_pat(&mut c.pat, &mut binds)?;
@@ -2022,8 +2158,10 @@ impl Checker {
                     c.pat.span,
                     "the pattern does not match the type of the matched value",
                 )?;
+                let bound: Vec<Name> = binds.iter().map(|(n, _, _)| n.clone()).collect();
                 self.push_binds(binds);
                 let bt = self.infer(&mut c.body)?;
+                let bt = self.unscope(&bt, &bound, c.body.span, level);
                 // Cases of different sizes are allowed, as for `if`.
                 let lenient = std::mem::replace(&mut self.tcx.lenient_sizes, true);
                 let r = self.unify_at(
@@ -2035,7 +2173,8 @@ impl Checker {
                 self.tcx.lenient_sizes = lenient;
                 r
             })();
-            self.locals.truncate(mark);
+            self.truncate_locals(mark);
+            self.tcx.level = level;
             r?;
         }
         Ok(rt)
@@ -2050,13 +2189,15 @@ impl Checker {
         body: &mut Expr,
     ) -> R<Type> {
         let mark = self.locals.len();
+        let level = self.tcx.level;
         let r = (|| {
             let it = match init {
                 Some(i) => Some(self.infer(i)?),
                 None => None,
             };
+            self.enter_scope();
             for s in sizes.iter() {
-                self.locals.push((s.name.clone(), LEntry::Size));
+                self.push_local(s.name.clone(), LEntry::Size);
             }
             let mut binds = Vec::new();
             let pt = self.infer_pat(pat, &mut binds)?;
@@ -2098,7 +2239,7 @@ impl Checker {
                     let bt = self.infer(bound)?;
                     let ct = self.tcx.fresh_class(Class::Int, bound.span);
                     self.unify_at(&ct, &bt, bound.span, "the loop bound must be an integer")?;
-                    self.locals.push((i.name.clone(), LEntry::Var(bt)));
+                    self.push_local(i.name.clone(), LEntry::Var(bt));
                 }
                 LoopForm::ForIn(p, xs) => {
                     let xt = self.infer(xs)?;
@@ -2121,10 +2262,13 @@ impl Checker {
                     self.unify_at(&boolt(), &ct, c.span, "the loop condition must be bool")?;
                 }
             }
+            let unknowns_before = self.tcx.unknown_order.len();
             let bt = self.infer(body)?;
-            // A size of the body's result that refers to a loop parameter
-            // changes from one iteration to the next.
-            let bound: Vec<Name> = self.locals[mark..].iter().map(|(n, _)| n.clone()).collect();
+            // A size of the body's result that refers to a loop parameter,
+            // or is unknown and made in the body, changes from one
+            // iteration to the next.
+            let mut bound: Vec<Name> = self.locals[mark..].iter().map(|(n, _)| n.clone()).collect();
+            bound.extend(self.tcx.unknown_order[unknowns_before..].iter().cloned());
             let bt = self.flexible_sizes_mentioning(&bt, &bound);
             self.unify_at(
                 &pt,
@@ -2132,9 +2276,10 @@ impl Checker {
                 body.span,
                 "the loop body's type does not match the loop parameter",
             )?;
-            Ok(pt)
+            Ok(self.flexible_sizes_mentioning(&pt, &bound))
         })();
-        self.locals.truncate(mark);
+        self.truncate_locals(mark);
+        self.tcx.level = level;
         r
     }
 

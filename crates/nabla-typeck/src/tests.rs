@@ -1379,3 +1379,32 @@ fn sizes_let_bound_i64_replaced_in_body_type() {
     let (m, _) = first("def f (n: i64) : [n]i64 = let m = n + 1 in iota m");
     assert!(m.contains("Sizes \"n\" and \"n + 1\" do not match"), "{m}");
 }
+
+#[test]
+fn sizes_scope_violations() {
+    // An earlier parameter's size cannot be inferred to be a later one.
+    let (m, _) = first("def f xs (n: i64) = zip xs (iota n)");
+    assert!(m.contains("\"n\"") && m.contains("scope-violation"), "{m}");
+    ok("def f (n: i64) xs = zip xs (iota n)");
+    // Nor a parameter's size a name bound in the body.
+    let (m, _) = first("def f xs = let k = length xs + 1 in zip (iota k) xs");
+    assert!(m.contains("\"k\"") && m.contains("scope-violation"), "{m}");
+    // A local type parameter does not escape into an outer type.
+    let (m, _) = first("def f x = let g 'b (y: b) = if true then y else x in g");
+    assert!(m.contains("\"b\"") && m.contains("scope-violation"), "{m}");
+    // A lambda's parameter is in scope in the next one's type.
+    let (m, _) = first("def f ys = (\\(n: i64) (xs: [n]i32) -> zip xs ys, map (+ 1i32) ys)");
+    assert!(m.contains("\"n\"") && m.contains("scope-violation"), "{m}");
+}
+
+#[test]
+fn sizes_let_size_binders_and_unscoping() {
+    // `let [k] p = e`: `k` is inferred from `e` while matching.
+    ok("def f = let [k] (xss: [k][k]i64) = [] in k");
+    let (m, _) =
+        first("def f (n: i64) (m: i64) = let [k] (xss: [k][k]i64) = replicate n (iota m) in k");
+    assert!(m.contains("Sizes \"n\" and \"m\" do not match"), "{m}");
+    // A size naming a case's variable becomes unknown outside the case.
+    let c = ok("def f (n: i64) = let arr = match n case m -> iota m in length arr");
+    assert!(c.ty("f").starts_with("(n: i64) -> i64") || c.ty("f") == "(i64) -> i64");
+}

@@ -16,7 +16,7 @@ use nabla_prim::PrimType;
 use nabla_syntax::size_expr::similar_parts;
 use nabla_syntax::types::{Name, Size, Type};
 use nabla_syntax::Span;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Bitmask over `PrimType::ALL` indices.
 pub(crate) type PrimSet = u16;
@@ -56,13 +56,52 @@ pub(crate) struct VarInfo {
     pub constraint: Constraint,
     /// Where the variable (or its constraint) came from.
     pub span: Span,
+    /// The scope depth at which the variable was made (see [`Tcx::level`]).
+    pub level: u32,
+}
+
+/// A flexible size variable `?k` (a size to be inferred).
+#[derive(Clone, Debug)]
+pub(crate) struct SizeVar {
+    pub binding: Option<Size>,
+    /// The scope depth at which it was made: it may only be bound to a size
+    /// whose names are in scope at that depth.
+    pub level: u32,
+    /// The name it is shown as (the size parameter it instantiates, …).
+    pub hint: Name,
+}
+
+/// An unknown size: a rigid size the checker invents where a size cannot be
+/// expressed (Futhark's "unknown size"), named with a subscript no program
+/// can write (`k₃`).
+#[derive(Clone, Debug)]
+#[allow(dead_code)] // `span` and `what` are for messages that name an unknown size's origin
+pub(crate) struct Unknown {
+    pub level: u32,
+    /// The expression that produces it.
+    pub span: Span,
+    /// Where it comes from, as a phrase: "is the unknown length of a range".
+    pub what: String,
 }
 
 /// The unifier's state.
 #[derive(Default)]
 pub(crate) struct Tcx {
     pub vars: Vec<VarInfo>,
-    pub sizes: Vec<Option<Size>>,
+    pub sizes: Vec<SizeVar>,
+    /// The current scope depth: each binding construct (a parameter, a
+    /// `let`, a `match` case, a loop) is one deeper. A variable made at
+    /// depth `d` may not be bound to a type or size that refers to a name
+    /// bound deeper (Futhark's "scope-violation").
+    pub level: u32,
+    /// The depth of each local value or size name in scope.
+    pub rigid_sizes: HashMap<Name, u32>,
+    /// The depth of each local type parameter in scope.
+    pub rigid_types: HashMap<Name, u32>,
+    /// The unknown sizes made so far, by name.
+    pub unknowns: HashMap<Name, Unknown>,
+    /// Their names, in the order they were made.
+    pub unknown_order: Vec<Name>,
     /// After a failed [`Tcx::unify`]: the constructor that a sum type lacks
     /// (or has with another number of payloads), and where the constrained
     /// variable came from.
@@ -89,6 +128,7 @@ impl Tcx {
             binding: None,
             constraint,
             span,
+            level: self.level,
         });
         Type::Var(self.vars.len() as u32 - 1)
     }
@@ -135,8 +175,119 @@ impl Tcx {
     }
 
     pub fn fresh_size(&mut self) -> Size {
-        self.sizes.push(None);
+        self.fresh_size_named("d")
+    }
+
+    /// A fresh flexible size variable, shown in messages as `hint`.
+    pub fn fresh_size_named(&mut self, hint: &str) -> Size {
+        self.sizes.push(SizeVar {
+            binding: None,
+            level: self.level,
+            hint: hint.to_string(),
+        });
         Size::Var(format!("?{}", self.sizes.len() - 1))
+    }
+
+    /// A fresh unknown size (rigid: equal only to itself) made by the
+    /// expression at `span`; `what` says where it comes from.
+    pub fn new_unknown(&mut self, hint: &str, span: Span, what: String) -> Size {
+        const SUB: [char; 10] = ['₀', '₁', '₂', '₃', '₄', '₅', '₆', '₇', '₈', '₉'];
+        let k = self.unknown_order.len();
+        let name: String = hint
+            .chars()
+            .chain(
+                k.to_string()
+                    .chars()
+                    .map(|c| SUB[c as usize - '0' as usize]),
+            )
+            .collect();
+        self.unknown_order.push(name.clone());
+        self.unknowns.insert(
+            name.clone(),
+            Unknown {
+                level: self.level,
+                span,
+                what,
+            },
+        );
+        Size::Var(name)
+    }
+
+    /// The scope depth of a name in a size: a flexible variable's, an
+    /// unknown size's, a local's; 0 for anything else (globals).
+    fn size_name_level(&self, n: &str) -> u32 {
+        if let Some(i) = Self::size_var_index(&Size::Var(n.to_string())) {
+            return self.sizes.get(i).map_or(0, |v| v.level);
+        }
+        if let Some(u) = self.unknowns.get(n) {
+            return u.level;
+        }
+        self.rigid_sizes.get(n).copied().unwrap_or(0)
+    }
+
+    /// Checks that the names of `s` are in scope at depth `level` (flexible
+    /// variables deeper are moved up to it); the error names the first one
+    /// bound deeper.
+    fn scope_check_size(&mut self, s: &Size, level: u32, what: &str) -> Result<(), String> {
+        let mut names = vec![];
+        s.names(&mut names);
+        for n in names {
+            if let Some(j) = Self::size_var_index(&Size::Var(n.clone())) {
+                if let Some(v) = self.sizes.get_mut(j) {
+                    v.level = v.level.min(level);
+                }
+            } else if self.size_name_level(&n) > level {
+                return Err(format!(
+                    "Cannot make {what} \"{}\": \"{n}\" is bound in a deeper scope than where {what} is needed (scope-violation)",
+                    self.show_size(s)
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that `t` (resolved) refers to no type parameter or size name
+    /// bound deeper than `level`; variables deeper are moved up to it.
+    fn scope_check_type(&mut self, t: &Type, level: u32) -> Result<(), String> {
+        match t {
+            Type::Var(v) => {
+                let info = &mut self.vars[*v as usize];
+                info.level = info.level.min(level);
+                Ok(())
+            }
+            Type::Param(p) => match self.rigid_types.get(p) {
+                Some(l) if *l > level => Err(format!(
+                    "Cannot unify a type with the type parameter \"{p}\": \"{p}\" is bound in a deeper scope than the type (scope-violation)"
+                )),
+                _ => Ok(()),
+            },
+            Type::Prim(_) => Ok(()),
+            Type::Array { elem, shape, .. } => {
+                for s in shape {
+                    self.scope_check_size(s, level, "the size of an array")?;
+                }
+                self.scope_check_type(elem, level)
+            }
+            Type::Record(fs) => fs.iter().try_for_each(|(_, t)| self.scope_check_type(t, level)),
+            Type::Sum(cs) => cs
+                .iter()
+                .flat_map(|(_, ts)| ts)
+                .try_for_each(|t| self.scope_check_type(t, level)),
+            Type::Arrow { param, ret, .. } => {
+                self.scope_check_type(param, level)?;
+                self.scope_check_type(ret, level)
+            }
+        }
+    }
+
+    /// A size as messages show it: flexible variables by their hint.
+    pub fn show_size(&self, s: &Size) -> String {
+        let s = self.resolve_size(s);
+        let s = s.subst(&|v: &str| {
+            let i = Self::size_var_index(&Size::Var(v.to_string()))?;
+            Some(Size::Var(self.sizes.get(i)?.hint.clone()))
+        });
+        show_size(&s)
     }
 
     fn size_var_index(s: &Size) -> Option<usize> {
@@ -153,7 +304,7 @@ impl Tcx {
         for _ in 0..10_000 {
             match Self::size_var_index(&s)
                 .and_then(|i| self.sizes.get(i))
-                .and_then(|b| b.clone())
+                .and_then(|b| b.binding.clone())
             {
                 Some(b) => s = b,
                 None => break,
@@ -162,7 +313,7 @@ impl Tcx {
         match &s {
             Size::Expr(_) => s.subst(&|v: &str| {
                 let i = Self::size_var_index(&Size::Var(v.to_string()))?;
-                self.sizes.get(i)?.as_ref()?;
+                self.sizes.get(i)?.binding.as_ref()?;
                 Some(self.resolve_size(&Size::Var(v.to_string())))
             }),
             _ => s,
@@ -182,11 +333,14 @@ impl Tcx {
     fn bind_size(&mut self, i: usize, s: Size) -> Result<(), String> {
         if Self::size_occurs(i, &s) {
             return Err(format!(
-                "Occurs check: cannot instantiate a size with \"{}\", which contains it",
-                show_size(&s)
+                "Occurs check: cannot instantiate the size \"{}\" with \"{}\", which contains it",
+                self.sizes[i].hint,
+                self.show_size(&s)
             ));
         }
-        self.sizes[i] = Some(s);
+        let what = format!("\"{}\" the size", self.sizes[i].hint);
+        self.scope_check_size(&s, self.sizes[i].level, &what)?;
+        self.sizes[i].binding = Some(s);
         Ok(())
     }
 
@@ -221,8 +375,8 @@ impl Tcx {
         }
         Err(format!(
             "Sizes \"{}\" and \"{}\" do not match",
-            show_size(&a),
-            show_size(&b)
+            self.show_size(&a),
+            self.show_size(&b)
         ))
     }
 
@@ -462,6 +616,9 @@ impl Tcx {
         if self.occurs(v, t) {
             return Err("infinite type: a type would have to contain itself".to_string());
         }
+        let level = self.vars[v as usize].level;
+        let z = self.zonk(t);
+        self.scope_check_type(&z, level)?;
         let c = self.vars[v as usize].constraint.clone();
         match (c, t) {
             (Constraint::None, _) => {
