@@ -121,6 +121,25 @@ fn pat_name(p: &Pat) -> Option<&str> {
     }
 }
 
+/// The classes of a definition's declared type parameters: a lifted one
+/// (`'^a`) may be instantiated with a function type, the others (`'a`,
+/// `'~a`) may not (Futhark: "found to be functional").
+fn param_classes(tps: &[TypeParam]) -> Vec<(&str, Class)> {
+    tps.iter()
+        .filter_map(|tp| match tp {
+            TypeParam::Type(i, l) => Some((
+                i.name.as_str(),
+                if *l == Liftedness::Lifted {
+                    Class::Any
+                } else {
+                    Class::Unlifted
+                },
+            )),
+            TypeParam::Size(_) => None,
+        })
+        .collect()
+}
+
 fn i64t() -> Type {
     Type::Prim(PrimType::I64)
 }
@@ -294,6 +313,17 @@ impl Checker {
         self.locals.clear();
         let ty = r?;
         let ty = self.tcx.finalize(&ty);
+        // An abstract type of the module pass's sealed check declared
+        // lifted (`type~ t`, `type^ t`).
+        if tb.liftedness != Liftedness::Unlifted {
+            if let Type::Sum(cs) = &ty {
+                if let [(c, _)] = cs.as_slice() {
+                    if c.starts_with(nabla_syntax::types::ABSTRACT_TYPE_CONSTRUCTOR) {
+                        self.tcx.lifted_abstract.insert(c.clone());
+                    }
+                }
+            }
+        }
         Ok(Abbrev {
             params: tb.params.clone(),
             ty,
@@ -318,13 +348,15 @@ impl Checker {
             "the definition's body does not have its declared type",
         )?;
         let ty = self.arrow_chain(&vb.params, ptys, result);
-        let ty = self.close_def(mark, &ty)?;
+        let (ty, unlifted) = self.close_def(mark, &ty)?;
         for p in vb.params.iter_mut() {
             self.fin_pat(p)?;
         }
         self.fin_expr(&mut vb.body)?;
         vb.ty = Some(ty.clone());
-        Ok(Rc::new(Scheme::from_type(ty, &[])))
+        let mut classes = param_classes(&vb.type_params);
+        classes.extend(unlifted.iter().map(|n| (n.as_str(), Class::Unlifted)));
+        Ok(Rc::new(Scheme::from_type(ty, &classes)))
     }
 
     /// Checks parameter patterns (binding implicit sizes and the parameters'
@@ -392,8 +424,10 @@ impl Checker {
     /// End of a top-level definition: rejects sum types known only by some
     /// of their constructors (ambiguous, as in Futhark), defaults overloaded
     /// variables, generalises the remaining free variables of `ty`, and binds
-    /// every other leftover variable (to `()`). Returns the final type.
-    fn close_def(&mut self, mark: usize, ty: &Type) -> R<Type> {
+    /// every other leftover variable (to `()`). Returns the final type and
+    /// the generalised type parameters that may not be functions (their
+    /// variables were unlifted).
+    fn close_def(&mut self, mark: usize, ty: &Type) -> R<(Type, Vec<Name>)> {
         let n = self.tcx.vars.len();
         // Futhark (error index "ambiguous-type"): a sum type known only by
         // the constructors used is ambiguous, as other constructors could
@@ -432,15 +466,20 @@ impl Checker {
         let z = self.tcx.zonk(ty);
         let mut fv = Vec::new();
         collect_vars(&z, &mut fv);
+        let mut unlifted = Vec::new();
         for (i, v) in fv.into_iter().enumerate() {
-            self.tcx.vars[v as usize].binding = Some(Type::Param(format!("'t{i}")));
+            let name = format!("'t{i}");
+            if self.tcx.vars[v as usize].unlifted {
+                unlifted.push(name.clone());
+            }
+            self.tcx.vars[v as usize].binding = Some(Type::Param(name));
         }
         for v in mark..n {
             if self.tcx.vars[v].binding.is_none() {
                 self.tcx.vars[v].binding = Some(Type::unit());
             }
         }
-        Ok(self.final_ty(ty))
+        Ok((self.final_ty(ty), unlifted))
     }
 
     fn final_ty(&self, t: &Type) -> Type {
@@ -705,10 +744,32 @@ impl Checker {
         }
     }
 
+    /// Futhark's "found to be functional": a function type `t` (or one
+    /// containing a function, or an abstract type declared lifted) where a
+    /// first-order type is required (an unlifted type parameter's
+    /// instance, an array element); `ctx` says where.
+    fn functional_error(&self, span: Span, t: &Type, ctx: &str) -> Diagnostic {
+        let shown = self.show(t);
+        let why = if crate::unify::contains_arrow(&self.tcx.zonk(t)) {
+            "found to be functional"
+        } else {
+            "is lifted (an abstract type declared `type~` or `type^`, which may hide a function or an array of varying size)"
+        };
+        err(
+            span,
+            format!(
+                "Type `{shown}` {why}, but a function cannot be an array element or the instance of a type parameter that is not lifted (`'a`; only `'^a` may be a function) ({ctx})"
+            ),
+        )
+    }
+
     /// Unifies `expected` with `found`, reporting a mismatch at `span`.
     fn unify_at(&mut self, expected: &Type, found: &Type, span: Span, ctx: &str) -> R<()> {
         let (es, fs) = (self.show(expected), self.show(found));
         let r = self.tcx.unify(expected, found);
+        if let (Err(_), Some(f)) = (&r, self.tcx.functional.take()) {
+            return Err(self.functional_error(span, &f, ctx));
+        }
         // A constructor that the sum type lacks is the offending code: report
         // there, with the context as a label.
         if let (Err(detail), Some((name, var_span))) = (&r, self.tcx.blame.take()) {
@@ -988,8 +1049,14 @@ impl Checker {
             TypeExp::Array(s, t, _) => {
                 let s = self.resolve_size(s)?;
                 let t = self.resolve_type(t)?;
-                if matches!(t, Type::Arrow { .. }) {
-                    return Err(err(te.span(), "arrays of functions are not allowed"));
+                if crate::unify::contains_arrow(&t) || self.tcx.contains_lifted_abstract(&t) {
+                    return Err(err(
+                        te.span(),
+                        format!(
+                            "Cannot create array with elements of lifted type `{}` (might contain function): arrays of functions are not allowed",
+                            self.show(&t)
+                        ),
+                    ));
                 }
                 if let Type::Array { shape, .. } = &t {
                     if shape.len() >= MAX_RANK {
@@ -1480,13 +1547,15 @@ impl Checker {
                 Ok(Type::Record(out))
             }
             ExprKind::ArrayLit(xs) => {
-                let elem = self.tcx.fresh(span);
+                // Array elements may not be (or contain) functions.
+                let elem = self.tcx.fresh_unlifted(span);
                 for x in xs.iter_mut() {
                     let t = self.infer(x)?;
+                    if self.tcx.require_unlifted(&t).is_err() {
+                        self.tcx.functional = None;
+                        return Err(self.functional_error(x.span, &t, "an array element"));
+                    }
                     self.unify_at(&elem, &t, x.span, "array elements have different types")?;
-                }
-                if matches!(self.tcx.head(&elem), Type::Arrow { .. }) {
-                    return Err(err(span, "arrays of functions are not allowed"));
                 }
                 Ok(mk_array(elem, vec![Size::Const(xs.len() as i64)], false))
             }
@@ -1732,7 +1801,7 @@ impl Checker {
                 let ft = r?;
                 let entry = if !type_params.is_empty() {
                     let z = self.tcx.zonk(&ft);
-                    let mut s = Scheme::from_type(z, &[]);
+                    let mut s = Scheme::from_type(z, &param_classes(type_params));
                     // Only the declared type parameters are generalised.
                     s.tparams.retain(|(n, _)| {
                         type_params

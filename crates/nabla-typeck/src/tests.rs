@@ -1197,6 +1197,30 @@ fn rules_higher_order_restrictions() {
 }
 
 #[test]
+fn unlifted_type_parameters_are_never_functions() {
+    // `'a` (declared or of an intrinsic such as `map`) may not become a
+    // function type, `'^a` may; array elements may not be functions.
+    let (m, _) = first_error(
+        "def pick 'a (b: bool) (x: a) (y: a) : a = if b then x else y\n\
+         def main (b: bool) : i32 = (pick b (\\(x: i32) -> x) (\\x -> x + 1)) 2",
+    );
+    assert!(m.contains("found to be functional"), "{m}");
+    let (m, _) = first_error("def main (xs: []i32) = length (map (\\x -> \\(y: i32) -> x + y) xs)");
+    assert!(m.contains("found to be functional"), "{m}");
+    let (m, at) = first_error("def main (x: i32) : i32 = let fs = [\\(y: i32) -> y, (+ 1)] in x");
+    assert!(m.contains("found to be functional"), "{m}");
+    assert_eq!(at, "\\(y: i32) -> y");
+    let (m, _) = first_error("def f (fs: [](i32 -> i32)) : i64 = length fs");
+    assert!(m.contains("Cannot create array with elements of lifted type"), "{m}");
+    // A generalised parameter that was an array element stays unlifted.
+    let (m, _) = first_error("def one x = [x]\ndef main (k: i32) = length (one (+ k))");
+    assert!(m.contains("found to be functional"), "{m}");
+    ok("def swap '^a (x: a) (y: a) : (a, a) = (y, x)\n\
+        def main : i32 = (swap (\\(x: i32) -> x) (\\x -> x + 1)).0 2");
+    ok("def main (x: i32) : i32 = (id (+ 1)) x + (assert (x > 0) (* 2)) x");
+}
+
+#[test]
 fn rules_match_must_be_exhaustive() {
     let (m, at) = first_error(
         "type t = #a | #b i32 | #c\n\
