@@ -2696,7 +2696,12 @@ impl<'a> Elab<'a> {
                 i += 1;
             }
         }
-        let r = self.elab_expr(&mut fb, &def.body, &ctx)?;
+        let extra = self.eta_params(&mut fb, def, &ctx, &mut params, &mut arity)?;
+        let neta = extra.len();
+        let mut r = self.elab_expr(&mut fb, &def.body, &ctx)?;
+        if !extra.is_empty() {
+            r = self.apply(&mut fb, r, extra, def.body.span)?;
+        }
         let (ra, rt) = dyn_of(r, def.body.span)?;
         let ret: Vec<ir::Type> = ra
             .iter()
@@ -2713,7 +2718,7 @@ impl<'a> Elab<'a> {
         let declared_ret = def
             .ty
             .as_ref()
-            .and_then(|t| peel(t, def.params.len()).1)
+            .and_then(|t| peel(t, def.params.len() + neta).1)
             .unwrap_or_else(|| rt.clone());
         let mut unique_ret = flat_unique(&declared_ret);
         unique_ret.resize(ret.len(), false);
@@ -2733,6 +2738,59 @@ impl<'a> Elab<'a> {
             span: def.span,
         };
         Ok((f, arity, rt))
+    }
+
+    /// The parameters that an entry point defined as a function value
+    /// (`entry f = g`, `def main = map f32.acos`, `def main (x: i32) = plus
+    /// x`) takes beyond its written ones: one per arrow of the type its
+    /// body returns, as Futhark's entry points do (eta-expansion; the type
+    /// checker has made sure that they are first-order). Their flat
+    /// components are appended to `params` and their arities to `arity`;
+    /// returns their values, to apply the body to. A size named by one of
+    /// them (`(n: i64) -> [n]t`) is that parameter in the types of the
+    /// later ones. Nothing for a definition whose result is not a function.
+    fn eta_params(
+        &mut self,
+        fb: &mut FunBuilder,
+        def: &'a ValBind,
+        ctx: &Ctx<'a>,
+        params: &mut Vec<Param>,
+        arity: &mut Vec<usize>,
+    ) -> R<Vec<SV<'a>>> {
+        let Some(full) = def.ty.as_ref().map(|t| subst_ty(t, &ctx.subst)) else {
+            return Ok(vec![]);
+        };
+        let span = def.ret.as_ref().map_or(def.name.span, |te| te.span());
+        let mut env = ctx.env.clone();
+        let mut out = vec![];
+        let mut rest = peel(&full, def.params.len()).1;
+        while let Some(STy::Arrow {
+            param_name,
+            param,
+            ret,
+        }) = rest
+        {
+            let comps =
+                flat(&param).map_err(|m| err(span, format!("parameter of an entry point: {m}")))?;
+            let unique = flat_unique(&param);
+            let name = param_name.clone().unwrap_or_else(|| "x".into());
+            let mut atoms = vec![];
+            for (k, (pt, shape)) in comps.iter().enumerate() {
+                let ty = self.param_type(*pt, shape, &env, params);
+                let v = fb.var(&name, ty.clone());
+                let mut p = Param::new(v, ty);
+                p.unique = unique.get(k).copied().unwrap_or(false) && p.ty.rank() > 0;
+                params.push(p);
+                atoms.push(Atom::Var(v));
+            }
+            if let Some(n) = &param_name {
+                env = env.bind(n, SV::Dyn(atoms.clone(), (*param).clone()));
+            }
+            arity.push(atoms.len());
+            out.push(SV::Dyn(atoms, *param));
+            rest = Some(*ret);
+        }
+        Ok(out)
     }
 
     /// The IR type of a parameter component: dimensions that are constants
