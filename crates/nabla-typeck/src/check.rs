@@ -88,6 +88,9 @@ pub(crate) struct Checker {
     /// top-level definition, then local `let f … =`): an unknown name that
     /// is one of them is a recursive call, which Futhark does not allow.
     defining: Vec<Name>,
+    /// The main file's `def main` that is an entry point because no entry
+    /// point is named `main` (as the elaborator chooses it).
+    main_entry: Option<NodeId>,
 }
 
 /// The name a definition is referred to by in its own body: the module pass
@@ -119,6 +122,23 @@ fn pat_name(p: &Pat) -> Option<&str> {
         PatKind::Ascribe(p, _) => pat_name(p),
         _ => None,
     }
+}
+
+/// The main file's last top-level `def main`, an entry point when no
+/// `entry` is named `main` (the elaborator's choice, see `nabla-elab`).
+fn main_def_entry(main: &Program) -> Option<NodeId> {
+    let mut found = None;
+    for d in &main.decs {
+        if let Dec::Val(vb) = d {
+            if vb.name.name == "main" {
+                if vb.entry {
+                    return None;
+                }
+                found = Some(vb.id);
+            }
+        }
+    }
+    found
 }
 
 /// The classes of a definition's declared type parameters: a lifted one
@@ -194,6 +214,7 @@ impl Checker {
             depth: 0,
             globals: HashMap::new(),
             defining: Vec::new(),
+            main_entry: None,
         }
     }
 
@@ -201,6 +222,7 @@ impl Checker {
 
     pub fn check_files(&mut self, files: &mut [Program]) -> Vec<Diagnostic> {
         let mut diags = Vec::new();
+        self.main_entry = files.last().and_then(main_def_entry);
         for f in files.iter_mut() {
             self.env = self.exported.clone();
             self.types = self.exported_types.clone();
@@ -232,7 +254,8 @@ impl Checker {
                         // Types are known: check the static rules and the
                         // consumption rules too.
                         let (sig, r) = consume::check_valbind(vb, &self.globals, &self.intrinsics);
-                        if let Err(e) = rules::check_valbind(vb).and(r) {
+                        let entry = vb.entry || self.main_entry == Some(vb.id);
+                        if let Err(e) = rules::check_valbind(vb, entry).and(r) {
                             diags.push(e);
                         }
                         self.globals.insert(

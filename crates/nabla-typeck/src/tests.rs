@@ -1175,13 +1175,10 @@ fn rules_size_parameters_must_be_sizes_of_parameters() {
 fn rules_higher_order_restrictions() {
     let (m, at) =
         first_error("def f (b: bool) : i32 -> i32 = if b then (\\x -> x + 1) else (\\x -> x)");
-    assert!(
-        m.contains("branches of an `if` may not return a function"),
-        "{m}"
-    );
+    assert!(m.contains("if-results may not be of function type"), "{m}");
     assert!(at.starts_with("if b"), "{at}");
     let (m, _) = first_error("def f '^a (b: bool) (x: a) (y: a) : a = if b then x else y");
-    assert!(m.contains("may not return a function"), "{m}");
+    assert!(m.contains("may not be of function type"), "{m}");
     let (m, at) = first_error(
         "def f (n: i32) : i32 = let (g, _) = loop (g, k) = ((\\(x: i32) -> x), 0) for i < n do (g, k + 1) in g 1",
     );
@@ -1194,6 +1191,33 @@ fn rules_higher_order_restrictions() {
     ok("def mk (k: i32) = {f = \\(x: i32) -> x + k, k}\n\
         def f (b: bool) : i32 = let r = mk 2 in if b then r.f 1 else r.k");
     ok("def f 'a (b: bool) (x: a) (y: a) : a = if b then x else y");
+}
+
+#[test]
+fn rules_entry_points_defined_as_function_values() {
+    // The parameters of the type an entry point returns count as its own:
+    // first-order ones are fine (the elaborator eta-expands the entry).
+    ok("entry sum_all = i32.sum\n\
+        def plus (x: i32) (y: i32) = x + y\n\
+        entry add (x: i32) = plus x\n\
+        entry scale : f64 -> []f64 -> []f64 = \\k -> map (* k)");
+    let (m, at) = first_error("entry twice = \\(f: i32 -> i32) (x: i32) -> f (f x)");
+    assert!(m.contains("Entry point functions may not be higher-order"), "{m}");
+    assert_eq!(at, "twice");
+    let (m, _) = first_error("entry mk (x: i32) : (i32, i32 -> i32) = (x, \\y -> x + y)");
+    assert!(m.contains("returns `(i32, (i32) -> i32)`"), "{m}");
+    // The main file's `def main` is an entry point (when no entry point is
+    // named `main`), other `def`s are not.
+    let (m, _) = first_error("def main (f: i32 -> i32) (x: i32) = f x");
+    assert!(m.contains("may not be higher-order"), "{m}");
+    ok("def apply (f: i32 -> i32) (x: i32) = f x\nentry main (x: i32) = apply (+ 1) x");
+    ok("def main (f: i32 -> i32) (x: i32) = f x\nentry main (x: i32) = x");
+    // Inferred polymorphism, and result sizes no parameter gives.
+    let (m, _) = first_error("entry first xs = xs[0]");
+    assert!(m.contains("Entry point functions may not be polymorphic"), "{m}");
+    let (m, at) = first_error("entry main [n] (x: i32) : [n]i32 = replicate n x");
+    assert!(m.contains("must not be size-polymorphic in their return type"), "{m}");
+    assert_eq!(at, "n");
 }
 
 #[test]
