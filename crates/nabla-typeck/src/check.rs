@@ -57,6 +57,8 @@ enum LEntry {
 struct Abbrev {
     params: Vec<TypeParam>,
     ty: Type,
+    /// As declared: `type`, `type~` or `type^`.
+    liftedness: Liftedness,
 }
 
 enum Found {
@@ -246,6 +248,7 @@ impl Checker {
                 let r = self.check_valbind(vb);
                 self.locals.clear();
                 self.tparams.clear();
+                self.tcx.lifted_params.clear();
                 self.implicit_sizes = None;
                 self.exist.clear();
                 self.depth = 0;
@@ -324,32 +327,66 @@ impl Checker {
     fn check_typebind(&mut self, tb: &mut TypeBind) -> R<Abbrev> {
         rules::check_typebind(tb)?;
         self.tparams.clear();
+        self.tcx.lifted_params.clear();
         self.locals.clear();
-        for p in &tb.params {
-            match p {
-                TypeParam::Type(i, _) => self.tparams.push(i.name.clone()),
-                TypeParam::Size(i) => self.locals.push((i.name.clone(), LEntry::Size)),
-            }
-        }
+        self.bind_type_params(&tb.params);
         let r = self.resolve_type(&mut tb.def);
+        let ty = r.map(|ty| self.tcx.finalize(&ty));
+        let contained = match &ty {
+            Ok(ty) => self.tcx.liftedness(ty),
+            Err(_) => Liftedness::Unlifted,
+        };
         self.tparams.clear();
+        self.tcx.lifted_params.clear();
         self.locals.clear();
-        let ty = r?;
-        let ty = self.tcx.finalize(&ty);
-        // An abstract type of the module pass's sealed check declared
-        // lifted (`type~ t`, `type^ t`).
-        if tb.liftedness != Liftedness::Unlifted {
-            if let Type::Sum(cs) = &ty {
-                if let [(c, _)] = cs.as_slice() {
-                    if c.starts_with(nabla_syntax::types::ABSTRACT_TYPE_CONSTRUCTOR) {
-                        self.tcx.lifted_abstract.insert(c.clone());
+        let ty = ty?;
+        let abstract_constr = match &ty {
+            Type::Sum(cs) => match cs.as_slice() {
+                [(c, _)] if c.starts_with(nabla_syntax::types::ABSTRACT_TYPE_CONSTRUCTOR) => {
+                    Some(c.clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        match abstract_constr {
+            // An abstract type of the module pass's sealed check: its
+            // declared liftedness is all that is known of it.
+            Some(c) => {
+                if tb.liftedness != Liftedness::Unlifted {
+                    self.tcx.lifted_abstract.insert(c, tb.liftedness);
+                }
+            }
+            // Futhark: an abbreviation may be no more lifted than declared.
+            None => {
+                let what = match (tb.liftedness, contained) {
+                    (Liftedness::Unlifted, Liftedness::Lifted) => {
+                        Some("Non-lifted type abbreviations may not contain functions.")
                     }
+                    (Liftedness::Unlifted, Liftedness::SizeLifted) => {
+                        Some("Non-lifted type abbreviations may not contain size-lifted types.")
+                    }
+                    (Liftedness::SizeLifted, Liftedness::Lifted) => {
+                        Some("Size-lifted type abbreviations may not contain functions.")
+                    }
+                    _ => None,
+                };
+                if let Some(what) = what {
+                    return Err(err(
+                        tb.def.span(),
+                        format!(
+                            "{what} The definition of `{}` is `{}`; declare it `type^` if it may contain a function, `type~` if it may contain an array of unknown size",
+                            tb.name.name,
+                            self.show(&ty)
+                        ),
+                    ));
                 }
             }
         }
         Ok(Abbrev {
             params: tb.params.clone(),
             ty,
+            liftedness: tb.liftedness,
         })
     }
 
@@ -358,6 +395,7 @@ impl Checker {
         self.tcx.constr_sites.clear();
         self.locals.clear();
         self.tparams.clear();
+        self.tcx.lifted_params.clear();
         self.bind_type_params(&vb.type_params);
         let (ptys, ret_t) = self.check_params(&mut vb.params, &mut vb.ret)?;
         self.defining = vec![vb.name.name.clone()];
@@ -743,7 +781,12 @@ impl Checker {
         for tp in tps {
             match tp {
                 TypeParam::Size(i) => self.locals.push((i.name.clone(), LEntry::Size)),
-                TypeParam::Type(i, _) => self.tparams.push(i.name.clone()),
+                TypeParam::Type(i, l) => {
+                    self.tparams.push(i.name.clone());
+                    if *l != Liftedness::Unlifted {
+                        self.tcx.lifted_params.push((i.name.clone(), *l));
+                    }
+                }
             }
         }
     }
@@ -776,7 +819,7 @@ impl Checker {
         let why = if crate::unify::contains_arrow(&self.tcx.zonk(t)) {
             "found to be functional"
         } else {
-            "is lifted (an abstract type declared `type~` or `type^`, which may hide a function or an array of varying size)"
+            "is lifted (a type parameter or abstract type declared `'~a`/`'^a` or `type~`/`type^`, which may be a function or an array of varying size)"
         };
         err(
             span,
@@ -1071,13 +1114,33 @@ impl Checker {
             }
             TypeExp::Array(s, t, _) => {
                 let s = self.resolve_size(s)?;
+                // Futhark: the elements may not be of a type declared (or
+                // found) lifted or size-lifted.
+                let named = match &**t {
+                    TypeExp::Named(q, _, _) if q.quals.is_empty() => Some(q.name.clone()),
+                    _ => None,
+                };
+                let declared = named
+                    .as_ref()
+                    .and_then(|n| self.types.get(n))
+                    .map_or(Liftedness::Unlifted, |a| a.liftedness);
                 let t = self.resolve_type(t)?;
-                if crate::unify::contains_arrow(&t) || self.tcx.contains_lifted_abstract(&t) {
+                let found = self.tcx.liftedness(&self.tcx.zonk(&t));
+                let lifted = [declared, found];
+                let shown = named.unwrap_or_else(|| self.show(&t));
+                if lifted.contains(&Liftedness::Lifted) {
                     return Err(err(
                         te.span(),
                         format!(
-                            "Cannot create array with elements of lifted type `{}` (might contain function): arrays of functions are not allowed",
-                            self.show(&t)
+                            "Cannot create array with elements of lifted type \"{shown}\" (might contain function): arrays of functions are not allowed"
+                        ),
+                    ));
+                }
+                if lifted.contains(&Liftedness::SizeLifted) {
+                    return Err(err(
+                        te.span(),
+                        format!(
+                            "Cannot create array with elements of size-lifted type \"{shown}\" (might cause irregular array)"
                         ),
                     ));
                 }
@@ -1802,6 +1865,7 @@ impl Checker {
             } => {
                 let mark = self.locals.len();
                 let tmark = self.tparams.len();
+                let lmark = self.tcx.lifted_params.len();
                 let saved_imp = self.implicit_sizes.take();
                 let r = (|| {
                     self.bind_type_params(type_params);
@@ -1820,6 +1884,7 @@ impl Checker {
                 })();
                 self.locals.truncate(mark);
                 self.tparams.truncate(tmark);
+                self.tcx.lifted_params.truncate(lmark);
                 self.implicit_sizes = saved_imp;
                 let ft = r?;
                 let entry = if !type_params.is_empty() {

@@ -1202,7 +1202,10 @@ fn rules_entry_points_defined_as_function_values() {
         entry add (x: i32) = plus x\n\
         entry scale : f64 -> []f64 -> []f64 = \\k -> map (* k)");
     let (m, at) = first_error("entry twice = \\(f: i32 -> i32) (x: i32) -> f (f x)");
-    assert!(m.contains("Entry point functions may not be higher-order"), "{m}");
+    assert!(
+        m.contains("Entry point functions may not be higher-order"),
+        "{m}"
+    );
     assert_eq!(at, "twice");
     let (m, _) = first_error("entry mk (x: i32) : (i32, i32 -> i32) = (x, \\y -> x + y)");
     assert!(m.contains("returns `(i32, (i32) -> i32)`"), "{m}");
@@ -1214,9 +1217,15 @@ fn rules_entry_points_defined_as_function_values() {
     ok("def main (f: i32 -> i32) (x: i32) = f x\nentry main (x: i32) = x");
     // Inferred polymorphism, and result sizes no parameter gives.
     let (m, _) = first_error("entry first xs = xs[0]");
-    assert!(m.contains("Entry point functions may not be polymorphic"), "{m}");
+    assert!(
+        m.contains("Entry point functions may not be polymorphic"),
+        "{m}"
+    );
     let (m, at) = first_error("entry main [n] (x: i32) : [n]i32 = replicate n x");
-    assert!(m.contains("must not be size-polymorphic in their return type"), "{m}");
+    assert!(
+        m.contains("must not be size-polymorphic in their return type"),
+        "{m}"
+    );
     assert_eq!(at, "n");
 }
 
@@ -1235,13 +1244,42 @@ fn unlifted_type_parameters_are_never_functions() {
     assert!(m.contains("found to be functional"), "{m}");
     assert_eq!(at, "\\(y: i32) -> y");
     let (m, _) = first_error("def f (fs: [](i32 -> i32)) : i64 = length fs");
-    assert!(m.contains("Cannot create array with elements of lifted type"), "{m}");
+    assert!(
+        m.contains("Cannot create array with elements of lifted type"),
+        "{m}"
+    );
     // A generalised parameter that was an array element stays unlifted.
     let (m, _) = first_error("def one x = [x]\ndef main (k: i32) = length (one (+ k))");
     assert!(m.contains("found to be functional"), "{m}");
     ok("def swap '^a (x: a) (y: a) : (a, a) = (y, x)\n\
         def main : i32 = (swap (\\(x: i32) -> x) (\\x -> x + 1)).0 2");
     ok("def main (x: i32) : i32 = (id (+ 1)) x + (assert (x > 0) (* 2)) x");
+}
+
+#[test]
+fn type_abbreviations_are_no_more_lifted_than_declared() {
+    let (m, at) = first_error("type f = i32 -> i32");
+    assert!(
+        m.contains("Non-lifted type abbreviations may not contain functions"),
+        "{m}"
+    );
+    assert_eq!(at, "i32 -> i32");
+    let (m, _) = first_error("type t '^a = (a, i32)");
+    assert!(m.contains("may not contain functions"), "{m}");
+    let (m, _) = first_error("type~ g = {f: i32 -> i32}");
+    assert!(
+        m.contains("Size-lifted type abbreviations may not contain functions"),
+        "{m}"
+    );
+    let (m, _) = first_error("type^ f = i32 -> i32\ntype fs = [2]f");
+    assert!(m.contains("elements of lifted type \"f\""), "{m}");
+    let (m, _) = first_error("def f '^a (x: a) : [1]a = [x]");
+    assert!(m.contains("elements of lifted type \"a\""), "{m}");
+    ok("type^ f = i32 -> i32\n\
+        type~ row = []i32\n\
+        type^ pair '^a = (a, row)\n\
+        def g '~a (x: a) : (a, row) = (x, [1, 2])\n\
+        def main (k: i32) : i32 = let h : f = (+ k) in h (length (g 1).1 |> i32.i64)");
 }
 
 #[test]

@@ -13,9 +13,10 @@
 
 use crate::sig::{mk_array, Class};
 use nabla_prim::PrimType;
+use nabla_syntax::ast::Liftedness;
 use nabla_syntax::types::{Name, Size, Type};
 use nabla_syntax::Span;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 /// Bitmask over `PrimType::ALL` indices.
 pub(crate) type PrimSet = u16;
@@ -84,10 +85,13 @@ pub(crate) struct Tcx {
     pub functional: Option<Type>,
     /// The constructors standing for abstract types declared lifted
     /// (`type~ t`, `type^ t`) in the sealed check of the module pass (see
-    /// `nabla_syntax::types::ABSTRACT_TYPE_CONSTRUCTOR`): such a type may
-    /// be (or hide) a function or an array of varying size, so it is no
-    /// more first-order than a function type.
-    pub lifted_abstract: HashSet<Name>,
+    /// `nabla_syntax::types::ABSTRACT_TYPE_CONSTRUCTOR`), with their
+    /// liftedness: such a type may be (or hide) a function or an array of
+    /// varying size.
+    pub lifted_abstract: HashMap<Name, Liftedness>,
+    /// The type parameters in scope declared lifted (`'^a`) or size-lifted
+    /// (`'~a`).
+    pub lifted_params: Vec<(Name, Liftedness)>,
 }
 
 const MAX_DEPTH: usize = 400;
@@ -122,7 +126,7 @@ impl Tcx {
     /// become unlifted, so that they cannot become functions later.
     pub fn require_unlifted(&mut self, t: &Type) -> Result<(), String> {
         let z = self.zonk(t);
-        if contains_arrow(&z) || self.contains_lifted_abstract(&z) {
+        if self.liftedness(&z) != Liftedness::Unlifted {
             let shown = z.to_string();
             self.functional = Some(z);
             return Err(format!("type `{shown}` found to be functional"));
@@ -135,20 +139,38 @@ impl Tcx {
         Ok(())
     }
 
-    /// Whether a (zonked) type contains an abstract type declared lifted
-    /// (see [`Tcx::lifted_abstract`]).
-    pub fn contains_lifted_abstract(&self, t: &Type) -> bool {
+    /// How lifted a (zonked) type is: `Lifted` if it is or contains a
+    /// function, a lifted type parameter or abstract type, else
+    /// `SizeLifted` if it contains a size-lifted one, else `Unlifted`.
+    pub fn liftedness(&self, t: &Type) -> Liftedness {
+        let rank = |l: Liftedness| match l {
+            Liftedness::Unlifted => 0,
+            Liftedness::SizeLifted => 1,
+            Liftedness::Lifted => 2,
+        };
+        let max = |a: Liftedness, b: Liftedness| if rank(b) > rank(a) { b } else { a };
         match t {
-            Type::Sum(cs) => cs.iter().any(|(c, ts)| {
-                self.lifted_abstract.contains(c)
-                    || ts.iter().any(|t| self.contains_lifted_abstract(t))
+            Type::Arrow { .. } => Liftedness::Lifted,
+            Type::Param(p) => self
+                .lifted_params
+                .iter()
+                .rev()
+                .find(|(n, _)| n == p)
+                .map_or(Liftedness::Unlifted, |(_, l)| *l),
+            Type::Prim(_) | Type::Var(_) => Liftedness::Unlifted,
+            Type::Array { elem, .. } => self.liftedness(elem),
+            Type::Record(fs) => fs
+                .iter()
+                .fold(Liftedness::Unlifted, |l, (_, t)| max(l, self.liftedness(t))),
+            Type::Sum(cs) => cs.iter().fold(Liftedness::Unlifted, |l, (c, ts)| {
+                let own = self
+                    .lifted_abstract
+                    .get(c)
+                    .copied()
+                    .unwrap_or(Liftedness::Unlifted);
+                ts.iter()
+                    .fold(max(l, own), |l, t| max(l, self.liftedness(t)))
             }),
-            Type::Prim(_) | Type::Param(_) | Type::Var(_) => false,
-            Type::Array { elem, .. } => self.contains_lifted_abstract(elem),
-            Type::Record(fs) => fs.iter().any(|(_, t)| self.contains_lifted_abstract(t)),
-            Type::Arrow { param, ret, .. } => {
-                self.contains_lifted_abstract(param) || self.contains_lifted_abstract(ret)
-            }
         }
     }
 
