@@ -36,12 +36,19 @@ const MAX_ELAB_STEPS: usize = 5_000_000;
 
 /// A value during elaboration: a first-order value flattened into atoms
 /// (with its semantic type, used for its structure), a record holding at
-/// least one static (function) component, or a static function.
+/// least one static (function) component, a static function, or a value of
+/// a sum type with a function in some payload.
 #[derive(Clone)]
 pub(crate) enum SV<'a> {
     Dyn(Vec<Atom>, STy),
     Rec(Vec<(Name, SV<'a>)>),
     Fun(Rc<Clo<'a>>),
+    /// A value of a sum type that is not first-order (`#bar (+ 5)` of
+    /// `#foo i32 | #bar (i32 -> i32)`): its constructor and payloads. Its
+    /// constructor is known statically, since Futhark lets
+    /// no such value come out of a branch or a loop, the only places where
+    /// it could vary; a `match` on it picks its case at compile time.
+    Constr(Name, Vec<SV<'a>>),
 }
 
 /// A static function value (defunctionalisation by static values).
@@ -491,6 +498,7 @@ pub(crate) fn fields_of<'a>(sv: &SV<'a>, span: Span) -> R<Vec<(Name, SV<'a>)>> {
             format!("expected a record, found a value of type {t}"),
         )),
         SV::Fun(_) => Err(err(span, "expected a record, found a function")),
+        SV::Constr(..) => Err(err(span, "expected a record, found a sum")),
     }
 }
 
@@ -1040,6 +1048,13 @@ impl<'a> Elab<'a> {
                     .iter()
                     .position(|(n, _)| *n == c.name)
                     .ok_or_else(|| err(c.span, format!("unknown constructor #{}", c.name)))?;
+                if !first_order(&t) {
+                    let mut payload = vec![];
+                    for a in args {
+                        payload.push(self.elab_expr(fb, a, ctx)?);
+                    }
+                    return Ok(SV::Constr(c.name.clone(), payload));
+                }
                 let mut atoms = vec![Atom::Const(PrimValue::I8(idx as i8))];
                 let mut argv = vec![];
                 for a in args {
@@ -1754,7 +1769,7 @@ impl<'a> Elab<'a> {
                 }
                 None
             }
-            SV::Fun(_) => None,
+            SV::Fun(_) | SV::Constr(..) => None,
         }
     }
 
@@ -1853,6 +1868,12 @@ impl<'a> Elab<'a> {
             PatKind::Constr(c, ps) => {
                 let (atoms, t) = match &v {
                     SV::Dyn(a, t) => (a.clone(), t.clone()),
+                    SV::Constr(n, payload) if *n == c.name => {
+                        for (q, pv) in ps.iter().zip(payload) {
+                            self.bind_pat(fb, q, pv.clone(), ctx)?;
+                        }
+                        return Ok(());
+                    }
                     _ => return Err(err(p.span, "constructor pattern on a non-sum value")),
                 };
                 let cs = match t {
@@ -1924,6 +1945,18 @@ impl<'a> Elab<'a> {
             PatKind::Constr(c, ps) => {
                 let (atoms, t) = match v {
                     SV::Dyn(a, t) => (a.clone(), t.clone()),
+                    // A static sum: the constructor is known here.
+                    SV::Constr(n, payload) => {
+                        if *n != c.name {
+                            return Ok(Some(boolc(false)));
+                        }
+                        let mut acc = None;
+                        for (q, pv) in ps.iter().zip(payload) {
+                            let t = self.pat_test(fb, q, pv)?;
+                            acc = conj(fb, acc, t, span);
+                        }
+                        return Ok(acc);
+                    }
                     _ => return Err(err(span, "constructor pattern on a non-sum value")),
                 };
                 let cs = match t {
@@ -1985,6 +2018,14 @@ impl<'a> Elab<'a> {
         } else {
             self.pat_test(fb, &case.pat, sv)?
         };
+        // A case decided statically (a static sum's constructor).
+        let cond = cond.filter(|c| *c != boolc(true));
+        if cond == Some(boolc(false)) {
+            if last {
+                return Err(err(span, "no case of this `match` matches the value"));
+            }
+            return self.match_cases(fb, sv, cases, i + 1, t, ctx, span);
+        }
         let Some(cond) = cond else {
             let mut c2 = ctx.clone();
             self.bind_pat(fb, &case.pat, sv.clone(), &mut c2)?;
@@ -2696,7 +2737,12 @@ impl<'a> Elab<'a> {
                 i += 1;
             }
         }
-        let r = self.elab_expr(&mut fb, &def.body, &ctx)?;
+        let extra = self.eta_params(&mut fb, def, &ctx, &mut params, &mut arity)?;
+        let neta = extra.len();
+        let mut r = self.elab_expr(&mut fb, &def.body, &ctx)?;
+        if !extra.is_empty() {
+            r = self.apply(&mut fb, r, extra, def.body.span)?;
+        }
         let (ra, rt) = dyn_of(r, def.body.span)?;
         let ret: Vec<ir::Type> = ra
             .iter()
@@ -2713,7 +2759,7 @@ impl<'a> Elab<'a> {
         let declared_ret = def
             .ty
             .as_ref()
-            .and_then(|t| peel(t, def.params.len()).1)
+            .and_then(|t| peel(t, def.params.len() + neta).1)
             .unwrap_or_else(|| rt.clone());
         let mut unique_ret = flat_unique(&declared_ret);
         unique_ret.resize(ret.len(), false);
@@ -2733,6 +2779,59 @@ impl<'a> Elab<'a> {
             span: def.span,
         };
         Ok((f, arity, rt))
+    }
+
+    /// The parameters that an entry point defined as a function value
+    /// (`entry f = g`, `def main = map f32.acos`, `def main (x: i32) = plus
+    /// x`) takes beyond its written ones: one per arrow of the type its
+    /// body returns, as Futhark's entry points do (eta-expansion; the type
+    /// checker has made sure that they are first-order). Their flat
+    /// components are appended to `params` and their arities to `arity`;
+    /// returns their values, to apply the body to. A size named by one of
+    /// them (`(n: i64) -> [n]t`) is that parameter in the types of the
+    /// later ones. Nothing for a definition whose result is not a function.
+    fn eta_params(
+        &mut self,
+        fb: &mut FunBuilder,
+        def: &'a ValBind,
+        ctx: &Ctx<'a>,
+        params: &mut Vec<Param>,
+        arity: &mut Vec<usize>,
+    ) -> R<Vec<SV<'a>>> {
+        let Some(full) = def.ty.as_ref().map(|t| subst_ty(t, &ctx.subst)) else {
+            return Ok(vec![]);
+        };
+        let span = def.ret.as_ref().map_or(def.name.span, |te| te.span());
+        let mut env = ctx.env.clone();
+        let mut out = vec![];
+        let mut rest = peel(&full, def.params.len()).1;
+        while let Some(STy::Arrow {
+            param_name,
+            param,
+            ret,
+        }) = rest
+        {
+            let comps =
+                flat(&param).map_err(|m| err(span, format!("parameter of an entry point: {m}")))?;
+            let unique = flat_unique(&param);
+            let name = param_name.clone().unwrap_or_else(|| "x".into());
+            let mut atoms = vec![];
+            for (k, (pt, shape)) in comps.iter().enumerate() {
+                let ty = self.param_type(*pt, shape, &env, params);
+                let v = fb.var(&name, ty.clone());
+                let mut p = Param::new(v, ty);
+                p.unique = unique.get(k).copied().unwrap_or(false) && p.ty.rank() > 0;
+                params.push(p);
+                atoms.push(Atom::Var(v));
+            }
+            if let Some(n) = &param_name {
+                env = env.bind(n, SV::Dyn(atoms.clone(), (*param).clone()));
+            }
+            arity.push(atoms.len());
+            out.push(SV::Dyn(atoms, *param));
+            rest = Some(*ret);
+        }
+        Ok(out)
     }
 
     /// The IR type of a parameter component: dimensions that are constants
@@ -2775,9 +2874,16 @@ fn param_name(p: &Pat) -> String {
     }
 }
 
+/// The conjunction of two pattern tests (`None`: always true), folded
+/// where one is a constant (a static sum's constructor test).
 fn conj(fb: &mut FunBuilder, a: Option<Atom>, b: Option<Atom>, span: Span) -> Option<Atom> {
+    let t = Some(boolc(true));
+    let f = Some(boolc(false));
     match (a, b) {
         (None, x) | (x, None) => x,
+        (x, y) if x == f || y == f => f,
+        (x, y) if x == t => y,
+        (x, y) if y == t => x,
         (Some(a), Some(b)) => Some(fb.binop(ir::BinOp::LogAnd, a, b, span)),
     }
 }

@@ -357,7 +357,7 @@ impl Expander {
                 if vb.entry && !ctx.prefix.is_empty() {
                     self.diags.push(error(
                         vb.name.span,
-                        "entry points must be declared at the top level, not inside a module",
+                        "Entry points may not be declared inside modules: declare the entry point at the top level, calling the module's function",
                     ));
                 }
                 if ctx.fresh_ids {

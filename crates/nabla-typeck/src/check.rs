@@ -57,6 +57,8 @@ enum LEntry {
 struct Abbrev {
     params: Vec<TypeParam>,
     ty: Type,
+    /// As declared: `type`, `type~` or `type^`.
+    liftedness: Liftedness,
 }
 
 enum Found {
@@ -88,6 +90,9 @@ pub(crate) struct Checker {
     /// top-level definition, then local `let f … =`): an unknown name that
     /// is one of them is a recursive call, which Futhark does not allow.
     defining: Vec<Name>,
+    /// The main file's `def main` that is an entry point because no entry
+    /// point is named `main` (as the elaborator chooses it).
+    main_entry: Option<NodeId>,
 }
 
 /// The name a definition is referred to by in its own body: the module pass
@@ -119,6 +124,42 @@ fn pat_name(p: &Pat) -> Option<&str> {
         PatKind::Ascribe(p, _) => pat_name(p),
         _ => None,
     }
+}
+
+/// The main file's last top-level `def main`, an entry point when no
+/// `entry` is named `main` (the elaborator's choice, see `nabla-elab`).
+fn main_def_entry(main: &Program) -> Option<NodeId> {
+    let mut found = None;
+    for d in &main.decs {
+        if let Dec::Val(vb) = d {
+            if vb.name.name == "main" {
+                if vb.entry {
+                    return None;
+                }
+                found = Some(vb.id);
+            }
+        }
+    }
+    found
+}
+
+/// The classes of a definition's declared type parameters: a lifted one
+/// (`'^a`) may be instantiated with a function type, the others (`'a`,
+/// `'~a`) may not (Futhark: "found to be functional").
+fn param_classes(tps: &[TypeParam]) -> Vec<(&str, Class)> {
+    tps.iter()
+        .filter_map(|tp| match tp {
+            TypeParam::Type(i, l) => Some((
+                i.name.as_str(),
+                if *l == Liftedness::Lifted {
+                    Class::Any
+                } else {
+                    Class::Unlifted
+                },
+            )),
+            TypeParam::Size(_) => None,
+        })
+        .collect()
 }
 
 fn i64t() -> Type {
@@ -175,6 +216,7 @@ impl Checker {
             depth: 0,
             globals: HashMap::new(),
             defining: Vec::new(),
+            main_entry: None,
         }
     }
 
@@ -182,6 +224,7 @@ impl Checker {
 
     pub fn check_files(&mut self, files: &mut [Program]) -> Vec<Diagnostic> {
         let mut diags = Vec::new();
+        self.main_entry = files.last().and_then(main_def_entry);
         for f in files.iter_mut() {
             self.env = self.exported.clone();
             self.types = self.exported_types.clone();
@@ -205,6 +248,7 @@ impl Checker {
                 let r = self.check_valbind(vb);
                 self.locals.clear();
                 self.tparams.clear();
+                self.tcx.lifted_params.clear();
                 self.implicit_sizes = None;
                 self.exist.clear();
                 self.depth = 0;
@@ -213,7 +257,8 @@ impl Checker {
                         // Types are known: check the static rules and the
                         // consumption rules too.
                         let (sig, r) = consume::check_valbind(vb, &self.globals, &self.intrinsics);
-                        if let Err(e) = rules::check_valbind(vb).and(r) {
+                        let entry = vb.entry || self.main_entry == Some(vb.id);
+                        if let Err(e) = rules::check_valbind(vb, entry).and(r) {
                             diags.push(e);
                         }
                         self.globals.insert(
@@ -282,21 +327,66 @@ impl Checker {
     fn check_typebind(&mut self, tb: &mut TypeBind) -> R<Abbrev> {
         rules::check_typebind(tb)?;
         self.tparams.clear();
+        self.tcx.lifted_params.clear();
         self.locals.clear();
-        for p in &tb.params {
-            match p {
-                TypeParam::Type(i, _) => self.tparams.push(i.name.clone()),
-                TypeParam::Size(i) => self.locals.push((i.name.clone(), LEntry::Size)),
+        self.bind_type_params(&tb.params);
+        let r = self.resolve_type(&mut tb.def);
+        let ty = r.map(|ty| self.tcx.finalize(&ty));
+        let contained = match &ty {
+            Ok(ty) => self.tcx.liftedness(ty),
+            Err(_) => Liftedness::Unlifted,
+        };
+        self.tparams.clear();
+        self.tcx.lifted_params.clear();
+        self.locals.clear();
+        let ty = ty?;
+        let abstract_constr = match &ty {
+            Type::Sum(cs) => match cs.as_slice() {
+                [(c, _)] if c.starts_with(nabla_syntax::types::ABSTRACT_TYPE_CONSTRUCTOR) => {
+                    Some(c.clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        match abstract_constr {
+            // An abstract type of the module pass's sealed check: its
+            // declared liftedness is all that is known of it.
+            Some(c) => {
+                if tb.liftedness != Liftedness::Unlifted {
+                    self.tcx.lifted_abstract.insert(c, tb.liftedness);
+                }
+            }
+            // Futhark: an abbreviation may be no more lifted than declared.
+            None => {
+                let what = match (tb.liftedness, contained) {
+                    (Liftedness::Unlifted, Liftedness::Lifted) => {
+                        Some("Non-lifted type abbreviations may not contain functions.")
+                    }
+                    (Liftedness::Unlifted, Liftedness::SizeLifted) => {
+                        Some("Non-lifted type abbreviations may not contain size-lifted types.")
+                    }
+                    (Liftedness::SizeLifted, Liftedness::Lifted) => {
+                        Some("Size-lifted type abbreviations may not contain functions.")
+                    }
+                    _ => None,
+                };
+                if let Some(what) = what {
+                    return Err(err(
+                        tb.def.span(),
+                        format!(
+                            "{what} The definition of `{}` is `{}`; declare it `type^` if it may contain a function, `type~` if it may contain an array of unknown size",
+                            tb.name.name,
+                            self.show(&ty)
+                        ),
+                    ));
+                }
             }
         }
-        let r = self.resolve_type(&mut tb.def);
-        self.tparams.clear();
-        self.locals.clear();
-        let ty = r?;
-        let ty = self.tcx.finalize(&ty);
         Ok(Abbrev {
             params: tb.params.clone(),
             ty,
+            liftedness: tb.liftedness,
         })
     }
 
@@ -305,6 +395,7 @@ impl Checker {
         self.tcx.constr_sites.clear();
         self.locals.clear();
         self.tparams.clear();
+        self.tcx.lifted_params.clear();
         self.bind_type_params(&vb.type_params);
         let (ptys, ret_t) = self.check_params(&mut vb.params, &mut vb.ret)?;
         self.defining = vec![vb.name.name.clone()];
@@ -318,13 +409,15 @@ impl Checker {
             "the definition's body does not have its declared type",
         )?;
         let ty = self.arrow_chain(&vb.params, ptys, result);
-        let ty = self.close_def(mark, &ty)?;
+        let (ty, unlifted) = self.close_def(mark, &ty)?;
         for p in vb.params.iter_mut() {
             self.fin_pat(p)?;
         }
         self.fin_expr(&mut vb.body)?;
         vb.ty = Some(ty.clone());
-        Ok(Rc::new(Scheme::from_type(ty, &[])))
+        let mut classes = param_classes(&vb.type_params);
+        classes.extend(unlifted.iter().map(|n| (n.as_str(), Class::Unlifted)));
+        Ok(Rc::new(Scheme::from_type(ty, &classes)))
     }
 
     /// Checks parameter patterns (binding implicit sizes and the parameters'
@@ -392,8 +485,10 @@ impl Checker {
     /// End of a top-level definition: rejects sum types known only by some
     /// of their constructors (ambiguous, as in Futhark), defaults overloaded
     /// variables, generalises the remaining free variables of `ty`, and binds
-    /// every other leftover variable (to `()`). Returns the final type.
-    fn close_def(&mut self, mark: usize, ty: &Type) -> R<Type> {
+    /// every other leftover variable (to `()`). Returns the final type and
+    /// the generalised type parameters that may not be functions (their
+    /// variables were unlifted).
+    fn close_def(&mut self, mark: usize, ty: &Type) -> R<(Type, Vec<Name>)> {
         let n = self.tcx.vars.len();
         // Futhark (error index "ambiguous-type"): a sum type known only by
         // the constructors used is ambiguous, as other constructors could
@@ -432,15 +527,20 @@ impl Checker {
         let z = self.tcx.zonk(ty);
         let mut fv = Vec::new();
         collect_vars(&z, &mut fv);
+        let mut unlifted = Vec::new();
         for (i, v) in fv.into_iter().enumerate() {
-            self.tcx.vars[v as usize].binding = Some(Type::Param(format!("'t{i}")));
+            let name = format!("'t{i}");
+            if self.tcx.vars[v as usize].unlifted {
+                unlifted.push(name.clone());
+            }
+            self.tcx.vars[v as usize].binding = Some(Type::Param(name));
         }
         for v in mark..n {
             if self.tcx.vars[v].binding.is_none() {
                 self.tcx.vars[v].binding = Some(Type::unit());
             }
         }
-        Ok(self.final_ty(ty))
+        Ok((self.final_ty(ty), unlifted))
     }
 
     fn final_ty(&self, t: &Type) -> Type {
@@ -681,7 +781,12 @@ impl Checker {
         for tp in tps {
             match tp {
                 TypeParam::Size(i) => self.locals.push((i.name.clone(), LEntry::Size)),
-                TypeParam::Type(i, _) => self.tparams.push(i.name.clone()),
+                TypeParam::Type(i, l) => {
+                    self.tparams.push(i.name.clone());
+                    if *l != Liftedness::Unlifted {
+                        self.tcx.lifted_params.push((i.name.clone(), *l));
+                    }
+                }
             }
         }
     }
@@ -705,10 +810,32 @@ impl Checker {
         }
     }
 
+    /// Futhark's "found to be functional": a function type `t` (or one
+    /// containing a function, or an abstract type declared lifted) where a
+    /// first-order type is required (an unlifted type parameter's
+    /// instance, an array element); `ctx` says where.
+    fn functional_error(&self, span: Span, t: &Type, ctx: &str) -> Diagnostic {
+        let shown = self.show(t);
+        let why = if crate::unify::contains_arrow(&self.tcx.zonk(t)) {
+            "found to be functional"
+        } else {
+            "is lifted (a type parameter or abstract type declared `'~a`/`'^a` or `type~`/`type^`, which may be a function or an array of varying size)"
+        };
+        err(
+            span,
+            format!(
+                "Type `{shown}` {why}, but a function cannot be an array element or the instance of a type parameter that is not lifted (`'a`; only `'^a` may be a function) ({ctx})"
+            ),
+        )
+    }
+
     /// Unifies `expected` with `found`, reporting a mismatch at `span`.
     fn unify_at(&mut self, expected: &Type, found: &Type, span: Span, ctx: &str) -> R<()> {
         let (es, fs) = (self.show(expected), self.show(found));
         let r = self.tcx.unify(expected, found);
+        if let (Err(_), Some(f)) = (&r, self.tcx.functional.take()) {
+            return Err(self.functional_error(span, &f, ctx));
+        }
         // A constructor that the sum type lacks is the offending code: report
         // there, with the context as a label.
         if let (Err(detail), Some((name, var_span))) = (&r, self.tcx.blame.take()) {
@@ -987,9 +1114,35 @@ impl Checker {
             }
             TypeExp::Array(s, t, _) => {
                 let s = self.resolve_size(s)?;
+                // Futhark: the elements may not be of a type declared (or
+                // found) lifted or size-lifted.
+                let named = match &**t {
+                    TypeExp::Named(q, _, _) if q.quals.is_empty() => Some(q.name.clone()),
+                    _ => None,
+                };
+                let declared = named
+                    .as_ref()
+                    .and_then(|n| self.types.get(n))
+                    .map_or(Liftedness::Unlifted, |a| a.liftedness);
                 let t = self.resolve_type(t)?;
-                if matches!(t, Type::Arrow { .. }) {
-                    return Err(err(te.span(), "arrays of functions are not allowed"));
+                let found = self.tcx.liftedness(&self.tcx.zonk(&t));
+                let lifted = [declared, found];
+                let shown = named.unwrap_or_else(|| self.show(&t));
+                if lifted.contains(&Liftedness::Lifted) {
+                    return Err(err(
+                        te.span(),
+                        format!(
+                            "Cannot create array with elements of lifted type \"{shown}\" (might contain function): arrays of functions are not allowed"
+                        ),
+                    ));
+                }
+                if lifted.contains(&Liftedness::SizeLifted) {
+                    return Err(err(
+                        te.span(),
+                        format!(
+                            "Cannot create array with elements of size-lifted type \"{shown}\" (might cause irregular array)"
+                        ),
+                    ));
                 }
                 if let Type::Array { shape, .. } = &t {
                     if shape.len() >= MAX_RANK {
@@ -1480,13 +1633,15 @@ impl Checker {
                 Ok(Type::Record(out))
             }
             ExprKind::ArrayLit(xs) => {
-                let elem = self.tcx.fresh(span);
+                // Array elements may not be (or contain) functions.
+                let elem = self.tcx.fresh_unlifted(span);
                 for x in xs.iter_mut() {
                     let t = self.infer(x)?;
+                    if self.tcx.require_unlifted(&t).is_err() {
+                        self.tcx.functional = None;
+                        return Err(self.functional_error(x.span, &t, "an array element"));
+                    }
                     self.unify_at(&elem, &t, x.span, "array elements have different types")?;
-                }
-                if matches!(self.tcx.head(&elem), Type::Arrow { .. }) {
-                    return Err(err(span, "arrays of functions are not allowed"));
                 }
                 Ok(mk_array(elem, vec![Size::Const(xs.len() as i64)], false))
             }
@@ -1710,6 +1865,7 @@ impl Checker {
             } => {
                 let mark = self.locals.len();
                 let tmark = self.tparams.len();
+                let lmark = self.tcx.lifted_params.len();
                 let saved_imp = self.implicit_sizes.take();
                 let r = (|| {
                     self.bind_type_params(type_params);
@@ -1728,11 +1884,12 @@ impl Checker {
                 })();
                 self.locals.truncate(mark);
                 self.tparams.truncate(tmark);
+                self.tcx.lifted_params.truncate(lmark);
                 self.implicit_sizes = saved_imp;
                 let ft = r?;
                 let entry = if !type_params.is_empty() {
                     let z = self.tcx.zonk(&ft);
-                    let mut s = Scheme::from_type(z, &[]);
+                    let mut s = Scheme::from_type(z, &param_classes(type_params));
                     // Only the declared type parameters are generalised.
                     s.tparams.retain(|(n, _)| {
                         type_params

@@ -13,8 +13,12 @@ use nabla_syntax::types::{Name, Size, Type};
 /// overloaded literals).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Class {
-    /// Any type.
+    /// Any type, functions included (a lifted type parameter `'^a`).
     Any,
+    /// Any type that neither is nor contains a function (a type parameter
+    /// `'a` or `'~a`: instantiating it with a function is an error, "found
+    /// to be functional", as in Futhark).
+    Unlifted,
     /// Any numeric primitive type (default `i32`).
     Num,
     /// Integer types (default `i32`).
@@ -37,6 +41,17 @@ pub(crate) struct Scheme {
 }
 
 impl Scheme {
+    /// The scheme with every unconstrained type parameter unlifted (see
+    /// [`Class::Unlifted`]).
+    pub fn unlifted(mut self) -> Scheme {
+        for (_, c) in self.tparams.iter_mut() {
+            if *c == Class::Any {
+                *c = Class::Unlifted;
+            }
+        }
+        self
+    }
+
     /// A scheme whose parameters are all `Type::Param`s and `Size::Var`s in
     /// `ty` (except sizes bound by named arrow parameters), in order of appearance.
     pub fn from_type(ty: Type, classes: &[(&str, Class)]) -> Scheme {
@@ -479,7 +494,14 @@ pub(crate) fn intrinsic_schemes() -> Vec<(String, Scheme)> {
     let mut out = Vec::new();
     for (n, s) in ARRAY_SIGS {
         if let Some(t) = parse_sig(s) {
-            out.push((n.to_string(), Scheme::from_type(t, &[])));
+            // As in Futhark's prelude, the type parameters of the array
+            // functions and of AD are not lifted (no arrays of functions);
+            // a typed hole may have any type, and `assert` may guard a
+            // function.
+            let scheme = Scheme::from_type(t, &[]);
+            let lifted = matches!(*n, "???" | "assert");
+            let scheme = if lifted { scheme } else { scheme.unlifted() };
+            out.push((n.to_string(), scheme));
         }
     }
     for (n, s, c) in OVERLOADED {

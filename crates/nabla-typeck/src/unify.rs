@@ -13,9 +13,10 @@
 
 use crate::sig::{mk_array, Class};
 use nabla_prim::PrimType;
+use nabla_syntax::ast::Liftedness;
 use nabla_syntax::types::{Name, Size, Type};
 use nabla_syntax::Span;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Bitmask over `PrimType::ALL` indices.
 pub(crate) type PrimSet = u16;
@@ -55,6 +56,11 @@ pub(crate) struct VarInfo {
     pub constraint: Constraint,
     /// Where the variable (or its constraint) came from.
     pub span: Span,
+    /// The variable may not become a function type, nor a type containing
+    /// one (Futhark's unlifted type variables: an instance of a type
+    /// parameter `'a` that is not lifted, an array element). Passed on to
+    /// the variables of the type it is bound to.
+    pub unlifted: bool,
 }
 
 /// The unifier's state.
@@ -74,6 +80,18 @@ pub(crate) struct Tcx {
     /// of `if`/`match` are unified: Futhark gives such a result a fresh
     /// existential size instead of rejecting it.
     pub lenient_sizes: bool,
+    /// After a failed [`Tcx::unify`]: the function type (or type containing
+    /// one) that an unlifted variable was to be bound to.
+    pub functional: Option<Type>,
+    /// The constructors standing for abstract types declared lifted
+    /// (`type~ t`, `type^ t`) in the sealed check of the module pass (see
+    /// `nabla_syntax::types::ABSTRACT_TYPE_CONSTRUCTOR`), with their
+    /// liftedness: such a type may be (or hide) a function or an array of
+    /// varying size.
+    pub lifted_abstract: HashMap<Name, Liftedness>,
+    /// The type parameters in scope declared lifted (`'^a`) or size-lifted
+    /// (`'~a`).
+    pub lifted_params: Vec<(Name, Liftedness)>,
 }
 
 const MAX_DEPTH: usize = 400;
@@ -88,15 +106,82 @@ impl Tcx {
             binding: None,
             constraint,
             span,
+            unlifted: false,
         });
         Type::Var(self.vars.len() as u32 - 1)
     }
 
+    /// A fresh variable that may not become a function type (see
+    /// [`VarInfo::unlifted`]).
+    pub fn fresh_unlifted(&mut self, span: Span) -> Type {
+        let t = self.fresh(span);
+        if let Type::Var(v) = t {
+            self.vars[v as usize].unlifted = true;
+        }
+        t
+    }
+
+    /// Requires `t` to be first-order (Futhark's "zero-order" types): an
+    /// error if it is, or contains, a function type; its unbound variables
+    /// become unlifted, so that they cannot become functions later.
+    pub fn require_unlifted(&mut self, t: &Type) -> Result<(), String> {
+        let z = self.zonk(t);
+        if self.liftedness(&z) != Liftedness::Unlifted {
+            let shown = z.to_string();
+            self.functional = Some(z);
+            return Err(format!("type `{shown}` found to be functional"));
+        }
+        let mut vs = Vec::new();
+        collect_vars(&z, &mut vs);
+        for v in vs {
+            self.vars[v as usize].unlifted = true;
+        }
+        Ok(())
+    }
+
+    /// How lifted a (zonked) type is: `Lifted` if it is or contains a
+    /// function, a lifted type parameter or abstract type, else
+    /// `SizeLifted` if it contains a size-lifted one, else `Unlifted`.
+    pub fn liftedness(&self, t: &Type) -> Liftedness {
+        let rank = |l: Liftedness| match l {
+            Liftedness::Unlifted => 0,
+            Liftedness::SizeLifted => 1,
+            Liftedness::Lifted => 2,
+        };
+        let max = |a: Liftedness, b: Liftedness| if rank(b) > rank(a) { b } else { a };
+        match t {
+            Type::Arrow { .. } => Liftedness::Lifted,
+            Type::Param(p) => self
+                .lifted_params
+                .iter()
+                .rev()
+                .find(|(n, _)| n == p)
+                .map_or(Liftedness::Unlifted, |(_, l)| *l),
+            Type::Prim(_) | Type::Var(_) => Liftedness::Unlifted,
+            Type::Array { elem, .. } => self.liftedness(elem),
+            Type::Record(fs) => fs
+                .iter()
+                .fold(Liftedness::Unlifted, |l, (_, t)| max(l, self.liftedness(t))),
+            Type::Sum(cs) => cs.iter().fold(Liftedness::Unlifted, |l, (c, ts)| {
+                let own = self
+                    .lifted_abstract
+                    .get(c)
+                    .copied()
+                    .unwrap_or(Liftedness::Unlifted);
+                ts.iter()
+                    .fold(max(l, own), |l, t| max(l, self.liftedness(t)))
+            }),
+        }
+    }
+
     pub fn fresh_class(&mut self, c: Class, span: Span) -> Type {
+        if c == Class::Unlifted {
+            return self.fresh_unlifted(span);
+        }
         let num = prim_set(|p| p.is_numeric());
         let int = prim_set(|p| p.is_int());
         let cons = match c {
-            Class::Any => Constraint::None,
+            Class::Any | Class::Unlifted => Constraint::None,
             Class::Num => Constraint::Prims {
                 set: num,
                 default: PrimType::I32,
@@ -292,6 +377,7 @@ impl Tcx {
     /// description of the innermost conflict.
     pub fn unify(&mut self, a: &Type, b: &Type) -> Result<(), String> {
         self.blame = None;
+        self.functional = None;
         self.unify_d(a, b, 0)
     }
 
@@ -406,6 +492,9 @@ impl Tcx {
     fn bind(&mut self, v: u32, t: &Type, d: usize) -> Result<(), String> {
         if self.occurs(v, t) {
             return Err("infinite type: a type would have to contain itself".to_string());
+        }
+        if self.vars[v as usize].unlifted {
+            self.require_unlifted(t)?;
         }
         let c = self.vars[v as usize].constraint.clone();
         match (c, t) {
@@ -570,6 +659,17 @@ fn describe(c: &Constraint) -> String {
                 cs.keys().next().map(|s| s.as_str()).unwrap_or("")
             )
         }
+    }
+}
+
+/// Whether a (zonked) type is or contains a function type.
+pub(crate) fn contains_arrow(t: &Type) -> bool {
+    match t {
+        Type::Arrow { .. } => true,
+        Type::Prim(_) | Type::Param(_) | Type::Var(_) => false,
+        Type::Array { elem, .. } => contains_arrow(elem),
+        Type::Record(fs) => fs.iter().any(|(_, t)| contains_arrow(t)),
+        Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(contains_arrow),
     }
 }
 

@@ -10,7 +10,7 @@
 
 module type counter = {
   type t
-  type step = t -> t
+  type^ step = t -> t
   val zero: t
   val incr: step
   val (<+>): t -> t -> t
@@ -22,7 +22,7 @@ module type counter = {
 
 module Counter : counter = {
   type t = i32
-  type step = t -> t
+  type^ step = t -> t
   def zero = 0i32
   def incr (x: t) = x + 1
   def (<+>) (x: t) (y: t) = x + y
