@@ -1347,7 +1347,7 @@ impl<'a> Elab<'a> {
                         hints: vec![],
                     })));
                 }
-                self.global_const(fb, def, s, &ctx.env, span)
+                self.global_const(fb, def, s, ty.as_ref(), &ctx.env, span)
             }
             Some(Res::Intrinsic(n)) => {
                 if let Some((v, t)) = crate::intrin::constant(n) {
@@ -1371,11 +1371,15 @@ impl<'a> Elab<'a> {
         }
     }
 
+    /// A reference to a top-level constant, instantiated at `s`; `use_ty` is
+    /// its type at the reference, which gives the values of its size
+    /// parameters (`def iiota [n] : [n]i64 = iota n` used as a `[x]i64`).
     fn global_const(
         &mut self,
         fb: &mut FunBuilder,
         def: &'a ValBind,
         s: Subst,
+        use_ty: Option<&STy>,
         caller: &Env<'a>,
         span: Span,
     ) -> R<SV<'a>> {
@@ -1386,17 +1390,23 @@ impl<'a> Elab<'a> {
                 None => return Err(err(def.span, "definition has no type")),
             },
         };
+        let (inner, aliases) = rename_subst_sizes(&s, caller);
+        let inner_full = def.ty.as_ref().map(|t| subst_ty(t, &inner));
+        let use_site = use_ty.zip(inner_full.as_ref()).map(|(u, f)| (f, u, caller));
+        let sizes = self.size_args(fb, &[], &def.type_params, &[], &inner, use_site, span);
         if first_order(&full) {
-            let (fid, targs) = self.get_function(def, s.clone(), caller, vec![], span)?;
+            let known: Vec<bool> = sizes.iter().map(|(_, a)| a.is_some()).collect();
+            let (fid, targs) = self.get_function(def, s.clone(), caller, known, span)?;
+            let mut args: Vec<Atom> = sizes.iter().filter_map(|(_, a)| *a).collect();
+            args.extend(targs);
             let ret = match self.funs[fid.0 as usize].as_ref() {
-                Some(f) => call_result_types(f, &targs),
+                Some(f) => call_result_types(f, &args),
                 None => vec![],
             };
-            let vs = fb.bind(&def.name.name, ret, Exp::Apply(fid, targs), span);
+            let vs = fb.bind(&def.name.name, ret, Exp::Apply(fid, args), span);
             return Ok(SV::Dyn(vs.into_iter().map(Atom::Var).collect(), full));
         }
         self.enter_inline(span)?;
-        let (inner, aliases) = rename_subst_sizes(&s, caller);
         let mut ctx = Ctx {
             env: Env::default(),
             subst: inner,
@@ -1404,6 +1414,7 @@ impl<'a> Elab<'a> {
         for (n, v) in aliases {
             ctx.env = ctx.env.bind(&n, v);
         }
+        bind_sizes(&mut ctx, sizes);
         let r = self.elab_expr(fb, &def.body, &ctx);
         self.inline_depth -= 1;
         r
