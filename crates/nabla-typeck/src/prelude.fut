@@ -234,7 +234,7 @@ module type integral = {
   val &: t -> t -> t
   val |: t -> t -> t
   val ^: t -> t -> t
-  val !: t -> t
+  val not: t -> t
   val <<: t -> t -> t
   val >>: t -> t -> t
   val >>>: t -> t -> t
@@ -254,9 +254,11 @@ module type size = {
 
 module type real = {
   include numeric
+  val recip: t -> t
   val from_fraction: i64 -> i64 -> t
   val to_f64: t -> f64
   val sqrt: t -> t
+  val rsqrt: t -> t
   val cbrt: t -> t
   val exp: t -> t
   val sin: t -> t
@@ -305,6 +307,7 @@ module type float = {
   val get_bit: i32 -> t -> i32
   val set_bit: i32 -> t -> i32 -> t
   val epsilon: t
-  val copysign: t -> t -> t
   val nextafter: t -> t -> t
+  val ldexp: t -> i32 -> t
+  val copysign: t -> t -> t
 }
