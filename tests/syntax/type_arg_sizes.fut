@@ -47,3 +47,15 @@ def square_first [n] [k] (a: [n][k]f32) : [n][k]f32 =
 
 entry jacobian_columns [n] [k] (a: [n][k]f32) : [n][n][k]f32 =
   jmp square_first a (tabulate n (\i -> tabulate n (\j -> if i == j then map (\c -> if c == 0 then 1 else 0) (iota k) else replicate k 0)))
+
+-- ==
+-- entry: unique_arg
+-- input { [[1, 2], [3, 4]] } output { [[1, 3], [2, 4]] 1 }
+
+-- A type argument carries no uniqueness: instantiated with the type of
+-- transpose's (unique) result, `keep`'s parameter of type `t` still does
+-- not consume its argument (the IR validator checks this), and `xss` may
+-- be used afterwards.
+def keep 't (x: t) : t = x
+
+entry unique_arg (xss: [][]i32) : ([][]i32, i32) = (keep (transpose xss), xss[0, 0])

@@ -331,6 +331,21 @@ fn size_names(t: &STy, out: &mut Vec<Name>) {
     }
 }
 
+/// `t` without uniqueness marks: a type argument is instantiated without
+/// them (`id (transpose xs)` instantiates `id`'s `t` with `[m][n]f64`, not
+/// with the unique type of `transpose`'s result), so a parameter or result
+/// of type `t` is unique only where the definition writes `*`.
+fn nonunique(t: &STy) -> STy {
+    match t {
+        STy::Array { elem, shape, .. } => STy::Array {
+            elem: Box::new(nonunique(elem)),
+            shape: shape.clone(),
+            unique: false,
+        },
+        _ => t.map_children(nonunique),
+    }
+}
+
 /// `t` with every size not bound by one of its own arrows (`(n: i64) -> [n]t`)
 /// replaced by `f(size)`.
 fn map_free_sizes(t: &STy, bound: &mut Vec<Name>, f: &mut impl FnMut(&Size) -> Size) -> STy {
@@ -1335,7 +1350,7 @@ impl<'a> Elab<'a> {
                     .ok_or_else(|| err(span, format!("unknown definition {}", name.name)))?;
                 let s: HashMap<Name, STy> = inst
                     .iter()
-                    .map(|(n, t)| (n.clone(), subst_ty(t, &ctx.subst)))
+                    .map(|(n, t)| (n.clone(), nonunique(&subst_ty(t, &ctx.subst))))
                     .collect();
                 let s = Rc::new(s);
                 if !def.params.is_empty() {
@@ -2833,7 +2848,13 @@ impl<'a> Elab<'a> {
             .as_ref()
             .and_then(|t| peel(t, def.params.len()).1)
             .unwrap_or_else(|| rt.clone());
-        let mut unique_ret = flat_unique(&declared_ret);
+        // A result declared `*t` makes every array in it unique, also where
+        // `t` is a type parameter (the prelude's `manifest 't (a: t): *t`).
+        let mut unique_ret = if matches!(def.ret, Some(TypeExp::Unique(..))) {
+            vec![true; ret.len()]
+        } else {
+            flat_unique(&declared_ret)
+        };
         unique_ret.resize(ret.len(), false);
         for (u, t) in unique_ret.iter_mut().zip(&ret) {
             *u &= t.rank() > 0;
