@@ -839,6 +839,17 @@ fn consume_use_after_update() {
 }
 
 #[test]
+fn consume_unique_type_parameter_result() {
+    // `*t` is fresh whatever `t` stands for (the prelude's `manifest`): the
+    // rows of a tuple it returns may be updated in place.
+    ok("def dup 't (a: t) : *t = copy a\n\
+        def f (xs: []i32) : []i32 = let (n, r) = dup (1i32, xs) in r with [0] = n");
+    // A parameter of type `t` (without `*`) is not unique: it may not be
+    // returned as a `*t` result.
+    consume_fails("def bad 't (a: t) : *t = a", "declared unique", "a");
+}
+
+#[test]
 fn consume_through_alias_and_let_with() {
     // `b` aliases `a`; `let a[0] = …` consumes both.
     let labels = consume_fails(
