@@ -40,7 +40,7 @@ def indices [n] 't (_: [n]t): *[n]i64 = iota n
 def rep 't [n] (x: t): *[n]t = replicate n x
 def null [n] 't (_: [n]t): bool = n == 0
 -- `manifest` asks Futhark for a row-major copy; here every array is one.
-def manifest [n] 't (xs: [n]t): *[n]t = copy xs
+def manifest 't (a: t): *t = copy a
 
 def flatten_4d [n] [m] [l] [k] 't (xs: [n][m][l][k]t): [n * m * l * k]t =
   flatten (flatten_3d xs)
@@ -112,8 +112,8 @@ def map_stream_per [n] 'a 'b (f: (k: i64) -> [k]a -> [k]b) (as: [n]a): *[n]b =
 -- length and a value, and returns the lengths (`shape`), a flag array
 -- marking the first element of each non-empty segment, the offset of
 -- each segment (the exclusive prefix sum of the lengths), the
--- concatenation of the arrays, and the values. The arrays are written in
--- place into one buffer, filled first with an element of the first
+-- concatenation of the arrays, and the values. The arrays are scattered
+-- in place into one buffer, filled first with an element of the first
 -- non-empty segment (no element of type `b` exists otherwise).
 def flatmap [n] 'a 'b 'c (f: a -> ?[m].([m]b, c)) (as: [n]a)
     : ([n]i64, []bool, [n]i64, []b, [n]c) =
@@ -130,7 +130,7 @@ def flatmap [n] 'a 'b 'c (f: a -> ?[m].([m]b, c)) (as: [n]a)
          let buf = replicate total (f as[first]).0[0]
          in loop buf for i < n do
               let (r, _) = f as[i]
-              in buf with [offsets[i]:offsets[i] + shape[i]] = r
+              in scatter buf (map (+ offsets[i]) (indices r)) r
   in (shape, flags, offsets, data, vals)
 
 -- `flatmap'` is `flatmap` for a function giving only an array.
