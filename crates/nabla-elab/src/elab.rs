@@ -338,52 +338,133 @@ fn size_names(t: &STy, out: &mut Vec<Name>) {
     }
 }
 
-fn strip_sizes(t: &STy) -> String {
-    // Instantiations differing only in sizes share one IR function.
-    fn go(t: &STy, o: &mut String) {
-        match t {
-            STy::Array { elem, shape, .. } => {
-                for _ in shape {
-                    o.push_str("[]");
-                }
-                go(elem, o);
-            }
-            STy::Record(fs) => {
-                o.push('{');
-                for (n, t) in fs {
-                    o.push_str(n);
-                    o.push(':');
-                    go(t, o);
-                    o.push(',');
-                }
-                o.push('}');
-            }
-            STy::Sum(cs) => {
-                o.push('<');
-                for (n, ts) in cs {
-                    o.push('#');
-                    o.push_str(n);
-                    for t in ts {
-                        o.push(' ');
-                        go(t, o);
-                    }
-                    o.push('|');
-                }
-                o.push('>');
-            }
-            STy::Arrow { param, ret, .. } => {
-                o.push('(');
-                go(param, o);
-                o.push_str("->");
-                go(ret, o);
-                o.push(')');
-            }
-            t => o.push_str(&t.to_string()),
-        }
+/// `t` without uniqueness marks: a type argument is instantiated without
+/// them (`id (transpose xs)` instantiates `id`'s `t` with `[m][n]f64`, not
+/// with the unique type of `transpose`'s result), so a parameter or result
+/// of type `t` is unique only where the definition writes `*`.
+fn nonunique(t: &STy) -> STy {
+    match t {
+        STy::Array { elem, shape, .. } => STy::Array {
+            elem: Box::new(nonunique(elem)),
+            shape: shape.clone(),
+            unique: false,
+        },
+        _ => t.map_children(nonunique),
     }
-    let mut o = String::new();
-    go(t, &mut o);
-    o
+}
+
+/// `t` with every size not bound by one of its own arrows (`(n: i64) -> [n]t`)
+/// replaced by `f(size)`.
+fn map_free_sizes(t: &STy, bound: &mut Vec<Name>, f: &mut impl FnMut(&Size) -> Size) -> STy {
+    match t {
+        STy::Array {
+            elem,
+            shape,
+            unique,
+        } => {
+            let shape = shape
+                .iter()
+                .map(|s| match s {
+                    Size::Var(n) if bound.contains(n) => s.clone(),
+                    _ => f(s),
+                })
+                .collect();
+            array_of_shape(map_free_sizes(elem, bound, f), shape, *unique)
+        }
+        STy::Arrow {
+            param_name,
+            param,
+            ret,
+        } => {
+            let param = map_free_sizes(param, bound, f);
+            bound.extend(param_name.iter().cloned());
+            let ret = map_free_sizes(ret, bound, f);
+            if param_name.is_some() {
+                bound.pop();
+            }
+            STy::Arrow {
+                param_name: param_name.clone(),
+                param: Box::new(param),
+                ret: Box::new(ret),
+            }
+        }
+        _ => t.map_children(|c| map_free_sizes(c, bound, f)),
+    }
+}
+
+/// An instantiation with the sizes of its type arguments left out (how an
+/// IR function shared by instantiations differing in sizes is named).
+fn erase_subst_sizes(s: &Subst) -> Subst {
+    Rc::new(
+        s.iter()
+            .map(|(n, t)| {
+                (
+                    n.clone(),
+                    map_free_sizes(t, &mut vec![], &mut |_| Size::Any),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// An instantiation independent of the caller's variables, for an IR
+/// function shared by the calls that differ only in them: each distinct size
+/// variable in the type arguments becomes `@0`, `@1`, … in order of
+/// appearance (type parameters by name), a name no program can write (the
+/// constants stay: they are part of the instantiation); the second result
+/// is the caller's size each stands for.
+fn generic_inst(s: &Subst) -> (Subst, Vec<Size>) {
+    let mut sizes: Vec<Size> = Vec::new();
+    let mut names: Vec<&Name> = s.keys().collect();
+    names.sort();
+    let mut out = HashMap::new();
+    for n in names {
+        let t = map_free_sizes(&s[n], &mut vec![], &mut |z| match z {
+            Size::Any | Size::Const(_) => z.clone(),
+            z => {
+                let k = match sizes.iter().position(|y| y == z) {
+                    Some(k) => k,
+                    None => {
+                        sizes.push(z.clone());
+                        sizes.len() - 1
+                    }
+                };
+                Size::Var(format!("@{k}"))
+            }
+        });
+        out.insert(n.clone(), t);
+    }
+    (Rc::new(out), sizes)
+}
+
+/// The instantiation of a function whose body is elaborated inline at a
+/// call: a size variable in the type arguments names a variable of the
+/// caller, which the callee's own names (its size parameters, locals) could
+/// capture, so it is renamed to a name no program can write (`n@`), bound in
+/// the returned environment entries to the caller's value; a size unknown at
+/// the caller becomes unknown.
+fn rename_subst_sizes<'a>(s: &Subst, caller: &Env<'a>) -> (Subst, Vec<(Name, SV<'a>)>) {
+    let mut aliases: Vec<(Name, SV<'a>)> = Vec::new();
+    let s = s
+        .iter()
+        .map(|(n, t)| {
+            let t = map_free_sizes(t, &mut vec![], &mut |size| match size {
+                Size::Var(v) => match caller.get(v) {
+                    Some(val) => {
+                        let alias = format!("{v}@");
+                        if !aliases.iter().any(|(a, _)| *a == alias) {
+                            aliases.push((alias.clone(), val.clone()));
+                        }
+                        Size::Var(alias)
+                    }
+                    None => Size::Any,
+                },
+                other => other.clone(),
+            });
+            (n.clone(), t)
+        })
+        .collect();
+    (Rc::new(s), aliases)
 }
 
 pub(crate) fn prim_of(t: &STy, span: Span) -> R<PrimType> {
@@ -1284,7 +1365,7 @@ impl<'a> Elab<'a> {
                     .ok_or_else(|| err(span, format!("unknown definition {}", name.name)))?;
                 let s: HashMap<Name, STy> = inst
                     .iter()
-                    .map(|(n, t)| (n.clone(), subst_ty(t, &ctx.subst)))
+                    .map(|(n, t)| (n.clone(), nonunique(&subst_ty(t, &ctx.subst))))
                     .collect();
                 let s = Rc::new(s);
                 if !def.params.is_empty() {
@@ -1296,7 +1377,7 @@ impl<'a> Elab<'a> {
                         hints: vec![],
                     })));
                 }
-                self.global_const(fb, def, s, span)
+                self.global_const(fb, def, s, ty.as_ref(), &ctx.env, span)
             }
             Some(Res::Intrinsic(n)) => {
                 if let Some((v, t)) = crate::intrin::constant(n) {
@@ -1320,11 +1401,16 @@ impl<'a> Elab<'a> {
         }
     }
 
+    /// A reference to a top-level constant, instantiated at `s`; `use_ty` is
+    /// its type at the reference, which gives the values of its size
+    /// parameters (`def iiota [n] : [n]i64 = iota n` used as a `[x]i64`).
     fn global_const(
         &mut self,
         fb: &mut FunBuilder,
         def: &'a ValBind,
         s: Subst,
+        use_ty: Option<&STy>,
+        caller: &Env<'a>,
         span: Span,
     ) -> R<SV<'a>> {
         let full = match &def.ty {
@@ -1334,20 +1420,31 @@ impl<'a> Elab<'a> {
                 None => return Err(err(def.span, "definition has no type")),
             },
         };
+        let (inner, aliases) = rename_subst_sizes(&s, caller);
+        let inner_full = def.ty.as_ref().map(|t| subst_ty(t, &inner));
+        let use_site = use_ty.zip(inner_full.as_ref()).map(|(u, f)| (f, u, caller));
+        let sizes = self.size_args(fb, &[], &def.type_params, &[], &inner, use_site, span);
         if first_order(&full) {
-            let fid = self.get_function(def, s, vec![], span)?;
-            let ret = self.funs[fid.0 as usize]
-                .as_ref()
-                .map(|f| f.ret.clone())
-                .unwrap_or_default();
-            let vs = fb.bind(&def.name.name, ret, Exp::Apply(fid, vec![]), span);
+            let known: Vec<bool> = sizes.iter().map(|(_, a)| a.is_some()).collect();
+            let (fid, targs) = self.get_function(def, s.clone(), caller, known, span)?;
+            let mut args: Vec<Atom> = sizes.iter().filter_map(|(_, a)| *a).collect();
+            args.extend(targs);
+            let ret = match self.funs[fid.0 as usize].as_ref() {
+                Some(f) => call_result_types(f, &args),
+                None => vec![],
+            };
+            let vs = fb.bind(&def.name.name, ret, Exp::Apply(fid, args), span);
             return Ok(SV::Dyn(vs.into_iter().map(Atom::Var).collect(), full));
         }
         self.enter_inline(span)?;
-        let ctx = Ctx {
+        let mut ctx = Ctx {
             env: Env::default(),
-            subst: s,
+            subst: inner,
         };
+        for (n, v) in aliases {
+            ctx.env = ctx.env.bind(&n, v);
+        }
+        bind_sizes(&mut ctx, sizes);
         let r = self.elab_expr(fb, &def.body, &ctx);
         self.inline_depth -= 1;
         r
@@ -1457,13 +1554,20 @@ impl<'a> Elab<'a> {
                 let (ps, ret) = peel(&full, def.params.len());
                 let fo =
                     ps.iter().all(first_order) && ret.as_ref().map(first_order).unwrap_or(false);
-                let use_site = ty.as_ref().map(|u| (&full, u, env));
+                // Inside the callee, the caller's sizes in the type arguments
+                // go by names the callee's cannot capture.
+                let (inner, aliases) = rename_subst_sizes(subst, env);
+                let inner_full = def.ty.as_ref().map(|t| subst_ty(t, &inner));
+                let use_site = ty
+                    .as_ref()
+                    .zip(inner_full.as_ref())
+                    .map(|(u, f)| (f, u, env));
                 let mut sizes = self.size_args(
                     fb,
                     &def.params,
                     &def.type_params,
                     &args,
-                    subst,
+                    &inner,
                     use_site,
                     span,
                 );
@@ -1499,10 +1603,11 @@ impl<'a> Elab<'a> {
                 };
                 if fo {
                     let known: Vec<bool> = sizes.iter().map(|(_, a)| a.is_some()).collect();
-                    let fid = self
-                        .get_function(def, subst.clone(), known, span)
+                    let (fid, targs) = self
+                        .get_function(def, subst.clone(), env, known, span)
                         .map_err(relabel)?;
                     let mut flat_args: Vec<Atom> = sizes.iter().filter_map(|(_, a)| *a).collect();
+                    flat_args.extend(targs);
                     for (a, p) in args.iter().zip(&def.params) {
                         flat_args.extend(atoms_of(a, p.span)?);
                     }
@@ -1520,8 +1625,11 @@ impl<'a> Elab<'a> {
                 let r = (|| {
                     let mut ctx = Ctx {
                         env: Env::default(),
-                        subst: subst.clone(),
+                        subst: inner,
                     };
+                    for (n, v) in aliases {
+                        ctx.env = ctx.env.bind(&n, v);
+                    }
                     self.bind_params(fb, &def.params, args, &mut ctx)?;
                     bind_sizes(&mut ctx, sizes);
                     self.elab_expr(fb, &def.body, &ctx)
@@ -2591,17 +2699,26 @@ impl<'a> Elab<'a> {
 
     /// The IR function for a first-order top-level definition at an instantiation (cached).
     /// `known`: which of the definition's size parameters the caller passes
-    /// (as leading `i64` parameters of the IR function).
+    /// (as leading `i64` parameters of the IR function). `s` is in the
+    /// caller's terms, `caller` its environment: the sizes in the type
+    /// arguments become further `i64` parameters (see [`generic_inst`]), and
+    /// the second result is what the caller passes for them, after the size
+    /// parameters and before the value parameters.
     fn get_function(
         &mut self,
         def: &'a ValBind,
         s: Subst,
+        caller: &Env<'a>,
         known: Vec<bool>,
         span: Span,
-    ) -> R<ir::FunId> {
-        let mut keys: Vec<(&Name, String)> = s.iter().map(|(n, t)| (n, strip_sizes(t))).collect();
+    ) -> R<(ir::FunId, Vec<Atom>)> {
+        let (gs, tsizes) = generic_inst(&s);
+        let targs: Vec<Option<Atom>> = tsizes.iter().map(|z| self.size_atom(z, caller)).collect();
+        let tknown: Vec<bool> = targs.iter().map(Option::is_some).collect();
+        let targs: Vec<Atom> = targs.into_iter().flatten().collect();
+        let mut keys: Vec<(&Name, String)> = gs.iter().map(|(n, t)| (n, t.to_string())).collect();
         keys.sort();
-        let key = format!("{}:{:?}:{:?}", def.id.0, keys, known);
+        let key = format!("{}:{:?}:{:?}:{:?}", def.id.0, keys, known, tknown);
         if self.in_progress.contains(&key) {
             return Err(err(
                 span,
@@ -2612,7 +2729,7 @@ impl<'a> Elab<'a> {
             ));
         }
         if let Some(f) = self.cache.get(&key) {
-            return Ok(*f);
+            return Ok((*f, targs));
         }
         let fid = ir::FunId(self.funs.len() as u32);
         self.funs.push(None);
@@ -2620,7 +2737,10 @@ impl<'a> Elab<'a> {
         self.in_progress.insert(key.clone());
         let mut name = def.name.name.clone();
         if !s.is_empty() {
-            let mut ks: Vec<_> = s.iter().map(|(n, t)| format!("{n}={t}")).collect();
+            let mut ks: Vec<_> = erase_subst_sizes(&s)
+                .iter()
+                .map(|(n, t)| format!("{n}={t}"))
+                .collect();
             ks.sort();
             name = format!("{name}<{}>", ks.join(","));
         }
@@ -2639,13 +2759,13 @@ impl<'a> Elab<'a> {
         let saved = (self.inline_depth, self.depth);
         self.inline_depth = 0;
         self.depth = 0;
-        let r = self.build_function(def, s, name, Some(known));
+        let r = self.build_function(def, gs, name, Some(known), &tknown);
         self.inline_depth = saved.0;
         self.depth = saved.1;
         self.in_progress.remove(&key);
         let (f, _, _) = r?;
         self.funs[fid.0 as usize] = Some(f);
-        Ok(fid)
+        Ok((fid, targs))
     }
 
     /// Builds an IR function from a definition.
@@ -2655,6 +2775,9 @@ impl<'a> Elab<'a> {
     /// passes it; unknown ones are unbound in the body), then the flattened
     /// value parameters. With `None` (an entry point) only the value
     /// parameters, and size parameters are bound from their shapes.
+    /// `tknown`: which of the sizes `@0`, `@1`, … of the type arguments in `s`
+    /// (see [`generic_inst`]) the caller passes, as `i64` parameters after
+    /// the size parameters; the others are unknown (existential) inside.
     /// Parameter and result dimensions are constants, size variables that
     /// are parameters of the function (so callers and the interpreter can
     /// check and propagate them), or existential.
@@ -2664,6 +2787,7 @@ impl<'a> Elab<'a> {
         s: Subst,
         name: String,
         known: Option<Vec<bool>>,
+        tknown: &[bool],
     ) -> R<(ir::Function, Vec<usize>, STy)> {
         let mut fb = FunBuilder::new();
         let mut ctx = Ctx {
@@ -2690,6 +2814,15 @@ impl<'a> Elab<'a> {
                 }
             }
             bind_sizes(&mut ctx, sizes.clone());
+        }
+        for (k, _) in tknown.iter().enumerate().filter(|(_, kn)| **kn) {
+            let ty = ir::Type::Prim(PrimType::I64);
+            let v = fb.var("tsize", ty.clone());
+            params.push(Param::new(v, ty));
+            ctx.env = ctx.env.bind(
+                &format!("@{k}"),
+                SV::Dyn(vec![Atom::Var(v)], STy::Prim(PrimType::I64)),
+            );
         }
         // Value parameters: provisional types with the size parameters known so far.
         let mut comps_of = vec![];
@@ -2761,7 +2894,13 @@ impl<'a> Elab<'a> {
             .as_ref()
             .and_then(|t| peel(t, def.params.len() + neta).1)
             .unwrap_or_else(|| rt.clone());
-        let mut unique_ret = flat_unique(&declared_ret);
+        // A result declared `*t` makes every array in it unique, also where
+        // `t` is a type parameter (the prelude's `manifest 't (a: t): *t`).
+        let mut unique_ret = if matches!(def.ret, Some(TypeExp::Unique(..))) {
+            vec![true; ret.len()]
+        } else {
+            flat_unique(&declared_ret)
+        };
         unique_ret.resize(ret.len(), false);
         for (u, t) in unique_ret.iter_mut().zip(&ret) {
             *u &= t.rank() > 0;

@@ -165,7 +165,7 @@ fn entry_point<'a>(
     let fid = nabla_ir::FunId(el.funs.len() as u32);
     el.funs.push(None);
     let (f, param_arity, rt) =
-        el.build_function(vb, Default::default(), vb.name.name.clone(), None)?;
+        el.build_function(vb, Default::default(), vb.name.name.clone(), None, &[])?;
     let result_arity = match &rt {
         STy::Record(_) => match rt.as_tuple() {
             Some(ts) => ts.iter().map(|t| elab::nflat(t).unwrap_or(0)).collect(),

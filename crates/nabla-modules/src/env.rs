@@ -64,8 +64,10 @@ pub(crate) struct Env {
     pub types: HashMap<Name, TypeTarget>,
     pub mods: HashMap<Name, ModVal>,
     pub sigs: HashMap<Name, Rc<Sig>>,
-    /// True for the built-in numeric modules: opening one brings its
-    /// functions into scope but not its operators (those are overloaded anyway).
+    /// True for the built-in numeric modules: `open` brings their functions
+    /// into scope but not their operators (those are overloaded anyway); a
+    /// local open `T.(e)` also brings the operators of a numeric module (see
+    /// [`typed_operator`]).
     pub builtin: bool,
 }
 
@@ -137,6 +139,19 @@ pub(crate) fn is_operator(name: &str) -> bool {
         .chars()
         .next()
         .is_some_and(|c| c.is_alphanumeric() || c == '_')
+}
+
+/// Whether the member `t` of a built-in module is an operator that a local
+/// open `T.(e)` brings into scope, as in Futhark, so that `f64.(a == b)`
+/// compares `f64`s and `u16.(7 // 2)` divides `u16`s: the arithmetic,
+/// bitwise and comparison operators of the numeric modules (not `bool`'s,
+/// nor `!`, which is not a binary operator).
+pub(crate) fn typed_operator(t: &ValTarget) -> bool {
+    const OPS: &[&str] = &[
+        "+", "-", "*", "/", "%", "**", "//", "%%", "&", "|", "^", "<<", ">>", ">>>", "==", "!=",
+        "<", "<=", ">", ">=",
+    ];
+    t.quals.len() == 1 && t.quals[0] != "bool" && OPS.contains(&t.name.as_str())
 }
 
 /// A module type, as far as the pass checks it: which names a module must

@@ -62,7 +62,9 @@ impl<'a> Resolver<'a> {
                 Frame::Val(n) if n == name => return Found::Local,
                 Frame::Open(env) => {
                     if let Some(t) = env.vals.get(name) {
-                        if !(env.builtin && crate::env::is_operator(name)) {
+                        if !(env.builtin && crate::env::is_operator(name))
+                            || crate::env::typed_operator(t)
+                        {
                             return Found::Target(t.clone());
                         }
                     }

@@ -211,6 +211,45 @@ pub(crate) fn ret_als(t: &Type) -> RetAls {
     }
 }
 
+/// The result aliasing of a declared return type, from what it says: a
+/// part written `*t` is fresh whatever `t` is (also a type parameter,
+/// instantiated with an array or a tuple of arrays: the prelude's
+/// `manifest 't (a: t): *t`), the rest as [`ret_als`] says.
+fn declared_ret_als(te: &TypeExp, t: &Type) -> RetAls {
+    let fields: Option<Vec<(Name, &TypeExp)>> = match te {
+        TypeExp::Unique(..) => return RetAls::Fresh,
+        TypeExp::Tuple(ts, _) if ts.len() == 1 => return declared_ret_als(&ts[0], t),
+        TypeExp::Tuple(ts, _) => Some(
+            ts.iter()
+                .enumerate()
+                .map(|(i, t)| (i.to_string(), t))
+                .collect(),
+        ),
+        TypeExp::Record(fs, _) => Some(fs.iter().map(|(i, t)| (i.name.clone(), t)).collect()),
+        _ => None,
+    };
+    match (fields, t) {
+        (Some(fields), Type::Record(fs)) if fields.len() == fs.len() => {
+            let rs: Vec<(Name, RetAls)> = fs
+                .iter()
+                .map(|(n, ft)| {
+                    let r = match fields.iter().find(|(m, _)| m == n) {
+                        Some((_, fte)) => declared_ret_als(fte, ft),
+                        None => ret_als(ft),
+                    };
+                    (n.clone(), r)
+                })
+                .collect();
+            if rs.iter().all(|(_, r)| *r == RetAls::Fresh) {
+                RetAls::Fresh
+            } else {
+                RetAls::Rec(rs)
+            }
+        }
+        _ => ret_als(t),
+    }
+}
+
 /// The signature of a call of `n` arguments to a function known only by the
 /// type inferred for it (a record field, a partial application of an
 /// unknown function): its parameters are taken to observe (an inferred type
@@ -397,10 +436,11 @@ fn te_retu(te: &TypeExp) -> RetU {
 }
 
 /// The uniqueness of `*t`: every array in `t`, also inside tuples and
-/// records, is unique.
+/// records (and whatever a named type or type parameter stands for), is
+/// unique.
 fn te_retu_unique(te: &TypeExp) -> RetU {
     match te {
-        TypeExp::Array(..) => RetU::Unique,
+        TypeExp::Array(..) | TypeExp::Named(..) => RetU::Unique,
         TypeExp::Unique(t, _) => te_retu_unique(t),
         TypeExp::Tuple(ts, _) if ts.len() == 1 => te_retu_unique(&ts[0]),
         TypeExp::Tuple(ts, _) => RetU::Rec(
@@ -640,7 +680,10 @@ pub(crate) fn check_valbind(
     }
     match cx.function(
         &vb.params,
-        vb_ret_type(vb).map(type_retu),
+        vb_ret_type(vb).map(|t| match vb.ret.as_ref().map(te_retu) {
+            Some(RetU::Other) | None => type_retu(t),
+            Some(r) => r,
+        }),
         &vb.body,
         "function",
     ) {
@@ -648,9 +691,9 @@ pub(crate) fn check_valbind(
             // Futhark: a call's result aliases what the callee's *type*
             // says: with a declared return type, a non-unique array result
             // aliases every argument not consumed.
-            let ret = match vb_ret_type(vb) {
-                Some(t) => ret_als(t),
-                None => ret,
+            let ret = match (vb_ret_type(vb), vb.ret.as_ref()) {
+                (Some(t), Some(te)) => declared_ret_als(te, t),
+                _ => ret,
             };
             (FnSig { params, ret }, Ok(()))
         }
@@ -790,7 +833,20 @@ impl<'a> Cx<'a> {
                     }
                 }
             }
-            PatKind::Ascribe(inner, _) => self.bind_pat(inner, als, mode, p.ty.as_ref()),
+            PatKind::Ascribe(inner, te) => {
+                // A parameter of a type parameter's type not declared `*`
+                // (`(a: t)`) is not unique, whatever `t` stands for: it may
+                // be neither consumed nor returned as a unique (`*t`) result.
+                if let (BindMode::Param, Some(Type::Param(_)), PatKind::Id(i)) =
+                    (mode, p.ty.as_ref(), &inner.kind)
+                {
+                    if !matches!(te, TypeExp::Unique(..)) {
+                        self.bind_var(&i.name, inner.ty.as_ref(), als, false, Kind::Param, i.span);
+                        return;
+                    }
+                }
+                self.bind_pat(inner, als, mode, p.ty.as_ref())
+            }
             PatKind::Tuple(ps) if ps.len() == 1 => self.bind_pat(&ps[0], als, mode, declared),
             PatKind::Tuple(ps) => {
                 for (i, q) in ps.iter().enumerate() {

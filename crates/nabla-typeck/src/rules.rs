@@ -72,7 +72,13 @@ pub(crate) fn check_valbind(vb: &ValBind, entry: bool) -> R<()> {
     if entry {
         cx.entry_point(vb)?;
     }
-    check_sizes_used(&vb.type_params, &vb.params, "function", entry)?;
+    check_sizes_used(
+        &vb.type_params,
+        &vb.params,
+        vb.ret.as_ref(),
+        "function",
+        entry,
+    )?;
     for p in &vb.params {
         cx.irrefutable(p, "a function parameter")?;
     }
@@ -114,15 +120,27 @@ fn check_duplicate_type_params(tps: &[TypeParam]) -> R<()> {
 
 /// Error index "unused-size": each size parameter must be the size of some
 /// parameter (named in a parameter's type annotation or inferred into its
-/// type); otherwise no value can be given to it when the function is called.
+/// type), or, except for an entry point, be named in the declared result type
+/// `ret` (then each call takes it from the type the context gives the result,
+/// as for the prelude's `rep [n] (x: t): *[n]t`); otherwise no value can be
+/// given to it when the function is called.
 ///
 /// For an entry point (`constructive`), the size must be used directly as
 /// the size of an array parameter (error index "nonconstructive-entry"): a
 /// use only inside a size expression such as `[n+1]` does not count, since
 /// the caller outside the program cannot solve it for `n`.
-fn check_sizes_used(tps: &[TypeParam], params: &[Pat], what: &str, constructive: bool) -> R<()> {
+fn check_sizes_used(
+    tps: &[TypeParam],
+    params: &[Pat],
+    ret: Option<&TypeExp>,
+    what: &str,
+    constructive: bool,
+) -> R<()> {
     for tp in tps {
         let TypeParam::Size(n) = tp else { continue };
+        if !constructive && ret.is_some_and(|t| typeexp_mentions_size(t, &n.name, false)) {
+            continue;
+        }
         if constructive
             && params.iter().any(|p| pat_mentions_size(p, &n.name, false))
             && !params.iter().any(|p| pat_mentions_size(p, &n.name, true))
@@ -613,7 +631,13 @@ impl Rules {
             } => {
                 let tps: Vec<TypeParam> = sizes.iter().cloned().map(TypeParam::Size).collect();
                 check_duplicate_type_params(&tps)?;
-                check_sizes_used(&tps, std::slice::from_ref(pat), "`let` pattern", false)?;
+                check_sizes_used(
+                    &tps,
+                    std::slice::from_ref(pat),
+                    None,
+                    "`let` pattern",
+                    false,
+                )?;
                 self.irrefutable(pat, "a `let` pattern")?;
                 self.expr(value)?;
                 self.expr(body)
@@ -626,7 +650,7 @@ impl Rules {
                 ..
             } => {
                 check_duplicate_type_params(type_params)?;
-                check_sizes_used(type_params, params, "local function", false)?;
+                check_sizes_used(type_params, params, None, "local function", false)?;
                 let mark = self.push_lifted(type_params);
                 let r = (|| {
                     for p in params {
@@ -678,7 +702,13 @@ impl Rules {
             } => {
                 let tps: Vec<TypeParam> = sizes.iter().cloned().map(TypeParam::Size).collect();
                 check_duplicate_type_params(&tps)?;
-                check_sizes_used(&tps, std::slice::from_ref(pat), "loop's parameter", false)?;
+                check_sizes_used(
+                    &tps,
+                    std::slice::from_ref(pat),
+                    None,
+                    "loop's parameter",
+                    false,
+                )?;
                 if let Some(t) = pat.ty.as_ref().filter(|t| is_higher_order(t, &self.lifted)) {
                     return Err(err(
                         pat.span,

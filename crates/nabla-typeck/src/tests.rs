@@ -839,6 +839,17 @@ fn consume_use_after_update() {
 }
 
 #[test]
+fn consume_unique_type_parameter_result() {
+    // `*t` is fresh whatever `t` stands for (the prelude's `manifest`): the
+    // rows of a tuple it returns may be updated in place.
+    ok("def dup 't (a: t) : *t = copy a\n\
+        def f (xs: []i32) : []i32 = let (n, r) = dup (1i32, xs) in r with [0] = n");
+    // A parameter of type `t` (without `*`) is not unique: it may not be
+    // returned as a `*t` result.
+    consume_fails("def bad 't (a: t) : *t = a", "declared unique", "a");
+}
+
+#[test]
 fn consume_through_alias_and_let_with() {
     // `b` aliases `a`; `let a[0] = …` consumes both.
     let labels = consume_fails(
@@ -1155,9 +1166,16 @@ fn rules_underscore_names_may_be_bound_but_not_used() {
 
 #[test]
 fn rules_size_parameters_must_be_sizes_of_parameters() {
-    let (m, at) = first_error("def f [n] (x: i32) : [n]i32 = replicate n x");
+    let (m, at) = first_error("def f [n] (x: i32) : i32 = x + i32.i64 n");
     assert!(m.contains("`[n]` is not the size of any parameter"), "{m}");
     assert_eq!(at, "n");
+    // Named in the declared result type: each call takes it from the type
+    // its context gives the result (the prelude's `rep`), as Futhark does;
+    // not for an entry point, which has no such context.
+    ok("def f [n] (x: i32) : [n]i32 = replicate n x");
+    ok("def iiota [n] : [n]i64 = iota n");
+    let (m, _) = first_error("entry f [n] (x: i32) : [n]i32 = replicate n x");
+    assert!(m.contains("`[n]` is not the size of any parameter"), "{m}");
     let (m, _) = first_error("def f (x: i32) : i32 = let [k] (y: i32) = x in y");
     assert!(m.contains("`[k]`"), "{m}");
     let (m, _) = first_error("def f (x: i32) : i32 = let g [k] (y: i32) : i32 = y in g x");
