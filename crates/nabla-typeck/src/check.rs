@@ -1242,17 +1242,22 @@ impl Checker {
     }
 
     /// The type of `t` indexed by `idx` (checking the indices).
-    /// An index or slice bound: any integer type (as in Futhark); `i64`
-    /// unless its type is already known to be another integer type (the
-    /// elaborator converts it to `i64`).
-    fn index_int(&mut self, e: &mut Expr, what: &str) -> R<()> {
+    /// An index (`fixed`: of one element) or a slice bound (the elaborator
+    /// converts either to `i64`). An element index is of any signed
+    /// integer type, as in Futhark: one whose type is still open is
+    /// constrained to those (`i64` by default), so that a lambda parameter
+    /// used as an index can be an `i32` (`map (\i -> xs[i]) is32`). A slice
+    /// bound is an `i64`, or any integer type already known.
+    fn index_int(&mut self, e: &mut Expr, what: &str, fixed: bool) -> R<()> {
         let it = self.infer(e)?;
-        if let Type::Prim(p) = self.tcx.head(&it) {
-            if p.is_int() {
-                return Ok(());
+        match self.tcx.head(&it) {
+            Type::Prim(p) if p.is_int() => Ok(()),
+            Type::Var(_) if fixed => {
+                let signed = self.tcx.signed_int_var(e.span);
+                self.unify_at(&signed, &it, e.span, what)
             }
+            _ => self.unify_at(&i64t(), &it, e.span, what),
         }
-        self.unify_at(&i64t(), &it, e.span, what)
     }
 
     fn index_type(&mut self, t: &Type, idx: &mut [DimIndex], span: Span) -> R<Type> {
@@ -1276,11 +1281,11 @@ impl Checker {
         let mut dims = Vec::new();
         for (d, s) in idx.iter_mut().zip(shape) {
             match d {
-                DimIndex::Fix(e) => self.index_int(e, "array index must be an integer")?,
+                DimIndex::Fix(e) => self.index_int(e, "array index must be an integer", true)?,
                 DimIndex::Slice { start, end, stride } => {
                     let full = start.is_none() && end.is_none() && stride.is_none();
                     for e in [start, end, stride].into_iter().flatten() {
-                        self.index_int(e, "slice bound must be an integer")?;
+                        self.index_int(e, "slice bound must be an integer", false)?;
                     }
                     dims.push(if full { s } else { Size::Any });
                 }
