@@ -600,6 +600,10 @@ struct Cx<'a> {
     /// arguments and the free variables its body returns), for `let f =
     /// \x -> …`.
     last_lambda: Option<Rc<FnSig>>,
+    /// While checking arguments of function type (innermost last): the
+    /// alias ids below the limit (bound before the argument) of the
+    /// variables the argument uses, i.e. what a closure captures.
+    captured: Vec<(u32, BTreeSet<u32>)>,
 }
 
 /// Checks the consumption rules in one type-checked top-level definition,
@@ -621,6 +625,7 @@ pub(crate) fn check_valbind(
         consumed: HashMap::new(),
         barriers: Vec::new(),
         uses: Vec::new(),
+        captured: Vec::new(),
         loop_depth: 0,
         depth: 0,
         updates: 0,
@@ -1233,6 +1238,9 @@ impl<'a> Cx<'a> {
                 let als = v.als.clone();
                 let ids = als.flat();
                 self.check_not_consumed(&ids, span, &name.name)?;
+                for (limit, set) in self.captured.iter_mut() {
+                    set.extend(ids.iter().filter(|&&i| i < *limit));
+                }
                 Ok(als)
             }
             Some(Res::Global(id)) => match self.global_id(*id, span) {
@@ -1249,17 +1257,31 @@ impl<'a> Cx<'a> {
             .or_else(|| f.ty.as_ref().and_then(|t| observing_sig(t, args.len())));
         self.check_function_args(f, args)?;
         let mut arg_als: Vec<Als> = vec![Als::none(); args.len()];
+        // What each argument uses: its aliases, and for a function value
+        // (a closure) the variables it captures, which it may read when
+        // the callee applies it, after the callee consumed an argument.
+        let mut arg_uses: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); args.len()];
         // Futhark evaluates (and checks) arguments right to left.
         for k in (0..args.len()).rev() {
-            let a = self.expr(args[k])?;
+            let closure = args[k].ty.as_ref().is_some_and(contains_function);
+            if closure {
+                self.captured.push((self.ids.len() as u32, BTreeSet::new()));
+            }
+            let a = self.expr(args[k]);
+            let captured = if closure { self.captured.pop() } else { None };
+            let a = a?;
+            arg_uses[k] = a.flat();
+            if let Some((_, c)) = captured {
+                arg_uses[k].extend(c);
+            }
             if let Some(d) = sig.as_ref().and_then(|s| s.params.get(k)) {
                 if d.consumes() {
                     self.check_not_self_aliased(d, &a, args[k].span)?;
                     let mut mine = BTreeSet::new();
                     Self::consumed_part(d, &a, &mut mine);
                     let mine = self.live_ids(&mine);
-                    for (j, other) in arg_als.iter().enumerate().skip(k + 1) {
-                        if let Some(&v) = other.flat().intersection(&mine).next() {
+                    for (j, other) in arg_uses.iter().enumerate().skip(k + 1) {
+                        if let Some(&v) = other.intersection(&mine).next() {
                             return Err(err(
                                 args[k].span,
                                 format!(
