@@ -800,6 +800,20 @@ impl Checker {
                     )),
                 };
             }
+            if m == sig::INTRINSICS_MODULE {
+                let found = sig::intrinsics_module_member(&q.name)
+                    .and_then(|c| Some((self.intrinsics.get(&c).cloned()?, c)));
+                return match found {
+                    Some((s, canon)) => {
+                        let (t, _) = self.instantiate(&s, q.span);
+                        Ok((Res::Intrinsic(canon), t, vec![]))
+                    }
+                    None => Err(err(
+                        q.span,
+                        format!("module `{m}` has no member `{}`", q.name),
+                    )),
+                };
+            }
             return Err(err(q.span, format!("unknown name `{q}`")));
         }
         match self.lookup(&q.name) {
@@ -902,6 +916,19 @@ impl Checker {
                         if let Some(p) = PrimType::from_name(&m) {
                             return Ok(Type::Prim(p));
                         }
+                    }
+                    if m == sig::INTRINSICS_MODULE && q.name == "acc" {
+                        // `intrinsics.acc t`: an accumulator over the array type `t`.
+                        return match args.as_mut_slice() {
+                            [TypeArg::Type(t)] => Ok(Type::Acc {
+                                arr: Box::new(self.resolve_type(t)?),
+                                unique: false,
+                            }),
+                            _ => Err(err(
+                                *span,
+                                "type `intrinsics.acc` takes one type argument (an array type)",
+                            )),
+                        };
                     }
                     return Err(err(*span, format!("unknown type `{q}`")));
                 }
@@ -2030,6 +2057,7 @@ fn make_unique(t: Type) -> Type {
             shape,
             unique: true,
         },
+        Type::Acc { arr, .. } => Type::Acc { arr, unique: true },
         Type::Record(fs) => {
             Type::Record(fs.into_iter().map(|(n, t)| (n, make_unique(t))).collect())
         }

@@ -134,7 +134,7 @@ pub(crate) struct GlobalInfo {
 
 fn type_diet(t: Option<&Type>) -> Diet {
     match t {
-        Some(Type::Array { unique: true, .. }) => Diet::Consume,
+        Some(Type::Array { unique: true, .. } | Type::Acc { unique: true, .. }) => Diet::Consume,
         Some(Type::Record(fs)) => {
             let ds: Vec<(Name, Diet)> = fs
                 .iter()
@@ -198,7 +198,9 @@ pub(crate) fn pat_diet(p: &Pat, declared: Option<&Type>) -> Diet {
 /// instantiated with an array, so it aliases the arguments too).
 pub(crate) fn ret_als(t: &Type) -> RetAls {
     match t {
-        Type::Array { unique: false, .. } | Type::Param(_) => RetAls::Args,
+        Type::Array { unique: false, .. } | Type::Acc { unique: false, .. } | Type::Param(_) => {
+            RetAls::Args
+        }
         Type::Record(fs) => {
             let rs: Vec<(Name, RetAls)> = fs.iter().map(|(n, t)| (n.clone(), ret_als(t))).collect();
             if rs.iter().all(|(_, r)| *r == RetAls::Fresh) {
@@ -371,7 +373,7 @@ enum RetU {
 
 fn type_retu(t: &Type) -> RetU {
     match t {
-        Type::Array { unique: true, .. } => RetU::Unique,
+        Type::Array { unique: true, .. } | Type::Acc { unique: true, .. } => RetU::Unique,
         Type::Record(fs) => RetU::Rec(fs.iter().map(|(n, t)| (n.clone(), type_retu(t))).collect()),
         _ => RetU::Other,
     }
@@ -680,9 +682,11 @@ fn result_expr(e: &Expr) -> &Expr {
     }
 }
 
+/// Whether values of type `t` are, or contain, arrays or accumulators (the
+/// values that can be consumed and aliased).
 fn has_array(t: &Type) -> bool {
     match t {
-        Type::Array { .. } => true,
+        Type::Array { .. } | Type::Acc { .. } => true,
         Type::Record(fs) => fs.iter().any(|(_, t)| has_array(t)),
         Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(has_array),
         _ => false,
@@ -692,6 +696,7 @@ fn has_array(t: &Type) -> bool {
 fn has_unique_or_param(t: &Type) -> bool {
     match t {
         Type::Array { unique, elem, .. } => *unique || has_unique_or_param(elem),
+        Type::Acc { unique, .. } => *unique,
         Type::Record(fs) => fs.iter().any(|(_, t)| has_unique_or_param(t)),
         Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(has_unique_or_param),
         Type::Param(_) | Type::Var(_) => true,
@@ -2051,7 +2056,7 @@ fn widen_to_declared(r: &RetAls, declared: &RetU, t: Option<&Type>, n: usize) ->
                 })
                 .collect(),
         ),
-        (RetU::Other, Some(Type::Array { .. })) => {
+        (RetU::Other, Some(Type::Array { .. } | Type::Acc { .. })) => {
             let free = match r {
                 RetAls::Params(_, free) => free.clone(),
                 _ => BTreeSet::new(),

@@ -242,6 +242,7 @@ impl Tcx {
                 Type::Record(fs) => fs.iter().any(|(_, t)| go(tcx, t, left)),
                 Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(|t| go(tcx, t, left)),
                 Type::Arrow { param, ret, .. } => go(tcx, param, left) || go(tcx, ret, left),
+                Type::Acc { arr, .. } => go(tcx, arr, left),
             }
         }
         let mut left = cap;
@@ -406,6 +407,7 @@ impl Tcx {
                 let r2 = forget_size(r2, n2.as_deref());
                 self.unify_d(&r1, &r2, d + 1)
             }
+            (Type::Acc { arr: a1, .. }, Type::Acc { arr: a2, .. }) => self.unify_d(a1, a2, d + 1),
             _ => Err(format!("{} is not {}", self.zonk(&b), self.zonk(&a))),
         }
     }
@@ -605,6 +607,7 @@ pub(crate) fn collect_vars(t: &Type, out: &mut Vec<u32>) {
             collect_vars(param, out);
             collect_vars(ret, out);
         }
+        Type::Acc { arr, .. } => collect_vars(arr, out),
     }
 }
 
@@ -658,6 +661,10 @@ pub(crate) fn subst(
                 ret: Box::new(r),
             }
         }
+        Type::Acc { arr, unique } => Type::Acc {
+            arr: Box::new(subst(arr, tmap, smap)),
+            unique: *unique,
+        },
     }
 }
 
