@@ -68,24 +68,32 @@ entry sums_products [n] (xs: [n]i32) (bs: [n]i64) : ([2]i32, [2]i32) =
                            (zip bs xs)
   in unzip r
 
--- Whole rows: rows added elementwise into a matrix (`map2 (+)`), and rows
--- scattered into another one (row 5 is out of bounds).
+-- Whole rows: rows added elementwise into a matrix (`map2 (+)`), their
+-- elementwise maxima (`map2 i32.max`, a scalar operator applied per
+-- element), and rows scattered into another matrix (the last one out of
+-- bounds).
 -- ==
 -- entry: rows
--- input { [[1, 2], [3, 4], [5, 6]] [1i64, 0i64, 1i64] }
--- output { [[3, 4], [6, 8]] [[0, 0], [1, 2], [3, 4]] }
-entry rows [n] (xss: [n][2]i32) (bs: [n]i64) : ([2][2]i32, [3][2]i32) =
+-- input { [[1, 2], [3, -4], [5, 6]] [1i64, 0i64, 1i64] }
+-- output { [[3, -4], [6, 8]] [[3, 0], [5, 6]] [[0, 0], [1, 2], [3, -4]] }
+entry rows [n] (xss: [n][2]i32) (bs: [n]i64) : ([2][2]i32, [2][2]i32, [3][2]i32) =
   let added =
     intrinsics.hist_stream (replicate 2 (replicate 2 0))
                            (map2 (+))
                            (replicate 2 0)
                            (\(a: *acc ([2][2]i32)) (k, r) -> put a k r)
                            (zip bs xss)
+  let maxima =
+    intrinsics.hist_stream (replicate 2 (replicate 2 0))
+                           (map2 i32.max)
+                           (replicate 2 i32.lowest)
+                           (\(a: *acc ([2][2]i32)) (k, r) -> put a k r)
+                           (zip bs xss)
   let moved =
     intrinsics.scatter_stream (replicate 3 (replicate 2 0))
                               (\(a: *acc ([3][2]i32)) (k, r) -> put a (k + 1) r)
                               (zip (iota n) xss)
-  in (added, moved)
+  in (added, maxima, moved)
 
 -- Streams nested in a map, and an accumulator threaded through a
 -- conditional.

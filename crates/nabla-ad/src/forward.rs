@@ -1630,11 +1630,9 @@ impl Forward<'_> {
             .map(|(d, dim)| match dim {
                 nabla_ir::Dim::Const(c) => Atom::Const(nabla_ir::PrimValue::I64(*c)),
                 nabla_ir::Dim::Var(x) => Atom::Var(*x),
-                nabla_ir::Dim::Ext => Atom::Var(b.bind1(
-                    "n",
-                    Type::Prim(nabla_ir::PrimType::I64),
-                    Exp::Size(t, d),
-                )),
+                nabla_ir::Dim::Ext => {
+                    Atom::Var(b.bind1("n", Type::Prim(nabla_ir::PrimType::I64), Exp::Size(t, d)))
+                }
             })
             .collect();
         Ok(b.bind1("tan_sized", want, Exp::Reshape(shape, t)))
@@ -1660,4 +1658,3 @@ impl Forward<'_> {
         }
     }
 }
-

@@ -118,7 +118,10 @@ fn acc_write<'a>(
     for (a, x) in accs.into_iter().zip(vs) {
         let t = fb.var_ty(a);
         if !t.is_acc() {
-            return Err(err(span, "acc_write: the first argument is not an accumulator"));
+            return Err(err(
+                span,
+                "acc_write: the first argument is not an accumulator",
+            ));
         }
         out.push(fb.bind1(
             "acc",
@@ -172,7 +175,12 @@ fn stream<'a>(
     let mut arrs: Vec<Var> = params.iter().map(|p| p.var).collect();
     arrs.extend(bs_vars);
     let ret: Vec<ir::Type> = acc_tys.iter().map(|t| sanitize(t.clone(), mark)).collect();
-    let accs = fb.bind("acc", ret.clone(), Exp::Soac(Soac::Map { w, lam, arrs }), span);
+    let accs = fb.bind(
+        "acc",
+        ret.clone(),
+        Exp::Soac(Soac::Map { w, lam, arrs }),
+        span,
+    );
     let body = fb.end(accs.into_iter().map(Atom::Var).collect());
     let inputs = dest_vars
         .iter()
@@ -547,7 +555,12 @@ fn flat_update<'a>(fb: &mut FunBuilder, args: &[SV<'a>], rank: usize, span: Span
     let mut next = Vec::with_capacity(arrs.len());
     for (p, x) in params.iter().zip(&flat) {
         let row = fb.var_ty(*x).row().unwrap_or(ir::Type::Prim(p.ty.elem()));
-        let v = fb.bind1("v", row, Exp::Index(*x, vec![DimIndex::Fix(Atom::Var(i))]), span);
+        let v = fb.bind1(
+            "v",
+            row,
+            Exp::Index(*x, vec![DimIndex::Fix(Atom::Var(i))]),
+            span,
+        );
         next.push(fb.bind1(
             "flat_update",
             p.ty.clone(),
@@ -567,10 +580,7 @@ fn flat_update<'a>(fb: &mut FunBuilder, args: &[SV<'a>], rank: usize, span: Span
         Exp::Loop {
             params,
             init: arrs.into_iter().map(Atom::Var).collect(),
-            form: LoopForm::For {
-                i,
-                bound: total,
-            },
+            form: LoopForm::For { i, bound: total },
             body,
         },
         span,

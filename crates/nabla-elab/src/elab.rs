@@ -2695,6 +2695,17 @@ impl<'a> Elab<'a> {
         let mut comps_of = vec![];
         for p in &def.params {
             let t = self.pat_ty(p, &ctx)?;
+            // Functions over accumulators are inlined: only an entry point
+            // (`main` without `entry` declarations) gets here with one.
+            if has_acc(&t) {
+                return Err(err(
+                    p.span,
+                    format!(
+                        "the entry point `{}` takes an accumulator, but accumulators exist only inside the `scatter_stream` or `hist_stream` that makes them",
+                        def.name.name
+                    ),
+                ));
+            }
             let comps =
                 flat(&t).map_err(|m| err(p.span, format!("parameter of an IR function: {m}")))?;
             let mut atoms = vec![];

@@ -58,7 +58,10 @@ pub enum Type {
     /// `intrinsics.hist_stream` and updated by `intrinsics.acc_write`.
     /// `unique` is the `*` marker: a function consumes an accumulator passed
     /// for a unique parameter, as it does a unique array.
-    Acc { arr: Box<Type>, unique: bool },
+    Acc {
+        arr: Box<Type>,
+        unique: bool,
+    },
     /// A rigid type parameter of the enclosing polymorphic definition (`'a`).
     Param(Name),
     /// A unification variable; only exists while the type checker runs and

@@ -94,7 +94,11 @@ fn entry_accumulators(vb: &ValBind) -> R<()> {
             vb.name.name
         )
     };
-    if let Some(p) = vb.params.iter().find(|p| p.ty.as_ref().is_some_and(has_acc)) {
+    if let Some(p) = vb
+        .params
+        .iter()
+        .find(|p| p.ty.as_ref().is_some_and(has_acc))
+    {
         return Err(err(p.span, msg("takes")));
     }
     if vb.ty.as_ref().is_some_and(has_acc) {

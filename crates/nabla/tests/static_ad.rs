@@ -1020,4 +1020,3 @@ fn accumulator_derivatives_agree_with_finite_differences_and_each_other() {
     }
     assert_eq!(checked, 5 * 3 * 6);
 }
-

@@ -187,7 +187,10 @@ impl Reverse<'_> {
         let mut body = self.fresh_copy(b, &lam.body, map)?;
         self.zero_updates(b, &mut body, &mut ours)?;
         let ret: Vec<Type> = lam.ret.iter().map(crate::util::existential).collect();
-        let tys = pat.iter().map(|p| crate::util::existential(&p.ty)).collect();
+        let tys = pat
+            .iter()
+            .map(|p| crate::util::existential(&p.ty))
+            .collect();
         let masked = b.bind(
             "adj_masked",
             tys,
@@ -223,9 +226,7 @@ impl Reverse<'_> {
         body: &mut Body,
         ours: &mut std::collections::HashSet<Var>,
     ) -> Result<(), AdError> {
-        let is_ours = |ours: &std::collections::HashSet<Var>, a: &Atom| {
-            matches!(a, Atom::Var(v) if ours.contains(v))
-        };
+        let is_ours = |ours: &std::collections::HashSet<Var>, a: &Atom| matches!(a, Atom::Var(v) if ours.contains(v));
         let old = std::mem::take(&mut body.stms);
         let mut out = Vec::with_capacity(old.len());
         for mut s in old {
