@@ -1,10 +1,12 @@
 -- jvp and vjp through the source language's accumulators (Futhark's
--- `intrinsics.scatter_stream`, `hist_stream` with `+`, `acc_write`):
+-- `intrinsics.scatter_stream`, `hist_stream` with `+` and with an operator
+-- mixing components, `acc_write`):
 -- writes into a differentiated destination (the written cells lose the
 -- destination's derivative), out-of-bounds writes (ignored), histograms of
 -- scalars, rows (`map2 (+)`) and pairs, a loop writing inside a stream
 -- nested in a map. Each fK : [6]f64 -> f64 is written out by hand as a
--- polynomial (or, for f2, with sines) in the comments; the expected values
+-- polynomial (or, for f2, with sines) in the comments (f6 multiplies complex
+-- numbers: an operator that mixes components, run as a loop); the values
 -- at x = [0.5, -1.25, 2, 0.75, -0.5, 1.5] (tangent dx = [1, 0.5, -1, 2,
 -- 0.25, -0.75]) come from those formulas (f2 by the complex-step method).
 -- crates/nabla/tests/static_ad.rs also checks every fK against central
@@ -75,12 +77,26 @@ def f5 (x: [6]f64) : f64 =
         (iota 2)
   in f64.sum (map (\r -> r[0] * r[3] + r[1] * r[2]) rows)
 
+-- Complex numbers z_i = (x_i, x_{i+3}) multiplied per parity of i (an
+-- operator mixing the components: the stream runs as a loop):
+-- b0 = z0 z2 = (x0 x2 - x3 x5, x0 x5 + x2 x3), b1 = z1 = (x1, x4);
+-- f6 = re b0 + 2 im b0 + re b1 im b1.
+def f6 (x: [6]f64) : f64 =
+  let b =
+    intrinsics.hist_stream (replicate 2 (1, 0))
+                           (\(a, b) (c, d) -> (a * c - b * d, a * d + b * c))
+                           (1, 0)
+                           (\(a: *acc ([2](f64, f64))) i -> put a (i % 2) (x[i], x[i + 3]))
+                           (iota 3)
+  in b[0].0 + 2 * b[0].1 + b[1].0 * b[1].1
+
 def pick (k: i32) (x: [6]f64) : f64 =
   if k == 1 then f1 x
   else if k == 2 then f2 x
   else if k == 3 then f3 x
   else if k == 4 then f4 x
-  else f5 x
+  else if k == 5 then f5 x
+  else f6 x
 
 -- ==
 -- entry: primal
@@ -89,6 +105,7 @@ def pick (k: i32) (x: [6]f64) : f64 =
 -- input { 3 [0.5, -1.25, 2.0, 0.75, -0.5, 1.5] } output { 5.625 }
 -- input { 4 [0.5, -1.25, 2.0, 0.75, -0.5, 1.5] } output { 19.0 }
 -- input { 5 [0.5, -1.25, 2.0, 0.75, -0.5, 1.5] } output { 9.515625 }
+-- input { 6 [0.5, -1.25, 2.0, 0.75, -0.5, 1.5] } output { 5.0 }
 entry primal (k: i32) (x: [6]f64) : f64 = pick k x
 
 -- ==
@@ -104,6 +121,8 @@ entry primal (k: i32) (x: [6]f64) : f64 = pick k x
 -- output { [8.5, 4.0, 10.5, 8.0, 12.5, 12.0] }
 -- input { 5 [0.5, -1.25, 2.0, 0.75, -0.5, 1.5] }
 -- output { [5.25, -13.125, 5.4375, -1.8125, 2.71875, 7.25] }
+-- input { 6 [0.5, -1.25, 2.0, 0.75, -0.5, 1.5] }
+-- output { [5.0, -0.5, 2.0, 2.5, -1.25, 0.25] }
 entry grad (k: i32) (x: [6]f64) : [6]f64 = vjp (pick k) x 1
 
 -- ==
@@ -113,6 +132,7 @@ entry grad (k: i32) (x: [6]f64) : [6]f64 = vjp (pick k) x 1
 -- input { 3 [0.5, -1.25, 2.0, 0.75, -0.5, 1.5] [1.0, 0.5, -1.0, 2.0, 0.25, -0.75] } output { 8.625 }
 -- input { 4 [0.5, -1.25, 2.0, 0.75, -0.5, 1.5] [1.0, 0.5, -1.0, 2.0, 0.25, -0.75] } output { 10.125 }
 -- input { 5 [0.5, -1.25, 2.0, 0.75, -0.5, 1.5] [1.0, 0.5, -1.0, 2.0, 0.25, -0.75] } output { -15.1328125 }
+-- input { 6 [0.5, -1.25, 2.0, 0.75, -0.5, 1.5] [1.0, 0.5, -1.0, 2.0, 0.25, -0.75] } output { 7.25 }
 entry tangent (k: i32) (x: [6]f64) (dx: [6]f64) : f64 = jvp (pick k) x dx
 
 -- Integers are differentiated too (as Futhark does): a histogram of the

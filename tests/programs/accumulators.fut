@@ -138,3 +138,34 @@ entry views_of_rows (xss: [4][2]i32) : ([2][2][2]i32, [1][2][1][2]i32, [4][2]i32
   let w = intrinsics.flat_index_4d (flatten xss) 0 1 0 2 4 1 0 2 2 :> [1][2][1][2]i32
   let u = intrinsics.flat_update_4d (copy xss) 0 0 2 0 0 [[[[[0, 0]]], [[[0, 0]]]]]
   in (v, w, u)
+
+-- An operator that mixes the components of its elements (the largest value
+-- and its position, ties to the smaller position) cannot be split into
+-- one accumulator per component: the stream runs as a loop over the
+-- elements. The function writes each value at its position modulo 2 and
+-- at an index out of bounds, and itself runs a stream over its own small
+-- array (a scatter inside the loop).
+-- ==
+-- entry: argmax
+-- input { [3.0, 7.5, -1.0, 7.5, 2.0] }
+-- output { [3.0, 7.5] [0i64, 1i64] [2, 2, 2] }
+-- input { empty([0]f64) }
+-- output { [-f64.inf, -f64.inf] [-1i64, -1i64] [2, 2, 2] }
+entry argmax [n] (xs: [n]f64) : ([2]f64, [2]i64, [3]i32) =
+  let best (a: f64, i: i64) (b: f64, j: i64) =
+    if a < b || (a == b && j < i) then (b, j) else (a, i)
+  let r =
+    intrinsics.hist_stream (replicate 2 (-f64.inf, -1))
+                           best
+                           (-f64.inf, -1)
+                           (\(a: *acc ([2](f64, i64))) (i, x) ->
+                              let marks =
+                                intrinsics.scatter_stream (replicate 3 0i32)
+                                                          (\(m: *acc ([3]i32)) k -> put m k 2)
+                                                          (iota 3)
+                              let a = put a (i % 2) (x, i)
+                              in put a (i + 2 + i64.i32 marks[0]) (f64.inf, i))
+                           (zip (iota n) xs)
+  let (v, p) = unzip r
+  let marks = intrinsics.scatter_stream (replicate 3 0) (\(m: *acc ([3]i32)) k -> put m k 2) (iota 3)
+  in (v, p, marks)

@@ -11,7 +11,13 @@
 //!   bounds. They become the IR's `with_acc` and `update_acc`, one IR
 //!   accumulator per component of the element type (an accumulator of
 //!   tuples is several accumulators, as an array of tuples is several
-//!   arrays).
+//!   arrays). An IR accumulator combines one scalar at a time, so a
+//!   `hist_stream` whose operator mixes the components of its elements
+//!   (the maximum and its position) runs as a sequential loop over the
+//!   elements instead, the accumulator being the array itself and a write
+//!   `acc with [i] = op acc[i] v` (one order of the writes, which an
+//!   associative and commutative operator allows); so do the streams
+//!   inside its function, whose accumulators are arrays there too.
 //! - flat views: `flat_index_Nd as offset n1 s1 … nN sN` is the array
 //!   `[n1]…[nN]` whose element `[i1, …, iN]` is `as[offset + i1*s1 + … +
 //!   iN*sN]`; `flat_update_Nd as offset s1 … sN vs` writes each element of
@@ -39,11 +45,18 @@ pub(crate) fn call<'a>(
     span: Span,
 ) -> R<SV<'a>> {
     let mut args = args;
+    let sequential = !el.seq_streams.is_empty();
     match name {
+        "acc_write" if args.len() == 3 && sequential => {
+            seq_write(el, fb, &args[0], &args[1], &args[2], span)
+        }
         "acc_write" if args.len() == 3 => acc_write(fb, &args[0], &args[1], &args[2], span),
         "scatter_stream" if args.len() == 3 => {
             let bs = args.pop().unwrap_or_else(|| SV::Rec(vec![]));
             let f = args.pop().unwrap_or_else(|| SV::Rec(vec![]));
+            if sequential {
+                return seq_stream(el, fb, &args[0], None, f, &bs, span);
+            }
             let n = arr_vars(&args[0], span)?.len();
             stream(el, fb, &args[0], vec![AccOp::Write; n], f, &bs, span)
         }
@@ -52,8 +65,13 @@ pub(crate) fn call<'a>(
             let f = args.pop().unwrap_or_else(|| SV::Rec(vec![]));
             let ne = args.pop().unwrap_or_else(|| SV::Rec(vec![]));
             let op = args.pop().unwrap_or_else(|| SV::Rec(vec![]));
-            let ops = hist_operators(el, fb, &args[0], op, &ne, span)?;
-            stream(el, fb, &args[0], ops, f, &bs, span)
+            if sequential {
+                return seq_stream(el, fb, &args[0], Some(op), f, &bs, span);
+            }
+            match hist_operators(el, fb, &args[0], op.clone(), &ne, span)? {
+                Some(ops) => stream(el, fb, &args[0], ops, f, &bs, span),
+                None => seq_stream(el, fb, &args[0], Some(op), f, &bs, span),
+            }
         }
         _ => {
             if let Some(rank) = flat_rank(name, "flat_index_") {
@@ -201,11 +219,12 @@ fn stream<'a>(
 }
 
 /// The accumulator operator of each component of `dest` for `hist_stream
-/// dest op ne`: `op` must combine the components separately (each result
+/// dest op ne`, if `op` combines the components separately (each result
 /// component depends on the same component of its two arguments only),
 /// and a component that is an array elementwise (a `map` of an operator
 /// on its elements, such as `map2 (+)`), since an accumulator combines
-/// one element at a time. `+` becomes the IR's `add` accumulator.
+/// one element at a time; `None` otherwise. `+` becomes the IR's `add`
+/// accumulator.
 fn hist_operators<'a>(
     el: &mut Elab<'a>,
     fb: &mut FunBuilder,
@@ -213,7 +232,7 @@ fn hist_operators<'a>(
     op: SV<'a>,
     ne: &SV<'a>,
     span: Span,
-) -> R<Vec<AccOp>> {
+) -> R<Option<Vec<AccOp>>> {
     let ne = atoms_of(ne, span)?;
     let (row_sty, row_tys) = el.row_arg(fb, dest, span)?;
     let c = row_tys.len();
@@ -230,10 +249,7 @@ fn hist_operators<'a>(
         let arg = (row_sty.clone(), row_tys.clone());
         let (lam, _) = el.make_lambda(fb, op.clone(), vec![arg.clone(), arg], span)?;
         let Some(scalar_op) = component(&lam, c, j).and_then(elementwise) else {
-            return Err(err(
-                span,
-                "hist_stream: the operator must combine each component of the elements on its own, and arrays element by element (as `map2 op` does); this one does not",
-            ));
+            return Ok(None);
         };
         ops.push(if is_add(&scalar_op) {
             AccOp::Add
@@ -242,7 +258,164 @@ fn hist_operators<'a>(
             AccOp::Lambda(Box::new(scalar_op), ne)
         });
     }
-    Ok(ops)
+    Ok(Some(ops))
+}
+
+/// A stream as a sequential loop over the elements of `bs`, carrying the
+/// destination's arrays as the accumulator (`op`: the histogram's
+/// operator; `None`: a scatter); the writes in `f` are elaborated by
+/// [`seq_write`] meanwhile.
+fn seq_stream<'a>(
+    el: &mut Elab<'a>,
+    fb: &mut FunBuilder,
+    dest: &SV<'a>,
+    op: Option<SV<'a>>,
+    f: SV<'a>,
+    bs: &SV<'a>,
+    span: Span,
+) -> R<SV<'a>> {
+    let dest_vars = arr_vars(dest, span)?;
+    let dest_sty = sty_of(dest);
+    let acc_sty = STy::Acc {
+        arr: Box::new(dest_sty.clone()),
+        unique: true,
+    };
+    let w = el.common_width(fb, &[bs], "the stream of an accumulator", span)?;
+    let bs_vars = arr_vars(bs, span)?;
+    let (row_sty, row_tys) = el.row_arg(fb, bs, span)?;
+    let tys: Vec<ir::Type> = dest_vars.iter().map(|v| fb.var_ty(*v)).collect();
+    let j = fb.var("j", ir::Type::Prim(PrimType::I64));
+    let params: Vec<Param> = tys
+        .iter()
+        .map(|t| Param {
+            var: fb.var("acc", t.clone()),
+            ty: t.clone(),
+            unique: true,
+        })
+        .collect();
+    fb.begin();
+    let mut row = Vec::with_capacity(bs_vars.len());
+    for (v, t) in bs_vars.iter().zip(&row_tys) {
+        row.push(fb.bind1(
+            "row",
+            t.clone(),
+            Exp::Index(*v, vec![DimIndex::Fix(Atom::Var(j))]),
+            span,
+        ));
+    }
+    let acc = SV::Dyn(params.iter().map(|p| Atom::Var(p.var)).collect(), acc_sty);
+    el.seq_streams.push(op);
+    let r = el.apply(fb, f, vec![acc, SV::Dyn(row, row_sty)], span);
+    el.seq_streams.pop();
+    let next = atoms_of(&r?, span)?;
+    if next.len() != params.len() {
+        return Err(err(
+            span,
+            "the function given to a stream must return the accumulator it is given",
+        ));
+    }
+    let body = fb.end(next);
+    let pat: Vec<Param> = tys
+        .iter()
+        .map(|t| Param::new(fb.var("stream", t.clone()), t.clone()))
+        .collect();
+    let out = pat.iter().map(|p| Atom::Var(p.var)).collect();
+    fb.push(
+        pat,
+        Exp::Loop {
+            params,
+            init: dest_vars.into_iter().map(Atom::Var).collect(),
+            form: LoopForm::For { i: j, bound: w },
+            body,
+        },
+        span,
+    );
+    Ok(SV::Dyn(out, dest_sty))
+}
+
+/// `acc_write acc i v` in a stream elaborated as a loop ([`seq_stream`]):
+/// `acc` holds the arrays; where `i` is in bounds, their cells at `i`
+/// become `v` (a scatter) or `op acc[i] v` (a histogram), in place.
+fn seq_write<'a>(
+    el: &mut Elab<'a>,
+    fb: &mut FunBuilder,
+    acc: &SV<'a>,
+    i: &SV<'a>,
+    v: &SV<'a>,
+    span: Span,
+) -> R<SV<'a>> {
+    let arrs = arr_vars(acc, span)?;
+    let i = scalar(i, span)?;
+    let vs = atoms_of(v, span)?;
+    if arrs.len() != vs.len() {
+        return Err(err(
+            span,
+            "acc_write: the value does not match the accumulator's element type",
+        ));
+    }
+    let acc_sty = sty_of(acc);
+    let elem_sty = match &acc_sty {
+        STy::Acc { arr, .. } => crate::elab::sty_row(arr),
+        t => crate::elab::sty_row(t),
+    };
+    let Some(first) = arrs.first() else {
+        return Ok(acc.clone());
+    };
+    let n = fb.size_of(*first, 0, span);
+    let lo = fb.cmp(CmpOp::Le, i64c(0), i, span);
+    let hi = fb.cmp(CmpOp::Lt, i, n, span);
+    let inside = fb.binop(BinOp::LogAnd, lo, hi, span);
+    let tys: Vec<ir::Type> = arrs.iter().map(|a| fb.var_ty(*a)).collect();
+    let op = el.seq_streams.last().cloned().flatten();
+    fb.begin();
+    let new = match op {
+        None => vs,
+        Some(op) => {
+            let mut old = Vec::with_capacity(arrs.len());
+            for (a, t) in arrs.iter().zip(&tys) {
+                let row = t.row().unwrap_or(ir::Type::Prim(t.elem()));
+                old.push(fb.bind1("cell", row, Exp::Index(*a, vec![DimIndex::Fix(i)]), span));
+            }
+            let r = el.apply(
+                fb,
+                op,
+                vec![SV::Dyn(old, elem_sty.clone()), SV::Dyn(vs, elem_sty)],
+                span,
+            )?;
+            atoms_of(&r, span)?
+        }
+    };
+    if new.len() != arrs.len() {
+        return Err(err(
+            span,
+            "hist_stream: the operator's result does not match the element type",
+        ));
+    }
+    let mut written = Vec::with_capacity(arrs.len());
+    for ((a, t), x) in arrs.iter().zip(&tys).zip(new) {
+        written.push(fb.bind1(
+            "acc",
+            t.clone(),
+            Exp::Update(*a, vec![DimIndex::Fix(i)], x),
+            span,
+        ));
+    }
+    let then_ = fb.end(written);
+    let else_ = Body {
+        stms: vec![],
+        result: arrs.iter().map(|a| Atom::Var(*a)).collect(),
+    };
+    let vs = fb.bind(
+        "acc",
+        tys,
+        Exp::If {
+            cond: inside,
+            then_,
+            else_,
+        },
+        span,
+    );
+    Ok(SV::Dyn(vs.into_iter().map(Atom::Var).collect(), acc_sty))
 }
 
 /// The part of `lam` (an operator on elements of `c` components:

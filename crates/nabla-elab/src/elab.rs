@@ -133,6 +133,11 @@ pub(crate) struct Elab<'a> {
     steps: usize,
     /// The source text, when the caller has it (for messages that quote it).
     pub sources: Option<&'a nabla_syntax::SourceMap>,
+    /// The streams being elaborated as sequential loops, innermost last
+    /// (see `accs.rs`): while there is one, an accumulator is the array
+    /// itself, and a write combines into it with the innermost stream's
+    /// operator (`None`: a scatter's overwrite).
+    pub(crate) seq_streams: Vec<Option<SV<'a>>>,
 }
 
 // ---------------------------------------------------------------------------
@@ -593,6 +598,7 @@ impl<'a> Elab<'a> {
             depth: 0,
             steps: 0,
             sources: None,
+            seq_streams: vec![],
         }
     }
 
@@ -659,7 +665,12 @@ impl<'a> Elab<'a> {
     /// IR types of a semantic type's components.
     pub fn ir_types(&self, t: &STy, env: &Env<'a>, span: Span) -> R<Vec<ir::Type>> {
         let comps = flat(t).map_err(|m| err(span, m))?;
-        let accs = flat_acc(t);
+        let accs = if self.seq_streams.is_empty() {
+            flat_acc(t)
+        } else {
+            // Inside a stream elaborated as a loop, accumulators are arrays.
+            vec![false; comps.len()]
+        };
         Ok(comps
             .into_iter()
             .zip(accs)
