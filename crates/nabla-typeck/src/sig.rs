@@ -601,6 +601,26 @@ mod tests {
     }
 
     #[test]
+    fn intrinsics_module_members() {
+        assert_eq!(intrinsics_module_member("map").as_deref(), Some("map"));
+        assert_eq!(
+            intrinsics_module_member("acc_write").as_deref(),
+            Some("intrinsics.acc_write")
+        );
+        assert_eq!(
+            intrinsics_module_member("flat_update_3d").as_deref(),
+            Some("intrinsics.flat_update_3d")
+        );
+        assert_eq!(intrinsics_module_member("sqrt"), None);
+        assert_eq!(intrinsics_module_member("???"), None);
+        // An accumulator parameter is consumed (`*`), its result is not.
+        let t = parse_sig("*acc([k]a) -> i64 -> a -> acc([k]a)").unwrap();
+        assert_eq!(t.to_string(), "(*acc ([k]a)) -> (i64) -> (a) -> acc ([k]a)");
+        let s = Scheme::from_type(t, &[]);
+        assert_eq!(s.sparams, vec!["k".to_string()]);
+    }
+
+    #[test]
     fn map_scheme() {
         let s = Scheme::from_type(parse_sig("(a -> b) -> [n]a -> *[n]b").unwrap(), &[]);
         assert_eq!(
