@@ -914,6 +914,7 @@ impl Forward<'_> {
                 return unsupported(self.span, "accumulators with an operator lambda");
             }
             let t = self.fresh_tangent_array(b, tans, input.array)?;
+            let t = self.with_primal_sizes(b, t, input.array)?;
             all_inputs.push(nabla_ir::AccInput {
                 array: t,
                 op: input.op.clone(),
@@ -1012,7 +1013,22 @@ impl Forward<'_> {
             span: self.span,
         });
         match t {
-            Some(Atom::Var(t)) => self.bind_tangent(b, tans, &pat[0], on_tangent(t)),
+            // `copy`, `reverse` and `rotate` keep their operand's type: the
+            // tangent's, whose sizes may be other variables (of equal
+            // values) than the primal's.
+            Some(Atom::Var(t)) => match on_tangent(t) {
+                e @ (Exp::Copy(_) | Exp::Reverse(_) | Exp::Rotate(..)) => {
+                    let name = format!("{}_tan", base_name(b.vars.name(pat[0].var)));
+                    let tp = b.param(&name, self.type_of(b, t)?);
+                    b.push(Stm {
+                        pat: vec![tp.clone()],
+                        exp: e,
+                        span: self.span,
+                    });
+                    tans.set(pat[0].var, Some(Atom::Var(tp.var)));
+                }
+                e => self.bind_tangent(b, tans, &pat[0], e),
+            },
             _ => tans.set(pat[0].var, None),
         }
         Ok(())
@@ -1588,6 +1604,38 @@ impl Forward<'_> {
             all_arrs.push(self.materialize_var(b, tans, *a)?);
         }
         Ok((all_neutral, all_arrs))
+    }
+
+    /// The tangent array `t` of the array `v` with the sizes of `v`'s
+    /// tangent type (reshaped where its own type names other sizes, of
+    /// equal values, as a tangent made elsewhere may): the tangent
+    /// accumulators inside a `with_acc` are typed after the primal ones.
+    fn with_primal_sizes(
+        &mut self,
+        b: &mut FunctionBuilder,
+        t: Var,
+        v: Var,
+    ) -> Result<Var, AdError> {
+        let want = self.tangent_type(&self.type_of(b, v)?);
+        let have = self.type_of(b, t)?;
+        let (Type::Array(_, dims), Type::Array(..)) = (&want, &have) else {
+            return Ok(t);
+        };
+        if want == have {
+            return Ok(t);
+        }
+        let shape = dims
+            .iter()
+            .enumerate()
+            .map(|(d, dim)| match dim {
+                nabla_ir::Dim::Const(c) => Atom::Const(nabla_ir::PrimValue::I64(*c)),
+                nabla_ir::Dim::Var(x) => Atom::Var(*x),
+                nabla_ir::Dim::Ext => {
+                    Atom::Var(b.bind1("n", Type::Prim(nabla_ir::PrimType::I64), Exp::Size(t, d)))
+                }
+            })
+            .collect();
+        Ok(b.bind1("tan_sized", want, Exp::Reshape(shape, t)))
     }
 
     /// A tangent array for a destination that the statement consumes: a

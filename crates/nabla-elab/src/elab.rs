@@ -140,6 +140,11 @@ pub(crate) struct Elab<'a> {
     steps: usize,
     /// The source text, when the caller has it (for messages that quote it).
     pub sources: Option<&'a nabla_syntax::SourceMap>,
+    /// The streams being elaborated as sequential loops, innermost last
+    /// (see `accs.rs`): while there is one, an accumulator is the array
+    /// itself, and a write combines into it with the innermost stream's
+    /// operator (`None`: a scatter's overwrite).
+    pub(crate) seq_streams: Vec<Option<SV<'a>>>,
 }
 
 // ---------------------------------------------------------------------------
@@ -253,6 +258,8 @@ fn flat_into(
                 }
             }
         }
+        // An accumulator is one IR accumulator per component of its array.
+        STy::Acc { arr, .. } => flat_into(arr, outer, out, depth + 1)?,
         STy::Arrow { .. } => {
             return Err(format!(
                 "a function type ({t}) cannot be used as a value here"
@@ -289,6 +296,37 @@ pub(crate) fn flat_unique(t: &STy) -> Vec<bool> {
     let mut out = vec![];
     go(t, false, &mut out, 0);
     out
+}
+
+/// For each flattened component of a type (in the order of [`flat`]),
+/// whether it is an accumulator (a component of an `acc` type's array).
+pub(crate) fn flat_acc(t: &STy) -> Vec<bool> {
+    fn go(t: &STy, acc: bool, out: &mut Vec<bool>, depth: usize) {
+        if depth > 200 {
+            return;
+        }
+        match t {
+            STy::Prim(_) => out.push(acc),
+            STy::Array { elem, .. } => go(elem, acc, out, depth + 1),
+            STy::Record(fs) => fs.iter().for_each(|(_, f)| go(f, acc, out, depth + 1)),
+            STy::Sum(cs) => {
+                out.push(acc);
+                for (_, ts) in cs {
+                    ts.iter().for_each(|t| go(t, acc, out, depth + 1));
+                }
+            }
+            STy::Acc { arr, .. } => go(arr, true, out, depth + 1),
+            _ => {}
+        }
+    }
+    let mut out = vec![];
+    go(t, false, &mut out, 0);
+    out
+}
+
+/// Whether a type is or contains an accumulator.
+pub(crate) fn has_acc(t: &STy) -> bool {
+    flat_acc(t).contains(&true)
 }
 
 /// Number of flat IR values of a type.
@@ -649,6 +687,7 @@ impl<'a> Elab<'a> {
             depth: 0,
             steps: 0,
             sources: None,
+            seq_streams: vec![],
         }
     }
 
@@ -715,13 +754,23 @@ impl<'a> Elab<'a> {
     /// IR types of a semantic type's components.
     pub fn ir_types(&self, t: &STy, env: &Env<'a>, span: Span) -> R<Vec<ir::Type>> {
         let comps = flat(t).map_err(|m| err(span, m))?;
+        let accs = if self.seq_streams.is_empty() {
+            flat_acc(t)
+        } else {
+            // Inside a stream elaborated as a loop, accumulators are arrays.
+            vec![false; comps.len()]
+        };
         Ok(comps
             .into_iter()
-            .map(|(p, shape)| {
-                if shape.is_empty() {
+            .zip(accs)
+            .map(|((p, shape), acc)| {
+                let dims = shape.iter().map(|s| self.size_dim(s, env)).collect();
+                if acc {
+                    ir::Type::Acc(p, dims)
+                } else if shape.is_empty() {
                     ir::Type::Prim(p)
                 } else {
-                    ir::Type::Array(p, shape.iter().map(|s| self.size_dim(s, env)).collect())
+                    ir::Type::Array(p, dims)
                 }
             })
             .collect())
@@ -1552,8 +1601,11 @@ impl<'a> Elab<'a> {
                     None => return Err(err(def.span, "definition has no type")),
                 };
                 let (ps, ret) = peel(&full, def.params.len());
-                let fo =
-                    ps.iter().all(first_order) && ret.as_ref().map(first_order).unwrap_or(false);
+                // Accumulators live only inside the `with_acc` that made
+                // them: a function taking or returning one is inlined.
+                let fo = ps.iter().all(first_order)
+                    && ret.as_ref().map(first_order).unwrap_or(false)
+                    && !ps.iter().chain(ret.as_ref()).any(has_acc);
                 // Inside the callee, the caller's sizes in the type arguments
                 // go by names the callee's cannot capture.
                 let (inner, aliases) = rename_subst_sizes(subst, env);
@@ -2828,6 +2880,17 @@ impl<'a> Elab<'a> {
         let mut comps_of = vec![];
         for p in &def.params {
             let t = self.pat_ty(p, &ctx)?;
+            // Functions over accumulators are inlined: only an entry point
+            // (`main` without `entry` declarations) gets here with one.
+            if has_acc(&t) {
+                return Err(err(
+                    p.span,
+                    format!(
+                        "the entry point `{}` takes an accumulator, but accumulators exist only inside the `scatter_stream` or `hist_stream` that makes them",
+                        def.name.name
+                    ),
+                ));
+            }
             let comps =
                 flat(&t).map_err(|m| err(p.span, format!("parameter of an IR function: {m}")))?;
             let mut atoms = vec![];

@@ -17,6 +17,7 @@
 //! * **A-normal form**: every intermediate value is bound by a statement with
 //!   its IR type and the span of the source expression.
 
+mod accs;
 mod elab;
 mod fb;
 mod intrin;

@@ -878,6 +878,11 @@ fn every_module_member_elaborates() {
         let Some((m, f)) = name.split_once('.') else {
             continue;
         };
+        // The `intrinsics` module's own members (accumulators, flat
+        // views) take functions and accumulators: tests/programs has them.
+        if m == "intrinsics" {
+            continue;
+        }
         if !f.starts_with(|c: char| c.is_ascii_alphabetic()) {
             continue;
         }

@@ -520,6 +520,15 @@ impl Expander {
         path.push(q.name.clone());
         let mut cur = match scope.mods.get(&path[0]) {
             Some(v) => v.clone(),
+            // The built-in module of intrinsics has members (reached as
+            // `intrinsics.x`), but it is no module value (Futhark's rule).
+            None if path[0] == "intrinsics" => {
+                self.diags.push(error(
+                    q.span,
+                    "The 'intrinsics' module may not be used in module expressions.",
+                ));
+                return None;
+            }
             None => {
                 self.diags
                     .push(error(q.span, format!("unknown module `{}`", path[0])));

@@ -927,6 +927,20 @@ impl Checker {
                     )),
                 };
             }
+            if m == sig::INTRINSICS_MODULE {
+                let found = sig::intrinsics_module_member(&q.name)
+                    .and_then(|c| Some((self.intrinsics.get(&c).cloned()?, c)));
+                return match found {
+                    Some((s, canon)) => {
+                        let (t, _) = self.instantiate(&s, q.span);
+                        Ok((Res::Intrinsic(canon), t, vec![]))
+                    }
+                    None => Err(err(
+                        q.span,
+                        format!("module `{m}` has no member `{}`", q.name),
+                    )),
+                };
+            }
             return Err(err(q.span, format!("unknown name `{q}`")));
         }
         match self.lookup(&q.name) {
@@ -1029,6 +1043,19 @@ impl Checker {
                         if let Some(p) = PrimType::from_name(&m) {
                             return Ok(Type::Prim(p));
                         }
+                    }
+                    if m == sig::INTRINSICS_MODULE && q.name == "acc" {
+                        // `intrinsics.acc t`: an accumulator over the array type `t`.
+                        return match args.as_mut_slice() {
+                            [TypeArg::Type(t)] => Ok(Type::Acc {
+                                arr: Box::new(self.resolve_type(t)?),
+                                unique: false,
+                            }),
+                            _ => Err(err(
+                                *span,
+                                "type `intrinsics.acc` takes one type argument (an array type)",
+                            )),
+                        };
                     }
                     return Err(err(*span, format!("unknown type `{q}`")));
                 }
@@ -1395,17 +1422,22 @@ impl Checker {
     }
 
     /// The type of `t` indexed by `idx` (checking the indices).
-    /// An index or slice bound: any integer type (as in Futhark); `i64`
-    /// unless its type is already known to be another integer type (the
-    /// elaborator converts it to `i64`).
-    fn index_int(&mut self, e: &mut Expr, what: &str) -> R<()> {
+    /// An index (`fixed`: of one element) or a slice bound (the elaborator
+    /// converts either to `i64`). An element index is of any signed
+    /// integer type, as in Futhark: one whose type is still open is
+    /// constrained to those (`i64` by default), so that a lambda parameter
+    /// used as an index can be an `i32` (`map (\i -> xs[i]) is32`). A slice
+    /// bound is an `i64`, or any integer type already known.
+    fn index_int(&mut self, e: &mut Expr, what: &str, fixed: bool) -> R<()> {
         let it = self.infer(e)?;
-        if let Type::Prim(p) = self.tcx.head(&it) {
-            if p.is_int() {
-                return Ok(());
+        match self.tcx.head(&it) {
+            Type::Prim(p) if p.is_int() => Ok(()),
+            Type::Var(_) if fixed => {
+                let signed = self.tcx.signed_int_var(e.span);
+                self.unify_at(&signed, &it, e.span, what)
             }
+            _ => self.unify_at(&i64t(), &it, e.span, what),
         }
-        self.unify_at(&i64t(), &it, e.span, what)
     }
 
     fn index_type(&mut self, t: &Type, idx: &mut [DimIndex], span: Span) -> R<Type> {
@@ -1429,11 +1461,11 @@ impl Checker {
         let mut dims = Vec::new();
         for (d, s) in idx.iter_mut().zip(shape) {
             match d {
-                DimIndex::Fix(e) => self.index_int(e, "array index must be an integer")?,
+                DimIndex::Fix(e) => self.index_int(e, "array index must be an integer", true)?,
                 DimIndex::Slice { start, end, stride } => {
                     let full = start.is_none() && end.is_none() && stride.is_none();
                     for e in [start, end, stride].into_iter().flatten() {
-                        self.index_int(e, "slice bound must be an integer")?;
+                        self.index_int(e, "slice bound must be an integer", false)?;
                     }
                     dims.push(if full { s } else { Size::Any });
                 }
@@ -2182,6 +2214,7 @@ fn make_unique(t: Type) -> Type {
             shape,
             unique: true,
         },
+        Type::Acc { arr, .. } => Type::Acc { arr, unique: true },
         Type::Record(fs) => {
             Type::Record(fs.into_iter().map(|(n, t)| (n, make_unique(t))).collect())
         }

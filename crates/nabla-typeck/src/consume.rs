@@ -134,7 +134,7 @@ pub(crate) struct GlobalInfo {
 
 fn type_diet(t: Option<&Type>) -> Diet {
     match t {
-        Some(Type::Array { unique: true, .. }) => Diet::Consume,
+        Some(Type::Array { unique: true, .. } | Type::Acc { unique: true, .. }) => Diet::Consume,
         Some(Type::Record(fs)) => {
             let ds: Vec<(Name, Diet)> = fs
                 .iter()
@@ -198,7 +198,9 @@ pub(crate) fn pat_diet(p: &Pat, declared: Option<&Type>) -> Diet {
 /// instantiated with an array, so it aliases the arguments too).
 pub(crate) fn ret_als(t: &Type) -> RetAls {
     match t {
-        Type::Array { unique: false, .. } | Type::Param(_) => RetAls::Args,
+        Type::Array { unique: false, .. } | Type::Acc { unique: false, .. } | Type::Param(_) => {
+            RetAls::Args
+        }
         Type::Record(fs) => {
             let rs: Vec<(Name, RetAls)> = fs.iter().map(|(n, t)| (n.clone(), ret_als(t))).collect();
             if rs.iter().all(|(_, r)| *r == RetAls::Fresh) {
@@ -410,7 +412,7 @@ enum RetU {
 
 fn type_retu(t: &Type) -> RetU {
     match t {
-        Type::Array { unique: true, .. } => RetU::Unique,
+        Type::Array { unique: true, .. } | Type::Acc { unique: true, .. } => RetU::Unique,
         Type::Record(fs) => RetU::Rec(fs.iter().map(|(n, t)| (n.clone(), type_retu(t))).collect()),
         _ => RetU::Other,
     }
@@ -640,6 +642,10 @@ struct Cx<'a> {
     /// arguments and the free variables its body returns), for `let f =
     /// \x -> …`.
     last_lambda: Option<Rc<FnSig>>,
+    /// While checking arguments of function type (innermost last): the
+    /// alias ids below the limit (bound before the argument) of the
+    /// variables the argument uses, i.e. what a closure captures.
+    captured: Vec<(u32, BTreeSet<u32>)>,
 }
 
 /// Checks the consumption rules in one type-checked top-level definition,
@@ -661,6 +667,7 @@ pub(crate) fn check_valbind(
         consumed: HashMap::new(),
         barriers: Vec::new(),
         uses: Vec::new(),
+        captured: Vec::new(),
         loop_depth: 0,
         depth: 0,
         updates: 0,
@@ -718,9 +725,11 @@ fn result_expr(e: &Expr) -> &Expr {
     }
 }
 
+/// Whether values of type `t` are, or contain, arrays or accumulators (the
+/// values that can be consumed and aliased).
 fn has_array(t: &Type) -> bool {
     match t {
-        Type::Array { .. } => true,
+        Type::Array { .. } | Type::Acc { .. } => true,
         Type::Record(fs) => fs.iter().any(|(_, t)| has_array(t)),
         Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(has_array),
         _ => false,
@@ -730,6 +739,7 @@ fn has_array(t: &Type) -> bool {
 fn has_unique_or_param(t: &Type) -> bool {
     match t {
         Type::Array { unique, elem, .. } => *unique || has_unique_or_param(elem),
+        Type::Acc { unique, .. } => *unique,
         Type::Record(fs) => fs.iter().any(|(_, t)| has_unique_or_param(t)),
         Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(has_unique_or_param),
         Type::Param(_) | Type::Var(_) => true,
@@ -1289,6 +1299,9 @@ impl<'a> Cx<'a> {
                 let als = v.als.clone();
                 let ids = als.flat();
                 self.check_not_consumed(&ids, span, &name.name)?;
+                for (limit, set) in self.captured.iter_mut() {
+                    set.extend(ids.iter().filter(|&&i| i < *limit));
+                }
                 Ok(als)
             }
             Some(Res::Global(id)) => match self.global_id(*id, span) {
@@ -1305,17 +1318,31 @@ impl<'a> Cx<'a> {
             .or_else(|| f.ty.as_ref().and_then(|t| observing_sig(t, args.len())));
         self.check_function_args(f, args)?;
         let mut arg_als: Vec<Als> = vec![Als::none(); args.len()];
+        // What each argument uses: its aliases, and for a function value
+        // (a closure) the variables it captures, which it may read when
+        // the callee applies it, after the callee consumed an argument.
+        let mut arg_uses: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); args.len()];
         // Futhark evaluates (and checks) arguments right to left.
         for k in (0..args.len()).rev() {
-            let a = self.expr(args[k])?;
+            let closure = args[k].ty.as_ref().is_some_and(contains_function);
+            if closure {
+                self.captured.push((self.ids.len() as u32, BTreeSet::new()));
+            }
+            let a = self.expr(args[k]);
+            let captured = if closure { self.captured.pop() } else { None };
+            let a = a?;
+            arg_uses[k] = a.flat();
+            if let Some((_, c)) = captured {
+                arg_uses[k].extend(c);
+            }
             if let Some(d) = sig.as_ref().and_then(|s| s.params.get(k)) {
                 if d.consumes() {
                     self.check_not_self_aliased(d, &a, args[k].span)?;
                     let mut mine = BTreeSet::new();
                     Self::consumed_part(d, &a, &mut mine);
                     let mine = self.live_ids(&mine);
-                    for (j, other) in arg_als.iter().enumerate().skip(k + 1) {
-                        if let Some(&v) = other.flat().intersection(&mine).next() {
+                    for (j, other) in arg_uses.iter().enumerate().skip(k + 1) {
+                        if let Some(&v) = other.intersection(&mine).next() {
                             return Err(err(
                                 args[k].span,
                                 format!(
@@ -2085,7 +2112,7 @@ fn widen_to_declared(r: &RetAls, declared: &RetU, t: Option<&Type>, n: usize) ->
                 })
                 .collect(),
         ),
-        (RetU::Other, Some(Type::Array { .. })) => {
+        (RetU::Other, Some(Type::Array { .. } | Type::Acc { .. })) => {
             let free = match r {
                 RetAls::Params(_, free) => free.clone(),
                 _ => BTreeSet::new(),

@@ -71,6 +71,7 @@ pub(crate) fn check_valbind(vb: &ValBind, entry: bool) -> R<()> {
     let mark = cx.push_lifted(&vb.type_params);
     if entry {
         cx.entry_point(vb)?;
+        entry_accumulators(vb)?;
     }
     check_sizes_used(
         &vb.type_params,
@@ -84,6 +85,39 @@ pub(crate) fn check_valbind(vb: &ValBind, entry: bool) -> R<()> {
     }
     cx.expr(&vb.body)?;
     cx.lifted.truncate(mark);
+    Ok(())
+}
+
+/// An entry point may neither take nor return accumulators
+/// (`intrinsics.acc`): they exist only inside the stream that made them.
+fn entry_accumulators(vb: &ValBind) -> R<()> {
+    fn has_acc(t: &Type) -> bool {
+        match t {
+            Type::Acc { .. } => true,
+            Type::Array { elem, .. } => has_acc(elem),
+            Type::Record(fs) => fs.iter().any(|(_, t)| has_acc(t)),
+            Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(has_acc),
+            Type::Arrow { param, ret, .. } => has_acc(param) || has_acc(ret),
+            Type::Prim(_) | Type::Param(_) | Type::Var(_) => false,
+        }
+    }
+    let msg = |what: &str| {
+        format!(
+            "the entry point `{}` {what} an accumulator, but accumulators exist only inside the `scatter_stream` or `hist_stream` that makes them",
+            vb.name.name
+        )
+    };
+    if let Some(p) = vb
+        .params
+        .iter()
+        .find(|p| p.ty.as_ref().is_some_and(has_acc))
+    {
+        return Err(err(p.span, msg("takes")));
+    }
+    if vb.ty.as_ref().is_some_and(has_acc) {
+        let span = vb.ret.as_ref().map_or(vb.name.span, |te| te.span());
+        return Err(err(span, msg("returns")));
+    }
     Ok(())
 }
 
@@ -241,6 +275,7 @@ fn mentions_type_param(t: &Type) -> bool {
         Type::Record(fs) => fs.iter().any(|(_, t)| mentions_type_param(t)),
         Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(mentions_type_param),
         Type::Arrow { param, ret, .. } => mentions_type_param(param) || mentions_type_param(ret),
+        Type::Acc { arr, .. } => mentions_type_param(arr),
     }
 }
 
@@ -257,6 +292,7 @@ fn type_mentions_size(t: &Type, n: &str) -> bool {
         Type::Arrow { param, ret, .. } => {
             type_mentions_size(param, n) || type_mentions_size(ret, n)
         }
+        Type::Acc { arr, .. } => type_mentions_size(arr, n),
         Type::Prim(_) | Type::Param(_) | Type::Var(_) => false,
     }
 }
@@ -354,6 +390,7 @@ fn is_higher_order(t: &Type, lifted: &[Name]) -> bool {
             .iter()
             .flat_map(|(_, ts)| ts)
             .any(|t| is_higher_order(t, lifted)),
+        Type::Acc { arr, .. } => is_higher_order(arr, lifted),
         Type::Prim(_) | Type::Var(_) => false,
     }
 }

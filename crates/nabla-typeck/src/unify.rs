@@ -158,7 +158,7 @@ impl Tcx {
                 .find(|(n, _)| n == p)
                 .map_or(Liftedness::Unlifted, |(_, l)| *l),
             Type::Prim(_) | Type::Var(_) => Liftedness::Unlifted,
-            Type::Array { elem, .. } => self.liftedness(elem),
+            Type::Array { elem, .. } | Type::Acc { arr: elem, .. } => self.liftedness(elem),
             Type::Record(fs) => fs
                 .iter()
                 .fold(Liftedness::Unlifted, |l, (_, t)| max(l, self.liftedness(t))),
@@ -205,6 +205,19 @@ impl Tcx {
             Class::Eq => Constraint::Eq,
         };
         self.fresh_c(cons, span)
+    }
+
+    /// A variable that is one of the signed integer types (`i64` by
+    /// default): the type of an array index.
+    pub fn signed_int_var(&mut self, span: Span) -> Type {
+        self.fresh_c(
+            Constraint::Prims {
+                set: prim_set(|p| p.is_signed_int()),
+                default: PrimType::I64,
+                what: "a signed integer",
+            },
+            span,
+        )
     }
 
     pub fn float_var(&mut self, span: Span) -> Type {
@@ -314,6 +327,7 @@ impl Tcx {
                 Type::Record(fs) => fs.iter().any(|(_, t)| go(tcx, t, left)),
                 Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(|t| go(tcx, t, left)),
                 Type::Arrow { param, ret, .. } => go(tcx, param, left) || go(tcx, ret, left),
+                Type::Acc { arr, .. } => go(tcx, arr, left),
             }
         }
         let mut left = cap;
@@ -479,6 +493,7 @@ impl Tcx {
                 let r2 = forget_size(r2, n2.as_deref());
                 self.unify_d(&r1, &r2, d + 1)
             }
+            (Type::Acc { arr: a1, .. }, Type::Acc { arr: a2, .. }) => self.unify_d(a1, a2, d + 1),
             _ => Err(format!("{} is not {}", self.zonk(&b), self.zonk(&a))),
         }
     }
@@ -670,6 +685,7 @@ pub(crate) fn contains_arrow(t: &Type) -> bool {
         Type::Array { elem, .. } => contains_arrow(elem),
         Type::Record(fs) => fs.iter().any(|(_, t)| contains_arrow(t)),
         Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(contains_arrow),
+        Type::Acc { arr, .. } => contains_arrow(arr),
     }
 }
 
@@ -692,6 +708,7 @@ pub(crate) fn collect_vars(t: &Type, out: &mut Vec<u32>) {
             collect_vars(param, out);
             collect_vars(ret, out);
         }
+        Type::Acc { arr, .. } => collect_vars(arr, out),
     }
 }
 
@@ -745,6 +762,10 @@ pub(crate) fn subst(
                 ret: Box::new(r),
             }
         }
+        Type::Acc { arr, unique } => Type::Acc {
+            arr: Box::new(subst(arr, tmap, smap)),
+            unique: *unique,
+        },
     }
 }
 
