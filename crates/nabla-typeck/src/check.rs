@@ -1241,18 +1241,24 @@ impl Checker {
         }
     }
 
-    /// The type of `t` indexed by `idx` (checking the indices).
-    /// An index or slice bound: any integer type (as in Futhark); `i64`
-    /// unless its type is already known to be another integer type (the
-    /// elaborator converts it to `i64`).
-    fn index_int(&mut self, e: &mut Expr, what: &str) -> R<()> {
+    /// Checks an index (`slice: false`) or a slice bound (`slice: true`):
+    /// any integer type whose type is already known (the elaborator
+    /// converts it to `i64`). An index whose type is still being inferred
+    /// is constrained to the signed integer types, as Futhark's checker
+    /// does ("use as index"), so that it can still become `i32` through a
+    /// later use (`map (\i -> xs[i]) (is: []i32)`); left open, it defaults
+    /// to `i32` at the end of the definition like any overloaded integer.
+    /// An unknown slice bound is `i64` (Futhark: "use in slice").
+    fn index_int(&mut self, e: &mut Expr, what: &str, slice: bool) -> R<()> {
         let it = self.infer(e)?;
-        if let Type::Prim(p) = self.tcx.head(&it) {
-            if p.is_int() {
-                return Ok(());
+        match self.tcx.head(&it) {
+            Type::Prim(p) if p.is_int() => Ok(()),
+            Type::Var(_) if !slice => {
+                let signed = self.tcx.signed_int_var(e.span);
+                self.unify_at(&signed, &it, e.span, what)
             }
+            _ => self.unify_at(&i64t(), &it, e.span, what),
         }
-        self.unify_at(&i64t(), &it, e.span, what)
     }
 
     fn index_type(&mut self, t: &Type, idx: &mut [DimIndex], span: Span) -> R<Type> {
@@ -1276,11 +1282,11 @@ impl Checker {
         let mut dims = Vec::new();
         for (d, s) in idx.iter_mut().zip(shape) {
             match d {
-                DimIndex::Fix(e) => self.index_int(e, "array index must be an integer")?,
+                DimIndex::Fix(e) => self.index_int(e, "array index must be an integer", false)?,
                 DimIndex::Slice { start, end, stride } => {
                     let full = start.is_none() && end.is_none() && stride.is_none();
                     for e in [start, end, stride].into_iter().flatten() {
-                        self.index_int(e, "slice bound must be an integer")?;
+                        self.index_int(e, "slice bound must be an integer", true)?;
                     }
                     dims.push(if full { s } else { Size::Any });
                 }
