@@ -6,6 +6,7 @@
 //! operators are defaulted at the end of each top-level definition.
 
 use crate::consume;
+use crate::recursion;
 use crate::rules;
 use crate::sig::{self, is_operator, mk_array, Class, Scheme};
 use crate::unify::{collect_vars, subst, Constraint, Tcx};
@@ -50,6 +51,10 @@ enum LEntry {
     Size,
     Poly(Rc<Scheme>),
     Intr(String, Rc<Scheme>),
+    /// The top-level function being defined, in scope in its own body (a
+    /// recursive use): its type so far, with only its sizes instantiated
+    /// at each use.
+    SelfRef(NodeId, Rc<Scheme>),
 }
 
 /// A type abbreviation: its parameters and its definition (with
@@ -84,18 +89,45 @@ pub(crate) struct Checker {
     /// Uniqueness information on the checked top-level definitions, for the
     /// consumption check (`crate::consume`).
     globals: HashMap<NodeId, consume::GlobalInfo>,
-    /// The functions whose bodies are being checked, innermost last (the
-    /// top-level definition, then local `let f … =`): an unknown name that
-    /// is one of them is a recursive call, which Futhark does not allow.
+    /// The constants and local functions whose bodies are being checked,
+    /// innermost last (a top-level constant, then local `let f … =`): an
+    /// unknown name that is one of them is a recursive use, which Futhark
+    /// does not allow (only top-level functions may recurse).
     defining: Vec<Name>,
+    /// The top-level function being checked and the instantiation its
+    /// recursive uses get once its type is generalised (each of its type
+    /// parameters for itself: recursion is monomorphic in types).
+    self_inst: Option<(NodeId, Vec<(Name, Type)>)>,
 }
 
 /// The name a definition is referred to by in its own body: the module pass
 /// gives members flat names (`M.N.f`, `f#2` for a redefinition), the body
 /// still says `f`.
-fn definition_base_name(flat: &str) -> &str {
+pub(crate) fn definition_base_name(flat: &str) -> &str {
     let last = flat.rsplit('.').next().unwrap_or(flat);
     last.split('#').next().unwrap_or(last)
+}
+
+/// The instantiation of a recursive use of a definition with the type
+/// parameters `tps` and the generalised type `ty`: each of its type
+/// parameters (declared, or from generalisation) for itself.
+fn self_instantiation(tps: &[TypeParam], ty: &Type) -> Vec<(Name, Type)> {
+    let mut names: Vec<Name> = tps
+        .iter()
+        .filter_map(|tp| match tp {
+            TypeParam::Type(i, _) => Some(i.name.clone()),
+            TypeParam::Size(_) => None,
+        })
+        .collect();
+    for (n, _) in Scheme::from_type(ty.clone(), &[]).tparams {
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    names
+        .into_iter()
+        .map(|n| (n.clone(), Type::Param(n)))
+        .collect()
 }
 
 fn mentions_size(t: &Type, n: &str) -> bool {
@@ -175,6 +207,7 @@ impl Checker {
             depth: 0,
             globals: HashMap::new(),
             defining: Vec::new(),
+            self_inst: None,
         }
     }
 
@@ -213,7 +246,10 @@ impl Checker {
                         // Types are known: check the static rules and the
                         // consumption rules too.
                         let (sig, r) = consume::check_valbind(vb, &self.globals, &self.intrinsics);
-                        if let Err(e) = rules::check_valbind(vb).and(r) {
+                        if let Err(e) = rules::check_valbind(vb)
+                            .and_then(|()| recursion::check_valbind(vb))
+                            .and(r)
+                        {
                             diags.push(e);
                         }
                         self.globals.insert(
@@ -307,24 +343,68 @@ impl Checker {
         self.tparams.clear();
         self.bind_type_params(&vb.type_params);
         let (ptys, ret_t) = self.check_params(&mut vb.params, &mut vb.ret)?;
-        self.defining = vec![vb.name.name.clone()];
+        // A function (a definition with parameters) is in scope in its own
+        // body, after its parameters, as in Futhark; a constant is not.
+        let self_ret = if vb.params.is_empty() {
+            self.defining = vec![vb.name.name.clone()];
+            None
+        } else {
+            Some(self.bind_self(vb, &ptys, &ret_t))
+        };
         let bt = self.infer(&mut vb.body);
         self.defining.clear();
         let bt = bt?;
-        let result = self.declared_or(
-            ret_t,
-            bt,
-            vb.body.span,
-            "the definition's body does not have its declared type",
-        )?;
+        let result = match (ret_t, self_ret) {
+            (None, Some(rt)) => {
+                self.unify_at(
+                    &rt,
+                    &bt,
+                    vb.body.span,
+                    "the body's type differs from the result type its recursive uses give the function",
+                )?;
+                bt
+            }
+            (declared, _) => self.declared_or(
+                declared,
+                bt,
+                vb.body.span,
+                "the definition's body does not have its declared type",
+            )?,
+        };
         let ty = self.arrow_chain(&vb.params, ptys, result);
         let ty = self.close_def(mark, &ty)?;
-        for p in vb.params.iter_mut() {
-            self.fin_pat(p)?;
-        }
-        self.fin_expr(&mut vb.body)?;
+        self.self_inst = Some((vb.id, self_instantiation(&vb.type_params, &ty)));
+        let r = (|| {
+            for p in vb.params.iter_mut() {
+                self.fin_pat(p)?;
+            }
+            self.fin_expr(&mut vb.body)
+        })();
+        self.self_inst = None;
+        r?;
         vb.ty = Some(ty.clone());
         Ok(Rc::new(Scheme::from_type(ty, &[])))
+    }
+
+    /// Puts the function `vb` in scope in its own body (after its
+    /// parameters) for recursive uses, with the parameter types `ptys` and
+    /// the declared result type, else a fresh variable; returns the result
+    /// type its uses see. Each use instantiates the function's sizes afresh
+    /// (`sum (drop 1 xs)` in `def sum [n] (xs: [n]i32)`), but not its type
+    /// parameters, nor the types still being inferred: the recursion is
+    /// monomorphic in types.
+    fn bind_self(&mut self, vb: &ValBind, ptys: &[Type], ret_t: &Option<Type>) -> Type {
+        let rt = match ret_t {
+            Some(t) => t.clone(),
+            None => self.tcx.fresh(vb.body.span),
+        };
+        let ty = self.arrow_chain(&vb.params, ptys.to_vec(), rt.clone());
+        let mut scheme = Scheme::from_type(ty, &[]);
+        scheme.tparams.clear();
+        let name = definition_base_name(&vb.name.name).to_string();
+        self.locals
+            .push((name, LEntry::SelfRef(vb.id, Rc::new(scheme))));
+        rt
     }
 
     /// Checks parameter patterns (binding implicit sizes and the parameters'
@@ -488,6 +568,16 @@ impl Checker {
         }
     }
 
+    /// Finalises the instantiation of a name that resolved to `res`: a
+    /// recursive use of the function being checked gets its own type
+    /// parameters (see [`Checker::bind_self`]).
+    fn fin_ref_inst(&self, res: &Option<Res>, inst: &mut Vec<(Name, Type)>) {
+        match (&self.self_inst, res) {
+            (Some((id, own)), Some(Res::Global(r))) if r == id => *inst = own.clone(),
+            _ => self.fin_inst(inst),
+        }
+    }
+
     fn fin_dims(&mut self, idx: &mut [DimIndex]) -> R<()> {
         for d in idx {
             match d {
@@ -509,9 +599,12 @@ impl Checker {
         match &mut e.kind {
             ExprKind::Lit(Literal::Int { value, .. }) => self.check_lit(*value, &e.ty, e.span)?,
             ExprKind::Lit(_) | ExprKind::ProjSection(_) => {}
-            ExprKind::Var { inst, .. } | ExprKind::OpSection { op_inst: inst, .. } => {
-                self.fin_inst(inst)
-            }
+            ExprKind::Var { inst, res, .. }
+            | ExprKind::OpSection {
+                op_inst: inst,
+                op_res: res,
+                ..
+            } => self.fin_ref_inst(res, inst),
             ExprKind::Parens(x) | ExprKind::Negate(x) | ExprKind::Not(x) | ExprKind::Attr(_, x) => {
                 self.fin_expr(x)?
             }
@@ -547,19 +640,29 @@ impl Checker {
                 args.iter_mut().try_for_each(|x| self.fin_expr(x))?;
             }
             ExprKind::BinOp {
-                op_inst, lhs, rhs, ..
+                op_inst,
+                op_res,
+                lhs,
+                rhs,
+                ..
             } => {
-                self.fin_inst(op_inst);
+                self.fin_ref_inst(op_res, op_inst);
                 self.fin_expr(lhs)?;
                 self.fin_expr(rhs)?;
             }
             ExprKind::OpSectionLeft {
-                op_inst, lhs: x, ..
+                op_inst,
+                op_res,
+                lhs: x,
+                ..
             }
             | ExprKind::OpSectionRight {
-                op_inst, rhs: x, ..
+                op_inst,
+                op_res,
+                rhs: x,
+                ..
             } => {
-                self.fin_inst(op_inst);
+                self.fin_ref_inst(op_res, op_inst);
                 self.fin_expr(x)?;
             }
             ExprKind::Lambda { params, body, .. } => {
@@ -774,6 +877,7 @@ impl Checker {
                     LEntry::Size => Found::Size,
                     LEntry::Poly(s) => Found::LocalPoly(s.clone()),
                     LEntry::Intr(c, s) => Found::Intr(c.clone(), s.clone()),
+                    LEntry::SelfRef(id, s) => Found::Global(*id, s.clone()),
                 });
             }
         }
@@ -820,7 +924,7 @@ impl Checker {
             None if self.defining.iter().any(|d| definition_base_name(d) == q.name) => Err(err(
                 q.span,
                 format!(
-                    "`{}` is not in scope in its own definition: functions cannot be recursive (write the recursion as a `loop`)",
+                    "`{}` is not in scope in its own definition: only top-level functions may be recursive, not local functions or constants (write the recursion as a `loop`, or define the function at the top level)",
                     q.name
                 ),
             )),
