@@ -130,6 +130,80 @@ fn self_instantiation(tps: &[TypeParam], ty: &Type) -> Vec<(Name, Type)> {
         .collect()
 }
 
+/// The type variables of `expected` (a callee's parameter type) at the
+/// places where `actual` (an argument's type) has a part whose type
+/// mentions the size `x`: what unifying them would make depend on `x`.
+fn captured_vars(expected: &Type, actual: &Type, x: &str, out: &mut Vec<u32>) {
+    match (expected, actual) {
+        (Type::Var(v), t) if mentions_size(t, x) => out.push(*v),
+        (
+            Type::Array {
+                elem: e1,
+                shape: s1,
+                ..
+            },
+            Type::Array {
+                elem: e2,
+                shape: s2,
+                unique,
+            },
+        ) => {
+            if s1.len() < s2.len() {
+                let row = mk_array((**e2).clone(), s2[s1.len()..].to_vec(), *unique);
+                captured_vars(e1, &row, x, out);
+            } else if s1.len() == s2.len() {
+                captured_vars(e1, e2, x, out);
+            }
+        }
+        (Type::Record(f1), Type::Record(f2)) => {
+            for ((n1, t1), (n2, t2)) in f1.iter().zip(f2) {
+                if n1 == n2 {
+                    captured_vars(t1, t2, x, out);
+                }
+            }
+        }
+        (Type::Sum(c1), Type::Sum(c2)) => {
+            for ((n1, t1), (n2, t2)) in c1.iter().zip(c2) {
+                if n1 == n2 {
+                    for (a, b) in t1.iter().zip(t2) {
+                        captured_vars(a, b, x, out);
+                    }
+                }
+            }
+        }
+        (
+            Type::Arrow {
+                param: p1, ret: r1, ..
+            },
+            Type::Arrow {
+                param: p2, ret: r2, ..
+            },
+        ) => {
+            captured_vars(p1, p2, x, out);
+            captured_vars(r1, r2, x, out);
+        }
+        _ => {}
+    }
+}
+
+/// Whether the type variable `v` occurs in `t` as (part of) the element
+/// type of an array (`inside`: `t` itself is such a part).
+fn var_in_array(t: &Type, v: u32, inside: bool) -> bool {
+    match t {
+        Type::Var(w) => inside && *w == v,
+        Type::Array { elem, .. } => var_in_array(elem, v, true),
+        Type::Record(fs) => fs.iter().any(|(_, t)| var_in_array(t, v, inside)),
+        Type::Sum(cs) => cs
+            .iter()
+            .flat_map(|(_, ts)| ts)
+            .any(|t| var_in_array(t, v, inside)),
+        Type::Arrow { param, ret, .. } => {
+            var_in_array(param, v, inside) || var_in_array(ret, v, inside)
+        }
+        Type::Prim(_) | Type::Param(_) => false,
+    }
+}
+
 fn mentions_size(t: &Type, n: &str) -> bool {
     match t {
         Type::Array { elem, shape, .. } => {
@@ -1408,6 +1482,7 @@ impl Checker {
                 param,
                 ret,
             } => {
+                self.no_dependent_result(&ft, &param, &at, arg, fname)?;
                 self.unify_at(
                     &param,
                     &at,
@@ -1455,6 +1530,60 @@ impl Checker {
                 }
             }
         }
+    }
+
+    /// A function whose result size depends on its argument
+    /// (`(n: i64) -> [n]i64`) may not be passed where the part of the
+    /// result that has that size would be a type variable that the callee
+    /// keeps in arrays (`map`'s `b` in `(a -> b) -> [n]a -> *[n]b`): the
+    /// elements would have the argument's size, which differs per element
+    /// (Futhark: "Cannot apply"). Where the callee only returns such a
+    /// value (`apply 'a '^b (f: a -> b) (x: a) : b`), or expects an unknown
+    /// size there (`f: a -> []b`), the size becomes existential, as in
+    /// Futhark. (Futhark also rejects the former for an unlifted `'b`; this
+    /// check does not know liftedness and accepts it.)
+    fn no_dependent_result(
+        &self,
+        callee: &Type,
+        param: &Type,
+        at: &Type,
+        arg: &Expr,
+        fname: &str,
+    ) -> R<()> {
+        let (
+            Type::Arrow {
+                param_name: Some(x),
+                ret: aret,
+                ..
+            },
+            Type::Arrow {
+                param_name: None,
+                ret: pret,
+                ..
+            },
+        ) = (self.tcx.head(at), self.tcx.head(param))
+        else {
+            return Ok(());
+        };
+        let mut captured = Vec::new();
+        captured_vars(
+            &self.tcx.zonk(&pret),
+            &self.tcx.zonk(&aret),
+            &x,
+            &mut captured,
+        );
+        let callee = self.tcx.zonk(callee);
+        if !captured.iter().any(|&v| var_in_array(&callee, v, false)) {
+            return Ok(());
+        }
+        Err(err(
+            arg.span,
+            format!(
+                "Cannot apply {fname} to {}: the size of its result depends on its argument `{x}` (its type is `{}`), but {fname} makes arrays of such results, whose elements must all have one size",
+                Self::fname_of(arg),
+                self.show(at),
+            ),
+        ))
     }
 
     /// The size denoted by an `i64` argument, for dependent function types.
