@@ -312,7 +312,10 @@ pub(crate) fn expand_batched_jvp(
 /// one `1`/`0` per parameter. With `batched` (vector mode, see
 /// [`expand_batched_jvp`]), the parameters are followed by the number of
 /// seeds `k` (an `i64`) and every tangent has an innermost dimension of
-/// `k` seeds; the name gets `_batch` after `jvp`.
+/// `k` seeds; the name gets `_batch` after `jvp`. A recursive function's
+/// derivative calls itself: its id is taken before its body is made.
+/// Recursion through the `jvp` being eliminated in the function itself
+/// is left to the dynamic AD.
 pub(crate) fn derived_function(
     ad: &mut Ad,
     fid: FunId,
@@ -331,6 +334,12 @@ pub(crate) fn derived_function(
         );
     }
     ad.eliminate_in_function(i)?;
+    if ad.transforming.contains(&i) {
+        return unsupported(
+            span,
+            "a recursive call from a jvp in the called function's own body",
+        );
+    }
     let f = ad.functions[i].clone();
     if active.len() != f.params.len() {
         return error(
@@ -367,17 +376,30 @@ pub(crate) fn derived_function(
         tans.set(p.var, Some(Atom::Var(t.var)));
         params.push(t);
     }
+    let id = FunId(ad.functions.len() as u32);
+    ad.functions.push(crate::placeholder());
+    ad.derived.insert((fid, active.to_vec(), batched), id);
     let mut fwd = Forward {
         ad,
         span: f.span,
         batch,
     };
-    fwd.stms(&mut b, f.body.stms, &mut tans)?;
-    let mut results = f.body.result.clone();
-    for a in &f.body.result {
-        let t = fwd.materialize(&mut b, &tans, a)?;
-        results.push(t);
-    }
+    let made = fwd.stms(&mut b, f.body.stms, &mut tans).and_then(|()| {
+        let mut results = f.body.result.clone();
+        for a in &f.body.result {
+            results.push(fwd.materialize(&mut b, &tans, a)?);
+        }
+        Ok(results)
+    });
+    let results = match made {
+        Ok(r) => r,
+        Err(e) => {
+            // Forgotten (the placeholder stays, uncalled): the calls of it
+            // made meanwhile are in code that this error discards too.
+            ad.derived.remove(&(fid, active.to_vec(), batched));
+            return Err(e);
+        }
+    };
     let body = b.end(results);
     let mut ret = f.ret.clone();
     ret.extend(f.ret.iter().map(tangent_type));
@@ -399,9 +421,7 @@ pub(crate) fn derived_function(
         var_names: b.vars.into_names(),
         span: f.span,
     };
-    let id = FunId(ad.functions.len() as u32);
-    ad.functions.push(derived);
-    ad.derived.insert((fid, active.to_vec(), batched), id);
+    ad.functions[id.0 as usize] = derived;
     Ok(id)
 }
 

@@ -14,6 +14,9 @@ use nabla_syntax::{Diagnostic, DiagnosticKind, Span};
 
 use crate::fb::{self, atom_dim, boolc, i64c, join_ty, sanitize, FunBuilder};
 
+mod specialise;
+use specialise::Statics;
+
 pub(crate) type R<T> = Result<T, Diagnostic>;
 
 pub(crate) fn err(span: Span, msg: impl Into<String>) -> Diagnostic {
@@ -133,7 +136,14 @@ pub(crate) struct Elab<'a> {
     pub defs: HashMap<NodeId, &'a ValBind>,
     pub funs: Vec<Option<ir::Function>>,
     cache: HashMap<String, ir::FunId>,
-    in_progress: HashSet<String>,
+    /// The definitions whose bodies use themselves (recursive functions).
+    recursive: HashSet<NodeId>,
+    /// The result types of the IR functions being built, as their
+    /// recursive calls see them (every dimension existential).
+    provisional: HashMap<ir::FunId, Vec<ir::Type>>,
+    /// The names the code of each lambda may look up (see
+    /// `specialise`), by body.
+    lambda_names: HashMap<*const Expr, Rc<Vec<Name>>>,
     inline_depth: usize,
     depth: usize,
     /// Expressions elaborated so far, in all functions (see [`MAX_ELAB_STEPS`]).
@@ -678,11 +688,18 @@ impl<'a> Elab<'a> {
                 add(d, &mut defs);
             }
         }
+        let recursive = defs
+            .values()
+            .filter(|d| specialise::is_recursive(d))
+            .map(|d| d.id)
+            .collect();
         Elab {
             defs,
             funs: vec![],
             cache: HashMap::new(),
-            in_progress: HashSet::new(),
+            recursive,
+            provisional: HashMap::new(),
+            lambda_names: HashMap::new(),
             inline_depth: 0,
             depth: 0,
             steps: 0,
@@ -1475,7 +1492,7 @@ impl<'a> Elab<'a> {
         let sizes = self.size_args(fb, &[], &def.type_params, &[], &inner, use_site, span);
         if first_order(&full) {
             let known: Vec<bool> = sizes.iter().map(|(_, a)| a.is_some()).collect();
-            let (fid, targs) = self.get_function(def, s.clone(), caller, known, span)?;
+            let (fid, targs) = self.get_function(def, s.clone(), caller, known, None)?;
             let mut args: Vec<Atom> = sizes.iter().filter_map(|(_, a)| *a).collect();
             args.extend(targs);
             let ret = match self.funs[fid.0 as usize].as_ref() {
@@ -1497,6 +1514,28 @@ impl<'a> Elab<'a> {
         let r = self.elab_expr(fb, &def.body, &ctx);
         self.inline_depth -= 1;
         r
+    }
+
+    /// The result types of an instance of the recursive function `def` at
+    /// `s` as its recursive calls see them while it is being built: those
+    /// of its declared (or inferred) result type, every dimension
+    /// existential (the final function may say more).
+    fn provisional_result(&self, def: &ValBind, s: &HashMap<Name, STy>) -> Vec<ir::Type> {
+        let Some(full) = def.ty.as_ref().map(|t| subst_ty(t, s)) else {
+            return vec![];
+        };
+        let ret = peel(&full, def.params.len()).1.unwrap_or_else(STy::unit);
+        flat(&ret)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(p, shape)| {
+                if shape.is_empty() {
+                    ir::Type::Prim(p)
+                } else {
+                    ir::Type::Array(p, shape.iter().map(|_| Dim::Ext).collect())
+                }
+            })
+            .collect()
     }
 
     fn enter_inline(&mut self, span: Span) -> R<()> {
@@ -1653,19 +1692,28 @@ impl<'a> Elab<'a> {
                         _ => d,
                     }
                 };
-                if fo {
+                // A recursive function becomes an IR function even where it
+                // takes functions: one per shape of the functions passed
+                // (see `specialise`).
+                if fo || self.recursive.contains(id) {
                     let known: Vec<bool> = sizes.iter().map(|(_, a)| a.is_some()).collect();
+                    let statics = (!fo).then(|| self.static_args(fb, &ps, &args));
                     let (fid, targs) = self
-                        .get_function(def, subst.clone(), env, known, span)
+                        .get_function(def, subst.clone(), env, known, statics.as_ref())
                         .map_err(relabel)?;
                     let mut flat_args: Vec<Atom> = sizes.iter().filter_map(|(_, a)| *a).collect();
                     flat_args.extend(targs);
-                    for (a, p) in args.iter().zip(&def.params) {
-                        flat_args.extend(atoms_of(a, p.span)?);
+                    for (k, (a, p)) in args.iter().zip(&def.params).enumerate() {
+                        if statics.as_ref().is_none_or(|st| st.args[k].is_none()) {
+                            flat_args.extend(atoms_of(a, p.span)?);
+                        }
+                    }
+                    if let Some(st) = &statics {
+                        flat_args.extend(st.caps.iter().map(|(v, _)| Atom::Var(*v)));
                     }
                     let fret = match self.funs[fid.0 as usize].as_ref() {
                         Some(f) => call_result_types(f, &flat_args),
-                        None => vec![],
+                        None => self.provisional.get(&fid).cloned().unwrap_or_default(),
                     };
                     let vs = fb.bind(&def.name.name, fret, Exp::Apply(fid, flat_args), span);
                     return Ok(SV::Dyn(
@@ -2749,20 +2797,23 @@ impl<'a> Elab<'a> {
 
     // ---- functions ------------------------------------------------------
 
-    /// The IR function for a first-order top-level definition at an instantiation (cached).
-    /// `known`: which of the definition's size parameters the caller passes
-    /// (as leading `i64` parameters of the IR function). `s` is in the
-    /// caller's terms, `caller` its environment: the sizes in the type
-    /// arguments become further `i64` parameters (see [`generic_inst`]), and
-    /// the second result is what the caller passes for them, after the size
-    /// parameters and before the value parameters.
+    /// The IR function for a top-level definition at an instantiation
+    /// (cached): a first-order one, or a recursive one specialised to the
+    /// static arguments `statics`. `known`: which of the definition's size
+    /// parameters the caller passes (as leading `i64` parameters of the IR
+    /// function). `s` is in the caller's terms, `caller` its environment:
+    /// the sizes in the type arguments become further `i64` parameters (see
+    /// [`generic_inst`]), and the second result is what the caller passes
+    /// for them, after the size parameters and before the value parameters.
+    /// A recursive use of an instance still being built gets that instance
+    /// (its result types in `provisional` until it is done).
     fn get_function(
         &mut self,
         def: &'a ValBind,
         s: Subst,
         caller: &Env<'a>,
         known: Vec<bool>,
-        span: Span,
+        statics: Option<&Statics<'a>>,
     ) -> R<(ir::FunId, Vec<Atom>)> {
         let (gs, tsizes) = generic_inst(&s);
         let targs: Vec<Option<Atom>> = tsizes.iter().map(|z| self.size_atom(z, caller)).collect();
@@ -2770,15 +2821,9 @@ impl<'a> Elab<'a> {
         let targs: Vec<Atom> = targs.into_iter().flatten().collect();
         let mut keys: Vec<(&Name, String)> = gs.iter().map(|(n, t)| (n, t.to_string())).collect();
         keys.sort();
-        let key = format!("{}:{:?}:{:?}:{:?}", def.id.0, keys, known, tknown);
-        if self.in_progress.contains(&key) {
-            return Err(err(
-                span,
-                format!(
-                    "recursive use of {} (Futhark does not allow recursion)",
-                    def.name.name
-                ),
-            ));
+        let mut key = format!("{}:{:?}:{:?}:{:?}", def.id.0, keys, known, tknown);
+        if let Some(st) = statics {
+            key.push_str(&st.key);
         }
         if let Some(f) = self.cache.get(&key) {
             return Ok((*f, targs));
@@ -2786,7 +2831,10 @@ impl<'a> Elab<'a> {
         let fid = ir::FunId(self.funs.len() as u32);
         self.funs.push(None);
         self.cache.insert(key.clone(), fid);
-        self.in_progress.insert(key.clone());
+        if self.recursive.contains(&def.id) {
+            let ret = self.provisional_result(def, &s);
+            self.provisional.insert(fid, ret);
+        }
         let mut name = def.name.name.clone();
         if !s.is_empty() {
             let mut ks: Vec<_> = erase_subst_sizes(&s)
@@ -2811,10 +2859,13 @@ impl<'a> Elab<'a> {
         let saved = (self.inline_depth, self.depth);
         self.inline_depth = 0;
         self.depth = 0;
-        let r = self.build_function(def, gs, name, Some(known), &tknown);
+        if statics.is_some() {
+            name.push_str(&format!("{{specialised#{}}}", fid.0));
+        }
+        let r = self.build_instance(def, gs, name, Some(known), &tknown, statics);
         self.inline_depth = saved.0;
         self.depth = saved.1;
-        self.in_progress.remove(&key);
+        self.provisional.remove(&fid);
         let (f, _, _) = r?;
         self.funs[fid.0 as usize] = Some(f);
         Ok((fid, targs))
@@ -2840,6 +2891,22 @@ impl<'a> Elab<'a> {
         name: String,
         known: Option<Vec<bool>>,
         tknown: &[bool],
+    ) -> R<(ir::Function, Vec<usize>, STy)> {
+        self.build_instance(def, s, name, known, tknown, None)
+    }
+
+    /// [`Elab::build_function`], for a recursive function specialised to
+    /// the functions passed to it with `statics`: the static parameters
+    /// take no IR parameters of their own; the variables their values
+    /// capture are the last parameters.
+    fn build_instance(
+        &mut self,
+        def: &'a ValBind,
+        s: Subst,
+        name: String,
+        known: Option<Vec<bool>>,
+        tknown: &[bool],
+        statics: Option<&Statics<'a>>,
     ) -> R<(ir::Function, Vec<usize>, STy)> {
         let mut fb = FunBuilder::new();
         let mut ctx = Ctx {
@@ -2876,9 +2943,20 @@ impl<'a> Elab<'a> {
                 SV::Dyn(vec![Atom::Var(v)], STy::Prim(PrimType::I64)),
             );
         }
+        let (captured, cap_params) = capture_params(&mut fb, statics);
+        let mut rebuilt = HashMap::new();
         // Value parameters: provisional types with the size parameters known so far.
         let mut comps_of = vec![];
-        for p in &def.params {
+        for (k, p) in def.params.iter().enumerate() {
+            if let Some(sv) = statics
+                .and_then(|st| st.args.get(k))
+                .and_then(Option::as_ref)
+            {
+                comps_of.push(vec![]);
+                arity.push(0);
+                args.push(self.rebuild_static(sv, &captured, &mut rebuilt));
+                continue;
+            }
             let t = self.pat_ty(p, &ctx)?;
             // Functions over accumulators are inlined: only an entry point
             // (`main` without `entry` declarations) gets here with one.
@@ -2933,6 +3011,7 @@ impl<'a> Elab<'a> {
                 i += 1;
             }
         }
+        params.extend(cap_params);
         let extra = self.eta_params(&mut fb, def, &ctx, &mut params, &mut arity)?;
         let neta = extra.len();
         let mut r = self.elab_expr(&mut fb, &def.body, &ctx)?;
@@ -3050,6 +3129,51 @@ impl<'a> Elab<'a> {
                 .collect(),
         )
     }
+}
+
+/// The parameters of a specialisation (see [`Statics`]) for the variables
+/// its static arguments capture: the map from each captured variable of the
+/// caller to its parameter, and the parameters (with the caller's types,
+/// whose dimensions name other captured sizes or are existential).
+fn capture_params(
+    fb: &mut FunBuilder,
+    statics: Option<&Statics<'_>>,
+) -> (HashMap<Var, Var>, Vec<Param>) {
+    let Some(st) = statics else {
+        return (HashMap::new(), vec![]);
+    };
+    let i64t = ir::Type::Prim(PrimType::I64);
+    let map: HashMap<Var, Var> = st
+        .caps
+        .iter()
+        .map(|(v, t)| (*v, fb.var("captured", t.clone())))
+        .collect();
+    let params = st
+        .caps
+        .iter()
+        .map(|(v, t)| {
+            let t = match t {
+                ir::Type::Array(p, ds) => ir::Type::Array(
+                    *p,
+                    ds.iter()
+                        .map(|d| match d {
+                            Dim::Var(x) => match map.get(x) {
+                                Some(y) if st.caps.iter().any(|(c, ct)| c == x && *ct == i64t) => {
+                                    Dim::Var(*y)
+                                }
+                                _ => Dim::Ext,
+                            },
+                            d => *d,
+                        })
+                        .collect(),
+                ),
+                t => t.clone(),
+            };
+            fb.set_type(map[v], t.clone());
+            Param::new(map[v], t)
+        })
+        .collect();
+    (map, params)
 }
 
 /// A dimension as seen from outside a function: constants and the

@@ -436,7 +436,9 @@ impl<'a> Resolver<'a> {
 
     // ------------------------------------------------------- declarations
 
-    /// Resolves a value declaration (its name is not in scope in its body).
+    /// Resolves a value declaration. A function's own name is in scope in
+    /// its body after its parameters (Futhark allows top-level functions to
+    /// recurse; the type checker binds it), a constant's is not.
     pub fn val_bind(&mut self, vb: &mut ValBind) {
         let mark = self.frames.len();
         self.bind_type_params(&vb.type_params);
@@ -445,6 +447,9 @@ impl<'a> Resolver<'a> {
         }
         if let Some(t) = &mut vb.ret {
             self.ty(t);
+        }
+        if !vb.params.is_empty() {
+            self.push_val(&vb.name.name);
         }
         self.expr(&mut vb.body);
         self.frames.truncate(mark);

@@ -6,6 +6,7 @@
 //! operators are defaulted at the end of each top-level definition.
 
 use crate::consume;
+use crate::recursion;
 use crate::rules;
 use crate::sig::{self, is_operator, mk_array, Class, Scheme};
 use crate::unify::{collect_vars, subst, Constraint, Tcx};
@@ -50,6 +51,10 @@ enum LEntry {
     Size,
     Poly(Rc<Scheme>),
     Intr(String, Rc<Scheme>),
+    /// The top-level function being defined, in scope in its own body (a
+    /// recursive use): its type so far, with only its sizes instantiated
+    /// at each use.
+    SelfRef(NodeId, Rc<Scheme>),
 }
 
 /// A type abbreviation: its parameters and its definition (with
@@ -86,21 +91,122 @@ pub(crate) struct Checker {
     /// Uniqueness information on the checked top-level definitions, for the
     /// consumption check (`crate::consume`).
     globals: HashMap<NodeId, consume::GlobalInfo>,
-    /// The functions whose bodies are being checked, innermost last (the
-    /// top-level definition, then local `let f … =`): an unknown name that
-    /// is one of them is a recursive call, which Futhark does not allow.
+    /// The constants and local functions whose bodies are being checked,
+    /// innermost last (a top-level constant, then local `let f … =`): an
+    /// unknown name that is one of them is a recursive use, which Futhark
+    /// does not allow (only top-level functions may recurse).
     defining: Vec<Name>,
     /// The main file's `def main` that is an entry point because no entry
     /// point is named `main` (as the elaborator chooses it).
     main_entry: Option<NodeId>,
+    /// The top-level function being checked and the instantiation its
+    /// recursive uses get once its type is generalised (each of its type
+    /// parameters for itself: recursion is monomorphic in types).
+    self_inst: Option<(NodeId, Vec<(Name, Type)>)>,
 }
 
 /// The name a definition is referred to by in its own body: the module pass
 /// gives members flat names (`M.N.f`, `f#2` for a redefinition), the body
 /// still says `f`.
-fn definition_base_name(flat: &str) -> &str {
+pub(crate) fn definition_base_name(flat: &str) -> &str {
     let last = flat.rsplit('.').next().unwrap_or(flat);
     last.split('#').next().unwrap_or(last)
+}
+
+/// The instantiation of a recursive use of a definition with the type
+/// parameters `tps` and the generalised type `ty`: each of its type
+/// parameters (declared, or from generalisation) for itself.
+fn self_instantiation(tps: &[TypeParam], ty: &Type) -> Vec<(Name, Type)> {
+    let mut names: Vec<Name> = tps
+        .iter()
+        .filter_map(|tp| match tp {
+            TypeParam::Type(i, _) => Some(i.name.clone()),
+            TypeParam::Size(_) => None,
+        })
+        .collect();
+    for (n, _) in Scheme::from_type(ty.clone(), &[]).tparams {
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    names
+        .into_iter()
+        .map(|n| (n.clone(), Type::Param(n)))
+        .collect()
+}
+
+/// The type variables of `expected` (a callee's parameter type) at the
+/// places where `actual` (an argument's type) has a part whose type
+/// mentions the size `x`: what unifying them would make depend on `x`.
+fn captured_vars(expected: &Type, actual: &Type, x: &str, out: &mut Vec<u32>) {
+    match (expected, actual) {
+        (Type::Var(v), t) if mentions_size(t, x) => out.push(*v),
+        (
+            Type::Array {
+                elem: e1,
+                shape: s1,
+                ..
+            },
+            Type::Array {
+                elem: e2,
+                shape: s2,
+                unique,
+            },
+        ) => {
+            if s1.len() < s2.len() {
+                let row = mk_array((**e2).clone(), s2[s1.len()..].to_vec(), *unique);
+                captured_vars(e1, &row, x, out);
+            } else if s1.len() == s2.len() {
+                captured_vars(e1, e2, x, out);
+            }
+        }
+        (Type::Record(f1), Type::Record(f2)) => {
+            for ((n1, t1), (n2, t2)) in f1.iter().zip(f2) {
+                if n1 == n2 {
+                    captured_vars(t1, t2, x, out);
+                }
+            }
+        }
+        (Type::Sum(c1), Type::Sum(c2)) => {
+            for ((n1, t1), (n2, t2)) in c1.iter().zip(c2) {
+                if n1 == n2 {
+                    for (a, b) in t1.iter().zip(t2) {
+                        captured_vars(a, b, x, out);
+                    }
+                }
+            }
+        }
+        (
+            Type::Arrow {
+                param: p1, ret: r1, ..
+            },
+            Type::Arrow {
+                param: p2, ret: r2, ..
+            },
+        ) => {
+            captured_vars(p1, p2, x, out);
+            captured_vars(r1, r2, x, out);
+        }
+        _ => {}
+    }
+}
+
+/// Whether the type variable `v` occurs in `t` as (part of) the element
+/// type of an array (`inside`: `t` itself is such a part).
+fn var_in_array(t: &Type, v: u32, inside: bool) -> bool {
+    match t {
+        Type::Var(w) => inside && *w == v,
+        Type::Array { elem, .. } => var_in_array(elem, v, true),
+        Type::Record(fs) => fs.iter().any(|(_, t)| var_in_array(t, v, inside)),
+        Type::Sum(cs) => cs
+            .iter()
+            .flat_map(|(_, ts)| ts)
+            .any(|t| var_in_array(t, v, inside)),
+        Type::Arrow { param, ret, .. } => {
+            var_in_array(param, v, inside) || var_in_array(ret, v, inside)
+        }
+        Type::Prim(_) | Type::Param(_) => false,
+    }
 }
 
 fn mentions_size(t: &Type, n: &str) -> bool {
@@ -217,6 +323,7 @@ impl Checker {
             globals: HashMap::new(),
             defining: Vec::new(),
             main_entry: None,
+            self_inst: None,
         }
     }
 
@@ -258,7 +365,10 @@ impl Checker {
                         // consumption rules too.
                         let (sig, r) = consume::check_valbind(vb, &self.globals, &self.intrinsics);
                         let entry = vb.entry || self.main_entry == Some(vb.id);
-                        if let Err(e) = rules::check_valbind(vb, entry).and(r) {
+                        if let Err(e) = rules::check_valbind(vb, entry)
+                            .and_then(|()| recursion::check_valbind(vb))
+                            .and(r)
+                        {
                             diags.push(e);
                         }
                         self.globals.insert(
@@ -398,26 +508,70 @@ impl Checker {
         self.tcx.lifted_params.clear();
         self.bind_type_params(&vb.type_params);
         let (ptys, ret_t) = self.check_params(&mut vb.params, &mut vb.ret)?;
-        self.defining = vec![vb.name.name.clone()];
+        // A function (a definition with parameters) is in scope in its own
+        // body, after its parameters, as in Futhark; a constant is not.
+        let self_ret = if vb.params.is_empty() {
+            self.defining = vec![vb.name.name.clone()];
+            None
+        } else {
+            Some(self.bind_self(vb, &ptys, &ret_t))
+        };
         let bt = self.infer(&mut vb.body);
         self.defining.clear();
         let bt = bt?;
-        let result = self.declared_or(
-            ret_t,
-            bt,
-            vb.body.span,
-            "the definition's body does not have its declared type",
-        )?;
+        let result = match (ret_t, self_ret) {
+            (None, Some(rt)) => {
+                self.unify_at(
+                    &rt,
+                    &bt,
+                    vb.body.span,
+                    "the body's type differs from the result type its recursive uses give the function",
+                )?;
+                bt
+            }
+            (declared, _) => self.declared_or(
+                declared,
+                bt,
+                vb.body.span,
+                "the definition's body does not have its declared type",
+            )?,
+        };
         let ty = self.arrow_chain(&vb.params, ptys, result);
         let (ty, unlifted) = self.close_def(mark, &ty)?;
-        for p in vb.params.iter_mut() {
-            self.fin_pat(p)?;
-        }
-        self.fin_expr(&mut vb.body)?;
+        self.self_inst = Some((vb.id, self_instantiation(&vb.type_params, &ty)));
+        let r = (|| {
+            for p in vb.params.iter_mut() {
+                self.fin_pat(p)?;
+            }
+            self.fin_expr(&mut vb.body)
+        })();
+        self.self_inst = None;
+        r?;
         vb.ty = Some(ty.clone());
         let mut classes = param_classes(&vb.type_params);
         classes.extend(unlifted.iter().map(|n| (n.as_str(), Class::Unlifted)));
         Ok(Rc::new(Scheme::from_type(ty, &classes)))
+    }
+
+    /// Puts the function `vb` in scope in its own body (after its
+    /// parameters) for recursive uses, with the parameter types `ptys` and
+    /// the declared result type, else a fresh variable; returns the result
+    /// type its uses see. Each use instantiates the function's sizes afresh
+    /// (`sum (drop 1 xs)` in `def sum [n] (xs: [n]i32)`), but not its type
+    /// parameters, nor the types still being inferred: the recursion is
+    /// monomorphic in types.
+    fn bind_self(&mut self, vb: &ValBind, ptys: &[Type], ret_t: &Option<Type>) -> Type {
+        let rt = match ret_t {
+            Some(t) => t.clone(),
+            None => self.tcx.fresh(vb.body.span),
+        };
+        let ty = self.arrow_chain(&vb.params, ptys.to_vec(), rt.clone());
+        let mut scheme = Scheme::from_type(ty, &[]);
+        scheme.tparams.clear();
+        let name = definition_base_name(&vb.name.name).to_string();
+        self.locals
+            .push((name, LEntry::SelfRef(vb.id, Rc::new(scheme))));
+        rt
     }
 
     /// Checks parameter patterns (binding implicit sizes and the parameters'
@@ -588,6 +742,16 @@ impl Checker {
         }
     }
 
+    /// Finalises the instantiation of a name that resolved to `res`: a
+    /// recursive use of the function being checked gets its own type
+    /// parameters (see [`Checker::bind_self`]).
+    fn fin_ref_inst(&self, res: &Option<Res>, inst: &mut Vec<(Name, Type)>) {
+        match (&self.self_inst, res) {
+            (Some((id, own)), Some(Res::Global(r))) if r == id => *inst = own.clone(),
+            _ => self.fin_inst(inst),
+        }
+    }
+
     fn fin_dims(&mut self, idx: &mut [DimIndex]) -> R<()> {
         for d in idx {
             match d {
@@ -609,9 +773,12 @@ impl Checker {
         match &mut e.kind {
             ExprKind::Lit(Literal::Int { value, .. }) => self.check_lit(*value, &e.ty, e.span)?,
             ExprKind::Lit(_) | ExprKind::ProjSection(_) => {}
-            ExprKind::Var { inst, .. } | ExprKind::OpSection { op_inst: inst, .. } => {
-                self.fin_inst(inst)
-            }
+            ExprKind::Var { inst, res, .. }
+            | ExprKind::OpSection {
+                op_inst: inst,
+                op_res: res,
+                ..
+            } => self.fin_ref_inst(res, inst),
             ExprKind::Parens(x) | ExprKind::Negate(x) | ExprKind::Not(x) | ExprKind::Attr(_, x) => {
                 self.fin_expr(x)?
             }
@@ -647,19 +814,29 @@ impl Checker {
                 args.iter_mut().try_for_each(|x| self.fin_expr(x))?;
             }
             ExprKind::BinOp {
-                op_inst, lhs, rhs, ..
+                op_inst,
+                op_res,
+                lhs,
+                rhs,
+                ..
             } => {
-                self.fin_inst(op_inst);
+                self.fin_ref_inst(op_res, op_inst);
                 self.fin_expr(lhs)?;
                 self.fin_expr(rhs)?;
             }
             ExprKind::OpSectionLeft {
-                op_inst, lhs: x, ..
+                op_inst,
+                op_res,
+                lhs: x,
+                ..
             }
             | ExprKind::OpSectionRight {
-                op_inst, rhs: x, ..
+                op_inst,
+                op_res,
+                rhs: x,
+                ..
             } => {
-                self.fin_inst(op_inst);
+                self.fin_ref_inst(op_res, op_inst);
                 self.fin_expr(x)?;
             }
             ExprKind::Lambda { params, body, .. } => {
@@ -901,6 +1078,7 @@ impl Checker {
                     LEntry::Size => Found::Size,
                     LEntry::Poly(s) => Found::LocalPoly(s.clone()),
                     LEntry::Intr(c, s) => Found::Intr(c.clone(), s.clone()),
+                    LEntry::SelfRef(id, s) => Found::Global(*id, s.clone()),
                 });
             }
         }
@@ -961,7 +1139,7 @@ impl Checker {
             None if self.defining.iter().any(|d| definition_base_name(d) == q.name) => Err(err(
                 q.span,
                 format!(
-                    "`{}` is not in scope in its own definition: functions cannot be recursive (write the recursion as a `loop`)",
+                    "`{}` is not in scope in its own definition: only top-level functions may be recursive, not local functions or constants (write the recursion as a `loop`, or define the function at the top level)",
                     q.name
                 ),
             )),
@@ -1483,6 +1661,7 @@ impl Checker {
                 param,
                 ret,
             } => {
+                self.no_dependent_result(&ft, &param, &at, arg, fname)?;
                 self.unify_at(
                     &param,
                     &at,
@@ -1530,6 +1709,60 @@ impl Checker {
                 }
             }
         }
+    }
+
+    /// A function whose result size depends on its argument
+    /// (`(n: i64) -> [n]i64`) may not be passed where the part of the
+    /// result that has that size would be a type variable that the callee
+    /// keeps in arrays (`map`'s `b` in `(a -> b) -> [n]a -> *[n]b`): the
+    /// elements would have the argument's size, which differs per element
+    /// (Futhark: "Cannot apply"). Where the callee only returns such a
+    /// value (`apply 'a '^b (f: a -> b) (x: a) : b`), or expects an unknown
+    /// size there (`f: a -> []b`), the size becomes existential, as in
+    /// Futhark. (Futhark also rejects the former for an unlifted `'b`; this
+    /// check does not know liftedness and accepts it.)
+    fn no_dependent_result(
+        &self,
+        callee: &Type,
+        param: &Type,
+        at: &Type,
+        arg: &Expr,
+        fname: &str,
+    ) -> R<()> {
+        let (
+            Type::Arrow {
+                param_name: Some(x),
+                ret: aret,
+                ..
+            },
+            Type::Arrow {
+                param_name: None,
+                ret: pret,
+                ..
+            },
+        ) = (self.tcx.head(at), self.tcx.head(param))
+        else {
+            return Ok(());
+        };
+        let mut captured = Vec::new();
+        captured_vars(
+            &self.tcx.zonk(&pret),
+            &self.tcx.zonk(&aret),
+            &x,
+            &mut captured,
+        );
+        let callee = self.tcx.zonk(callee);
+        if !captured.iter().any(|&v| var_in_array(&callee, v, false)) {
+            return Ok(());
+        }
+        Err(err(
+            arg.span,
+            format!(
+                "Cannot apply {fname} to {}: the size of its result depends on its argument `{x}` (its type is `{}`), but {fname} makes arrays of such results, whose elements must all have one size",
+                Self::fname_of(arg),
+                self.show(at),
+            ),
+        ))
     }
 
     /// The size denoted by an `i64` argument, for dependent function types.

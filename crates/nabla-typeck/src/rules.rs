@@ -380,7 +380,7 @@ fn expr_names(e: &Expr, n: &str) -> bool {
 
 /// Whether values of type `t` are, or contain, functions (Futhark's
 /// "order > 0"); a lifted type parameter counts as a function type.
-fn is_higher_order(t: &Type, lifted: &[Name]) -> bool {
+pub(crate) fn is_higher_order(t: &Type, lifted: &[Name]) -> bool {
     match t {
         Type::Arrow { .. } => true,
         Type::Param(p) => lifted.contains(p),

@@ -231,6 +231,19 @@ impl Tcx {
         )
     }
 
+    /// A variable for a signed integer type (`i8` … `i64`, default `i32`):
+    /// the type of an index whose type is not known yet.
+    pub fn signed_int_var(&mut self, span: Span) -> Type {
+        self.fresh_c(
+            Constraint::Prims {
+                set: prim_set(|p| p.is_signed_int()),
+                default: PrimType::I32,
+                what: "signed integer",
+            },
+            span,
+        )
+    }
+
     pub fn fresh_size(&mut self) -> Size {
         self.sizes.push(None);
         Size::Var(format!("?{}", self.sizes.len() - 1))
