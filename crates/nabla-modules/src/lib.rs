@@ -391,9 +391,15 @@ impl Expander {
                 out.push(Dec::Type(tb));
             }
             Dec::Local(d, _) => self.dec(*d, ctx, scope, exports, out, true),
+            // As in Futhark, the names `open` brings into scope are also
+            // members of the enclosing module (or exports of the file),
+            // unless the `open` is `local`.
             Dec::Open(q, span) => {
                 if let Some(env) = self.module_struct(&ModExp::Var(q), scope, span) {
                     scope.open(&env);
+                    if !local {
+                        exports.open(&env);
+                    }
                 }
             }
             Dec::OpenModule(m, span) => {
@@ -401,6 +407,9 @@ impl Expander {
                 if let Some(v) = self.eval(m, &anon, scope, out) {
                     if let Some(env) = self.expect_struct(v, span) {
                         scope.open(&env);
+                        if !local {
+                            exports.open(&env);
+                        }
                     }
                 }
             }

@@ -270,3 +270,12 @@ fn sealing_checks_functor_bodies_against_their_parameters() {
     assert!(text.contains("F.y : "), "{text}");
     assert!(text.contains("= F.P.x"), "{text}");
 }
+
+#[test]
+fn open_makes_the_opened_names_members_unless_local() {
+    let out =
+        expand_ok("module A = { def x = 1 }\nmodule B = { open A  def y = x }\ndef z = B.x + B.y");
+    assert!(has(&out, "z = (+ A.x B.y)"), "{out:?}");
+    let e = expand_err("module A = { def x = 1 }\nmodule B = { local open A }\ndef z = B.x");
+    assert!(e.contains("has no member `x`"), "{e}");
+}
