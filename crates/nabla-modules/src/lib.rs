@@ -36,6 +36,7 @@
 //! each functor body is expanded once more against its parameters' module
 //! types; the driver type-checks it after the first and reports its errors.
 
+mod checks;
 mod env;
 mod resolve;
 #[cfg(test)]
@@ -51,6 +52,11 @@ use resolve::Resolver;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::rc::Rc;
+
+/// The name of Futhark's module of intrinsics: its members may be named
+/// (`intrinsics.x`, resolved by the type checker), but it is no module
+/// the module pass knows.
+pub(crate) const INTRINSICS: &str = "intrinsics";
 
 /// How deeply functor applications may nest (one inside another's body).
 const MAX_APPLICATION_DEPTH: usize = 200;
@@ -165,8 +171,12 @@ fn expand(
         }
     });
     match result {
-        Some((out, diags, id)) => {
+        Some((out, mut diags, id)) => {
             *next_id = id;
+            // A functor body is expanded once per application: report
+            // each of its errors once.
+            let mut seen = std::collections::HashSet::new();
+            diags.retain(|d| seen.insert((d.span, d.message.clone())));
             if diags.is_empty() {
                 Ok(out)
             } else {
@@ -327,6 +337,7 @@ impl Expander {
         exports: &mut Env,
         out: &mut Vec<Dec>,
     ) {
+        self.diags.extend(checks::duplicate_definitions(&decs));
         for d in decs {
             self.dec(d, ctx, scope, exports, out, false);
         }
@@ -529,6 +540,13 @@ impl Expander {
         path.push(q.name.clone());
         let mut cur = match scope.mods.get(&path[0]) {
             Some(v) => v.clone(),
+            None if path[0] == INTRINSICS => {
+                self.diags.push(error(
+                    q.span,
+                    "The 'intrinsics' module may not be used in module expressions.",
+                ));
+                return None;
+            }
             None => {
                 self.diags
                     .push(error(q.span, format!("unknown module `{}`", path[0])));
@@ -1129,6 +1147,7 @@ impl Expander {
                 found
             }
             ModTypeExp::Specs(specs, _) => {
+                self.diags.extend(checks::duplicate_specifications(specs));
                 let mut s = SigStruct::default();
                 let spec_scope = Rc::new(scope.clone());
                 for spec in specs {

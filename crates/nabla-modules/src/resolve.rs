@@ -192,7 +192,23 @@ impl<'a> Resolver<'a> {
         if self.is_local_val(&q.quals[0]) {
             return None; // field access on a local record
         }
-        let first = self.lookup_mod(&q.quals[0])?;
+        let Some(first) = self.lookup_mod(&q.quals[0]) else {
+            // A field of a top-level record, or a member of the
+            // intrinsics (both for the type checker); otherwise no such
+            // name exists here (a module declared further down included).
+            if !matches!(self.lookup_val(&q.quals[0]), Found::Target(_))
+                && q.quals[0] != crate::INTRINSICS
+            {
+                self.diags.push(error(
+                    q.span,
+                    format!(
+                        "Unknown name `{q}`: no module or variable `{}` is in scope here",
+                        q.quals[0]
+                    ),
+                ));
+            }
+            return None;
+        };
         // Walk down submodules while the qualifiers name them; a qualifier
         // that names a value member starts field projections.
         let mut env = match self.descend(first.clone(), &q.quals, 1, q.span) {

@@ -154,7 +154,8 @@ fn deep_module_nesting_does_not_overflow() {
 
 #[test]
 fn the_same_module_path_twice_gets_distinct_names() {
-    let out = expand_ok("module M = { def x = 1 }\nmodule M = { def x = 2 }\ndef y = M.x");
+    // (A `local` declaration may be redefined by a later one.)
+    let out = expand_ok("local module M = { def x = 1 }\nmodule M = { def x = 2 }\ndef y = M.x");
     assert_eq!(out[0], "M.x = 1");
     assert_eq!(out[1], "M.x#2 = 2");
     assert_eq!(out[2], "y = M.x#2");
@@ -178,12 +179,12 @@ fn val_specifications_become_typed_check_declarations() {
 #[test]
 fn functors_keep_the_names_of_their_definition_site() {
     let out = expand_ok(
-        "def helper = 1i32\nmodule mk (X: {}) = { def v = helper }\ndef helper = 2i32\nmodule A = mk {}\ndef w = helper",
+        "local def helper = 1i32\nmodule mk (X: {}) = { def v = helper }\ndef helper = 2i32\nmodule A = mk {}\ndef w = helper",
     );
-    assert!(has(&out, "helper = 1i32"), "{out:?}");
-    assert!(has(&out, "helper#2 = 2i32"), "{out:?}");
-    assert!(has(&out, "A.v = helper"), "{out:?}");
-    assert!(has(&out, "w = helper#2"), "{out:?}");
+    assert!(has(&out, "<test>.helper = 1i32"), "{out:?}");
+    assert!(has(&out, "helper = 2i32"), "{out:?}");
+    assert!(has(&out, "A.v = <test>.helper"), "{out:?}");
+    assert!(has(&out, "w = helper"), "{out:?}");
 }
 
 #[test]
@@ -278,4 +279,35 @@ fn open_makes_the_opened_names_members_unless_local() {
     assert!(has(&out, "z = (+ A.x B.y)"), "{out:?}");
     let e = expand_err("module A = { def x = 1 }\nmodule B = { local open A }\ndef z = B.x");
     assert!(e.contains("has no member `x`"), "{e}");
+}
+
+#[test]
+fn a_module_may_not_define_a_name_twice() {
+    let e = expand_err("def x = 1\ndef x = 2");
+    assert!(e.contains("Duplicate definition of value `x`"), "{e}");
+    // Values and modules share a name space; types have their own.
+    let e = expand_err("module M = { module x = {}  def x = 2 }");
+    assert!(e.contains("Duplicate definition of value `x`"), "{e}");
+    expand_ok("type t = i32\ndef t = 1\nmodule m = { def t = 1 }");
+    // `local` declarations and opened names may be shadowed.
+    expand_ok("local def x = 1\ndef x = 2\nmodule A = { def y = 1 }\nopen A\ndef y = 3");
+    let e = expand_err("module type S = { type t  val x: i32  type t }");
+    assert!(e.contains("Duplicate definition of type `t`"), "{e}");
+}
+
+#[test]
+fn the_intrinsics_module_is_no_module_expression() {
+    let e = expand_err("module M = intrinsics");
+    assert!(
+        e.contains("The 'intrinsics' module may not be used in module expressions."),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_qualified_name_before_its_module_is_unknown() {
+    let e = expand_err("def f (x: i32) = M.g x\nmodule M = { def g (x: i32) = x }");
+    assert!(e.contains("Unknown name `M.g`"), "{e}");
+    // A field of a record value is left to the type checker.
+    expand_ok("def r = {a = 1}\ndef f = r.a\ndef g = intrinsics.foo");
 }
