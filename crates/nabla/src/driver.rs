@@ -121,12 +121,12 @@ pub fn check(path: &Path) -> Result<Checked, CompileError> {
     // The parsed program again, for the check of opaque ascription (only
     // when some module is ascribed a module type).
     let parsed = frontend::copy_if_ascribed(&files);
-    let mut files = match frontend::expand_modules(&sources, files, &mut next_id) {
-        Ok(fs) => fs,
+    let expansion = match frontend::expand_modules(&sources, files, &mut next_id) {
+        Ok(e) => e,
         Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
     };
-    if let Err(d) = nabla_typeck::check_program(&sources, &mut files) {
-        let d = frontend::user_facing_names(d);
+    let mut files = expansion.files;
+    if let Err(d) = frontend::check_expanded(&sources, &mut files, &expansion.value_checks) {
         return Err(CompileError::from_diagnostics(d, &sources));
     }
     if let Some(parsed) = parsed {
