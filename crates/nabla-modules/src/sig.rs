@@ -135,7 +135,7 @@ impl Expander {
                             let is_abstract = t.def.is_none() && t.refinement.is_none();
                             if is_abstract && local.types.contains_key(&t.name) {
                                 self.warnings.push(Diagnostic::new(
-                                    DiagnosticKind::Type,
+                                    DiagnosticKind::Warning,
                                     *span,
                                     format!("Inclusion shadows type \"{}\".", t.name),
                                 ));
@@ -342,14 +342,30 @@ fn refine(s: &Sig, quals: &[Name], name: &str, refinement: &Rc<Refinement>) -> R
     let mut st = st.clone();
     match quals.split_first() {
         None => {
-            let spec = st
+            // The type the name means: the last specification of it (a
+            // later `include` shadows an earlier one); if that only
+            // abbreviates an abstract type of the module type, that type.
+            let last = st
                 .types
-                .iter_mut()
-                .find(|t| t.name == name)
+                .iter()
+                .rposition(|t| t.name == name)
                 .ok_or_else(not_abstract)?;
-            if spec.def.is_some() || spec.refinement.is_some() {
-                return Err(not_abstract());
-            }
+            let alias_of = |t: &TypeSpec| match (&t.refinement, &t.def) {
+                (Some(r), _) => bare_name(&r.def),
+                (None, Some(d)) => bare_name(d),
+                (None, None) => None,
+            };
+            let is_abstract = |t: &TypeSpec| t.def.is_none() && t.refinement.is_none();
+            let index = if is_abstract(&st.types[last]) {
+                last
+            } else {
+                let target = alias_of(&st.types[last]).ok_or_else(not_abstract)?;
+                st.types[..last]
+                    .iter()
+                    .rposition(|t| t.name == target && is_abstract(t))
+                    .ok_or_else(not_abstract)?
+            };
+            let spec = &mut st.types[index];
             if !params_refine(&spec.params, &refinement.params) {
                 return Err(format!(
                     "Cannot refine a type having {} with a type having {}.",
@@ -375,6 +391,14 @@ fn refine(s: &Sig, quals: &[Name], name: &str, refinement: &Rc<Refinement>) -> R
         }
     }
     Ok(Sig::Struct(st))
+}
+
+/// The name `t` is, if it is an unqualified type name without arguments.
+fn bare_name(t: &TypeExp) -> Option<String> {
+    match t {
+        TypeExp::Named(q, args, _) if q.quals.is_empty() && args.is_empty() => Some(q.name.clone()),
+        _ => None,
+    }
 }
 
 /// Whether a refinement with parameters `new` may refine an abstract type
