@@ -205,6 +205,7 @@ fn var_in_array(t: &Type, v: u32, inside: bool) -> bool {
         Type::Arrow { param, ret, .. } => {
             var_in_array(param, v, inside) || var_in_array(ret, v, inside)
         }
+        Type::Acc { arr, .. } => var_in_array(arr, v, true),
         Type::Prim(_) | Type::Param(_) => false,
     }
 }

@@ -207,19 +207,6 @@ impl Tcx {
         self.fresh_c(cons, span)
     }
 
-    /// A variable that is one of the signed integer types (`i64` by
-    /// default): the type of an array index.
-    pub fn signed_int_var(&mut self, span: Span) -> Type {
-        self.fresh_c(
-            Constraint::Prims {
-                set: prim_set(|p| p.is_signed_int()),
-                default: PrimType::I64,
-                what: "a signed integer",
-            },
-            span,
-        )
-    }
-
     pub fn float_var(&mut self, span: Span) -> Type {
         self.fresh_c(
             Constraint::Prims {
