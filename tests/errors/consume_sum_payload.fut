@@ -3,7 +3,7 @@
 -- ==
 -- error: cannot consume `o`
 
-type buffer = #empty | #full ([]i32)
+type~ buffer = #empty | #full ([]i32)
 
 def fill (o: buffer) : []i32 =
   match o

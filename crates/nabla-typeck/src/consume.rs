@@ -134,7 +134,7 @@ pub(crate) struct GlobalInfo {
 
 fn type_diet(t: Option<&Type>) -> Diet {
     match t {
-        Some(Type::Array { unique: true, .. }) => Diet::Consume,
+        Some(Type::Array { unique: true, .. } | Type::Acc { unique: true, .. }) => Diet::Consume,
         Some(Type::Record(fs)) => {
             let ds: Vec<(Name, Diet)> = fs
                 .iter()
@@ -198,7 +198,9 @@ pub(crate) fn pat_diet(p: &Pat, declared: Option<&Type>) -> Diet {
 /// instantiated with an array, so it aliases the arguments too).
 pub(crate) fn ret_als(t: &Type) -> RetAls {
     match t {
-        Type::Array { unique: false, .. } | Type::Param(_) => RetAls::Args,
+        Type::Array { unique: false, .. } | Type::Acc { unique: false, .. } | Type::Param(_) => {
+            RetAls::Args
+        }
         Type::Record(fs) => {
             let rs: Vec<(Name, RetAls)> = fs.iter().map(|(n, t)| (n.clone(), ret_als(t))).collect();
             if rs.iter().all(|(_, r)| *r == RetAls::Fresh) {
@@ -208,6 +210,45 @@ pub(crate) fn ret_als(t: &Type) -> RetAls {
             }
         }
         _ => RetAls::Fresh,
+    }
+}
+
+/// The result aliasing of a declared return type, from what it says: a
+/// part written `*t` is fresh whatever `t` is (also a type parameter,
+/// instantiated with an array or a tuple of arrays: the prelude's
+/// `manifest 't (a: t): *t`), the rest as [`ret_als`] says.
+fn declared_ret_als(te: &TypeExp, t: &Type) -> RetAls {
+    let fields: Option<Vec<(Name, &TypeExp)>> = match te {
+        TypeExp::Unique(..) => return RetAls::Fresh,
+        TypeExp::Tuple(ts, _) if ts.len() == 1 => return declared_ret_als(&ts[0], t),
+        TypeExp::Tuple(ts, _) => Some(
+            ts.iter()
+                .enumerate()
+                .map(|(i, t)| (i.to_string(), t))
+                .collect(),
+        ),
+        TypeExp::Record(fs, _) => Some(fs.iter().map(|(i, t)| (i.name.clone(), t)).collect()),
+        _ => None,
+    };
+    match (fields, t) {
+        (Some(fields), Type::Record(fs)) if fields.len() == fs.len() => {
+            let rs: Vec<(Name, RetAls)> = fs
+                .iter()
+                .map(|(n, ft)| {
+                    let r = match fields.iter().find(|(m, _)| m == n) {
+                        Some((_, fte)) => declared_ret_als(fte, ft),
+                        None => ret_als(ft),
+                    };
+                    (n.clone(), r)
+                })
+                .collect();
+            if rs.iter().all(|(_, r)| *r == RetAls::Fresh) {
+                RetAls::Fresh
+            } else {
+                RetAls::Rec(rs)
+            }
+        }
+        _ => ret_als(t),
     }
 }
 
@@ -371,7 +412,7 @@ enum RetU {
 
 fn type_retu(t: &Type) -> RetU {
     match t {
-        Type::Array { unique: true, .. } => RetU::Unique,
+        Type::Array { unique: true, .. } | Type::Acc { unique: true, .. } => RetU::Unique,
         Type::Record(fs) => RetU::Rec(fs.iter().map(|(n, t)| (n.clone(), type_retu(t))).collect()),
         _ => RetU::Other,
     }
@@ -397,10 +438,11 @@ fn te_retu(te: &TypeExp) -> RetU {
 }
 
 /// The uniqueness of `*t`: every array in `t`, also inside tuples and
-/// records, is unique.
+/// records (and whatever a named type or type parameter stands for), is
+/// unique.
 fn te_retu_unique(te: &TypeExp) -> RetU {
     match te {
-        TypeExp::Array(..) => RetU::Unique,
+        TypeExp::Array(..) | TypeExp::Named(..) => RetU::Unique,
         TypeExp::Unique(t, _) => te_retu_unique(t),
         TypeExp::Tuple(ts, _) if ts.len() == 1 => te_retu_unique(&ts[0]),
         TypeExp::Tuple(ts, _) => RetU::Rec(
@@ -600,6 +642,10 @@ struct Cx<'a> {
     /// arguments and the free variables its body returns), for `let f =
     /// \x -> …`.
     last_lambda: Option<Rc<FnSig>>,
+    /// While checking arguments of function type (innermost last): the
+    /// alias ids below the limit (bound before the argument) of the
+    /// variables the argument uses, i.e. what a closure captures.
+    captured: Vec<(u32, BTreeSet<u32>)>,
 }
 
 /// Checks the consumption rules in one type-checked top-level definition,
@@ -621,6 +667,7 @@ pub(crate) fn check_valbind(
         consumed: HashMap::new(),
         barriers: Vec::new(),
         uses: Vec::new(),
+        captured: Vec::new(),
         loop_depth: 0,
         depth: 0,
         updates: 0,
@@ -640,7 +687,10 @@ pub(crate) fn check_valbind(
     }
     match cx.function(
         &vb.params,
-        vb_ret_type(vb).map(type_retu),
+        vb_ret_type(vb).map(|t| match vb.ret.as_ref().map(te_retu) {
+            Some(RetU::Other) | None => type_retu(t),
+            Some(r) => r,
+        }),
         &vb.body,
         "function",
     ) {
@@ -648,9 +698,9 @@ pub(crate) fn check_valbind(
             // Futhark: a call's result aliases what the callee's *type*
             // says: with a declared return type, a non-unique array result
             // aliases every argument not consumed.
-            let ret = match vb_ret_type(vb) {
-                Some(t) => ret_als(t),
-                None => ret,
+            let ret = match (vb_ret_type(vb), vb.ret.as_ref()) {
+                (Some(t), Some(te)) => declared_ret_als(te, t),
+                _ => ret,
             };
             (FnSig { params, ret }, Ok(()))
         }
@@ -675,9 +725,11 @@ fn result_expr(e: &Expr) -> &Expr {
     }
 }
 
+/// Whether values of type `t` are, or contain, arrays or accumulators (the
+/// values that can be consumed and aliased).
 fn has_array(t: &Type) -> bool {
     match t {
-        Type::Array { .. } => true,
+        Type::Array { .. } | Type::Acc { .. } => true,
         Type::Record(fs) => fs.iter().any(|(_, t)| has_array(t)),
         Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(has_array),
         _ => false,
@@ -687,6 +739,7 @@ fn has_array(t: &Type) -> bool {
 fn has_unique_or_param(t: &Type) -> bool {
     match t {
         Type::Array { unique, elem, .. } => *unique || has_unique_or_param(elem),
+        Type::Acc { unique, .. } => *unique,
         Type::Record(fs) => fs.iter().any(|(_, t)| has_unique_or_param(t)),
         Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(has_unique_or_param),
         Type::Param(_) | Type::Var(_) => true,
@@ -790,7 +843,20 @@ impl<'a> Cx<'a> {
                     }
                 }
             }
-            PatKind::Ascribe(inner, _) => self.bind_pat(inner, als, mode, p.ty.as_ref()),
+            PatKind::Ascribe(inner, te) => {
+                // A parameter of a type parameter's type not declared `*`
+                // (`(a: t)`) is not unique, whatever `t` stands for: it may
+                // be neither consumed nor returned as a unique (`*t`) result.
+                if let (BindMode::Param, Some(Type::Param(_)), PatKind::Id(i)) =
+                    (mode, p.ty.as_ref(), &inner.kind)
+                {
+                    if !matches!(te, TypeExp::Unique(..)) {
+                        self.bind_var(&i.name, inner.ty.as_ref(), als, false, Kind::Param, i.span);
+                        return;
+                    }
+                }
+                self.bind_pat(inner, als, mode, p.ty.as_ref())
+            }
             PatKind::Tuple(ps) if ps.len() == 1 => self.bind_pat(&ps[0], als, mode, declared),
             PatKind::Tuple(ps) => {
                 for (i, q) in ps.iter().enumerate() {
@@ -1233,6 +1299,9 @@ impl<'a> Cx<'a> {
                 let als = v.als.clone();
                 let ids = als.flat();
                 self.check_not_consumed(&ids, span, &name.name)?;
+                for (limit, set) in self.captured.iter_mut() {
+                    set.extend(ids.iter().filter(|&&i| i < *limit));
+                }
                 Ok(als)
             }
             Some(Res::Global(id)) => match self.global_id(*id, span) {
@@ -1249,17 +1318,31 @@ impl<'a> Cx<'a> {
             .or_else(|| f.ty.as_ref().and_then(|t| observing_sig(t, args.len())));
         self.check_function_args(f, args)?;
         let mut arg_als: Vec<Als> = vec![Als::none(); args.len()];
+        // What each argument uses: its aliases, and for a function value
+        // (a closure) the variables it captures, which it may read when
+        // the callee applies it, after the callee consumed an argument.
+        let mut arg_uses: Vec<BTreeSet<u32>> = vec![BTreeSet::new(); args.len()];
         // Futhark evaluates (and checks) arguments right to left.
         for k in (0..args.len()).rev() {
-            let a = self.expr(args[k])?;
+            let closure = args[k].ty.as_ref().is_some_and(contains_function);
+            if closure {
+                self.captured.push((self.ids.len() as u32, BTreeSet::new()));
+            }
+            let a = self.expr(args[k]);
+            let captured = if closure { self.captured.pop() } else { None };
+            let a = a?;
+            arg_uses[k] = a.flat();
+            if let Some((_, c)) = captured {
+                arg_uses[k].extend(c);
+            }
             if let Some(d) = sig.as_ref().and_then(|s| s.params.get(k)) {
                 if d.consumes() {
                     self.check_not_self_aliased(d, &a, args[k].span)?;
                     let mut mine = BTreeSet::new();
                     Self::consumed_part(d, &a, &mut mine);
                     let mine = self.live_ids(&mine);
-                    for (j, other) in arg_als.iter().enumerate().skip(k + 1) {
-                        if let Some(&v) = other.flat().intersection(&mine).next() {
+                    for (j, other) in arg_uses.iter().enumerate().skip(k + 1) {
+                        if let Some(&v) = other.intersection(&mine).next() {
                             return Err(err(
                                 args[k].span,
                                 format!(
@@ -2029,7 +2112,7 @@ fn widen_to_declared(r: &RetAls, declared: &RetU, t: Option<&Type>, n: usize) ->
                 })
                 .collect(),
         ),
-        (RetU::Other, Some(Type::Array { .. })) => {
+        (RetU::Other, Some(Type::Array { .. } | Type::Acc { .. })) => {
             let free = match r {
                 RetAls::Params(_, free) => free.clone(),
                 _ => BTreeSet::new(),
