@@ -293,7 +293,10 @@ impl Matcher {
 
     /// Whether the member's size `p` can be the specification's `s`.
     fn size(&mut self, s: &Size, p: &Size) -> bool {
-        if *s == Size::Any {
+        // `∃k`: an existential size of a result type (the type checker's
+        // name for it).
+        let existential = |s: &Size| matches!(s, Size::Var(n) if n.starts_with('∃'));
+        if *s == Size::Any || existential(s) || existential(p) {
             // An existential size of the specification: any size.
             return true;
         }

@@ -147,6 +147,29 @@ pub fn expr_of_size(s: &Size, span: Span) -> Option<Expr> {
     })
 }
 
+/// The size `a op b` for an `i64` operator `op` (`+`, `*`), built as the
+/// expression a program would write (`[n * m]`), so that it compares equal
+/// to that; `None` where a side is [`Size::Any`].
+pub fn size_binop(op: &str, a: &Size, b: &Size, span: Span) -> Option<Size> {
+    let i64t = Some(Type::Prim(PrimType::I64));
+    let e = Expr {
+        kind: ExprKind::BinOp {
+            op: QualName {
+                quals: vec![],
+                name: op.to_string(),
+                span,
+            },
+            op_res: Some(Res::Intrinsic(op.to_string())),
+            op_inst: vec![],
+            lhs: Box::new(expr_of_size(a, span)?),
+            rhs: Box::new(expr_of_size(b, span)?),
+        },
+        span,
+        ty: i64t,
+    };
+    size_of_expr(&e)
+}
+
 impl Size {
     /// Replaces the local names that `f` maps (in compound expressions too).
     /// A compound expression in which a name is replaced by [`Size::Any`]

@@ -151,6 +151,9 @@ impl fmt::Display for Size {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Size::Const(n) => write!(f, "[{n}]"),
+            // `∃k`: the type checker's name for an existential size of a
+            // result type, which a program writes `[]`.
+            Size::Var(v) if v.starts_with('∃') => write!(f, "[]"),
             Size::Var(v) => write!(f, "[{v}]"),
             Size::Expr(e) => write!(f, "[{e}]"),
             Size::Any => write!(f, "[]"),

@@ -9,7 +9,10 @@ use crate::consume;
 use crate::recursion;
 use crate::rules;
 use crate::sig::{self, is_operator, mk_array, Class, Scheme};
-use crate::unify::{collect_vars, erase_sizes, subst, Constraint, Tcx};
+use crate::unify::{
+    collect_size_names, collect_vars, erase_sizes, is_existential, subst, Constraint, Tcx,
+    EXISTENTIAL,
+};
 use nabla_prim::PrimType;
 use nabla_syntax::ast::*;
 use nabla_syntax::size_expr::{size_of_expr, strip_parens};
@@ -86,6 +89,15 @@ pub(crate) struct Checker {
     tparams: Vec<Name>,
     /// While checking parameter patterns: size names bound implicitly.
     implicit_sizes: Option<Vec<Name>>,
+    /// How many function types the type being resolved is inside: an
+    /// anonymous size `[]` of a parameter's type outside any function type
+    /// is a size parameter of its own (Futhark's rule).
+    in_arrow: u32,
+    /// Whether the type being resolved is a declared result type, and how
+    /// many of its anonymous sizes were named so far: `[]` there is an
+    /// existential size, named `∃k` (see [`is_existential`]).
+    in_ret: Option<usize>,
+
     /// Sizes bound by an enclosing `?[n].` in a type expression.
     exist: Vec<Name>,
     depth: usize,
@@ -328,6 +340,8 @@ impl Checker {
             locals: Vec::new(),
             tparams: Vec::new(),
             implicit_sizes: None,
+            in_arrow: 0,
+            in_ret: None,
             exist: Vec::new(),
             depth: 0,
             globals: HashMap::new(),
@@ -453,7 +467,11 @@ impl Checker {
         self.tcx.lifted_params.clear();
         self.truncate_locals(0);
         self.bind_type_params(&tb.params);
+        // Its existential and anonymous sizes are named (`∃k`), so that a
+        // use as a result type shares them where the definition does.
+        let saved = self.in_ret.replace(0);
         let r = self.resolve_type(&mut tb.def);
+        self.in_ret = saved;
         let ty = r.map(|ty| self.tcx.finalize(&ty));
         let contained = match &ty {
             Ok(ty) => self.tcx.liftedness(ty),
@@ -636,7 +654,12 @@ impl Checker {
         }
         self.tcx.level = level;
         let ret_t = match ret {
-            Some(te) => Some(self.resolve_type(te)?),
+            Some(te) => {
+                let saved = self.in_ret.replace(0);
+                let t = self.resolve_type(te);
+                self.in_ret = saved;
+                Some(t?)
+            }
             None => None,
         };
         Ok((ptys, ret_t))
@@ -724,12 +747,46 @@ impl Checker {
             }
             self.tcx.vars[v as usize].binding = Some(Type::Param(name));
         }
+        self.generalise_sizes(&z);
         for v in mark..n {
             if self.tcx.vars[v].binding.is_none() {
                 self.tcx.vars[v].binding = Some(Type::unit());
             }
         }
         Ok((self.final_ty(ty), unlifted))
+    }
+
+    /// The sizes of a definition's type still to be inferred become size
+    /// parameters of their own (as Futhark generalises them): named with a
+    /// subscript no program can write, `n₀`, so that each use instantiates
+    /// them afresh (`def vecadd = map2 (f64.+)` is `[n₀]f64 -> [n₀]f64 ->
+    /// *[n₀]f64`).
+    fn generalise_sizes(&mut self, t: &Type) {
+        const SUB: [char; 10] = ['₀', '₁', '₂', '₃', '₄', '₅', '₆', '₇', '₈', '₉'];
+        let mut names = Vec::new();
+        collect_size_names(&self.tcx.zonk(t), &mut names);
+        let mut k = 0;
+        for n in names {
+            let Some(i) = n.strip_prefix('?').and_then(|i| i.parse::<usize>().ok()) else {
+                continue;
+            };
+            let Some(v) = self.tcx.sizes.get(i) else {
+                continue;
+            };
+            if v.binding.is_some() {
+                continue;
+            }
+            let name: String = "n"
+                .chars()
+                .chain(
+                    k.to_string()
+                        .chars()
+                        .map(|c| SUB[c as usize - '0' as usize]),
+                )
+                .collect();
+            k += 1;
+            self.tcx.sizes[i].binding = Some(Size::Var(name));
+        }
     }
 
     fn final_ty(&self, t: &Type) -> Type {
@@ -975,7 +1032,7 @@ impl Checker {
                     shape: shape
                         .iter()
                         .map(|s| match c.tcx.resolve_size(s) {
-                            Size::Var(n) if n.starts_with('?') => Size::Any,
+                            Size::Var(n) if n.starts_with('?') || is_existential(&n) => Size::Any,
                             s => s,
                         })
                         .collect(),
@@ -1236,7 +1293,23 @@ impl Checker {
 
     fn resolve_size(&mut self, se: &mut SizeExp) -> R<Size> {
         match se {
-            SizeExp::Any(_) => Ok(Size::Any),
+            SizeExp::Any(_) => {
+                // In a parameter's type (outside function types), `[]` is
+                // a size to infer from the body (Futhark's rule): `zip` of
+                // two `[]i32` parameters makes them one size.
+                if self.in_arrow == 0 && self.implicit_sizes.is_some() {
+                    return Ok(self.tcx.fresh_size_named("n"));
+                }
+                // In a result type, each `[]` is an existential size of its
+                // own (the same one wherever a type abbreviation repeats it).
+                if self.in_arrow == 0 {
+                    if let Some(k) = &mut self.in_ret {
+                        *k += 1;
+                        return Ok(Size::Var(format!("{EXISTENTIAL}{k}")));
+                    }
+                }
+                Ok(Size::Any)
+            }
             SizeExp::Expr(e) => {
                 if let ExprKind::Lit(Literal::Int { value, .. }) = &e.kind {
                     let v = *value;
@@ -1249,7 +1322,7 @@ impl Checker {
                         if self.exist.contains(&n) {
                             *res = Some(Res::Size);
                             e.ty = Some(i64t());
-                            return Ok(Size::Any);
+                            return Ok(Size::Var(format!("{EXISTENTIAL}{n}")));
                         }
                         if self.lookup(&n).is_none() {
                             if let Some(imp) = &mut self.implicit_sizes {
@@ -1357,11 +1430,12 @@ impl Checker {
                             }
                         }
                     }
-                    return Ok(subst(
+                    let t = subst(
                         &a.ty,
                         &|p: &str| tmap.iter().find(|(n, _)| n == p).map(|(_, t)| t.clone()),
                         &|v: &str| smap.iter().find(|(n, _)| n == v).map(|(_, s)| s.clone()),
-                    ));
+                    );
+                    return Ok(self.place_existentials(&t));
                 }
                 if args.is_empty() {
                     if let Some(p) = PrimType::from_name(&q.name) {
@@ -1433,29 +1507,10 @@ impl Checker {
             }
             TypeExp::Unique(t, _) => Ok(make_unique(self.resolve_type(t)?)),
             TypeExp::Arrow(name, p, r, _) => {
-                let pt = self.resolve_type(p)?;
-                match name {
-                    Some(n) => {
-                        self.push_local(n.name.clone(), LEntry::Var(pt.clone()));
-                        let rt = self.resolve_type(r);
-                        self.truncate_locals(self.locals.len() - 1);
-                        let rt = rt?;
-                        let param_name = if mentions_size(&rt, &n.name) {
-                            Some(n.name.clone())
-                        } else {
-                            None
-                        };
-                        Ok(Type::Arrow {
-                            param_name,
-                            param: Box::new(pt),
-                            ret: Box::new(rt),
-                        })
-                    }
-                    None => {
-                        let rt = self.resolve_type(r)?;
-                        Ok(arrow(pt, rt))
-                    }
-                }
+                self.in_arrow += 1;
+                let r = self.resolve_arrow(name, p, r);
+                self.in_arrow -= 1;
+                r
             }
             TypeExp::Sum(cs, _) => {
                 let mut out: Vec<(Name, Vec<Type>)> = Vec::new();
@@ -1481,7 +1536,63 @@ impl Checker {
                 self.exist.extend(ns.iter().map(|i| i.name.clone()));
                 let r = self.resolve_type(t);
                 self.exist.truncate(k);
-                r
+                Ok(self.place_existentials(&r?))
+            }
+        }
+    }
+
+    /// The existential sizes of `t` (from `?[n].` or a type abbreviation
+    /// that has them) where `t` is used: in a declared result type (outside
+    /// function types), each gets a name of its own for this use (`∃k`);
+    /// elsewhere (a parameter, an annotation) each is any size.
+    fn place_existentials(&mut self, t: &Type) -> Type {
+        let mut names = Vec::new();
+        collect_size_names(t, &mut names);
+        names.retain(|n| is_existential(n));
+        if names.is_empty() {
+            return t.clone();
+        }
+        let renamed: Vec<(Name, Size)> = names
+            .into_iter()
+            .map(|n| {
+                let to = match (&mut self.in_ret, self.in_arrow) {
+                    (Some(k), 0) => {
+                        *k += 1;
+                        Size::Var(format!("{EXISTENTIAL}{k}"))
+                    }
+                    _ => Size::Any,
+                };
+                (n, to)
+            })
+            .collect();
+        subst(t, &|_| None, &|v: &str| {
+            renamed.iter().find(|(n, _)| n == v).map(|(_, s)| s.clone())
+        })
+    }
+
+    /// A function type `p -> r` or `(n: p) -> r`.
+    fn resolve_arrow(&mut self, name: &Option<Ident>, p: &mut TypeExp, r: &mut TypeExp) -> R<Type> {
+        let pt = self.resolve_type(p)?;
+        match name {
+            Some(n) => {
+                self.push_local(n.name.clone(), LEntry::Var(pt.clone()));
+                let rt = self.resolve_type(r);
+                self.truncate_locals(self.locals.len() - 1);
+                let rt = rt?;
+                let param_name = if mentions_size(&rt, &n.name) {
+                    Some(n.name.clone())
+                } else {
+                    None
+                };
+                Ok(Type::Arrow {
+                    param_name,
+                    param: Box::new(pt),
+                    ret: Box::new(rt),
+                })
+            }
+            None => {
+                let rt = self.resolve_type(r)?;
+                Ok(arrow(pt, rt))
             }
         }
     }
@@ -1830,9 +1941,12 @@ impl Checker {
                     arg.span,
                     &format!("mismatched types in argument {} of {fname}", k + 1),
                 )?;
-                Ok(match param_name {
+                let ret = match param_name {
                     Some(n) => {
                         let s = self.expr_as_size(arg);
+                        let mut names = Vec::new();
+                        s.names(&mut names);
+                        let ret = rename_arrow_params(&ret, &names);
                         subst(&ret, &|_| None, &|v: &str| {
                             if v == n {
                                 Some(s.clone())
@@ -1842,7 +1956,8 @@ impl Checker {
                         })
                     }
                     None => *ret,
-                })
+                };
+                Ok(self.existential_result(ret, arg.span, fname))
             }
             Type::Var(_) => {
                 let r = self.tcx.fresh(arg.span);
@@ -1870,6 +1985,70 @@ impl Checker {
                     ))
                 }
             }
+        }
+    }
+
+    /// The type of a function's result once it is applied to all of its
+    /// arguments: each anonymous (existential) size `[]` of the result,
+    /// outside function types, becomes a fresh unknown size, a size of its
+    /// own that equals no other (Futhark's existential sizes: `filter`'s
+    /// results at two calls need not have one length). A result that is
+    /// still a function keeps its sizes until it is applied.
+    fn existential_result(&mut self, t: Type, span: Span, fname: &str) -> Type {
+        match self.tcx.head(&t) {
+            Type::Arrow { .. } | Type::Var(_) => t,
+            // Only the sizes the function's type writes `[]` (not those of
+            // the type variables it was instantiated with, nor sizes that
+            // unification made `[]`): the type is not zonked.
+            _ => self.unknown_for_any(&t, span, fname, &mut Vec::new(), false),
+        }
+    }
+
+    fn unknown_for_any(
+        &mut self,
+        t: &Type,
+        span: Span,
+        fname: &str,
+        made: &mut Vec<(Name, Size)>,
+        in_arrow: bool,
+    ) -> Type {
+        match t {
+            Type::Array {
+                elem,
+                shape,
+                unique,
+            } => {
+                let mut shape2 = Vec::new();
+                for s in shape {
+                    shape2.push(match s {
+                        Size::Any if !in_arrow => {
+                            let what = format!("is the unknown size of the result of {fname}");
+                            self.tcx.new_unknown("d", span, what)
+                        }
+                        Size::Var(n) if is_existential(n) => {
+                            if let Some((_, u)) = made.iter().find(|(m, _)| m == n) {
+                                u.clone()
+                            } else {
+                                let what = format!("is the unknown size of the result of {fname}");
+                                let u = self.tcx.new_unknown("d", span, what);
+                                made.push((n.clone(), u.clone()));
+                                u
+                            }
+                        }
+                        s => s.clone(),
+                    });
+                }
+                let shape = shape2;
+                let e = self.unknown_for_any(elem, span, fname, made, in_arrow);
+                mk_array(e, shape, *unique)
+            }
+            // A function in the result: its `[]` are its own results'
+            // (made at its calls), but the existential sizes it shares
+            // with the rest of the result are the same unknowns.
+            Type::Arrow { .. } => {
+                t.map_children(|c| self.unknown_for_any(c, span, fname, made, true))
+            }
+            t => t.map_children(|c| self.unknown_for_any(c, span, fname, made, in_arrow)),
         }
     }
 
@@ -2389,6 +2568,8 @@ impl Checker {
                 None => None,
             };
             let bt = self.infer(body)?;
+            // Unknown sizes made in the body leave with its value.
+            self.tcx.hoist_unknowns(&bt, level);
             let res = self.declared_or(
                 rt,
                 bt,
@@ -2633,6 +2814,7 @@ impl Checker {
             for s in sizes.iter() {
                 self.push_local(s.name.clone(), LEntry::Size);
             }
+            let size_vars_before = self.tcx.sizes.len();
             let mut binds = Vec::new();
             let pt = self.infer_pat(pat, &mut binds)?;
             match it {
@@ -2703,6 +2885,13 @@ impl Checker {
             // iteration to the next.
             let mut bound: Vec<Name> = self.locals[mark..].iter().map(|(n, _)| n.clone()).collect();
             bound.extend(self.tcx.unknown_order[unknowns_before..].iter().cloned());
+            // So are the sizes of the loop parameters still to be inferred
+            // (`loop xs = xs for … do xs ++ xs`).
+            bound.extend(
+                (size_vars_before..self.tcx.sizes.len())
+                    .filter(|&i| self.tcx.sizes[i].binding.is_none())
+                    .map(|i| format!("?{i}")),
+            );
             let bt = self.flexible_sizes_mentioning(&bt, &bound);
             self.unify_at(
                 &pt,
@@ -2798,5 +2987,33 @@ fn zonk_expr_types(tcx: &Tcx, e: &mut Expr) {
     });
     if let Size::Expr(x) = s.map_expr_types(&mut |t| erase_sizes(&tcx.zonk(t), false)) {
         *e = x.expr().clone();
+    }
+}
+
+/// `t` with each named parameter of its function types (`(m: i64) -> [m]t`)
+/// that is one of `names` renamed (to `m'`, `m''`, …), so that a size
+/// substituted into `t` that mentions `names` is not captured by it.
+fn rename_arrow_params(t: &Type, names: &[Name]) -> Type {
+    match t {
+        Type::Arrow {
+            param_name: Some(p),
+            param,
+            ret,
+        } if names.contains(p) => {
+            let mut fresh = format!("{p}'");
+            while names.contains(&fresh) || mentions_size(ret, &fresh) {
+                fresh.push('\'');
+            }
+            let ret = subst(ret, &|_| None, &|v: &str| {
+                (v == p).then(|| Size::Var(fresh.clone()))
+            });
+            Type::Arrow {
+                param_name: Some(fresh),
+                param: Box::new(rename_arrow_params(param, names)),
+                ret: Box::new(rename_arrow_params(&ret, names)),
+            }
+        }
+        Type::Array { .. } | Type::Prim(_) | Type::Var(_) | Type::Param(_) => t.clone(),
+        t => t.map_children(|c| rename_arrow_params(c, names)),
     }
 }

@@ -27,10 +27,10 @@ def tabulate_3d 'a (n: i64) (m: i64) (o: i64) (f: i64 -> i64 -> i64 -> a): *[n][
 
 def head [n] 't (x: [n]t): t = x[0]
 def last [n] 't (x: [n]t): t = x[n-1]
-def tail [n] 't (x: [n]t): []t = x[1:]
-def init [n] 't (x: [n]t): []t = x[0:n-1]
+def tail [n] 't (x: [n]t): [n-1]t = x[1:]
+def init [n] 't (x: [n]t): [n-1]t = x[0:n-1]
 def take [n] 't (i: i64) (x: [n]t): [i]t = x[0:i]
-def drop [n] 't (i: i64) (x: [n]t): []t = x[i:]
+def drop [n] 't (i: i64) (x: [n]t): [n-i]t = x[i:]
 -- As in the current Futhark prelude, the split point `n` comes from the
 -- context (the result type at the call, usually via a size coercion).
 def split [n] [m] 't (xs: [n + m]t): ([n]t, [m]t) = (xs[0:n], xs[n:])
@@ -116,7 +116,7 @@ def map_stream_per [n] 'a 'b (f: (k: i64) -> [k]a -> [k]b) (as: [n]a): *[n]b =
 -- in place into one buffer, filled first with an element of the first
 -- non-empty segment (no element of type `b` exists otherwise).
 def flatmap [n] 'a 'b 'c (f: a -> ?[m].([m]b, c)) (as: [n]a)
-    : ([n]i64, []bool, [n]i64, []b, [n]c) =
+    : ?[t].([n]i64, [t]bool, [n]i64, [t]b, [n]c) =
   let (shape, vals) = unzip (map (\x -> let (r, c) = f x in (length r, c)) as)
   let offsets = exscan (+) 0 shape
   let total = reduce (+) 0 shape
@@ -134,7 +134,7 @@ def flatmap [n] 'a 'b 'c (f: a -> ?[m].([m]b, c)) (as: [n]a)
   in (shape, flags, offsets, data, vals)
 
 -- `flatmap'` is `flatmap` for a function giving only an array.
-def flatmap' [n] 'a 'b (f: a -> []b) (as: [n]a): ([n]i64, []bool, [n]i64, []b) =
+def flatmap' [n] 'a 'b (f: a -> []b) (as: [n]a): ?[t].([n]i64, [t]bool, [n]i64, [t]b) =
   let (shape, flags, offsets, data, _) = flatmap (\x -> (f x, ())) as
   in (shape, flags, offsets, data)
 

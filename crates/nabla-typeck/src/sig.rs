@@ -7,7 +7,9 @@
 //! The types follow Futhark's prelude documentation.
 
 use nabla_prim::PrimType;
+use nabla_syntax::size_expr::size_binop;
 use nabla_syntax::types::{Name, Size, Type};
+use nabla_syntax::Span;
 
 /// A class constraint on a type variable (used for overloaded operators and
 /// overloaded literals).
@@ -89,7 +91,11 @@ fn collect_params(
                 let mut names = vec![];
                 s.names(&mut names);
                 for v in names {
-                    if !bound.contains(&v) && !sps.contains(&v) && !v.starts_with('?') {
+                    if !bound.contains(&v)
+                        && !sps.contains(&v)
+                        && !v.starts_with('?')
+                        && !crate::unify::is_existential(&v)
+                    {
                         sps.push(v);
                     }
                 }
@@ -253,9 +259,15 @@ impl<'a> SigParser<'a> {
             let s = if self.eat("]").is_some() {
                 Size::Any
             } else {
-                let n = self.ident()?;
+                // A name, or names joined by `*` or `+` (`[n*m]`, `[n+m]`).
+                let mut s = Size::Var(self.ident()?.to_string());
+                while let Some(op) = self.peek(0).filter(|t| *t == "*" || *t == "+") {
+                    self.pos += 1;
+                    let b = Size::Var(self.ident()?.to_string());
+                    s = size_binop(op, &s, &b, Span::default())?;
+                }
                 self.eat("]")?;
-                Size::Var(n.to_string())
+                s
             };
             let e = self.atom()?;
             return Some(mk_array(e, vec![s], false));
@@ -349,14 +361,14 @@ const ARRAY_SIGS: &[(&str, &str)] = &[
         "[n](a, b, c, d, e) -> ([n]a, [n]b, [n]c, [n]d, [n]e)",
     ),
     ("transpose", "[n][m]a -> *[m][n]a"),
-    ("flatten", "[n][m]a -> *[]a"),
-    ("flatten_3d", "[n][m][l]a -> *[]a"),
+    ("flatten", "[n][m]a -> *[n*m]a"),
+    ("flatten_3d", "[n][m][l]a -> *[n*m*l]a"),
     // Current prelude: the result sizes come from the context (usually a
     // size coercion of the argument or an annotated result).
     ("unflatten", "[k]a -> *[n][m]a"),
     ("unflatten_3d", "[k]a -> *[n][m][l]a"),
-    ("concat", "[n]a -> [m]a -> *[]a"),
-    ("++", "[n]a -> [m]a -> *[]a"),
+    ("concat", "[n]a -> [m]a -> *[n+m]a"),
+    ("++", "[n]a -> [m]a -> *[n+m]a"),
     ("rotate", "i64 -> [n]a -> [n]a"),
     // `???`, a typed hole (the parser's call `??? ()`).
     ("???", "() -> a"),

@@ -318,10 +318,13 @@ fn soacs() {
                 def z (xs: []i32) = unzip (zip xs (iota (length xs)))\n\
                 def io = iota 5",
     );
-    assert_eq!(c.ty("main"), "([]f32) -> ([]f32) -> f32");
+    assert_eq!(c.ty("main"), "([n₀]f32) -> ([n₀]f32) -> f32");
     assert_eq!(c.ty("sc"), "([5]i32) -> *[5]i32");
-    assert_eq!(c.ty("h"), "([]i64) -> *[10]i32");
-    assert_eq!(c.ty("z"), "([]i32) -> ([]i32, []i64)");
+    assert_eq!(c.ty("h"), "([n₀]i64) -> *[10]i32");
+    assert_eq!(
+        c.ty("z"),
+        "(xs: [length xs]i32) -> ([length xs]i32, [length xs]i64)"
+    );
     assert_eq!(c.ty("io"), "*[5]i64");
     let es = c.exprs("h");
     match &var_named(&es, "const")[0].kind {
@@ -369,7 +372,7 @@ fn field_constraint_resolved_later() {
     let c = ok(
         "def f (ps: [](i32, f32)) = map (\\p -> p.1) ps\ndef g = (\\r -> r.a) {a = 1u16, b = 2}",
     );
-    assert_eq!(c.ty("f"), "([](i32, f32)) -> *[]f32");
+    assert_eq!(c.ty("f"), "([n₀](i32, f32)) -> *[n₀]f32");
     assert_eq!(c.ty("g"), "u16");
     all_typed(&c);
 }
@@ -384,10 +387,10 @@ fn loops() {
                 def upd (n: i64) = loop xs = replicate n 0 for i < n do xs with [i] = i32.i64 i",
     );
     assert_eq!(c.ty("fact"), "(i32) -> i32");
-    assert_eq!(c.ty("sum"), "([]f64) -> f64");
+    assert_eq!(c.ty("sum"), "([n₀]f64) -> f64");
     assert_eq!(c.ty("w"), "(i32, i32)");
-    assert_eq!(c.ty("rows"), "([][]i32) -> i32");
-    assert_eq!(c.ty("upd"), "(i64) -> *[]i32");
+    assert_eq!(c.ty("rows"), "([n₀][n₁]i32) -> i32");
+    assert_eq!(c.ty("upd"), "(i64) -> *[n₀]i32");
     all_typed(&c);
 }
 
@@ -444,7 +447,7 @@ fn pipes_and_sections() {
     let c = ok("def a (xs: []i32) = xs |> map (+1) |> reduce (+) 0\n\
                 def b = map (2-) [1, 2]\ndef c = (*) 3i8 4\n\
                 def d = (id >-> (\\x -> x + 1u32)) 5");
-    assert_eq!(c.ty("a"), "([]i32) -> i32");
+    assert_eq!(c.ty("a"), "([n₀]i32) -> i32");
     assert_eq!(c.ty("b"), "*[2]i32");
     assert_eq!(c.ty("c"), "i8");
     assert_eq!(c.ty("d"), "u32");
@@ -467,15 +470,15 @@ fn arrays_indexing_ranges() {
                 def j (m: [][]f64) = transpose m\ndef k = assert true 1",
     );
     assert_eq!(c.ty("a"), "([3][4]f32) -> [4]f32");
-    assert_eq!(c.ty("b"), "([][]f32) -> f32");
-    assert_eq!(c.ty("c"), "([]u8) -> []u8");
+    assert_eq!(c.ty("b"), "([n₀][n₁]f32) -> f32");
+    assert_eq!(c.ty("c"), "([n₀]u8) -> []u8");
     assert_eq!(c.ty("d"), "[]i32");
     assert_eq!(c.ty("e"), "(n: i64) -> [n]i64");
-    assert_eq!(c.ty("f"), "(*[]i32) -> *[]i32");
+    assert_eq!(c.ty("f"), "(*[n₀]i32) -> *[n₀]i32");
     assert_eq!(c.ty("g"), "[2][2]i32");
     assert_eq!(c.ty("h"), "[0]f32");
-    assert_eq!(c.ty("i"), "([]i32) -> *[]i32");
-    assert_eq!(c.ty("j"), "([][]f64) -> *[][]f64");
+    assert_eq!(c.ty("i"), "([n₀]i32) -> *[n₀ + 1]i32");
+    assert_eq!(c.ty("j"), "([n₀][n₁]f64) -> *[n₁][n₀]f64");
     assert_eq!(c.ty("k"), "i32");
     all_typed(&c);
 }
@@ -492,8 +495,8 @@ fn local_functions_and_sizes() {
     assert_eq!(c.ty("b"), "(i32, f64)");
     assert_eq!(c.ty("c"), "([n]i32) -> [n]i32");
     assert_eq!(c.ty("d"), "(n: i64) -> [n]f32");
-    assert_eq!(c.ty("e"), "([]f64) -> i64");
-    assert_eq!(c.ty("f"), "([]i32) -> [3]i32");
+    assert_eq!(c.ty("e"), "([n₀]f64) -> i64");
+    assert_eq!(c.ty("f"), "([n₀]i32) -> [3]i32");
     let es = c.exprs("b");
     let picks = var_named(&es, "pick");
     match (&picks[0].kind, &picks[1].kind) {
@@ -685,9 +688,9 @@ fn more_positive() {
     assert_eq!(c.ty("b"), "({x: f32, y: f32}) -> f32");
     assert_eq!(c.ty("c"), "*[5]f64");
     assert_eq!(c.ty("d"), "((i32) -> i32) -> (i32) -> i32");
-    assert_eq!(c.ty("e"), "([]f64) -> f64");
+    assert_eq!(c.ty("e"), "([n₀]f64) -> f64");
     assert_eq!(c.ty("g"), "i32");
-    assert_eq!(c.ty("h"), "([][3]f32) -> *[]f32");
+    assert_eq!(c.ty("h"), "([n₀][3]f32) -> *[n₀]f32");
     assert_eq!(c.ty("k"), "*[2][3]i64");
     assert_eq!(c.ty("l"), "({a: i32, b: (f64, bool)}) -> bool");
     assert_eq!(
@@ -695,7 +698,7 @@ fn more_positive() {
         "({a: i32, b: (f64, bool)}) -> {a: i32, b: (f64, bool)}"
     );
     assert_eq!(c.ty("n"), "i32");
-    assert_eq!(c.ty("o"), "([]i32) -> []i32");
+    assert_eq!(c.ty("o"), "([n₀]i32) -> [n₀]i32");
     // `r.b.1` arrives as a qualified name and becomes two projections.
     let es = c.exprs("l");
     assert!(
@@ -1083,7 +1086,7 @@ fn consume_update_value_must_not_alias_array() {
     assert_eq!(labels, vec!["m".to_string()]);
     // Through a function whose result is a slice of its argument.
     consume_fails(
-        "def row (xss: [][]i64) (i: i64) : []i64 = xss[i]\n\
+        "def row [m] (xss: [][m]i64) (i: i64) : [m]i64 = xss[i]\n\
          def main (n: i64) = let m = replicate n (iota n) in m with [0] = row m 1",
         "the array being updated",
         "row m 1",
@@ -1092,7 +1095,7 @@ fn consume_update_value_must_not_alias_array() {
     ok("def main (n: i64) = let a = iota n in a with [0] = a[1]");
     ok("def main (n: i64) = let m = replicate n (iota n) in m with [0] = copy m[1]");
     ok("def main (n: i64) = let m = replicate n (iota n) let r = map (+1) m[1] let m[0] = r in m");
-    ok("def f (xs: []i64) : *[]i64 = map (*2) xs\n\
+    ok("def f [k] (xs: [k]i64) : *[k]i64 = map (*2) xs\n\
         def main (n: i64) = let m = replicate n (iota n) in m with [0] = f m[1]");
     // Another field of the same tuple is a different array.
     ok("def main (n: i64) = let p = (replicate n (iota n), iota n) in p.0 with [0] = p.1");

@@ -473,7 +473,12 @@ impl Tcx {
         if let Some(i) = Self::size_var_index(&b) {
             return self.bind_size(i, a);
         }
-        if a == Size::Any || b == Size::Any || self.lenient_sizes {
+        if a == Size::Any
+            || b == Size::Any
+            || self.lenient_sizes
+            || matches!(&a, Size::Var(n) if is_existential(n))
+            || matches!(&b, Size::Var(n) if is_existential(n))
+        {
             return Ok(());
         }
         if let (Size::Expr(x), Size::Expr(y)) = (&a, &b) {
@@ -587,12 +592,18 @@ impl Tcx {
     }
 
     /// A resolved size in final form: an unbound flexible variable (also
-    /// inside a compound expression) becomes `Size::Any`.
+    /// inside a compound expression), or an unknown size, becomes
+    /// `Size::Any`.
     pub fn finalize_size(&self, s: &Size) -> Size {
         let s = self.resolve_size(s);
         let mut names = vec![];
         s.names(&mut names);
-        if names.iter().any(|n| n.starts_with('?')) {
+        // An unknown size that reaches a definition's final type is
+        // existential there: no caller can name it.
+        if names
+            .iter()
+            .any(|n| n.starts_with('?') || self.unknowns.contains_key(n))
+        {
             return Size::Any;
         }
         match s {
@@ -1055,4 +1066,15 @@ pub(crate) fn collect_size_names(t: &Type, out: &mut Vec<Name>) {
         Type::Acc { arr, .. } => collect_size_names(arr, out),
         Type::Prim(_) | Type::Param(_) | Type::Var(_) => {}
     }
+}
+
+/// The prefix of the name of an existential size of a declared result type
+/// (`?[n].[n]t` gives `∃n`, an anonymous `[]` `∃1`): no program can write
+/// it. Such a size matches any size while the definition's body is
+/// checked, and becomes a fresh unknown size at each call.
+pub(crate) const EXISTENTIAL: &str = "∃";
+
+/// Whether a size name is an existential size of a result type.
+pub(crate) fn is_existential(n: &str) -> bool {
+    n.starts_with(EXISTENTIAL)
 }
