@@ -1939,7 +1939,11 @@ impl Checker {
                     &param,
                     &at,
                     arg.span,
-                    &format!("mismatched types in argument {} of {fname}", k + 1),
+                    &format!(
+                        "{}mismatched types in argument {} of {fname}",
+                        cannot_apply(fname, arg),
+                        k + 1
+                    ),
                 )?;
                 let ret = match param_name {
                     Some(n) => {
@@ -2109,8 +2113,8 @@ impl Checker {
         Err(err(
             arg.span,
             format!(
-                "Cannot apply {fname} to {}: the size of its result depends on its argument `{x}` (its type is `{}`), but {fname} makes arrays of such results, whose elements must all have one size",
-                Self::fname_of(arg),
+                "{}the size of its result depends on its argument `{x}` (its type is `{}`), but {fname} makes arrays of such results, whose elements must all have one size",
+                cannot_apply(fname, arg),
                 self.show(at),
             ),
         ))
@@ -3015,5 +3019,20 @@ fn rename_arrow_params(t: &Type, names: &[Name]) -> Type {
         }
         Type::Array { .. } | Type::Prim(_) | Type::Var(_) | Type::Param(_) => t.clone(),
         t => t.map_children(|c| rename_arrow_params(c, names)),
+    }
+}
+
+/// Futhark's words for an application that does not type-check, naming
+/// the function and the argument where they are names: `Cannot apply "f"
+/// to "x" (invalid type): ` (empty where the function is no name).
+fn cannot_apply(fname: &str, arg: &Expr) -> String {
+    let Some(f) = fname.strip_prefix('`').and_then(|f| f.strip_suffix('`')) else {
+        return String::new();
+    };
+    match &strip_parens(arg).kind {
+        ExprKind::Var { name, .. } => {
+            format!("Cannot apply \"{f}\" to \"{name}\" (invalid type): ")
+        }
+        _ => format!("Cannot apply \"{f}\" (invalid type): "),
     }
 }
