@@ -191,7 +191,12 @@ impl Gen {
                 let a = self.array();
                 let is = self.indices(N, 3);
                 let d = self.array();
-                self.bind_array(format!("(hist (+) 0 3 {is} {a}) ++ (take 3 {d})"), "hist +");
+                // `3 + 3` is not `6` to the type checker (sizes compare
+                // syntactically, as in Futhark): a coercion.
+                self.bind_array(
+                    format!("(hist (+) 0 3 {is} {a}) ++ (take 3 {d}) :> [{N}]f64"),
+                    "hist +",
+                );
             }
             12 => {
                 let (a, d) = (self.array(), self.array());
