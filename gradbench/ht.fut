@@ -159,4 +159,4 @@ entry jacobian_complicated [nb] [nv] [nt] [npts]
   let du0 = jvp f (theta, us) (zero_theta, map (\_ -> [1.0, 0.0]) us)
   let du1 = jvp f (theta, us) (zero_theta, map (\_ -> [0.0, 1.0]) us)
   let dtheta = map (\t -> jvp f (theta, us) (unit t, zero_us)) (iota 26)
-  in transpose ([du0, du1] ++ dtheta)
+  in transpose ([du0, du1] ++ dtheta :> [28][npts * 3]f64)
