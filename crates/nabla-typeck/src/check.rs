@@ -287,12 +287,31 @@ fn arrow(p: Type, r: Type) -> Type {
 
 fn lit_range_ok(v: i128, p: PrimType) -> bool {
     let bits = p.bits();
-    if p.is_int() {
-        // Literals are accepted up to the unsigned maximum of the width (they
-        // wrap, e.g. `128i8` negated is `-128i8`).
-        v >= -(1i128 << (bits - 1)) && v < (1i128 << bits)
+    if p.is_signed_int() {
+        v >= -(1i128 << (bits - 1)) && v < (1i128 << (bits - 1))
+    } else if p.is_int() {
+        v >= 0 && v < (1i128 << bits)
     } else {
-        true
+        float_range_ok(v as f64, p)
+    }
+}
+
+/// Futhark's error for an integer literal outside its type's range.
+fn literal_out_of_bounds(v: i128, p: PrimType, span: Span) -> Diagnostic {
+    err(
+        span,
+        format!("Literal {v} out of bounds for inferred type {p}."),
+    )
+}
+
+/// Whether a numeric literal of value `v` is finite at the float type `p`
+/// (Futhark rejects a literal that would become an infinity).
+fn float_range_ok(v: f64, p: PrimType) -> bool {
+    match p {
+        PrimType::F16 => v.abs() < 65520.0,
+        PrimType::F32 => !(v as f32).is_infinite(),
+        PrimType::F64 => !v.is_infinite(),
+        _ => true,
     }
 }
 
@@ -725,16 +744,48 @@ impl Checker {
         }
     }
 
+    /// Checks that an integer literal's value `v` (negated, where the
+    /// literal is the operand of a negation) is in the range of its
+    /// inferred type, as Futhark does ("literal-out-of-bounds").
     fn check_lit(&self, v: i128, t: &Option<Type>, span: Span) -> R<()> {
-        if let Some(Type::Prim(p)) = t {
-            if p.is_int() && !lit_range_ok(v, *p) {
-                return Err(err(
-                    span,
-                    format!("integer literal {v} does not fit in type {p}"),
-                ));
-            }
+        match t {
+            Some(Type::Prim(p)) if !lit_range_ok(v, *p) => Err(literal_out_of_bounds(v, *p, span)),
+            _ => Ok(()),
         }
-        Ok(())
+    }
+
+    /// [`Checker::check_lit`] for a decimal literal: it may not become an
+    /// infinity at its float type.
+    fn check_float_lit(&self, v: f64, text: &str, t: &Option<Type>, span: Span) -> R<()> {
+        match t {
+            Some(Type::Prim(p)) if !float_range_ok(v, *p) => Err(err(
+                span,
+                format!("Literal {text} out of bounds for inferred type {p}."),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Finalises a negation; a negated literal is checked as the negative
+    /// literal it denotes (`-128` is an `i8`, `-4` no `u8`).
+    fn fin_negate(&mut self, x: &mut Expr, span: Span) -> R<()> {
+        match &x.kind {
+            ExprKind::Lit(Literal::Int { value, .. }) => {
+                let v = -*value;
+                if let Some(t) = &x.ty {
+                    x.ty = Some(self.final_ty(t));
+                }
+                self.check_lit(v, &x.ty, span)
+            }
+            ExprKind::Lit(Literal::Float { value, text, .. }) => {
+                let (v, text) = (-*value, format!("-{text}"));
+                if let Some(t) = &x.ty {
+                    x.ty = Some(self.final_ty(t));
+                }
+                self.check_float_lit(v, &text, &x.ty, span)
+            }
+            _ => self.fin_expr(x),
+        }
     }
 
     fn fin_inst(&self, inst: &mut [(Name, Type)]) {
@@ -773,6 +824,10 @@ impl Checker {
         }
         match &mut e.kind {
             ExprKind::Lit(Literal::Int { value, .. }) => self.check_lit(*value, &e.ty, e.span)?,
+            ExprKind::Lit(Literal::Float { value, text, .. }) => {
+                self.check_float_lit(*value, text, &e.ty, e.span)?
+            }
+            ExprKind::Negate(x) => self.fin_negate(x, e.span)?,
             ExprKind::Lit(_) | ExprKind::ProjSection(_) => {}
             ExprKind::Var { inst, res, .. }
             | ExprKind::OpSection {
@@ -780,9 +835,7 @@ impl Checker {
                 op_res: res,
                 ..
             } => self.fin_ref_inst(res, inst),
-            ExprKind::Parens(x) | ExprKind::Negate(x) | ExprKind::Not(x) | ExprKind::Attr(_, x) => {
-                self.fin_expr(x)?
-            }
+            ExprKind::Parens(x) | ExprKind::Not(x) | ExprKind::Attr(_, x) => self.fin_expr(x)?,
             ExprKind::LocalOpen(_, x) | ExprKind::Ascribe(x, _) | ExprKind::Coerce(x, _) => {
                 self.fin_expr(x)?
             }
