@@ -408,7 +408,7 @@ fn sum_types_and_match() {
     // Without the annotation the sum type is ambiguous, as in Futhark.
     let (m, at) = first_error("def inferred b = if b then #yes else #no");
     assert!(m.contains("ambiguous"), "{m}");
-    assert!(at == "#yes" || at == "#no", "{at}");
+    assert!(at.contains("#yes") || at.contains("#no"), "{at}");
 }
 
 #[test]
@@ -609,7 +609,10 @@ fn err_misc() {
     let (m, _) = first("def main (xs: []i32) = xs[1.5f32]");
     assert!(m.contains("index must be an integer"), "{m}");
     let (m, _) = first("def main = 300u8");
-    assert!(m.contains("does not fit"), "{m}");
+    assert!(
+        m.contains("Literal 300 out of bounds for inferred type u8"),
+        "{m}"
+    );
     let (m, _) = first("def main = (\\x -> x) == (\\x -> x)");
     assert!(m.contains("function"), "{m}");
     let (m, _) = first("def main = match 1 case #a -> 1 case _ -> 2");
@@ -1175,7 +1178,7 @@ fn rules_size_parameters_must_be_sizes_of_parameters() {
     ok("def f [n] (x: i32) : [n]i32 = replicate n x");
     ok("def iiota [n] : [n]i64 = iota n");
     let (m, _) = first_error("entry f [n] (x: i32) : [n]i32 = replicate n x");
-    assert!(m.contains("`[n]` is not the size of any parameter"), "{m}");
+    assert!(m.contains("is not the size of any parameter"), "{m}");
     let (m, _) = first_error("def f (x: i32) : i32 = let [k] (y: i32) = x in y");
     assert!(m.contains("`[k]`"), "{m}");
     let (m, _) = first_error("def f (x: i32) : i32 = let g [k] (y: i32) : i32 = y in g x");
