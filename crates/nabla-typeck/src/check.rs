@@ -1819,6 +1819,29 @@ impl Checker {
         ))
     }
 
+    /// The record type `t` with the field at `path` of type `new` (a record
+    /// update may change the sizes of an array field).
+    fn with_field_type(&self, t: &Type, path: &[&str], new: Type) -> Type {
+        let Some((first, rest)) = path.split_first() else {
+            return new;
+        };
+        match self.tcx.head(t) {
+            Type::Record(fs) => Type::Record(
+                fs.iter()
+                    .map(|(n, ft)| {
+                        let ft = if n == first {
+                            self.with_field_type(ft, rest, new.clone())
+                        } else {
+                            ft.clone()
+                        };
+                        (n.clone(), ft)
+                    })
+                    .collect(),
+            ),
+            _ => t.clone(),
+        }
+    }
+
     /// The size denoted by an `i64` argument, for dependent function types.
     fn size_of_arg(&self, e: &Expr) -> Size {
         match &e.kind {
@@ -2442,15 +2465,16 @@ impl Checker {
                 let vt = self.infer(value)?;
                 // The new value may have other sizes than the old one.
                 let lenient = std::mem::replace(&mut self.tcx.lenient_sizes, true);
-                let r = self.unify_at(
-                    &ft,
-                    &vt,
-                    value.span,
-                    "the new value's type does not match the field's type",
+                let fields: Vec<&str> = path.iter().map(|f| f.name.as_str()).collect();
+                let what = format!(
+                    "Type mismatch when updating record field \"{}\"",
+                    fields.join(".")
                 );
+                let r = self.unify_at(&ft, &vt, value.span, &what);
                 self.tcx.lenient_sizes = lenient;
                 r?;
-                Ok(t)
+                // The field has the new value's type (sizes included).
+                Ok(self.with_field_type(&t, &fields, vt))
             }
             ExprKind::Ascribe(x, te) => {
                 let t = self.resolve_type(te)?;
