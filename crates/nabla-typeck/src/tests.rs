@@ -1394,7 +1394,7 @@ fn sum_constructor_errors_point_at_the_constructor() {
          def g (x: t) : i32 = 0\n\
          def f (x: i32) : i32 = g (#b x x)",
     );
-    assert!(m.contains("different number of payloads"), "{m}");
+    assert!(m.contains("differ in arity"), "{m}");
     assert_eq!(at, "#b x x");
     let (m, at) = first_error(
         "type t = #a | #b i32\n\
