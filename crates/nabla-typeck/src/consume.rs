@@ -1479,37 +1479,7 @@ impl<'a> Cx<'a> {
                 self.expr(end)?;
                 Ok(Als::none())
             }
-            ExprKind::Project(x, f) => {
-                // `r.a.b` of a local variable observes only that field.
-                let mut path = vec![f.name.as_str()];
-                let mut cur: &Expr = x;
-                loop {
-                    match &cur.kind {
-                        ExprKind::Project(y, g) => {
-                            path.push(g.name.as_str());
-                            cur = y;
-                        }
-                        ExprKind::Parens(y) => cur = y,
-                        _ => break,
-                    }
-                }
-                if let ExprKind::Var {
-                    name,
-                    res: Some(Res::Local),
-                    ..
-                } = &cur.kind
-                {
-                    if let Some(v) = self.lookup(&name.name) {
-                        let mut a = v.als.clone();
-                        for f in path.iter().rev() {
-                            a = a.field(f);
-                        }
-                        self.check_not_consumed(&a.flat(), cur.span, &name.name)?;
-                        return Ok(a);
-                    }
-                }
-                Ok(self.expr(x)?.field(&f.name))
-            }
+            ExprKind::Project(x, f) => self.project(x, f),
             ExprKind::Index(x, idx) => {
                 let a = self.expr(x)?;
                 self.dims(idx)?;
@@ -1525,99 +1495,15 @@ impl<'a> Cx<'a> {
                 lhs,
                 rhs,
                 ..
-            } => {
-                // An operator is a function applied to two arguments.
-                let op_type = self.declared_type_of_res(op_res.as_ref()).cloned();
-                self.check_function_args_of(op_type.as_ref(), &[&**lhs, &**rhs])?;
-                let sig = self.res_sig(&op.name, op_res.as_ref());
-                let diet = |k: usize| {
-                    sig.as_ref()
-                        .and_then(|s| s.params.get(k).cloned())
-                        .unwrap_or(Diet::Observe)
-                };
-                let (d0, d1) = (diet(0), diet(1));
-                // Operators: left to right.
-                let la = self.expr(lhs)?;
-                self.consume_diet(&d0, &la, lhs.span)?;
-                let ra = self.expr(rhs)?;
-                if d1.consumes() {
-                    let mut mine = BTreeSet::new();
-                    Self::consumed_part(&d1, &ra, &mut mine);
-                    let mine = self.live_ids(&mine);
-                    if let Some(&v) = la.flat().intersection(&mine).next() {
-                        return Err(err(
-                            rhs.span,
-                            format!(
-                                "this operand is consumed, but it may alias {}, which the other operand also uses",
-                                self.describe(v)
-                            ),
-                        )
-                        .with_label(lhs.span, "the other operand"));
-                    }
-                }
-                self.consume_diet(&d1, &ra, rhs.span)?;
-                self.observe_var(op, op_res.as_ref(), op.span)?;
-                match sig {
-                    Some(s) if s.params.len() == 2 => Ok(build_ret(&s.ret, &s.params, &[la, ra])),
-                    _ => Ok(Als::none()),
-                }
-            }
+            } => self.binop(op, op_res.as_ref(), lhs, rhs),
             ExprKind::OpSectionLeft { lhs: x, .. } | ExprKind::OpSectionRight { rhs: x, .. } => {
                 self.expr(x)?;
                 Ok(Als::none())
             }
-            ExprKind::Lambda { params, ret, body } => {
-                let updates = self.updates;
-                let declared = ret.as_ref().map(te_retu);
-                let r = self.function(params, declared.clone(), body, "lambda");
-                self.updates = updates;
-                let r = r?;
-                // Remembered for a `let` that binds this lambda to a name.
-                self.last_lambda = Some(Rc::new(FnSig {
-                    params: param_diets(params),
-                    ret: widen_to_declared(
-                        &r,
-                        &declared.unwrap_or(RetU::Other),
-                        body.ty.as_ref(),
-                        params.len(),
-                    ),
-                }));
-                Ok(Als::none())
-            }
+            ExprKind::Lambda { params, ret, body } => self.lambda(params, ret.as_ref(), body),
             ExprKind::LetPat {
                 pat, value, body, ..
-            } => {
-                if let PatKind::Ascribe(_, te) = &pat.kind {
-                    self.check_no_hidden_consumption(value, te, pat.span)?;
-                }
-                let updates_before = self.updates;
-                let a = self.expr(value)?;
-                if self.updates > updates_before && pat.ty.as_ref().is_some_and(contains_function) {
-                    return Err(err(
-                        pat.span,
-                        "this binds a function, but the bound expression performs an in-place update; Futhark forbids this, as the function could observe the update; do the update in a separate `let` first",
-                    ));
-                }
-                let lambda = self.last_lambda.take().filter(|_| is_lambda(value));
-                // `let g = f`: `g` is called like `f`.
-                let lambda = match lambda {
-                    Some(s) => Some(s),
-                    None => match &peel(value).kind {
-                        ExprKind::Var { .. } => self.callee_sig(peel(value)),
-                        _ => None,
-                    },
-                };
-                let (vmark, imark) = (self.vars.len(), self.ids.len());
-                self.bind_pat(pat, &a, BindMode::Let, None);
-                if let (Some(sig), Some(name)) = (lambda, pat_var_name(pat)) {
-                    if let Some(v) = self.vars[vmark..].iter_mut().find(|v| v.name == name) {
-                        v.sig = Some(sig);
-                    }
-                }
-                let r = self.expr(body);
-                self.unbind(vmark, imark);
-                Ok(self.outer(r?, imark))
-            }
+            } => self.let_pat(pat, value, body),
             ExprKind::LetFun {
                 name,
                 params,
@@ -1625,37 +1511,7 @@ impl<'a> Cx<'a> {
                 value,
                 body,
                 ..
-            } => {
-                let updates = self.updates;
-                let declared = ret.as_ref().map(te_retu);
-                let r = self.function(params, declared.clone(), value, "function")?;
-                self.updates = updates;
-                // As for top-level functions, a declared non-unique array
-                // result aliases every argument (and what the body's result
-                // aliases among the free variables).
-                // Without a declared return type the result is not unique
-                // either (Futhark infers uniqueness only for top-level
-                // functions).
-                let r = widen_to_declared(
-                    &r,
-                    declared.as_ref().unwrap_or(&RetU::Other),
-                    value.ty.as_ref(),
-                    params.len(),
-                );
-                let sig = Rc::new(FnSig {
-                    params: param_diets(params),
-                    ret: r,
-                });
-                let vmark = self.vars.len();
-                self.vars.push(Var {
-                    name: name.name.clone(),
-                    als: Als::none(),
-                    sig: Some(sig),
-                });
-                let r = self.expr(body);
-                self.vars.truncate(vmark);
-                r
-            }
+            } => self.let_fun(name, params, ret.as_ref(), value, body),
             ExprKind::LetWith {
                 dest,
                 indices,
@@ -1727,6 +1583,172 @@ impl<'a> Cx<'a> {
                 ..
             } => self.loop_(pat, init.as_deref(), form, body),
         }
+    }
+
+    /// `x.f`: the field of a record (of a local variable: only that field).
+    fn project(&mut self, x: &Expr, f: &Ident) -> R<Als> {
+        // `r.a.b` of a local variable observes only that field.
+        let mut path = vec![f.name.as_str()];
+        let mut cur: &Expr = x;
+        loop {
+            match &cur.kind {
+                ExprKind::Project(y, g) => {
+                    path.push(g.name.as_str());
+                    cur = y;
+                }
+                ExprKind::Parens(y) => cur = y,
+                _ => break,
+            }
+        }
+        if let ExprKind::Var {
+            name,
+            res: Some(Res::Local),
+            ..
+        } = &cur.kind
+        {
+            if let Some(v) = self.lookup(&name.name) {
+                let mut a = v.als.clone();
+                for f in path.iter().rev() {
+                    a = a.field(f);
+                }
+                self.check_not_consumed(&a.flat(), cur.span, &name.name)?;
+                return Ok(a);
+            }
+        }
+        Ok(self.expr(x)?.field(&f.name))
+    }
+
+    /// A binary operator application: a function applied to two arguments.
+    fn binop(&mut self, op: &QualName, op_res: Option<&Res>, lhs: &Expr, rhs: &Expr) -> R<Als> {
+        // An operator is a function applied to two arguments.
+        let op_type = self.declared_type_of_res(op_res).cloned();
+        self.check_function_args_of(op_type.as_ref(), &[lhs, rhs])?;
+        let sig = self.res_sig(&op.name, op_res);
+        let diet = |k: usize| {
+            sig.as_ref()
+                .and_then(|s| s.params.get(k).cloned())
+                .unwrap_or(Diet::Observe)
+        };
+        let (d0, d1) = (diet(0), diet(1));
+        // Operators: left to right.
+        let la = self.expr(lhs)?;
+        self.consume_diet(&d0, &la, lhs.span)?;
+        let ra = self.expr(rhs)?;
+        if d1.consumes() {
+            let mut mine = BTreeSet::new();
+            Self::consumed_part(&d1, &ra, &mut mine);
+            let mine = self.live_ids(&mine);
+            if let Some(&v) = la.flat().intersection(&mine).next() {
+                return Err(err(
+                    rhs.span,
+                    format!(
+                        "this operand is consumed, but it may alias {}, which the other operand also uses",
+                        self.describe(v)
+                    ),
+                )
+                .with_label(lhs.span, "the other operand"));
+            }
+        }
+        self.consume_diet(&d1, &ra, rhs.span)?;
+        self.observe_var(op, op_res, op.span)?;
+        match sig {
+            Some(s) if s.params.len() == 2 => Ok(build_ret(&s.ret, &s.params, &[la, ra])),
+            _ => Ok(Als::none()),
+        }
+    }
+
+    /// A lambda: checked as a function; remembered for a `let` binding it.
+    fn lambda(&mut self, params: &[Pat], ret: Option<&TypeExp>, body: &Expr) -> R<Als> {
+        let updates = self.updates;
+        let declared = ret.map(te_retu);
+        let r = self.function(params, declared.clone(), body, "lambda");
+        self.updates = updates;
+        let r = r?;
+        // Remembered for a `let` that binds this lambda to a name.
+        self.last_lambda = Some(Rc::new(FnSig {
+            params: param_diets(params),
+            ret: widen_to_declared(
+                &r,
+                &declared.unwrap_or(RetU::Other),
+                body.ty.as_ref(),
+                params.len(),
+            ),
+        }));
+        Ok(Als::none())
+    }
+
+    /// `let pat = value in body`.
+    fn let_pat(&mut self, pat: &Pat, value: &Expr, body: &Expr) -> R<Als> {
+        if let PatKind::Ascribe(_, te) = &pat.kind {
+            self.check_no_hidden_consumption(value, te, pat.span)?;
+        }
+        let updates_before = self.updates;
+        let a = self.expr(value)?;
+        if self.updates > updates_before && pat.ty.as_ref().is_some_and(contains_function) {
+            return Err(err(
+                pat.span,
+                "this binds a function, but the bound expression performs an in-place update; Futhark forbids this, as the function could observe the update; do the update in a separate `let` first",
+            ));
+        }
+        let lambda = self.last_lambda.take().filter(|_| is_lambda(value));
+        // `let g = f`: `g` is called like `f`.
+        let lambda = match lambda {
+            Some(s) => Some(s),
+            None => match &peel(value).kind {
+                ExprKind::Var { .. } => self.callee_sig(peel(value)),
+                _ => None,
+            },
+        };
+        let (vmark, imark) = (self.vars.len(), self.ids.len());
+        self.bind_pat(pat, &a, BindMode::Let, None);
+        if let (Some(sig), Some(name)) = (lambda, pat_var_name(pat)) {
+            if let Some(v) = self.vars[vmark..].iter_mut().find(|v| v.name == name) {
+                v.sig = Some(sig);
+            }
+        }
+        let r = self.expr(body);
+        self.unbind(vmark, imark);
+        Ok(self.outer(r?, imark))
+    }
+
+    /// `let name params = value in body` (a local function).
+    fn let_fun(
+        &mut self,
+        name: &Ident,
+        params: &[Pat],
+        ret: Option<&TypeExp>,
+        value: &Expr,
+        body: &Expr,
+    ) -> R<Als> {
+        let updates = self.updates;
+        let declared = ret.map(te_retu);
+        let r = self.function(params, declared.clone(), value, "function")?;
+        self.updates = updates;
+        // As for top-level functions, a declared non-unique array
+        // result aliases every argument (and what the body's result
+        // aliases among the free variables).
+        // Without a declared return type the result is not unique
+        // either (Futhark infers uniqueness only for top-level
+        // functions).
+        let r = widen_to_declared(
+            &r,
+            declared.as_ref().unwrap_or(&RetU::Other),
+            value.ty.as_ref(),
+            params.len(),
+        );
+        let sig = Rc::new(FnSig {
+            params: param_diets(params),
+            ret: r,
+        });
+        let vmark = self.vars.len();
+        self.vars.push(Var {
+            name: name.name.clone(),
+            als: Als::none(),
+            sig: Some(sig),
+        });
+        let r = self.expr(body);
+        self.vars.truncate(vmark);
+        r
     }
 
     fn loop_(&mut self, pat: &Pat, init: Option<&Expr>, form: &LoopForm, body: &Expr) -> R<Als> {
