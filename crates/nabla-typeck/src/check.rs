@@ -629,6 +629,7 @@ impl Checker {
                 src,
                 indices,
                 value,
+                ..
             } => {
                 self.fin_expr(src)?;
                 self.fin_dims(indices)?;
@@ -1943,11 +1944,17 @@ impl Checker {
             }
             ExprKind::Update {
                 src,
+                path,
                 indices,
                 value,
             } => {
                 let t = self.infer(src)?;
-                let et = self.index_type(&t, indices, span)?;
+                // `r with a.b[i] = v`: the array in field `a.b`.
+                let mut at = t.clone();
+                for f in path.iter() {
+                    at = self.project_type(&at, f)?;
+                }
+                let et = self.index_type(&at, indices, span)?;
                 let vt = self.infer(value)?;
                 self.unify_at(
                     &et,

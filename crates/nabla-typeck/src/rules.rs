@@ -615,6 +615,7 @@ impl Rules {
                 src,
                 indices,
                 value,
+                ..
             } => {
                 self.expr(src)?;
                 self.dims(indices)?;

@@ -1442,6 +1442,7 @@ impl<'a> Parser<'a> {
                         lhs = mk(
                             ExprKind::Update {
                                 src: Box::new(lhs),
+                                path: vec![],
                                 indices,
                                 value: Box::new(value),
                             },
@@ -1452,7 +1453,25 @@ impl<'a> Parser<'a> {
                         while self.eat(&Tok::Dot) {
                             path.push(self.field_id()?);
                         }
-                        self.expect(&Tok::Equals, "`=` after the field path of `with`")?;
+                        // `r with a.b[i] = v`: the array in a field, updated in place.
+                        if let Tok::LBracket { .. } = self.peek() {
+                            let open = self.bump().span;
+                            let indices = self.dim_indices(open)?;
+                            self.expect(&Tok::Equals, "`=` after the indices of `with`")?;
+                            let value = self.bp(BP_WITH + 1)?;
+                            let span = start.to(value.span);
+                            lhs = mk(
+                                ExprKind::Update {
+                                    src: Box::new(lhs),
+                                    path,
+                                    indices,
+                                    value: Box::new(value),
+                                },
+                                span,
+                            );
+                            continue;
+                        }
+                        self.expect(&Tok::Equals, "`=` or `[` after the field path of `with`")?;
                         let value = self.bp(BP_WITH + 1)?;
                         let span = start.to(value.span);
                         lhs = mk(

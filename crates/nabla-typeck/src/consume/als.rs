@@ -158,15 +158,6 @@ impl Als {
         }
     }
 
-    /// `self` with `id` added to every part.
-    pub fn with_id(&self, id: u32) -> Als {
-        self.map_sets(&mut |s| {
-            let mut s = s.clone();
-            s.insert(id);
-            s
-        })
-    }
-
     /// `self` with every part aliasing exactly `ids`.
     pub fn replace_ids(&self, ids: &Ids) -> Als {
         self.map_sets(&mut |_| ids.clone())

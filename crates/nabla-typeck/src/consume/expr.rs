@@ -151,6 +151,7 @@ impl<'a> Cx<'a> {
             } => self.let_with(dest, indices, value, body),
             ExprKind::Update {
                 src,
+                path,
                 indices,
                 value,
             } => {
@@ -158,9 +159,20 @@ impl<'a> Cx<'a> {
                 self.dims(indices)?;
                 let va = self.expr(value)?;
                 let sa = self.expr(src)?;
-                self.overlap_check(&sa, &va, value.span, src.span)?;
-                self.consume_aliases(&sa.flat(), e.span)?;
-                Ok(sa.replace_ids(&Ids::new()))
+                // `r with a.b[i] = v` updates the array in field `a.b`.
+                let mut fa = sa.clone();
+                for f in path {
+                    fa = fa.field(&f.name);
+                }
+                self.overlap_check(&fa, &va, value.span, src.span)?;
+                let mark = self.consumed.mark();
+                self.consume_aliases(&fa.flat(), e.span)?;
+                let gone = self.consumed.since(mark);
+                // The updated array is fresh; the other fields keep their
+                // aliases, except what this update consumed.
+                Ok(sa
+                    .set_field(path, fa.replace_ids(&Ids::new()))
+                    .retain(&|i| !gone.contains(&i)))
             }
             ExprKind::RecordUpdate { src, path, value } => {
                 let sa = self.expr(src)?;
@@ -418,10 +430,11 @@ impl<'a> Cx<'a> {
         self.consume_aliases(&src.flat(), dest.span)?;
         self.overlap_check(&src, &va, value.span, dest.span)?;
         let (vmark, imark) = (self.vars.len(), self.ids.len());
-        let id = self.new_id(&dest.name, dest.span, Origin::Var, Why::No);
+        let fresh = src.replace_ids(&Ids::new());
+        let (als, _) = self.bind_locations(&fresh, &dest.name, dest.span, Why::No);
         self.vars.push(Var {
             name: dest.name.clone(),
-            als: src.replace_ids(&Ids::from([id])),
+            als,
         });
         let r = self.expr(body);
         self.unbind(vmark, imark);

@@ -99,7 +99,8 @@ impl Scope {
     }
 }
 
-/// A parameter variable: its id, name, binding span and declared uniqueness.
+/// A parameter variable: its group (first id), name, binding span and
+/// declared uniqueness.
 pub(super) struct ParamVar {
     pub id: u32,
     pub name: Name,
@@ -152,10 +153,8 @@ impl<'a> Cx<'a> {
                     ParamMode::ForIn => Why::ForIn,
                     _ => Why::No,
                 };
-                let id = self.new_id(&i.name, i.span, Origin::Var, why);
-                let mut ids = extra.clone();
-                ids.insert(id);
-                let als = Als::of_type(p.ty.as_ref(), &ids).with_sigs(&u);
+                let a = Als::of_type(p.ty.as_ref(), extra).with_sigs(&u);
+                let (als, id) = self.bind_locations(&a, &i.name, i.span, why);
                 self.vars.push(Var {
                     name: i.name.clone(),
                     als,
@@ -328,7 +327,8 @@ impl<'a> Cx<'a> {
                     .collect();
                 let forbidden = a.shared_between_parts();
                 self.ret_uniq(ret_t, &a, &|x: &Als| {
-                    self.bound(&x.array_flat()).is_subset(&consuming)
+                    self.groups(&self.bound(&x.array_flat()))
+                        .is_subset(&consuming)
                         && x.flat().is_disjoint(&forbidden)
                 })
             }
@@ -405,9 +405,10 @@ impl<'a> Cx<'a> {
                 ));
             }
             if unique {
+                let groups = self.groups(&names);
                 if let Some(p) = pvars
                     .iter()
-                    .find(|p| !p.uniq.consumable_param() && names.contains(&p.id))
+                    .find(|p| !p.uniq.consumable_param() && groups.contains(&p.id))
                 {
                     return Err(err_index(
                         span,

@@ -169,13 +169,14 @@ impl<'a> Cx<'a> {
         span: Span,
     ) -> R<Ids> {
         loop {
+            let groups = self.groups(&cons);
             let consuming: Ids = pvars
                 .iter()
                 .filter(|v| {
                     if v.declared {
                         v.uniq.is_unique()
                     } else {
-                        cons.contains(&v.id)
+                        groups.contains(&v.id)
                     }
                 })
                 .map(|v| v.id)

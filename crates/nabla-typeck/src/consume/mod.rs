@@ -5,9 +5,11 @@
 //! types") and the rules of Futhark's own checker, with its alias model:
 //!
 //! - Every value carries the set of *aliases* it may share memory with,
-//!   shaped like its type ([`als::Als`]): each variable binding gets an id,
-//!   and a bound variable aliases itself and what its value aliases. A
-//!   parameter aliases only itself (all its parts). The result of a function
+//!   shaped like its type ([`als::Als`]). Each array or function part of a
+//!   variable (a *location*: the variable and a path of fields) gets an id;
+//!   a bound variable aliases its locations and what its value aliases, a
+//!   parameter only its locations. Two components alias each other only if
+//!   they share an id, but consuming one location consumes the variable. The result of a function
 //!   application aliases a fresh id of its own ("the result of applying
 //!   `f`"), the function's closure and the arguments passed for parameters
 //!   that are not consumed, except where the function's result is unique;
@@ -16,7 +18,7 @@
 //!   arguments it holds. Aliases to variables that went out of scope stay
 //!   (as "free" ids): leaving a scope does not break aliasing.
 //! - A value is *consumed* by an in-place update (`a with [i] = v`, `let
-//!   a[i] = v`), by being passed for a unique (`*`) parameter (a whole
+//!   a[i] = v`, `r with f[i] = v` of the array in field `f`), by being passed for a unique (`*`) parameter (a whole
 //!   argument is consumed when any part of the parameter is unique), and by
 //!   being the initial value of a loop parameter that the loop body consumes
 //!   (or that is declared unique). Consuming a value consumes all its
@@ -139,6 +141,10 @@ enum Why {
     Global,
 }
 
+/// An alias id. A variable has one id per array (or function) part, its
+/// *locations* (Futhark's `(variable, path)`), which make up one group:
+/// components of a value alias each other only if they share a location,
+/// but consuming one location consumes the whole variable.
 struct IdInfo {
     name: Name,
     span: Span,
@@ -146,6 +152,10 @@ struct IdInfo {
     /// In scope (for variables).
     live: bool,
     why: Why,
+    /// The first id of the group (the variable's first location).
+    group: u32,
+    /// For the first id of a group: how many ids the group has.
+    members: u32,
 }
 
 /// A variable in scope and what it aliases.
@@ -261,8 +271,51 @@ impl<'a> Cx<'a> {
             origin,
             live,
             why,
+            group: id,
+            members: 1,
         });
         id
+    }
+
+    /// A variable's value: `a` with a location of the variable added to each
+    /// of its array and function parts (Futhark's `insertSelfAliases`).
+    /// Gives the value and the variable's group (its first id).
+    fn bind_locations(&mut self, a: &Als, name: &str, span: Span, why: Why) -> (Als, u32) {
+        let leader = self.new_id(name, span, Origin::Var, why);
+        let mut first = true;
+        let out = a.map_sets(&mut |s| {
+            let id = if first {
+                first = false;
+                leader
+            } else {
+                let id = self.ids.len() as u32;
+                self.ids.push(IdInfo {
+                    name: name.to_string(),
+                    span,
+                    origin: Origin::Var,
+                    live: true,
+                    why,
+                    group: leader,
+                    members: 0,
+                });
+                self.ids[leader as usize].members += 1;
+                id
+            };
+            let mut s = s.clone();
+            s.insert(id);
+            s
+        });
+        (out, leader)
+    }
+
+    /// The group (variable) of an id.
+    fn group(&self, i: u32) -> u32 {
+        self.ids.get(i as usize).map_or(i, |x| x.group)
+    }
+
+    /// The groups of a set of ids.
+    fn groups(&self, s: &Ids) -> Ids {
+        s.iter().map(|&i| self.group(i)).collect()
     }
 
     /// Leaves a scope: drops the variables bound since `vmark`; the ids
@@ -296,10 +349,10 @@ impl<'a> Cx<'a> {
         match &p.kind {
             PatKind::Id(i) => {
                 let a = als.clone().reshape(p.ty.as_ref());
-                let id = self.new_id(&i.name, i.span, Origin::Var, Why::No);
+                let (als, _) = self.bind_locations(&a, &i.name, i.span, Why::No);
                 self.vars.push(Var {
                     name: i.name.clone(),
-                    als: a.with_id(id),
+                    als,
                 });
             }
             PatKind::Ascribe(q, _) => self.bind_let_pat(q, als),
@@ -417,7 +470,11 @@ impl<'a> Cx<'a> {
         }
         self.check_not_consumed(ids, span, None)?;
         for &i in ids {
-            self.consumed.add(i, span);
+            let g = self.group(i);
+            let n = self.ids.get(g as usize).map_or(1, |x| x.members);
+            for m in g..g + n {
+                self.consumed.add(m, span);
+            }
         }
         Ok(())
     }
