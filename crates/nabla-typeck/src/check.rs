@@ -213,7 +213,7 @@ impl Checker {
                         // Types are known: check the static rules and the
                         // consumption rules too.
                         let (sig, r) = consume::check_valbind(vb, &self.globals, &self.intrinsics);
-                        if let Err(e) = rules::check_valbind(vb).and(r) {
+                        if let Err(e) = r.and_then(|()| rules::check_valbind(vb)) {
                             diags.push(e);
                         }
                         self.globals.insert(
