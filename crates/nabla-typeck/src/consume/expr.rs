@@ -326,11 +326,7 @@ impl<'a> Cx<'a> {
         let a = self.name_als(name, res, ty, span);
         if let Some(Res::Local) = res {
             if let Some(k) = self.lookup(&name.name) {
-                for c in self.collectors.iter_mut() {
-                    if k < c.vmark {
-                        c.uses.push((k, span));
-                    }
-                }
+                self.record_use(k, span);
             }
             self.check_not_consumed(&a.flat(), span, Some(&name.name))?;
         }

@@ -480,12 +480,9 @@ impl<'a> Cx<'a> {
     /// Runs `f` collecting the uses of variables bound before it; gives its
     /// result and what those variables alias (a closure's aliases).
     fn closure<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<(T, Ids)> {
-        self.collectors.push(Collector {
-            vmark: self.vars.len(),
-            uses: Vec::new(),
-        });
+        self.push_collector();
         let r = f(self);
-        let c = self.collectors.pop().map(|c| c.uses).unwrap_or_default();
+        let c = self.pop_collector();
         let mut closure = Ids::new();
         for (k, _) in c {
             if let Some(v) = self.vars.get(k) {

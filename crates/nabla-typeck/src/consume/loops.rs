@@ -90,10 +90,7 @@ impl<'a> Cx<'a> {
             first: imark as u32,
             reason: LOOP_REASON,
         });
-        self.collectors.push(Collector {
-            vmark,
-            uses: Vec::new(),
-        });
+        self.push_collector();
         let cmark = self.consumed.mark();
         let mut pvars = Vec::new();
         let r = self.loop_body(pat, form, body, &elements, &mut pvars);
@@ -103,7 +100,7 @@ impl<'a> Cx<'a> {
             .into_iter()
             .map(|(i, _)| i)
             .collect();
-        let uses = self.collectors.pop().map(|c| c.uses).unwrap_or_default();
+        let uses = self.pop_collector();
         self.barriers.pop();
         self.unbind(vmark, imark);
         let body_als = r?.reshape(pat.ty.as_ref());

@@ -74,7 +74,7 @@ use als::*;
 use crate::sig::Scheme;
 use nabla_syntax::ast::*;
 use nabla_syntax::{Diagnostic, DiagnosticKind, Span};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
 type R<T> = Result<T, Diagnostic>;
@@ -203,10 +203,13 @@ impl Consumed {
 }
 
 /// The uses of variables bound outside some lambda, local function or loop
-/// body while checking it: (index in `Cx::vars`, span of the use).
+/// body while checking it: (index in `Cx::vars`, span of the first use).
+/// A use is recorded in the innermost collector only, and passed on to the
+/// enclosing one when that is done with.
 struct Collector {
     vmark: usize,
     uses: Vec<(usize, Span)>,
+    seen: HashSet<usize>,
 }
 
 /// A barrier: ids below `first` are bound outside the construct and may
@@ -306,6 +309,34 @@ impl<'a> Cx<'a> {
             s
         });
         (out, leader)
+    }
+
+    /// Starts collecting the uses of the variables bound so far.
+    fn push_collector(&mut self) {
+        self.collectors.push(Collector {
+            vmark: self.vars.len(),
+            uses: Vec::new(),
+            seen: HashSet::new(),
+        });
+    }
+
+    /// Records a use of the variable at index `k` of `vars`.
+    fn record_use(&mut self, k: usize, span: Span) {
+        if let Some(c) = self.collectors.last_mut() {
+            if k < c.vmark && c.seen.insert(k) {
+                c.uses.push((k, span));
+            }
+        }
+    }
+
+    /// Stops collecting: the uses collected since [`Cx::push_collector`]
+    /// (also passed on to the enclosing collector).
+    fn pop_collector(&mut self) -> Vec<(usize, Span)> {
+        let uses = self.collectors.pop().map(|c| c.uses).unwrap_or_default();
+        for &(k, s) in &uses {
+            self.record_use(k, s);
+        }
+        uses
     }
 
     /// The group (variable) of an id.
