@@ -17,7 +17,7 @@ def first (i: i64) : i32 = table[i]
 
 def fresh_table (_u: ()) : []i32 = copy table
 
-type buffer = #empty | #full ([]i32)
+type~ buffer = #empty | #full ([]i32)
 
 def main (xs: *[]i32) : ([]i32, []i32, []i32, i32, []i32, i32) =
   let bump = \(ys: *[]i32) -> ys with [0] = ys[0] + 1

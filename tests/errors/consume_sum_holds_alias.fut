@@ -2,7 +2,7 @@
 -- ==
 -- error: Using "v", which aliases variable "xs", but this was consumed
 
-type opt = #some ([]i64) | #none
+type~ opt = #some ([]i64) | #none
 
 def main (xs: *[]i64) : i64 =
   let v : opt = #some xs

@@ -3,7 +3,7 @@
 -- ==
 -- error: Consuming variable "o", which is not consumable
 
-type buffer = #empty | #full ([]i32)
+type~ buffer = #empty | #full ([]i32)
 
 def fill (o: buffer) : []i32 =
   match o

@@ -1,6 +1,6 @@
 -- The parameters of a type abbreviation must have distinct names.
 -- ==
--- error: type parameter `a` is bound twice
+-- error: Type parameter "a" previously defined
 
 type pair 'a 'a = (a, a)
 

@@ -1,6 +1,6 @@
 -- Functions may not be returned from the branches of an `if`.
 -- ==
--- error: branches of an `if` may not return a function
+-- error: if-results may not be of function type
 
 def choose (up: bool) : i32 -> i32 =
   if up then (\x -> x + 1) else (\x -> x - 1)

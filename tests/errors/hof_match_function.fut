@@ -1,6 +1,6 @@
 -- Functions may not be returned from the cases of a `match`.
 -- ==
--- error: cases of a `match` may not return a function
+-- error: match-results may not be of function type
 
 type op = #inc | #dec
 

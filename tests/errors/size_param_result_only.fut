@@ -1,7 +1,8 @@
--- A size parameter must be the size of some parameter: one that appears
--- only in the result type can never be given a value.
+-- A size parameter named only in the result type takes its value from the
+-- type the call's context gives the result (as the prelude's `rep` does);
+-- where the context gives none (here `[]i32`), the call is rejected.
 -- ==
--- error: size parameter `\[n\]` is not the size of any parameter
+-- error: size parameter n of zeros cannot be determined
 
 def zeros [n] (x: i32) : [n]i32 = replicate n x
 

@@ -31,3 +31,14 @@ entry hist_2d (vs: [5]i32) : [2][3]i32 =
 entry hist_3d (vs: [3]i32) : [2][2][2]i32 =
   reduce_by_index_3d (replicate 2 (replicate 2 (replicate 2 0))) (+) 0
                      [(0, 0, 1), (1, 1, 1), (2, 0, 0)] vs
+
+-- ==
+-- entry: manifest_values
+-- input { [[1, 2], [3, 4]] 5 } output { [[1, 3], [2, 4]] 5 [1, 2] }
+
+-- manifest copies a value of any type (here a transposed array and a
+-- tuple holding an array); the copy can be updated in place.
+entry manifest_values (xss: [][]i32) (k: i32) : ([][]i32, i32, []i32) =
+  let (n, row) = manifest (k, xss[0])
+  let row' = row with [0] = 1
+  in (manifest (transpose xss), n, row')

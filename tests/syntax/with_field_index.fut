@@ -4,7 +4,7 @@
 -- ==
 -- input { [1, 2, 3] } output { [1, 20, 3] 7i64 [0i64, 0i64, 5i64] }
 
-type state = {data: []i32, meta: {count: i64, hist: []i64}}
+type~ state = {data: []i32, meta: {count: i64, hist: []i64}}
 
 def main (xs: []i32) : ([]i32, i64, []i64) =
   let s : state = {data = copy xs, meta = {count = 7, hist = replicate 3 0}}

@@ -312,7 +312,10 @@ pub(crate) fn expand_batched_jvp(
 /// one `1`/`0` per parameter. With `batched` (vector mode, see
 /// [`expand_batched_jvp`]), the parameters are followed by the number of
 /// seeds `k` (an `i64`) and every tangent has an innermost dimension of
-/// `k` seeds; the name gets `_batch` after `jvp`.
+/// `k` seeds; the name gets `_batch` after `jvp`. A recursive function's
+/// derivative calls itself: its id is taken before its body is made.
+/// Recursion through the `jvp` being eliminated in the function itself
+/// is left to the dynamic AD.
 pub(crate) fn derived_function(
     ad: &mut Ad,
     fid: FunId,
@@ -331,6 +334,12 @@ pub(crate) fn derived_function(
         );
     }
     ad.eliminate_in_function(i)?;
+    if ad.transforming.contains(&i) {
+        return unsupported(
+            span,
+            "a recursive call from a jvp in the called function's own body",
+        );
+    }
     let f = ad.functions[i].clone();
     if active.len() != f.params.len() {
         return error(
@@ -367,17 +376,30 @@ pub(crate) fn derived_function(
         tans.set(p.var, Some(Atom::Var(t.var)));
         params.push(t);
     }
+    let id = FunId(ad.functions.len() as u32);
+    ad.functions.push(crate::placeholder());
+    ad.derived.insert((fid, active.to_vec(), batched), id);
     let mut fwd = Forward {
         ad,
         span: f.span,
         batch,
     };
-    fwd.stms(&mut b, f.body.stms, &mut tans)?;
-    let mut results = f.body.result.clone();
-    for a in &f.body.result {
-        let t = fwd.materialize(&mut b, &tans, a)?;
-        results.push(t);
-    }
+    let made = fwd.stms(&mut b, f.body.stms, &mut tans).and_then(|()| {
+        let mut results = f.body.result.clone();
+        for a in &f.body.result {
+            results.push(fwd.materialize(&mut b, &tans, a)?);
+        }
+        Ok(results)
+    });
+    let results = match made {
+        Ok(r) => r,
+        Err(e) => {
+            // Forgotten (the placeholder stays, uncalled): the calls of it
+            // made meanwhile are in code that this error discards too.
+            ad.derived.remove(&(fid, active.to_vec(), batched));
+            return Err(e);
+        }
+    };
     let body = b.end(results);
     let mut ret = f.ret.clone();
     ret.extend(f.ret.iter().map(tangent_type));
@@ -399,9 +421,7 @@ pub(crate) fn derived_function(
         var_names: b.vars.into_names(),
         span: f.span,
     };
-    let id = FunId(ad.functions.len() as u32);
-    ad.functions.push(derived);
-    ad.derived.insert((fid, active.to_vec(), batched), id);
+    ad.functions[id.0 as usize] = derived;
     Ok(id)
 }
 
@@ -914,6 +934,7 @@ impl Forward<'_> {
                 return unsupported(self.span, "accumulators with an operator lambda");
             }
             let t = self.fresh_tangent_array(b, tans, input.array)?;
+            let t = self.with_primal_sizes(b, t, input.array)?;
             all_inputs.push(nabla_ir::AccInput {
                 array: t,
                 op: input.op.clone(),
@@ -1012,7 +1033,22 @@ impl Forward<'_> {
             span: self.span,
         });
         match t {
-            Some(Atom::Var(t)) => self.bind_tangent(b, tans, &pat[0], on_tangent(t)),
+            // `copy`, `reverse` and `rotate` keep their operand's type: the
+            // tangent's, whose sizes may be other variables (of equal
+            // values) than the primal's.
+            Some(Atom::Var(t)) => match on_tangent(t) {
+                e @ (Exp::Copy(_) | Exp::Reverse(_) | Exp::Rotate(..)) => {
+                    let name = format!("{}_tan", base_name(b.vars.name(pat[0].var)));
+                    let tp = b.param(&name, self.type_of(b, t)?);
+                    b.push(Stm {
+                        pat: vec![tp.clone()],
+                        exp: e,
+                        span: self.span,
+                    });
+                    tans.set(pat[0].var, Some(Atom::Var(tp.var)));
+                }
+                e => self.bind_tangent(b, tans, &pat[0], e),
+            },
             _ => tans.set(pat[0].var, None),
         }
         Ok(())
@@ -1588,6 +1624,38 @@ impl Forward<'_> {
             all_arrs.push(self.materialize_var(b, tans, *a)?);
         }
         Ok((all_neutral, all_arrs))
+    }
+
+    /// The tangent array `t` of the array `v` with the sizes of `v`'s
+    /// tangent type (reshaped where its own type names other sizes, of
+    /// equal values, as a tangent made elsewhere may): the tangent
+    /// accumulators inside a `with_acc` are typed after the primal ones.
+    fn with_primal_sizes(
+        &mut self,
+        b: &mut FunctionBuilder,
+        t: Var,
+        v: Var,
+    ) -> Result<Var, AdError> {
+        let want = self.tangent_type(&self.type_of(b, v)?);
+        let have = self.type_of(b, t)?;
+        let (Type::Array(_, dims), Type::Array(..)) = (&want, &have) else {
+            return Ok(t);
+        };
+        if want == have {
+            return Ok(t);
+        }
+        let shape = dims
+            .iter()
+            .enumerate()
+            .map(|(d, dim)| match dim {
+                nabla_ir::Dim::Const(c) => Atom::Const(nabla_ir::PrimValue::I64(*c)),
+                nabla_ir::Dim::Var(x) => Atom::Var(*x),
+                nabla_ir::Dim::Ext => {
+                    Atom::Var(b.bind1("n", Type::Prim(nabla_ir::PrimType::I64), Exp::Size(t, d)))
+                }
+            })
+            .collect();
+        Ok(b.bind1("tan_sized", want, Exp::Reshape(shape, t)))
     }
 
     /// A tangent array for a destination that the statement consumes: a

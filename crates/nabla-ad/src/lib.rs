@@ -199,6 +199,7 @@ pub fn differentiate_with_options(prog: &mut Program, options: Options) -> Resul
         derived: HashMap::new(),
         zeros: Vec::new(),
         done: Vec::new(),
+        transforming: HashSet::new(),
         report: Report::default(),
         options,
     };
@@ -327,6 +328,9 @@ pub(crate) struct Ad {
     pub(crate) zeros: Vec<HashSet<Var>>,
     /// Functions whose `jvp`s are already eliminated.
     done: Vec<bool>,
+    /// Functions whose `jvp`s are being eliminated (a derivative of one of
+    /// them cannot be made from its body yet).
+    pub(crate) transforming: HashSet<usize>,
     /// What was done.
     pub(crate) report: Report,
     /// The choices it was made with.
@@ -398,7 +402,9 @@ impl Ad {
         let mut zeros = HashSet::new();
         known_zeros(&body, &mut zeros);
         self.zeros.push(zeros);
+        self.transforming.insert(fid);
         let r = self.eliminate_in_body(&mut b, body);
+        self.transforming.remove(&fid);
         self.zeros.pop();
         match r {
             Ok(body) => {

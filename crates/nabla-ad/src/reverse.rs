@@ -3016,9 +3016,21 @@ impl Reverse<'_> {
         Ok(true)
     }
 
-    /// The body with every call inlined (recursively; the program has no
-    /// recursion), so the sweeps see only the callees' statements.
+    /// The body with every call inlined (recursively), so the sweeps see
+    /// only the callees' statements. A call of a recursive function cannot
+    /// be inlined: the `vjp` is left to the dynamic AD.
     fn inline_calls(&mut self, b: &mut FunctionBuilder, body: Body) -> Result<Body, AdError> {
+        self.inline_calls_in(b, body, &mut Vec::new())
+    }
+
+    /// [`Reverse::inline_calls`] inside the bodies of the functions
+    /// `inlining` (outermost first).
+    fn inline_calls_in(
+        &mut self,
+        b: &mut FunctionBuilder,
+        body: Body,
+        inlining: &mut Vec<nabla_ir::FunId>,
+    ) -> Result<Body, AdError> {
         if !has_calls(&body) {
             return Ok(body);
         }
@@ -3029,15 +3041,27 @@ impl Reverse<'_> {
                     let Some(callee) = self.ad.functions.get(f.0 as usize).cloned() else {
                         return error(stm.span, "internal error: call of a missing function");
                     };
+                    if inlining.contains(&f) {
+                        return unsupported(
+                            stm.span,
+                            format!(
+                                "a call of the recursive function {} (reverse mode inlines every call)",
+                                callee.name
+                            ),
+                        );
+                    }
                     let copied = copy_function_body(b, &callee, &args, stm.span)?;
-                    let copied = self.inline_calls(b, copied)?;
+                    inlining.push(f);
+                    let copied = self.inline_calls_in(b, copied, inlining);
+                    inlining.pop();
+                    let copied = copied?;
                     out.extend(copied.stms);
                     Exp::Atoms(copied.result)
                 }
                 mut e => {
                     for nested in nested_bodies_mut(&mut e) {
                         let taken = std::mem::take(nested);
-                        *nested = self.inline_calls(b, taken)?;
+                        *nested = self.inline_calls_in(b, taken, inlining)?;
                     }
                     e
                 }

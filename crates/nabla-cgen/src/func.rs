@@ -133,6 +133,19 @@ struct Frame {
     repeated: bool,
 }
 
+/// What a generated function does about the stack (see `stack.c`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StackCheck {
+    /// Nothing.
+    None,
+    /// An entry point's function in a program with recursive functions:
+    /// records where the stack starts.
+    Start,
+    /// A recursive function: fails cleanly where its calls use too much
+    /// stack since the entry point started.
+    Check,
+}
+
 /// Generates one function.
 pub(crate) struct FnGen<'a> {
     prog: &'a Program,
@@ -158,6 +171,7 @@ pub(crate) struct FnGen<'a> {
     /// The indexing statements whose indices are provably in bounds (by
     /// their first variable): generated without bounds checks.
     in_bounds: InBounds,
+    stack: StackCheck,
 }
 
 impl<'a> FnGen<'a> {
@@ -180,7 +194,14 @@ impl<'a> FnGen<'a> {
             borrowed: HashSet::new(),
             row_destinations: HashMap::new(),
             in_bounds: InBounds::default(),
+            stack: StackCheck::None,
         }
+    }
+
+    /// The generated function does `s` about the stack first.
+    pub(crate) fn with_stack_check(mut self, s: StackCheck) -> FnGen<'a> {
+        self.stack = s;
+        self
     }
 
     /// The C definition of the function.
@@ -205,8 +226,15 @@ impl<'a> FnGen<'a> {
             let init = if ct == "nb_arr" { "{0}" } else { "0" };
             let _ = writeln!(decls, "  {ct} {} = {init};", var_name(*v));
         }
-        // Sizes of the parameters: bind or check.
         let floc = c_string(&(self.locate)(fun.span));
+        match self.stack {
+            StackCheck::None => {}
+            StackCheck::Start => self.line("NB_STACK_START();"),
+            StackCheck::Check => {
+                self.line(&format!("NB_STACK_CHECK({floc}, {});", c_string(&fun.name)))
+            }
+        }
+        // Sizes of the parameters: bind or check.
         let mut bound: HashSet<Var> = params.clone();
         for (pi, p) in fun.params.iter().enumerate() {
             if let Type::Array(_, dims) = &p.ty {

@@ -47,6 +47,10 @@ use std::process::Command;
 /// The C runtime included at the top of every generated program.
 pub const RUNTIME_C: &str = include_str!("runtime.c");
 
+/// The stack checks of recursive functions (see [`func::StackCheck`]),
+/// added after the runtime to the programs that have such functions.
+const STACK_C: &str = include_str!("stack.c");
+
 /// Why C generation or compilation failed.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CgenError {
@@ -143,9 +147,12 @@ type Analysis = (
 
 fn analyse(program: &Program, locate: &dyn Fn(Span) -> String) -> Result<Analysis, CgenError> {
     let n = program.functions.len();
+    let stack = stack_checks(program);
     let mut bodies: Vec<Result<String, CgenError>> = Vec::with_capacity(n);
     for (i, f) in program.functions.iter().enumerate() {
-        let r = func::FnGen::new(program, f, locate).generate(FunId(i as u32));
+        let r = func::FnGen::new(program, f, locate)
+            .with_stack_check(stack[i])
+            .generate(FunId(i as u32));
         if let Err(e) = &r {
             if !e.unsupported {
                 return Err(e.clone());
@@ -214,14 +221,46 @@ pub fn generate_library(
     library::generate(program, &lowered, unsupported_entries, header_name, server)
 }
 
+/// What each function of the program does about the stack: a program
+/// with recursive functions checks, in each of them, the stack used since
+/// its entry point started (deep recursion is then an error, not a crash).
+fn stack_checks(program: &Program) -> Vec<func::StackCheck> {
+    let recursive = nabla_ir::callgraph::recursive_functions(program);
+    let mut out: Vec<func::StackCheck> = recursive
+        .iter()
+        .map(|&r| {
+            if r {
+                func::StackCheck::Check
+            } else {
+                func::StackCheck::None
+            }
+        })
+        .collect();
+    if recursive.contains(&true) {
+        for e in &program.entries {
+            if let Some(s) = out.get_mut(e.fun.0 as usize) {
+                if *s == func::StackCheck::None {
+                    *s = func::StackCheck::Start;
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The C functions of the program (prototypes, then bodies) that are
-/// supported (`why[i]` is `None`).
+/// supported (`why[i]` is `None`), after the stack checks' runtime where
+/// the program needs them.
 fn lower_functions(
     program: &Program,
     why: &[Option<CgenError>],
     bodies: Vec<Result<String, CgenError>>,
 ) -> Result<String, CgenError> {
     let mut out = String::new();
+    if stack_checks(program).contains(&func::StackCheck::Check) {
+        out.push_str(STACK_C);
+        out.push('\n');
+    }
     for (i, f) in program.functions.iter().enumerate() {
         if why[i].is_none() {
             out.push_str(&func::prototype(FunId(i as u32), f)?);

@@ -14,6 +14,9 @@ use nabla_syntax::{Diagnostic, DiagnosticKind, Span};
 
 use crate::fb::{self, atom_dim, boolc, i64c, join_ty, sanitize, FunBuilder};
 
+mod specialise;
+use specialise::Statics;
+
 pub(crate) type R<T> = Result<T, Diagnostic>;
 
 pub(crate) fn err(span: Span, msg: impl Into<String>) -> Diagnostic {
@@ -36,12 +39,19 @@ const MAX_ELAB_STEPS: usize = 5_000_000;
 
 /// A value during elaboration: a first-order value flattened into atoms
 /// (with its semantic type, used for its structure), a record holding at
-/// least one static (function) component, or a static function.
+/// least one static (function) component, a static function, or a value of
+/// a sum type with a function in some payload.
 #[derive(Clone)]
 pub(crate) enum SV<'a> {
     Dyn(Vec<Atom>, STy),
     Rec(Vec<(Name, SV<'a>)>),
     Fun(Rc<Clo<'a>>),
+    /// A value of a sum type that is not first-order (`#bar (+ 5)` of
+    /// `#foo i32 | #bar (i32 -> i32)`): its constructor and payloads. Its
+    /// constructor is known statically, since Futhark lets
+    /// no such value come out of a branch or a loop, the only places where
+    /// it could vary; a `match` on it picks its case at compile time.
+    Constr(Name, Vec<SV<'a>>),
 }
 
 /// A static function value (defunctionalisation by static values).
@@ -126,13 +136,25 @@ pub(crate) struct Elab<'a> {
     pub defs: HashMap<NodeId, &'a ValBind>,
     pub funs: Vec<Option<ir::Function>>,
     cache: HashMap<String, ir::FunId>,
-    in_progress: HashSet<String>,
+    /// The definitions whose bodies use themselves (recursive functions).
+    recursive: HashSet<NodeId>,
+    /// The result types of the IR functions being built, as their
+    /// recursive calls see them (every dimension existential).
+    provisional: HashMap<ir::FunId, Vec<ir::Type>>,
+    /// The names the code of each lambda may look up (see
+    /// `specialise`), by body.
+    lambda_names: HashMap<*const Expr, Rc<Vec<Name>>>,
     inline_depth: usize,
     depth: usize,
     /// Expressions elaborated so far, in all functions (see [`MAX_ELAB_STEPS`]).
     steps: usize,
     /// The source text, when the caller has it (for messages that quote it).
     pub sources: Option<&'a nabla_syntax::SourceMap>,
+    /// The streams being elaborated as sequential loops, innermost last
+    /// (see `accs.rs`): while there is one, an accumulator is the array
+    /// itself, and a write combines into it with the innermost stream's
+    /// operator (`None`: a scatter's overwrite).
+    pub(crate) seq_streams: Vec<Option<SV<'a>>>,
 }
 
 // ---------------------------------------------------------------------------
@@ -246,6 +268,8 @@ fn flat_into(
                 }
             }
         }
+        // An accumulator is one IR accumulator per component of its array.
+        STy::Acc { arr, .. } => flat_into(arr, outer, out, depth + 1)?,
         STy::Arrow { .. } => {
             return Err(format!(
                 "a function type ({t}) cannot be used as a value here"
@@ -282,6 +306,37 @@ pub(crate) fn flat_unique(t: &STy) -> Vec<bool> {
     let mut out = vec![];
     go(t, false, &mut out, 0);
     out
+}
+
+/// For each flattened component of a type (in the order of [`flat`]),
+/// whether it is an accumulator (a component of an `acc` type's array).
+pub(crate) fn flat_acc(t: &STy) -> Vec<bool> {
+    fn go(t: &STy, acc: bool, out: &mut Vec<bool>, depth: usize) {
+        if depth > 200 {
+            return;
+        }
+        match t {
+            STy::Prim(_) => out.push(acc),
+            STy::Array { elem, .. } => go(elem, acc, out, depth + 1),
+            STy::Record(fs) => fs.iter().for_each(|(_, f)| go(f, acc, out, depth + 1)),
+            STy::Sum(cs) => {
+                out.push(acc);
+                for (_, ts) in cs {
+                    ts.iter().for_each(|t| go(t, acc, out, depth + 1));
+                }
+            }
+            STy::Acc { arr, .. } => go(arr, true, out, depth + 1),
+            _ => {}
+        }
+    }
+    let mut out = vec![];
+    go(t, false, &mut out, 0);
+    out
+}
+
+/// Whether a type is or contains an accumulator.
+pub(crate) fn has_acc(t: &STy) -> bool {
+    flat_acc(t).contains(&true)
 }
 
 /// Number of flat IR values of a type.
@@ -331,52 +386,133 @@ fn size_names(t: &STy, out: &mut Vec<Name>) {
     }
 }
 
-fn strip_sizes(t: &STy) -> String {
-    // Instantiations differing only in sizes share one IR function.
-    fn go(t: &STy, o: &mut String) {
-        match t {
-            STy::Array { elem, shape, .. } => {
-                for _ in shape {
-                    o.push_str("[]");
-                }
-                go(elem, o);
-            }
-            STy::Record(fs) => {
-                o.push('{');
-                for (n, t) in fs {
-                    o.push_str(n);
-                    o.push(':');
-                    go(t, o);
-                    o.push(',');
-                }
-                o.push('}');
-            }
-            STy::Sum(cs) => {
-                o.push('<');
-                for (n, ts) in cs {
-                    o.push('#');
-                    o.push_str(n);
-                    for t in ts {
-                        o.push(' ');
-                        go(t, o);
-                    }
-                    o.push('|');
-                }
-                o.push('>');
-            }
-            STy::Arrow { param, ret, .. } => {
-                o.push('(');
-                go(param, o);
-                o.push_str("->");
-                go(ret, o);
-                o.push(')');
-            }
-            t => o.push_str(&t.to_string()),
-        }
+/// `t` without uniqueness marks: a type argument is instantiated without
+/// them (`id (transpose xs)` instantiates `id`'s `t` with `[m][n]f64`, not
+/// with the unique type of `transpose`'s result), so a parameter or result
+/// of type `t` is unique only where the definition writes `*`.
+fn nonunique(t: &STy) -> STy {
+    match t {
+        STy::Array { elem, shape, .. } => STy::Array {
+            elem: Box::new(nonunique(elem)),
+            shape: shape.clone(),
+            unique: false,
+        },
+        _ => t.map_children(nonunique),
     }
-    let mut o = String::new();
-    go(t, &mut o);
-    o
+}
+
+/// `t` with every size not bound by one of its own arrows (`(n: i64) -> [n]t`)
+/// replaced by `f(size)`.
+fn map_free_sizes(t: &STy, bound: &mut Vec<Name>, f: &mut impl FnMut(&Size) -> Size) -> STy {
+    match t {
+        STy::Array {
+            elem,
+            shape,
+            unique,
+        } => {
+            let shape = shape
+                .iter()
+                .map(|s| match s {
+                    Size::Var(n) if bound.contains(n) => s.clone(),
+                    _ => f(s),
+                })
+                .collect();
+            array_of_shape(map_free_sizes(elem, bound, f), shape, *unique)
+        }
+        STy::Arrow {
+            param_name,
+            param,
+            ret,
+        } => {
+            let param = map_free_sizes(param, bound, f);
+            bound.extend(param_name.iter().cloned());
+            let ret = map_free_sizes(ret, bound, f);
+            if param_name.is_some() {
+                bound.pop();
+            }
+            STy::Arrow {
+                param_name: param_name.clone(),
+                param: Box::new(param),
+                ret: Box::new(ret),
+            }
+        }
+        _ => t.map_children(|c| map_free_sizes(c, bound, f)),
+    }
+}
+
+/// An instantiation with the sizes of its type arguments left out (how an
+/// IR function shared by instantiations differing in sizes is named).
+fn erase_subst_sizes(s: &Subst) -> Subst {
+    Rc::new(
+        s.iter()
+            .map(|(n, t)| {
+                (
+                    n.clone(),
+                    map_free_sizes(t, &mut vec![], &mut |_| Size::Any),
+                )
+            })
+            .collect(),
+    )
+}
+
+/// An instantiation independent of the caller's variables, for an IR
+/// function shared by the calls that differ only in them: each distinct size
+/// variable in the type arguments becomes `@0`, `@1`, … in order of
+/// appearance (type parameters by name), a name no program can write (the
+/// constants stay: they are part of the instantiation); the second result
+/// is the caller's size each stands for.
+fn generic_inst(s: &Subst) -> (Subst, Vec<Size>) {
+    let mut sizes: Vec<Size> = Vec::new();
+    let mut names: Vec<&Name> = s.keys().collect();
+    names.sort();
+    let mut out = HashMap::new();
+    for n in names {
+        let t = map_free_sizes(&s[n], &mut vec![], &mut |z| match z {
+            Size::Any | Size::Const(_) => z.clone(),
+            z => {
+                let k = match sizes.iter().position(|y| y == z) {
+                    Some(k) => k,
+                    None => {
+                        sizes.push(z.clone());
+                        sizes.len() - 1
+                    }
+                };
+                Size::Var(format!("@{k}"))
+            }
+        });
+        out.insert(n.clone(), t);
+    }
+    (Rc::new(out), sizes)
+}
+
+/// The instantiation of a function whose body is elaborated inline at a
+/// call: a size variable in the type arguments names a variable of the
+/// caller, which the callee's own names (its size parameters, locals) could
+/// capture, so it is renamed to a name no program can write (`n@`), bound in
+/// the returned environment entries to the caller's value; a size unknown at
+/// the caller becomes unknown.
+fn rename_subst_sizes<'a>(s: &Subst, caller: &Env<'a>) -> (Subst, Vec<(Name, SV<'a>)>) {
+    let mut aliases: Vec<(Name, SV<'a>)> = Vec::new();
+    let s = s
+        .iter()
+        .map(|(n, t)| {
+            let t = map_free_sizes(t, &mut vec![], &mut |size| match size {
+                Size::Var(v) => match caller.get(v) {
+                    Some(val) => {
+                        let alias = format!("{v}@");
+                        if !aliases.iter().any(|(a, _)| *a == alias) {
+                            aliases.push((alias.clone(), val.clone()));
+                        }
+                        Size::Var(alias)
+                    }
+                    None => Size::Any,
+                },
+                other => other.clone(),
+            });
+            (n.clone(), t)
+        })
+        .collect();
+    (Rc::new(s), aliases)
 }
 
 pub(crate) fn prim_of(t: &STy, span: Span) -> R<PrimType> {
@@ -491,6 +627,7 @@ pub(crate) fn fields_of<'a>(sv: &SV<'a>, span: Span) -> R<Vec<(Name, SV<'a>)>> {
             format!("expected a record, found a value of type {t}"),
         )),
         SV::Fun(_) => Err(err(span, "expected a record, found a function")),
+        SV::Constr(..) => Err(err(span, "expected a record, found a sum")),
     }
 }
 
@@ -551,15 +688,23 @@ impl<'a> Elab<'a> {
                 add(d, &mut defs);
             }
         }
+        let recursive = defs
+            .values()
+            .filter(|d| specialise::is_recursive(d))
+            .map(|d| d.id)
+            .collect();
         Elab {
             defs,
             funs: vec![],
             cache: HashMap::new(),
-            in_progress: HashSet::new(),
+            recursive,
+            provisional: HashMap::new(),
+            lambda_names: HashMap::new(),
             inline_depth: 0,
             depth: 0,
             steps: 0,
             sources: None,
+            seq_streams: vec![],
         }
     }
 
@@ -626,13 +771,23 @@ impl<'a> Elab<'a> {
     /// IR types of a semantic type's components.
     pub fn ir_types(&self, t: &STy, env: &Env<'a>, span: Span) -> R<Vec<ir::Type>> {
         let comps = flat(t).map_err(|m| err(span, m))?;
+        let accs = if self.seq_streams.is_empty() {
+            flat_acc(t)
+        } else {
+            // Inside a stream elaborated as a loop, accumulators are arrays.
+            vec![false; comps.len()]
+        };
         Ok(comps
             .into_iter()
-            .map(|(p, shape)| {
-                if shape.is_empty() {
+            .zip(accs)
+            .map(|((p, shape), acc)| {
+                let dims = shape.iter().map(|s| self.size_dim(s, env)).collect();
+                if acc {
+                    ir::Type::Acc(p, dims)
+                } else if shape.is_empty() {
                     ir::Type::Prim(p)
                 } else {
-                    ir::Type::Array(p, shape.iter().map(|s| self.size_dim(s, env)).collect())
+                    ir::Type::Array(p, dims)
                 }
             })
             .collect())
@@ -1047,6 +1202,13 @@ impl<'a> Elab<'a> {
                     .iter()
                     .position(|(n, _)| *n == c.name)
                     .ok_or_else(|| err(c.span, format!("unknown constructor #{}", c.name)))?;
+                if !first_order(&t) {
+                    let mut payload = vec![];
+                    for a in args {
+                        payload.push(self.elab_expr(fb, a, ctx)?);
+                    }
+                    return Ok(SV::Constr(c.name.clone(), payload));
+                }
                 let mut atoms = vec![Atom::Const(PrimValue::I8(idx as i8))];
                 let mut argv = vec![];
                 for a in args {
@@ -1276,7 +1438,7 @@ impl<'a> Elab<'a> {
                     .ok_or_else(|| err(span, format!("unknown definition {}", name.name)))?;
                 let s: HashMap<Name, STy> = inst
                     .iter()
-                    .map(|(n, t)| (n.clone(), subst_ty(t, &ctx.subst)))
+                    .map(|(n, t)| (n.clone(), nonunique(&subst_ty(t, &ctx.subst))))
                     .collect();
                 let s = Rc::new(s);
                 if !def.params.is_empty() {
@@ -1288,7 +1450,7 @@ impl<'a> Elab<'a> {
                         hints: vec![],
                     })));
                 }
-                self.global_const(fb, def, s, span)
+                self.global_const(fb, def, s, ty.as_ref(), &ctx.env, span)
             }
             Some(Res::Intrinsic(n)) => {
                 if let Some((v, t)) = crate::intrin::constant(n) {
@@ -1312,11 +1474,16 @@ impl<'a> Elab<'a> {
         }
     }
 
+    /// A reference to a top-level constant, instantiated at `s`; `use_ty` is
+    /// its type at the reference, which gives the values of its size
+    /// parameters (`def iiota [n] : [n]i64 = iota n` used as a `[x]i64`).
     fn global_const(
         &mut self,
         fb: &mut FunBuilder,
         def: &'a ValBind,
         s: Subst,
+        use_ty: Option<&STy>,
+        caller: &Env<'a>,
         span: Span,
     ) -> R<SV<'a>> {
         let full = match &def.ty {
@@ -1326,23 +1493,56 @@ impl<'a> Elab<'a> {
                 None => return Err(err(def.span, "definition has no type")),
             },
         };
+        let (inner, aliases) = rename_subst_sizes(&s, caller);
+        let inner_full = def.ty.as_ref().map(|t| subst_ty(t, &inner));
+        let use_site = use_ty.zip(inner_full.as_ref()).map(|(u, f)| (f, u, caller));
+        let sizes = self.size_args(fb, &[], &def.type_params, &[], &inner, use_site, span);
         if first_order(&full) {
-            let fid = self.get_function(def, s, vec![], span)?;
-            let ret = self.funs[fid.0 as usize]
-                .as_ref()
-                .map(|f| f.ret.clone())
-                .unwrap_or_default();
-            let vs = fb.bind(&def.name.name, ret, Exp::Apply(fid, vec![]), span);
+            let known: Vec<bool> = sizes.iter().map(|(_, a)| a.is_some()).collect();
+            let (fid, targs) = self.get_function(def, s.clone(), caller, known, None)?;
+            let mut args: Vec<Atom> = sizes.iter().filter_map(|(_, a)| *a).collect();
+            args.extend(targs);
+            let ret = match self.funs[fid.0 as usize].as_ref() {
+                Some(f) => call_result_types(f, &args),
+                None => vec![],
+            };
+            let vs = fb.bind(&def.name.name, ret, Exp::Apply(fid, args), span);
             return Ok(SV::Dyn(vs.into_iter().map(Atom::Var).collect(), full));
         }
         self.enter_inline(span)?;
-        let ctx = Ctx {
+        let mut ctx = Ctx {
             env: Env::default(),
-            subst: s,
+            subst: inner,
         };
+        for (n, v) in aliases {
+            ctx.env = ctx.env.bind(&n, v);
+        }
+        bind_sizes(&mut ctx, sizes);
         let r = self.elab_expr(fb, &def.body, &ctx);
         self.inline_depth -= 1;
         r
+    }
+
+    /// The result types of an instance of the recursive function `def` at
+    /// `s` as its recursive calls see them while it is being built: those
+    /// of its declared (or inferred) result type, every dimension
+    /// existential (the final function may say more).
+    fn provisional_result(&self, def: &ValBind, s: &HashMap<Name, STy>) -> Vec<ir::Type> {
+        let Some(full) = def.ty.as_ref().map(|t| subst_ty(t, s)) else {
+            return vec![];
+        };
+        let ret = peel(&full, def.params.len()).1.unwrap_or_else(STy::unit);
+        flat(&ret)
+            .unwrap_or_default()
+            .into_iter()
+            .map(|(p, shape)| {
+                if shape.is_empty() {
+                    ir::Type::Prim(p)
+                } else {
+                    ir::Type::Array(p, shape.iter().map(|_| Dim::Ext).collect())
+                }
+            })
+            .collect()
     }
 
     fn enter_inline(&mut self, span: Span) -> R<()> {
@@ -1447,15 +1647,25 @@ impl<'a> Elab<'a> {
                     None => return Err(err(def.span, "definition has no type")),
                 };
                 let (ps, ret) = peel(&full, def.params.len());
-                let fo =
-                    ps.iter().all(first_order) && ret.as_ref().map(first_order).unwrap_or(false);
-                let use_site = ty.as_ref().map(|u| (&full, u, env));
+                // Accumulators live only inside the `with_acc` that made
+                // them: a function taking or returning one is inlined.
+                let fo = ps.iter().all(first_order)
+                    && ret.as_ref().map(first_order).unwrap_or(false)
+                    && !ps.iter().chain(ret.as_ref()).any(has_acc);
+                // Inside the callee, the caller's sizes in the type arguments
+                // go by names the callee's cannot capture.
+                let (inner, aliases) = rename_subst_sizes(subst, env);
+                let inner_full = def.ty.as_ref().map(|t| subst_ty(t, &inner));
+                let use_site = ty
+                    .as_ref()
+                    .zip(inner_full.as_ref())
+                    .map(|(u, f)| (f, u, env));
                 let mut sizes = self.size_args(
                     fb,
                     &def.params,
                     &def.type_params,
                     &args,
-                    subst,
+                    &inner,
                     use_site,
                     span,
                 );
@@ -1489,18 +1699,28 @@ impl<'a> Elab<'a> {
                         _ => d,
                     }
                 };
-                if fo {
+                // A recursive function becomes an IR function even where it
+                // takes functions: one per shape of the functions passed
+                // (see `specialise`).
+                if fo || self.recursive.contains(id) {
                     let known: Vec<bool> = sizes.iter().map(|(_, a)| a.is_some()).collect();
-                    let fid = self
-                        .get_function(def, subst.clone(), known, span)
+                    let statics = (!fo).then(|| self.static_args(fb, &ps, &args));
+                    let (fid, targs) = self
+                        .get_function(def, subst.clone(), env, known, statics.as_ref())
                         .map_err(relabel)?;
                     let mut flat_args: Vec<Atom> = sizes.iter().filter_map(|(_, a)| *a).collect();
-                    for (a, p) in args.iter().zip(&def.params) {
-                        flat_args.extend(atoms_of(a, p.span)?);
+                    flat_args.extend(targs);
+                    for (k, (a, p)) in args.iter().zip(&def.params).enumerate() {
+                        if statics.as_ref().is_none_or(|st| st.args[k].is_none()) {
+                            flat_args.extend(atoms_of(a, p.span)?);
+                        }
+                    }
+                    if let Some(st) = &statics {
+                        flat_args.extend(st.caps.iter().map(|(v, _)| Atom::Var(*v)));
                     }
                     let fret = match self.funs[fid.0 as usize].as_ref() {
                         Some(f) => call_result_types(f, &flat_args),
-                        None => vec![],
+                        None => self.provisional.get(&fid).cloned().unwrap_or_default(),
                     };
                     let vs = fb.bind(&def.name.name, fret, Exp::Apply(fid, flat_args), span);
                     return Ok(SV::Dyn(
@@ -1512,8 +1732,11 @@ impl<'a> Elab<'a> {
                 let r = (|| {
                     let mut ctx = Ctx {
                         env: Env::default(),
-                        subst: subst.clone(),
+                        subst: inner,
                     };
+                    for (n, v) in aliases {
+                        ctx.env = ctx.env.bind(&n, v);
+                    }
                     self.bind_params(fb, &def.params, args, &mut ctx)?;
                     bind_sizes(&mut ctx, sizes);
                     self.elab_expr(fb, &def.body, &ctx)
@@ -1761,7 +1984,7 @@ impl<'a> Elab<'a> {
                 }
                 None
             }
-            SV::Fun(_) => None,
+            SV::Fun(_) | SV::Constr(..) => None,
         }
     }
 
@@ -1860,6 +2083,12 @@ impl<'a> Elab<'a> {
             PatKind::Constr(c, ps) => {
                 let (atoms, t) = match &v {
                     SV::Dyn(a, t) => (a.clone(), t.clone()),
+                    SV::Constr(n, payload) if *n == c.name => {
+                        for (q, pv) in ps.iter().zip(payload) {
+                            self.bind_pat(fb, q, pv.clone(), ctx)?;
+                        }
+                        return Ok(());
+                    }
                     _ => return Err(err(p.span, "constructor pattern on a non-sum value")),
                 };
                 let cs = match t {
@@ -1931,6 +2160,18 @@ impl<'a> Elab<'a> {
             PatKind::Constr(c, ps) => {
                 let (atoms, t) = match v {
                     SV::Dyn(a, t) => (a.clone(), t.clone()),
+                    // A static sum: the constructor is known here.
+                    SV::Constr(n, payload) => {
+                        if *n != c.name {
+                            return Ok(Some(boolc(false)));
+                        }
+                        let mut acc = None;
+                        for (q, pv) in ps.iter().zip(payload) {
+                            let t = self.pat_test(fb, q, pv)?;
+                            acc = conj(fb, acc, t, span);
+                        }
+                        return Ok(acc);
+                    }
                     _ => return Err(err(span, "constructor pattern on a non-sum value")),
                 };
                 let cs = match t {
@@ -1992,6 +2233,14 @@ impl<'a> Elab<'a> {
         } else {
             self.pat_test(fb, &case.pat, sv)?
         };
+        // A case decided statically (a static sum's constructor).
+        let cond = cond.filter(|c| *c != boolc(true));
+        if cond == Some(boolc(false)) {
+            if last {
+                return Err(err(span, "no case of this `match` matches the value"));
+            }
+            return self.match_cases(fb, sv, cases, i + 1, t, ctx, span);
+        }
         let Some(cond) = cond else {
             let mut c2 = ctx.clone();
             self.bind_pat(fb, &case.pat, sv.clone(), &mut c2)?;
@@ -2555,38 +2804,50 @@ impl<'a> Elab<'a> {
 
     // ---- functions ------------------------------------------------------
 
-    /// The IR function for a first-order top-level definition at an instantiation (cached).
-    /// `known`: which of the definition's size parameters the caller passes
-    /// (as leading `i64` parameters of the IR function).
+    /// The IR function for a top-level definition at an instantiation
+    /// (cached): a first-order one, or a recursive one specialised to the
+    /// static arguments `statics`. `known`: which of the definition's size
+    /// parameters the caller passes (as leading `i64` parameters of the IR
+    /// function). `s` is in the caller's terms, `caller` its environment:
+    /// the sizes in the type arguments become further `i64` parameters (see
+    /// [`generic_inst`]), and the second result is what the caller passes
+    /// for them, after the size parameters and before the value parameters.
+    /// A recursive use of an instance still being built gets that instance
+    /// (its result types in `provisional` until it is done).
     fn get_function(
         &mut self,
         def: &'a ValBind,
         s: Subst,
+        caller: &Env<'a>,
         known: Vec<bool>,
-        span: Span,
-    ) -> R<ir::FunId> {
-        let mut keys: Vec<(&Name, String)> = s.iter().map(|(n, t)| (n, strip_sizes(t))).collect();
+        statics: Option<&Statics<'a>>,
+    ) -> R<(ir::FunId, Vec<Atom>)> {
+        let (gs, tsizes) = generic_inst(&s);
+        let targs: Vec<Option<Atom>> = tsizes.iter().map(|z| self.size_atom(z, caller)).collect();
+        let tknown: Vec<bool> = targs.iter().map(Option::is_some).collect();
+        let targs: Vec<Atom> = targs.into_iter().flatten().collect();
+        let mut keys: Vec<(&Name, String)> = gs.iter().map(|(n, t)| (n, t.to_string())).collect();
         keys.sort();
-        let key = format!("{}:{:?}:{:?}", def.id.0, keys, known);
-        if self.in_progress.contains(&key) {
-            return Err(err(
-                span,
-                format!(
-                    "recursive use of {} (Futhark does not allow recursion)",
-                    def.name.name
-                ),
-            ));
+        let mut key = format!("{}:{:?}:{:?}:{:?}", def.id.0, keys, known, tknown);
+        if let Some(st) = statics {
+            key.push_str(&st.key);
         }
         if let Some(f) = self.cache.get(&key) {
-            return Ok(*f);
+            return Ok((*f, targs));
         }
         let fid = ir::FunId(self.funs.len() as u32);
         self.funs.push(None);
         self.cache.insert(key.clone(), fid);
-        self.in_progress.insert(key.clone());
+        if self.recursive.contains(&def.id) {
+            let ret = self.provisional_result(def, &s);
+            self.provisional.insert(fid, ret);
+        }
         let mut name = def.name.name.clone();
         if !s.is_empty() {
-            let mut ks: Vec<_> = s.iter().map(|(n, t)| format!("{n}={t}")).collect();
+            let mut ks: Vec<_> = erase_subst_sizes(&s)
+                .iter()
+                .map(|(n, t)| format!("{n}={t}"))
+                .collect();
             ks.sort();
             name = format!("{name}<{}>", ks.join(","));
         }
@@ -2605,13 +2866,16 @@ impl<'a> Elab<'a> {
         let saved = (self.inline_depth, self.depth);
         self.inline_depth = 0;
         self.depth = 0;
-        let r = self.build_function(def, s, name, Some(known));
+        if statics.is_some() {
+            name.push_str(&format!("{{specialised#{}}}", fid.0));
+        }
+        let r = self.build_instance(def, gs, name, Some(known), &tknown, statics);
         self.inline_depth = saved.0;
         self.depth = saved.1;
-        self.in_progress.remove(&key);
+        self.provisional.remove(&fid);
         let (f, _, _) = r?;
         self.funs[fid.0 as usize] = Some(f);
-        Ok(fid)
+        Ok((fid, targs))
     }
 
     /// Builds an IR function from a definition.
@@ -2621,6 +2885,9 @@ impl<'a> Elab<'a> {
     /// passes it; unknown ones are unbound in the body), then the flattened
     /// value parameters. With `None` (an entry point) only the value
     /// parameters, and size parameters are bound from their shapes.
+    /// `tknown`: which of the sizes `@0`, `@1`, … of the type arguments in `s`
+    /// (see [`generic_inst`]) the caller passes, as `i64` parameters after
+    /// the size parameters; the others are unknown (existential) inside.
     /// Parameter and result dimensions are constants, size variables that
     /// are parameters of the function (so callers and the interpreter can
     /// check and propagate them), or existential.
@@ -2630,6 +2897,23 @@ impl<'a> Elab<'a> {
         s: Subst,
         name: String,
         known: Option<Vec<bool>>,
+        tknown: &[bool],
+    ) -> R<(ir::Function, Vec<usize>, STy)> {
+        self.build_instance(def, s, name, known, tknown, None)
+    }
+
+    /// [`Elab::build_function`], for a recursive function specialised to
+    /// the functions passed to it with `statics`: the static parameters
+    /// take no IR parameters of their own; the variables their values
+    /// capture are the last parameters.
+    fn build_instance(
+        &mut self,
+        def: &'a ValBind,
+        s: Subst,
+        name: String,
+        known: Option<Vec<bool>>,
+        tknown: &[bool],
+        statics: Option<&Statics<'a>>,
     ) -> R<(ir::Function, Vec<usize>, STy)> {
         let mut fb = FunBuilder::new();
         let mut ctx = Ctx {
@@ -2657,10 +2941,41 @@ impl<'a> Elab<'a> {
             }
             bind_sizes(&mut ctx, sizes.clone());
         }
+        for (k, _) in tknown.iter().enumerate().filter(|(_, kn)| **kn) {
+            let ty = ir::Type::Prim(PrimType::I64);
+            let v = fb.var("tsize", ty.clone());
+            params.push(Param::new(v, ty));
+            ctx.env = ctx.env.bind(
+                &format!("@{k}"),
+                SV::Dyn(vec![Atom::Var(v)], STy::Prim(PrimType::I64)),
+            );
+        }
+        let (captured, cap_params) = capture_params(&mut fb, statics);
+        let mut rebuilt = HashMap::new();
         // Value parameters: provisional types with the size parameters known so far.
         let mut comps_of = vec![];
-        for p in &def.params {
+        for (k, p) in def.params.iter().enumerate() {
+            if let Some(sv) = statics
+                .and_then(|st| st.args.get(k))
+                .and_then(Option::as_ref)
+            {
+                comps_of.push(vec![]);
+                arity.push(0);
+                args.push(self.rebuild_static(sv, &captured, &mut rebuilt));
+                continue;
+            }
             let t = self.pat_ty(p, &ctx)?;
+            // Functions over accumulators are inlined: only an entry point
+            // (`main` without `entry` declarations) gets here with one.
+            if has_acc(&t) {
+                return Err(err(
+                    p.span,
+                    format!(
+                        "the entry point `{}` takes an accumulator, but accumulators exist only inside the `scatter_stream` or `hist_stream` that makes them",
+                        def.name.name
+                    ),
+                ));
+            }
             let comps =
                 flat(&t).map_err(|m| err(p.span, format!("parameter of an IR function: {m}")))?;
             let mut atoms = vec![];
@@ -2703,7 +3018,13 @@ impl<'a> Elab<'a> {
                 i += 1;
             }
         }
-        let r = self.elab_expr(&mut fb, &def.body, &ctx)?;
+        params.extend(cap_params);
+        let extra = self.eta_params(&mut fb, def, &ctx, &mut params, &mut arity)?;
+        let neta = extra.len();
+        let mut r = self.elab_expr(&mut fb, &def.body, &ctx)?;
+        if !extra.is_empty() {
+            r = self.apply(&mut fb, r, extra, def.body.span)?;
+        }
         let (ra, rt) = dyn_of(r, def.body.span)?;
         let ret: Vec<ir::Type> = ra
             .iter()
@@ -2720,9 +3041,15 @@ impl<'a> Elab<'a> {
         let declared_ret = def
             .ty
             .as_ref()
-            .and_then(|t| peel(t, def.params.len()).1)
+            .and_then(|t| peel(t, def.params.len() + neta).1)
             .unwrap_or_else(|| rt.clone());
-        let mut unique_ret = flat_unique(&declared_ret);
+        // A result declared `*t` makes every array in it unique, also where
+        // `t` is a type parameter (the prelude's `manifest 't (a: t): *t`).
+        let mut unique_ret = if matches!(def.ret, Some(TypeExp::Unique(..))) {
+            vec![true; ret.len()]
+        } else {
+            flat_unique(&declared_ret)
+        };
         unique_ret.resize(ret.len(), false);
         for (u, t) in unique_ret.iter_mut().zip(&ret) {
             *u &= t.rank() > 0;
@@ -2742,6 +3069,59 @@ impl<'a> Elab<'a> {
         Ok((f, arity, rt))
     }
 
+    /// The parameters that an entry point defined as a function value
+    /// (`entry f = g`, `def main = map f32.acos`, `def main (x: i32) = plus
+    /// x`) takes beyond its written ones: one per arrow of the type its
+    /// body returns, as Futhark's entry points do (eta-expansion; the type
+    /// checker has made sure that they are first-order). Their flat
+    /// components are appended to `params` and their arities to `arity`;
+    /// returns their values, to apply the body to. A size named by one of
+    /// them (`(n: i64) -> [n]t`) is that parameter in the types of the
+    /// later ones. Nothing for a definition whose result is not a function.
+    fn eta_params(
+        &mut self,
+        fb: &mut FunBuilder,
+        def: &'a ValBind,
+        ctx: &Ctx<'a>,
+        params: &mut Vec<Param>,
+        arity: &mut Vec<usize>,
+    ) -> R<Vec<SV<'a>>> {
+        let Some(full) = def.ty.as_ref().map(|t| subst_ty(t, &ctx.subst)) else {
+            return Ok(vec![]);
+        };
+        let span = def.ret.as_ref().map_or(def.name.span, |te| te.span());
+        let mut env = ctx.env.clone();
+        let mut out = vec![];
+        let mut rest = peel(&full, def.params.len()).1;
+        while let Some(STy::Arrow {
+            param_name,
+            param,
+            ret,
+        }) = rest
+        {
+            let comps =
+                flat(&param).map_err(|m| err(span, format!("parameter of an entry point: {m}")))?;
+            let unique = flat_unique(&param);
+            let name = param_name.clone().unwrap_or_else(|| "x".into());
+            let mut atoms = vec![];
+            for (k, (pt, shape)) in comps.iter().enumerate() {
+                let ty = self.param_type(*pt, shape, &env, params);
+                let v = fb.var(&name, ty.clone());
+                let mut p = Param::new(v, ty);
+                p.unique = unique.get(k).copied().unwrap_or(false) && p.ty.rank() > 0;
+                params.push(p);
+                atoms.push(Atom::Var(v));
+            }
+            if let Some(n) = &param_name {
+                env = env.bind(n, SV::Dyn(atoms.clone(), (*param).clone()));
+            }
+            arity.push(atoms.len());
+            out.push(SV::Dyn(atoms, *param));
+            rest = Some(*ret);
+        }
+        Ok(out)
+    }
+
     /// The IR type of a parameter component: dimensions that are constants
     /// or parameters of the function, others existential.
     fn param_type(&self, p: PrimType, shape: &[Size], env: &Env<'a>, params: &[Param]) -> ir::Type {
@@ -2756,6 +3136,51 @@ impl<'a> Elab<'a> {
                 .collect(),
         )
     }
+}
+
+/// The parameters of a specialisation (see [`Statics`]) for the variables
+/// its static arguments capture: the map from each captured variable of the
+/// caller to its parameter, and the parameters (with the caller's types,
+/// whose dimensions name other captured sizes or are existential).
+fn capture_params(
+    fb: &mut FunBuilder,
+    statics: Option<&Statics<'_>>,
+) -> (HashMap<Var, Var>, Vec<Param>) {
+    let Some(st) = statics else {
+        return (HashMap::new(), vec![]);
+    };
+    let i64t = ir::Type::Prim(PrimType::I64);
+    let map: HashMap<Var, Var> = st
+        .caps
+        .iter()
+        .map(|(v, t)| (*v, fb.var("captured", t.clone())))
+        .collect();
+    let params = st
+        .caps
+        .iter()
+        .map(|(v, t)| {
+            let t = match t {
+                ir::Type::Array(p, ds) => ir::Type::Array(
+                    *p,
+                    ds.iter()
+                        .map(|d| match d {
+                            Dim::Var(x) => match map.get(x) {
+                                Some(y) if st.caps.iter().any(|(c, ct)| c == x && *ct == i64t) => {
+                                    Dim::Var(*y)
+                                }
+                                _ => Dim::Ext,
+                            },
+                            d => *d,
+                        })
+                        .collect(),
+                ),
+                t => t.clone(),
+            };
+            fb.set_type(map[v], t.clone());
+            Param::new(map[v], t)
+        })
+        .collect();
+    (map, params)
 }
 
 /// A dimension as seen from outside a function: constants and the
@@ -2782,9 +3207,16 @@ fn param_name(p: &Pat) -> String {
     }
 }
 
+/// The conjunction of two pattern tests (`None`: always true), folded
+/// where one is a constant (a static sum's constructor test).
 fn conj(fb: &mut FunBuilder, a: Option<Atom>, b: Option<Atom>, span: Span) -> Option<Atom> {
+    let t = Some(boolc(true));
+    let f = Some(boolc(false));
     match (a, b) {
         (None, x) | (x, None) => x,
+        (x, y) if x == f || y == f => f,
+        (x, y) if x == t => y,
+        (x, y) if y == t => x,
         (Some(a), Some(b)) => Some(fb.binop(ir::BinOp::LogAnd, a, b, span)),
     }
 }

@@ -227,7 +227,7 @@ fn uint_of_bits(bits: u32) -> PrimType {
     }
 }
 
-fn scalar(sv: &SV<'_>, span: Span) -> R<Atom> {
+pub(crate) fn scalar(sv: &SV<'_>, span: Span) -> R<Atom> {
     let a = atoms_of(sv, span)?;
     if a.len() != 1 {
         return Err(err(span, "expected a primitive value"));
@@ -235,7 +235,7 @@ fn scalar(sv: &SV<'_>, span: Span) -> R<Atom> {
     Ok(a[0])
 }
 
-fn arr_vars(sv: &SV<'_>, span: Span) -> R<Vec<Var>> {
+pub(crate) fn arr_vars(sv: &SV<'_>, span: Span) -> R<Vec<Var>> {
     atoms_of(sv, span)?
         .into_iter()
         .map(|a| match a {
@@ -245,7 +245,7 @@ fn arr_vars(sv: &SV<'_>, span: Span) -> R<Vec<Var>> {
         .collect()
 }
 
-fn sty_of(sv: &SV<'_>) -> STy {
+pub(crate) fn sty_of(sv: &SV<'_>) -> STy {
     sv.ty().cloned().unwrap_or_else(STy::unit)
 }
 
@@ -308,7 +308,12 @@ impl<'a> Elab<'a> {
     /// lambda's results (and hence the SOAC's result type) can have known
     /// sizes: a `map` with no rows then still has the right row shape
     /// (`map (map f)` of `empty([0][3]t)` is `empty([0][3]t)`).
-    fn row_arg(&self, fb: &mut FunBuilder, sv: &SV<'a>, span: Span) -> R<(STy, Vec<ir::Type>)> {
+    pub(crate) fn row_arg(
+        &self,
+        fb: &mut FunBuilder,
+        sv: &SV<'a>,
+        span: Span,
+    ) -> R<(STy, Vec<ir::Type>)> {
         let vs = arr_vars(sv, span)?;
         let mut tys = vec![];
         for v in vs {
@@ -331,7 +336,7 @@ impl<'a> Elab<'a> {
     }
 
     /// The common outer size of several array values (checked at run time).
-    fn common_width(
+    pub(crate) fn common_width(
         &mut self,
         fb: &mut FunBuilder,
         arrs: &[&SV<'a>],
@@ -955,6 +960,9 @@ pub(crate) fn call<'a>(
     }
 
     // ---- arrays and SOACs ----
+    if let Some(member) = f.strip_prefix("intrinsics.") {
+        return crate::accs::call(el, fb, member, args, span);
+    }
     let mut args = args;
     match f {
         "map" | "map1" | "map2" | "map3" | "map4" | "map5" => {
@@ -1710,6 +1718,7 @@ pub(crate) fn tag_mask(t: &STy) -> Vec<bool> {
                     }
                 }
             }
+            STy::Acc { arr, .. } => go(arr, out, depth + 1),
             STy::Arrow { .. } | STy::Param(_) | STy::Var(_) => {}
         }
     }

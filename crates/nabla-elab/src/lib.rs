@@ -17,6 +17,7 @@
 //! * **A-normal form**: every intermediate value is bound by a statement with
 //!   its IR type and the span of the source expression.
 
+mod accs;
 mod elab;
 mod fb;
 mod intrin;
@@ -165,7 +166,7 @@ fn entry_point<'a>(
     let fid = nabla_ir::FunId(el.funs.len() as u32);
     el.funs.push(None);
     let (f, param_arity, rt) =
-        el.build_function(vb, Default::default(), vb.name.name.clone(), None)?;
+        el.build_function(vb, Default::default(), vb.name.name.clone(), None, &[])?;
     let result_arity = match &rt {
         STy::Record(_) => match rt.as_tuple() {
             Some(ts) => ts.iter().map(|t| elab::nflat(t).unwrap_or(0)).collect(),
@@ -191,6 +192,7 @@ fn entry_signature(
     rt: &nabla_syntax::types::Type,
     result_arity: &[usize],
 ) -> Option<nabla_ir::EntrySignature> {
+    use nabla_syntax::types::Type as STy;
     let mut params = vec![];
     for p in &vb.params {
         let (name, annot) = pat_name_and_annotation(p);
@@ -199,7 +201,37 @@ fn entry_signature(
             ty: entry_type(p.ty.as_ref()?, annot),
         });
     }
-    let ret_annot = vb.ret.as_ref().map(strip_unique);
+    // An entry point defined as a function value takes the parameters of
+    // the function type it returns (`Elab::eta_params`), named and
+    // annotated as its declared return type (`: t1 -> t2`) says.
+    let mut ret_te = vb.ret.as_ref();
+    let mut rest = vb
+        .ty
+        .as_ref()
+        .and_then(|t| elab::peel(t, vb.params.len()).1);
+    while let Some(STy::Arrow {
+        param_name,
+        param,
+        ret,
+    }) = rest
+    {
+        let (name, annot) = match ret_te.map(strip_unique) {
+            Some(ast::TypeExp::Arrow(n, t1, t2, _)) => {
+                ret_te = Some(&**t2);
+                (n.as_ref().map(|i| i.name.clone()), Some(&**t1))
+            }
+            _ => {
+                ret_te = None;
+                (None, None)
+            }
+        };
+        params.push(nabla_ir::EntryParam {
+            name: name.or(param_name).unwrap_or_else(|| "_".into()),
+            ty: entry_type(&param, annot),
+        });
+        rest = Some(*ret);
+    }
+    let ret_annot = ret_te.map(strip_unique);
     // Result sizes may name parameters; only the parameters' are checked.
     let result_type = |t: &nabla_syntax::types::Type, annot: Option<&ast::TypeExp>| {
         let mut et = entry_type(t, annot);
@@ -218,7 +250,7 @@ fn entry_signature(
                 result_type(t, annot)
             })
             .collect(),
-        _ => vec![result_type(rt, vb.ret.as_ref())],
+        _ => vec![result_type(rt, ret_te)],
     };
     Some(nabla_ir::EntrySignature { params, results })
 }

@@ -24,8 +24,12 @@ pub(crate) type Res<T> = Result<T, Box<RuntimeError>>;
 /// The value of a slot that holds nothing (unbound or consumed).
 pub(crate) const DEAD: Value = Value::Prim(PrimValue::Bool(false));
 
-/// Maximum depth of nested function calls before a run-time error.
-pub const MAX_CALL_DEPTH: usize = 10_000;
+/// Maximum depth of nested function calls before a run-time error: deep
+/// enough for recursive functions (as deep as compiled code gets with an
+/// 8 MiB stack, for small functions), shallow enough that runaway
+/// recursion stops before its frames (about 4 KiB of native stack each,
+/// grown on the heap) take more than about 400 MB.
+pub const MAX_CALL_DEPTH: usize = 100_000;
 
 /// How many emptied frames an interpreter keeps for reuse.
 const MAX_FREE_FRAMES: usize = 64;

@@ -22,6 +22,7 @@ pub use nabla_syntax::Span;
 mod analysis;
 pub mod bounds;
 pub mod builder;
+pub mod callgraph;
 pub mod derivatives;
 pub mod loops;
 pub mod parse;

@@ -3,7 +3,9 @@
 //! their environments ([`Env`]) and module types ([`Sig`]).
 
 use nabla_prim::PrimType;
-use nabla_syntax::ast::{Liftedness, ModExp, ModParam, ModTypeExp, Name, TypeExp, TypeParam};
+use nabla_syntax::ast::{
+    Ident, Liftedness, ModExp, ModParam, ModTypeExp, Name, TypeExp, TypeParam,
+};
 use nabla_syntax::Span;
 use std::collections::HashMap;
 use std::rc::Rc;
@@ -28,12 +30,27 @@ impl ValTarget {
 }
 
 /// What a type name stands for after expansion.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub(crate) enum TypeTarget {
     /// A flat top-level type abbreviation (mangled for module members).
-    Flat(Name),
+    Flat(Rc<TypeInfo>),
     /// The type `t` of a built-in numeric module.
     Prim(PrimType),
+}
+
+/// A type declaration the pass has output (or, for the checks of a module
+/// type, a specification standing for one): what matching and the rules
+/// on liftedness need to know of it.
+#[derive(Debug)]
+pub(crate) struct TypeInfo {
+    /// The flat name it was given.
+    pub flat: Name,
+    pub params: Vec<TypeParam>,
+    /// As declared.
+    pub liftedness: Liftedness,
+    /// The definition, its names resolved to flat names; `None` for an
+    /// abstract type (a sealed one, or a specification's).
+    pub def: Option<TypeExp>,
 }
 
 /// A module: a structure (its environment) or a functor (a closure).
@@ -64,9 +81,14 @@ pub(crate) struct Env {
     pub types: HashMap<Name, TypeTarget>,
     pub mods: HashMap<Name, ModVal>,
     pub sigs: HashMap<Name, Rc<Sig>>,
-    /// True for the built-in numeric modules: opening one brings its
-    /// functions into scope but not its operators (those are overloaded anyway).
+    /// True for the built-in numeric modules: `open` brings their functions
+    /// into scope but not their operators (those are overloaded anyway); a
+    /// local open `T.(e)` also brings the operators of a numeric module (see
+    /// [`typed_operator`]).
     pub builtin: bool,
+    /// True for a module that stands for a module specification while a
+    /// module type is checked (see `sig.rs`).
+    pub placeholder: bool,
 }
 
 impl Env {
@@ -139,14 +161,38 @@ pub(crate) fn is_operator(name: &str) -> bool {
         .is_some_and(|c| c.is_alphanumeric() || c == '_')
 }
 
+/// Whether the member `t` of a built-in module is an operator that a local
+/// open `T.(e)` brings into scope, as in Futhark, so that `f64.(a == b)`
+/// compares `f64`s and `u16.(7 // 2)` divides `u16`s: the arithmetic,
+/// bitwise and comparison operators of the numeric modules (not `bool`'s,
+/// nor `!`, which is not a binary operator).
+pub(crate) fn typed_operator(t: &ValTarget) -> bool {
+    const OPS: &[&str] = &[
+        "+", "-", "*", "/", "%", "**", "//", "%%", "&", "|", "^", "<<", ">>", ">>>", "==", "!=",
+        "<", "<=", ">", ">=",
+    ];
+    t.quals.len() == 1 && t.quals[0] != "bool" && OPS.contains(&t.name.as_str())
+}
+
 /// A module type, as far as the pass checks it: which names a module must
 /// define, and the specifications' types (used to check `val`s and, when
 /// the pass checks opaque ascription, to hide abstract types).
 #[derive(Clone, Debug)]
 pub(crate) enum Sig {
     Struct(SigStruct),
-    /// The type of a functor (only its being a functor is checked).
-    Functor,
+    /// The type of a functor, `(p: P) -> R`.
+    Functor(Rc<FunctorSig>),
+}
+
+/// The module type of a functor, kept as written (its result may name the
+/// parameter) with the scope it was written in.
+#[derive(Debug)]
+pub(crate) struct FunctorSig {
+    pub param: Option<Ident>,
+    pub param_sig: ModTypeExp,
+    pub result: ModTypeExp,
+    pub scope: Rc<Env>,
+    pub span: Span,
 }
 
 /// The specifications of a structure's module type.
@@ -190,9 +236,6 @@ pub(crate) struct ValSpec {
     pub type_params: Vec<TypeParam>,
     /// The specified type, as written.
     pub ty: TypeExp,
-    /// The specified type, when the module pass checks it (monomorphic
-    /// types without named sizes, uniqueness or existentials).
-    pub checked_type: Option<TypeExp>,
     /// The scope the module type was written in (for the type's names).
     pub scope: Rc<Env>,
 }

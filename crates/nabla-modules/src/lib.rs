@@ -22,28 +22,56 @@
 //! remains; every `QualName` with qualifiers names a built-in module member
 //! or is a field access the type checker resolves; spans are the user's.
 //!
-//! Module types: a module ascribed to (or passed for a parameter of, or
-//! returned by a functor with) a module type must define every `val`,
-//! `type` and `module` it specifies (a located error otherwise), and only
-//! those names stay visible. In the program [`expand_modules`] returns,
-//! abstract types are transparent (`M.t` is its definition): that is the
-//! program that is elaborated. A monomorphic `val x: T` without named sizes
-//! is checked by emitting `def M.x.<spec> : T = M.x` (with `T`'s abstract
-//! types read as the module's) for the type checker; other `val` types are
-//! checked where the values are used. Opaque ascription is checked by a
-//! second expansion, [`expand_modules_sealed`], in which each abstract type
-//! is a new type and each `val` a declaration of its specified type, and
-//! each functor body is expanded once more against its parameters' module
-//! types; the driver type-checks it after the first and reports its errors.
+//! Module types, checked as Futhark checks them (`sig.rs`, `matching.rs`;
+//! stages in order):
+//! 1. A module type expression is checked where it is written: no name
+//!    specified twice, each specification in the scope of the earlier ones,
+//!    type specifications under the rules of type abbreviations, `val`
+//!    types without anonymous sizes in parameters, `with` only on an
+//!    abstract type with the same parameters.
+//! 2. A module ascribed to (or passed for a parameter of, or returned by a
+//!    functor with) a module type is matched against it: every specified
+//!    `type`, `module` and `val` must exist; an abstract type at most as
+//!    lifted as specified, with the specified parameters, each size
+//!    parameter used as an array size; a defined (or refined) type equal to
+//!    the module's after expanding abbreviations (`types.rs`); a functor
+//!    against a functor type through a functor that applies it. Only the
+//!    specified names stay visible. Errors are Futhark's ("Module defines
+//!    … but module type requires …"), at the ascription.
+//! 3. Each `val` specification becomes a declaration of its specified type
+//!    with a hole for a body (`def M.x.<spec> … = ???`); after type checking,
+//!    [`ValueChecks::check`] matches the member's inferred type against it
+//!    (`valspec.rs`: the specification's type parameters and sizes rigid,
+//!    the member's instantiated, uniqueness as subtyping) and the driver
+//!    drops those declarations.
+//! 4. In the program [`expand_program`] returns, abstract types are
+//!    transparent (`M.t` is its definition): that is the program that is
+//!    elaborated. Opaque ascription is checked by a second expansion,
+//!    [`expand_modules_sealed`], in which each abstract type is a new type
+//!    and each `val` a declaration of its specified type, and each functor
+//!    body (also of a module lambda, and of a functor ascribed a functor
+//!    type) is expanded once more against its parameters' module types; the
+//!    driver type-checks it after the first and reports its errors.
+//!
+//! Rules on types that need the liftedness of named types (which only this
+//! pass knows for abstract types) are checked here for every type
+//! expression and declaration (`resolve.rs`): no array of a lifted or
+//! size-lifted type, no type abbreviation less lifted than its definition
+//! or (non-lifted) with existential sizes, no unused size parameter. A
+//! module body or file may not define a name twice (`checks.rs`).
 
+mod checks;
 mod env;
+mod matching;
 mod resolve;
+mod sig;
 #[cfg(test)]
 mod tests;
+mod types;
+mod valspec;
 
-use env::{
-    Env, Functor, ModVal, Refinement, Sig, SigStruct, TypeSpec, TypeTarget, ValSpec, ValTarget,
-};
+use env::{Env, Functor, ModVal, ValTarget};
+use matching::{Outer, Site, ValCheck};
 use nabla_syntax::ast::*;
 use nabla_syntax::load::resolve_import;
 use nabla_syntax::{Diagnostic, DiagnosticKind, SourceMap, Span};
@@ -51,12 +79,21 @@ use resolve::Resolver;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::rc::Rc;
+pub use valspec::ValueChecks;
+
+/// The name of Futhark's module of intrinsics: its members may be named
+/// (`intrinsics.x`, resolved by the type checker), but it is no module
+/// the module pass knows.
+pub(crate) const INTRINSICS: &str = "intrinsics";
 
 /// How deeply functor applications may nest (one inside another's body).
 const MAX_APPLICATION_DEPTH: usize = 200;
 
 /// Expands the module constructs of `files` (in dependency order, the
-/// prelude first) into flat declarations; see the crate docs.
+/// prelude first) into flat declarations; see the crate docs. The
+/// declarations made up for the `val` specifications of ascriptions stay
+/// in the result (they are never used); see [`expand_program`] to check
+/// them.
 ///
 /// Node ids for declarations copied out of functor bodies are drawn from
 /// `next_id`. Errors are located diagnostics (kind `Type`).
@@ -67,6 +104,36 @@ pub fn expand_modules(
 ) -> Result<Vec<Program>, Vec<Diagnostic>> {
     let expanded = expand(sources, files, next_id, false)?;
     Ok(expanded.files)
+}
+
+/// The result of the module pass on a program.
+#[derive(Debug)]
+pub struct Expansion {
+    /// The flat declarations, abstract types transparent: the program to
+    /// type-check and elaborate.
+    pub files: Vec<Program>,
+    /// The `val` specifications of its ascriptions, to match against the
+    /// members once `files` is type-checked ([`ValueChecks::check`], then
+    /// [`ValueChecks::remove_declarations`]).
+    pub value_checks: ValueChecks,
+    /// Warnings (Futhark's: an `include` in a module type that shadows a
+    /// type).
+    pub warnings: Vec<Diagnostic>,
+}
+
+/// Expands `files` like [`expand_modules`] and also returns what to check
+/// after type checking, and the warnings.
+pub fn expand_program(
+    sources: &SourceMap,
+    files: Vec<Program>,
+    next_id: &mut u32,
+) -> Result<Expansion, Vec<Diagnostic>> {
+    let expanded = expand(sources, files, next_id, false)?;
+    Ok(Expansion {
+        files: expanded.files,
+        value_checks: expanded.value_checks,
+        warnings: expanded.warnings,
+    })
 }
 
 /// The program as [`expand_modules_sealed`] expands it, for checking
@@ -80,6 +147,10 @@ pub struct SealedProgram {
     /// modules' values (a type error there is the pass's fault, not the
     /// program's: the caller should then not trust the check).
     pub generated: Vec<Span>,
+    /// The `val` specifications to match after type checking, as in
+    /// [`Expansion::value_checks`] (those of functor bodies checked
+    /// against their parameters' module types are only here).
+    pub value_checks: ValueChecks,
 }
 
 /// Expands `files` like [`expand_modules`], but with opaque ascription: a
@@ -97,31 +168,39 @@ pub struct SealedProgram {
 /// Each functor's body is also expanded once with its parameters bound to
 /// modules made from their module types alone (new abstract types, `val`s
 /// as declarations), so that the body may use of its parameters only what
-/// their module types say, as Futhark checks it. (In the ordinary
-/// expansion the body only ever sees the modules it is applied to.)
+/// their module types say, as Futhark checks it (in the ordinary
+/// expansion the body only ever sees the modules it is applied to); a
+/// functor ascribed a functor type is checked against it the same way.
+/// Errors of the module pass found only so (a functor body that lacks
+/// what its result type specifies, an array of a lifted parameter type)
+/// are returned.
 ///
 /// The result is only for type checking (its values are holes). `None`
-/// when no module hides a type (nothing to check) or when the pass
-/// reports anything (the ordinary expansion reports it).
+/// when no module hides a type and no functor body was checked (nothing
+/// to check).
 pub fn expand_modules_sealed(
     sources: &SourceMap,
     files: Vec<Program>,
     next_id: &mut u32,
-) -> Option<SealedProgram> {
-    let expanded = expand(sources, files, next_id, true).ok()?;
-    expanded.sealed_any.then_some(SealedProgram {
+) -> Result<Option<SealedProgram>, Vec<Diagnostic>> {
+    let expanded = expand(sources, files, next_id, true)?;
+    Ok(expanded.sealed_any.then_some(SealedProgram {
         files: expanded.files,
         generated: expanded.generated,
-    })
+        value_checks: expanded.value_checks,
+    }))
 }
 
 /// What one run of the pass produced.
 struct Expanded {
     files: Vec<Program>,
-    /// Whether an abstract type was hidden (only when `opaque`).
+    /// Whether an abstract type was hidden or a functor body checked
+    /// (only when `opaque`).
     sealed_any: bool,
     /// The spans of made-up declarations (only when `opaque`).
     generated: Vec<Span>,
+    value_checks: ValueChecks,
+    warnings: Vec<Diagnostic>,
 }
 
 fn expand(
@@ -144,18 +223,26 @@ fn expand(
                     next_id: *next_id,
                     used_flat: HashMap::new(),
                     diags: Vec::new(),
+                    warnings: Vec::new(),
                     exports: HashMap::new(),
                     depth: 0,
                     opaque,
                     sealed: Vec::new(),
                     sealed_any: false,
                     generated: Vec::new(),
+                    types: HashMap::new(),
+                    value_checks: Vec::new(),
+                    file: PathBuf::new(),
                 };
                 let out = ex.files(files, &paths);
                 let expanded = Expanded {
                     files: out,
                     sealed_any: ex.sealed_any,
                     generated: ex.generated,
+                    value_checks: ValueChecks {
+                        checks: ex.value_checks,
+                    },
+                    warnings: dedup(ex.warnings),
                 };
                 (expanded, ex.diags, ex.next_id)
             });
@@ -167,6 +254,7 @@ fn expand(
     match result {
         Some((out, diags, id)) => {
             *next_id = id;
+            let diags = dedup(diags);
             if diags.is_empty() {
                 Ok(out)
             } else {
@@ -179,6 +267,14 @@ fn expand(
             "internal error in the module pass (please report)",
         )]),
     }
+}
+
+/// `diags` with each (span, message) once: a functor body is expanded once
+/// per application, a module type once per use.
+fn dedup(mut diags: Vec<Diagnostic>) -> Vec<Diagnostic> {
+    let mut seen = std::collections::HashSet::new();
+    diags.retain(|d| seen.insert((d.span, d.message.clone())));
+    diags
 }
 
 fn canonical(p: &std::path::Path) -> PathBuf {
@@ -214,30 +310,6 @@ impl Ctx {
     }
 }
 
-/// Where a module is matched against a module type, for messages.
-struct Site {
-    /// The module, as messages name it ("the module `M`").
-    what: String,
-    /// The module type.
-    sig_span: Span,
-    /// Where the errors point.
-    span: Span,
-}
-
-/// A `val` specification to check against the member that implements it:
-/// becomes `def M.x.<spec> : T = M.x` for the type checker.
-struct ValCheck {
-    target: ValTarget,
-    ty: TypeExp,
-    /// Where the module was ascribed.
-    span: Span,
-    /// The scope the module type was written in.
-    scope: Rc<Env>,
-    /// The ascribed module's (visible) types and submodules, which the
-    /// specification's type names refer to.
-    types: Option<Rc<Env>>,
-}
-
 struct Expander {
     /// `val` specifications checked since the last [`Expander::emit_val_checks`].
     val_checks: Vec<ValCheck>,
@@ -245,6 +317,15 @@ struct Expander {
     /// Flat names given so far (`true` for types), with how often.
     used_flat: HashMap<(bool, String), usize>,
     diags: Vec<Diagnostic>,
+    warnings: Vec<Diagnostic>,
+    /// Every type declaration output so far, by flat name (for comparing
+    /// types, which needs their definitions).
+    types: HashMap<String, Rc<env::TypeInfo>>,
+    /// The declarations made for `val` specifications, to match after
+    /// type checking.
+    value_checks: Vec<valspec::ValueCheck>,
+    /// The file being expanded.
+    file: PathBuf,
     /// The top-level names each file exports, by canonical path.
     exports: HashMap<PathBuf, Rc<Env>>,
     /// Current nesting of functor applications.
@@ -281,6 +362,7 @@ impl Expander {
                 fresh_ids: false,
             };
             let mut decs = Vec::new();
+            self.file = paths[i].clone();
             self.decs(f.decs, &ctx, &mut scope, &mut exports, &mut decs);
             if i == 0 {
                 // Everything sees the prelude.
@@ -327,6 +409,7 @@ impl Expander {
         exports: &mut Env,
         out: &mut Vec<Dec>,
     ) {
+        self.diags.extend(checks::duplicate_definitions(&decs));
         for d in decs {
             self.dec(d, ctx, scope, exports, out, false);
         }
@@ -357,7 +440,7 @@ impl Expander {
                 if vb.entry && !ctx.prefix.is_empty() {
                     self.diags.push(error(
                         vb.name.span,
-                        "entry points must be declared at the top level, not inside a module",
+                        "Entry points may not be declared inside modules: declare the entry point at the top level, calling the module's function",
                     ));
                 }
                 if ctx.fresh_ids {
@@ -379,10 +462,11 @@ impl Expander {
             }
             Dec::Type(mut tb) => {
                 let mut r = Resolver::new(scope);
-                r.type_bind(&mut tb);
+                r.check_type_bind(&mut tb);
                 self.diags.append(&mut r.diags);
                 let flat = self.flat_name(&prefix, &tb.name.name, true);
-                let target = TypeTarget::Flat(flat.clone());
+                let target =
+                    self.register_type(&flat, &tb.params, tb.liftedness, Some(tb.def.clone()));
                 scope.types.insert(tb.name.name.clone(), target.clone());
                 if !local {
                     exports.types.insert(tb.name.name.clone(), target);
@@ -391,9 +475,15 @@ impl Expander {
                 out.push(Dec::Type(tb));
             }
             Dec::Local(d, _) => self.dec(*d, ctx, scope, exports, out, true),
+            // As in Futhark, the names `open` brings into scope are also
+            // members of the enclosing module (or exports of the file),
+            // unless the `open` is `local`.
             Dec::Open(q, span) => {
                 if let Some(env) = self.module_struct(&ModExp::Var(q), scope, span) {
                     scope.open(&env);
+                    if !local {
+                        exports.open(&env);
+                    }
                 }
             }
             Dec::OpenModule(m, span) => {
@@ -401,6 +491,9 @@ impl Expander {
                 if let Some(v) = self.eval(m, &anon, scope, out) {
                     if let Some(env) = self.expect_struct(v, span) {
                         scope.open(&env);
+                        if !local {
+                            exports.open(&env);
+                        }
                     }
                 }
             }
@@ -438,8 +531,9 @@ impl Expander {
                                     what,
                                     sig_span: sig.span(),
                                     span: mb.name.span,
+                                    path: String::new(),
                                 };
-                                self.ascribe(v, &s, &site, Some(&inner.prefix), &Env::default())
+                                self.ascribe(v, &s, &site, Some(&inner.prefix), &Outer::default())
                             });
                             self.emit_val_checks(out);
                             v
@@ -520,6 +614,13 @@ impl Expander {
         path.push(q.name.clone());
         let mut cur = match scope.mods.get(&path[0]) {
             Some(v) => v.clone(),
+            None if path[0] == INTRINSICS => {
+                self.diags.push(error(
+                    q.span,
+                    "The 'intrinsics' module may not be used in module expressions.",
+                ));
+                return None;
+            }
             None => {
                 self.diags
                     .push(error(q.span, format!("unknown module `{}`", path[0])));
@@ -583,18 +684,25 @@ impl Expander {
                     what,
                     sig_span: sig.span(),
                     span,
+                    path: String::new(),
                 };
-                let v = self.ascribe(v, &s, &site, Some(&path), &Env::default());
+                let v = self.ascribe(v, &s, &site, Some(&path), &Outer::default());
                 self.emit_val_checks(out);
                 v
             }
-            ModExp::Lambda(param, ret, body, _) => Some(ModVal::Functor(Rc::new(Functor {
-                name: "\\(…) -> …".to_string(),
-                params: vec![*param],
-                ret,
-                body: *body,
-                scope: Rc::new(scope.clone()),
-            }))),
+            ModExp::Lambda(param, ret, body, _) => {
+                let functor = Rc::new(Functor {
+                    name: "\\(…) -> …".to_string(),
+                    params: vec![*param],
+                    ret,
+                    body: *body,
+                    scope: Rc::new(scope.clone()),
+                });
+                if self.opaque {
+                    self.check_functor_body(&functor, ctx, out);
+                }
+                Some(ModVal::Functor(functor))
+            }
             ModExp::Import(rel, span) => self.import(&ctx.file, &rel, span).map(ModVal::Struct),
         }
     }
@@ -623,8 +731,9 @@ impl Expander {
             what: format!("the argument for `{}`", param.name.name),
             sig_span: span,
             span,
+            path: String::new(),
         };
-        let arg = self.ascribe(arg, &sig, &site, None, &Env::default());
+        let arg = self.ascribe(arg, &sig, &site, None, &Outer::default());
         self.emit_val_checks(out);
         let arg = arg?;
         let mut scope = (*f.scope).clone();
@@ -673,547 +782,12 @@ impl Expander {
             what: format!("the result of `{}`", f.name),
             sig_span: ret.span(),
             span,
+            path: String::new(),
         };
-        let v = self.ascribe(v, &s, &site, Some(&path), &Env::default());
+        let v = self.ascribe(v, &s, &site, Some(&path), &Outer::default());
         self.emit_val_checks(out);
         v
     }
-
-    /// Emits the declarations that make the type checker check the `val`
-    /// specifications recorded by [`Expander::ascribe`]; their type names
-    /// are resolved in the module type's scope extended by the ascribed
-    /// module's types.
-    fn emit_val_checks(&mut self, out: &mut Vec<Dec>) {
-        out.append(&mut self.sealed);
-        for check in std::mem::take(&mut self.val_checks) {
-            let mut env = (*check.scope).clone();
-            if let Some(types) = &check.types {
-                for (n, t) in &types.types {
-                    env.types.insert(n.clone(), t.clone());
-                }
-                for (n, m) in &types.mods {
-                    env.mods.insert(n.clone(), m.clone());
-                }
-            }
-            let mut ty = check.ty;
-            let mut r = Resolver::new(&env);
-            r.ty(&mut ty);
-            self.diags.append(&mut r.diags);
-            let name = self.flat_name(&check.target.name, "<spec>", false);
-            let body = Expr {
-                kind: ExprKind::Var {
-                    name: QualName {
-                        quals: check.target.quals,
-                        name: check.target.name,
-                        span: check.span,
-                    },
-                    res: None,
-                    inst: vec![],
-                },
-                span: check.span,
-                ty: None,
-            };
-            out.push(Dec::Val(ValBind {
-                id: self.fresh_id(),
-                entry: false,
-                name: Ident {
-                    name,
-                    span: check.span,
-                },
-                type_params: vec![],
-                params: vec![],
-                ret: Some(ty),
-                body,
-                attrs: vec![],
-                span: check.span,
-                ty: None,
-            }));
-        }
-    }
-
-    /// Checks that `v` has everything `sig` specifies (errors at
-    /// `site`) and keeps only that visible. With `seal` (for an
-    /// ascription rather than a functor argument: the path of the module,
-    /// `M.N`), when the pass checks opaque ascription, the kept types and
-    /// values are the sealed ones ([`Expander::seal_type`],
-    /// [`Expander::seal_val`]), named after that path. `outer`: the types
-    /// and submodules of the enclosing modules, when `sig` is a module
-    /// specification inside another module type (its specifications may
-    /// name them).
-    fn ascribe(
-        &mut self,
-        v: ModVal,
-        sig: &Sig,
-        site: &Site,
-        seal: Option<&str>,
-        outer: &Env,
-    ) -> Option<ModVal> {
-        let (what, sig_span, span) = (&site.what, site.sig_span, site.span);
-        match (sig, v) {
-            (Sig::Functor, v @ ModVal::Functor(_)) => Some(v),
-            (Sig::Functor, ModVal::Struct(_)) => {
-                self.diags.push(
-                    error(span, format!("{what} must be a parametric module"))
-                        .with_label(sig_span, "required by this module type"),
-                );
-                None
-            }
-            (Sig::Struct(_), ModVal::Functor(f)) => {
-                self.diags.push(
-                    error(
-                        span,
-                        format!(
-                            "{what} is the parametric module `{}`, but a structure is required",
-                            f.name
-                        ),
-                    )
-                    .with_label(sig_span, "required by this module type"),
-                );
-                None
-            }
-            (Sig::Struct(s), ModVal::Struct(env)) => {
-                let sealing = seal.filter(|_| self.opaque);
-                let mut kept = Env {
-                    builtin: env.builtin && sealing.is_none(),
-                    ..Env::default()
-                };
-                let mut ok = true;
-                let checks_from = self.val_checks.len();
-                for spec in &s.types {
-                    match env.types.get(&spec.name) {
-                        Some(t) => {
-                            let t = if let (Some(path), None) = (sealing, &spec.refinement) {
-                                self.seal_type(spec, path, &Self::spec_env(outer, &kept))
-                            } else {
-                                t.clone()
-                            };
-                            kept.types.insert(spec.name.clone(), t);
-                        }
-                        None => {
-                            ok = false;
-                            self.missing(site, "type", &spec.name, spec.span);
-                        }
-                    }
-                }
-                for (n, sub, spec_span) in &s.mods {
-                    match env.mods.get(n) {
-                        Some(m) => {
-                            let sub_site = Site {
-                                what: format!("the module `{n}` in {}", site.what),
-                                sig_span: *spec_span,
-                                span: site.span,
-                            };
-                            let m = self.ascribe(
-                                m.clone(),
-                                sub,
-                                &sub_site,
-                                seal.map(|p| format!("{p}.{n}")).as_deref(),
-                                &Self::spec_env(outer, &kept),
-                            );
-                            match m {
-                                Some(m) => {
-                                    kept.mods.insert(n.clone(), m);
-                                }
-                                None => ok = false,
-                            }
-                        }
-                        None => {
-                            ok = false;
-                            self.missing(site, "module", n, *spec_span);
-                        }
-                    }
-                }
-                for spec in &s.vals {
-                    match env.vals.get(&spec.name) {
-                        Some(t) => {
-                            let target = if let Some(path) = sealing {
-                                self.seal_val(spec, path, &Self::spec_env(outer, &kept))
-                            } else {
-                                t.clone()
-                            };
-                            kept.vals.insert(spec.name.clone(), target);
-                            // The opaque expansion runs after the ordinary
-                            // one has checked the specifications.
-                            if let (Some(ty), false, false) =
-                                (&spec.checked_type, env.builtin, self.opaque)
-                            {
-                                self.val_checks.push(ValCheck {
-                                    target: t.clone(),
-                                    ty: ty.clone(),
-                                    span,
-                                    scope: spec.scope.clone(),
-                                    types: None,
-                                });
-                            }
-                        }
-                        None => {
-                            ok = false;
-                            self.missing(site, "value", &spec.name, spec.span);
-                        }
-                    }
-                }
-                let visible = Rc::new(Self::spec_env(outer, &kept));
-                for c in self.val_checks[checks_from..].iter_mut() {
-                    c.types.get_or_insert_with(|| visible.clone());
-                }
-                let kept = Rc::new(kept);
-                ok.then_some(ModVal::Struct(kept))
-            }
-        }
-    }
-
-    /// Expands the body of `f` once for the check of opaque ascription,
-    /// with each parameter bound to a module made from its module type
-    /// alone ([`Expander::abstract_module`]): the body may use of its
-    /// parameters only what their module types say, as in Futhark. The
-    /// declarations go to `out` for the type checker; the result is
-    /// dropped. Skipped when a parameter is itself a functor.
-    fn check_functor_body(&mut self, f: &Functor, ctx: &Ctx, out: &mut Vec<Dec>) {
-        let mut scope = (*f.scope).clone();
-        for p in &f.params {
-            let Some(sig) = self.eval_sig(&p.sig, &scope) else {
-                return;
-            };
-            let path = format!("{}.{}", ctx.prefix, p.name.name);
-            let Some(arg) = self.abstract_module(&sig, &path, &Env::default()) else {
-                return;
-            };
-            self.emit_val_checks(out);
-            scope.mods.insert(p.name.name.clone(), arg);
-        }
-        let span = f
-            .ret
-            .as_ref()
-            .map_or_else(|| f.body.span(), ModTypeExp::span);
-        self.expand_functor_body(f, &scope, ctx, span, out);
-    }
-
-    /// A module with exactly what the module type `sig` specifies: its
-    /// abstract types new types, its other types as defined or refined,
-    /// its values declarations of their types ([`Expander::seal_type`],
-    /// [`Expander::seal_val`]), named after `path`. `None` for the type of
-    /// a functor.
-    fn abstract_module(&mut self, sig: &Sig, path: &str, outer: &Env) -> Option<ModVal> {
-        let Sig::Struct(s) = sig else { return None };
-        let mut kept = Env::default();
-        for spec in &s.types {
-            let t = self.seal_type(spec, path, &Self::spec_env(outer, &kept));
-            kept.types.insert(spec.name.clone(), t);
-        }
-        for (n, sub, _) in &s.mods {
-            let inner = Self::spec_env(outer, &kept);
-            let m = self.abstract_module(sub, &format!("{path}.{n}"), &inner)?;
-            kept.mods.insert(n.clone(), m);
-        }
-        for spec in &s.vals {
-            let v = self.seal_val(spec, path, &Self::spec_env(outer, &kept));
-            kept.vals.insert(spec.name.clone(), v);
-        }
-        Some(ModVal::Struct(Rc::new(kept)))
-    }
-
-    /// Reports that the module at `site` lacks the `kind` (type, value,
-    /// module) `name` specified at `spec_span`.
-    fn missing(&mut self, site: &Site, kind: &str, name: &str, spec_span: Span) {
-        self.diags.push(
-            error(
-                site.span,
-                format!("{} does not define the {kind} `{name}`", site.what),
-            )
-            .with_label(spec_span, "specified here"),
-        );
-    }
-
-    /// The scope `spec_scope` of a specification extended by the types and
-    /// submodules `kept` so far of the module ascribed to it (for a module
-    /// specification inside a module type, `spec_scope` is itself extended
-    /// by the enclosing module's: its specifications may name those types).
-    fn spec_env(spec_scope: &Env, kept: &Env) -> Env {
-        let mut env = spec_scope.clone();
-        for (n, t) in &kept.types {
-            env.types.insert(n.clone(), t.clone());
-        }
-        for (n, m) in &kept.mods {
-            env.mods.insert(n.clone(), m.clone());
-        }
-        env
-    }
-
-    /// Seals the type specified by `spec` in the module at `path`: an
-    /// abstract type becomes a new one-constructor sum type with the type's
-    /// parameters as payload (see
-    /// [`nabla_syntax::types::ABSTRACT_TYPE_CONSTRUCTOR`]); a type the module
-    /// type defines (`type u = t -> t`) is redefined from that definition
-    /// over the sealed types, and a refined one from its refinement.
-    /// Returns the new type's target; its declaration goes to `self.sealed`.
-    fn seal_type(&mut self, spec: &TypeSpec, path: &str, kept: &Env) -> TypeTarget {
-        let flat = self.flat_name(path, &spec.name, true);
-        let span = spec.span;
-        let mut bind = TypeBind {
-            name: Ident {
-                name: flat.clone(),
-                span,
-            },
-            params: spec.params.clone(),
-            liftedness: spec.liftedness,
-            def: TypeExp::Tuple(vec![], span),
-            span,
-        };
-        // A refinement (only met by the parameters of a functor whose body
-        // is checked) or the module type's own definition, in the scope it
-        // was written in.
-        let definition = match (&spec.refinement, &spec.def) {
-            (Some(r), _) => Some((r.params.clone(), r.def.clone(), (*r.scope).clone())),
-            (None, Some(def)) => Some((
-                spec.params.clone(),
-                def.clone(),
-                Self::spec_env(&spec.scope, kept),
-            )),
-            (None, None) => None,
-        };
-        match definition {
-            None => {
-                self.sealed_any = true;
-                let payload = spec
-                    .params
-                    .iter()
-                    .map(|p| match p {
-                        TypeParam::Type(a, _) => TypeExp::Named(
-                            QualName {
-                                quals: vec![],
-                                name: a.name.clone(),
-                                span,
-                            },
-                            vec![],
-                            span,
-                        ),
-                        TypeParam::Size(n) => TypeExp::Array(
-                            SizeExp::Expr(Box::new(Expr {
-                                kind: ExprKind::Var {
-                                    name: QualName {
-                                        quals: vec![],
-                                        name: n.name.clone(),
-                                        span,
-                                    },
-                                    res: None,
-                                    inst: vec![],
-                                },
-                                span,
-                                ty: None,
-                            })),
-                            Box::new(TypeExp::Tuple(vec![], span)),
-                            span,
-                        ),
-                    })
-                    .collect();
-                let constructor = Ident {
-                    name: format!("{}{flat}", nabla_syntax::types::ABSTRACT_TYPE_CONSTRUCTOR),
-                    span,
-                };
-                bind.def = TypeExp::Sum(vec![(constructor, payload)], span);
-            }
-            Some((params, def, env)) => {
-                bind.params = params;
-                bind.def = def;
-                let mut r = Resolver::new(&env);
-                r.type_bind(&mut bind);
-                self.diags.append(&mut r.diags);
-            }
-        }
-        self.sealed.push(Dec::Type(bind));
-        TypeTarget::Flat(flat)
-    }
-
-    /// Seals the value specified by `spec` in the module at `path`: a
-    /// declaration of the specified type over the sealed types (`def M.f#2
-    /// 'a (x: M.t#2) : a = ???`, its parameters one per arrow of the type,
-    /// as written) goes to `self.sealed`; returns its target.
-    fn seal_val(&mut self, spec: &ValSpec, path: &str, kept: &Env) -> ValTarget {
-        let flat = self.flat_name(path, &spec.name, false);
-        let span = spec.span;
-        let mut params = Vec::new();
-        let mut ty = spec.ty.clone();
-        while let TypeExp::Arrow(name, param, ret, _) = ty {
-            let name = name.unwrap_or_else(|| Ident {
-                name: format!("arg#{}", params.len()),
-                span,
-            });
-            let id = Pat {
-                kind: PatKind::Id(name),
-                span,
-                ty: None,
-            };
-            params.push(Pat {
-                kind: PatKind::Ascribe(Box::new(id), *param),
-                span,
-                ty: None,
-            });
-            ty = *ret;
-        }
-        let expr = |kind| Expr {
-            kind,
-            span,
-            ty: None,
-        };
-        let hole = expr(ExprKind::Var {
-            name: QualName {
-                quals: vec![],
-                name: "???".to_string(),
-                span,
-            },
-            res: None,
-            inst: vec![],
-        });
-        let body = expr(ExprKind::Apply(
-            Box::new(hole),
-            vec![expr(ExprKind::Tuple(vec![]))],
-        ));
-        let mut bind = ValBind {
-            id: self.fresh_id(),
-            entry: false,
-            name: Ident {
-                name: flat.clone(),
-                span,
-            },
-            type_params: spec.type_params.clone(),
-            params,
-            ret: Some(ty),
-            body,
-            attrs: vec![],
-            span,
-            ty: None,
-        };
-        let env = Self::spec_env(&spec.scope, kept);
-        let mut r = Resolver::new(&env);
-        r.val_bind(&mut bind);
-        self.diags.append(&mut r.diags);
-        // The declaration's types keep the spans they have in the module type.
-        let ty_span = spec.ty.span();
-        self.generated.push(Span {
-            start: span.start.min(ty_span.start),
-            end: span.end.max(ty_span.end),
-            ..span
-        });
-        self.sealed.push(Dec::Val(bind));
-        ValTarget::flat(&flat)
-    }
-
-    /// Evaluates a module type expression.
-    fn eval_sig(&mut self, mt: &ModTypeExp, scope: &Env) -> Option<Rc<Sig>> {
-        match mt {
-            ModTypeExp::Var(q) => {
-                let found = if q.quals.is_empty() {
-                    scope.sigs.get(&q.name).cloned()
-                } else {
-                    let head = ModExp::Var(QualName {
-                        quals: q.quals[..q.quals.len() - 1].to_vec(),
-                        name: q.quals[q.quals.len() - 1].clone(),
-                        span: q.span,
-                    });
-                    let env = self.module_struct(&head, scope, q.span)?;
-                    env.sigs.get(&q.name).cloned()
-                };
-                if found.is_none() {
-                    self.diags
-                        .push(error(q.span, format!("unknown module type `{q}`")));
-                }
-                found
-            }
-            ModTypeExp::Specs(specs, _) => {
-                let mut s = SigStruct::default();
-                let spec_scope = Rc::new(scope.clone());
-                for spec in specs {
-                    match spec {
-                        Spec::Val(n, tparams, ty, span) => s.vals.push(ValSpec {
-                            name: n.name.clone(),
-                            span: *span,
-                            type_params: tparams.clone(),
-                            ty: ty.clone(),
-                            checked_type: (tparams.is_empty() && checkable_type(ty))
-                                .then(|| ty.clone()),
-                            scope: spec_scope.clone(),
-                        }),
-                        Spec::Type {
-                            name,
-                            params,
-                            liftedness,
-                            def,
-                            span,
-                        } => s.types.push(TypeSpec {
-                            name: name.name.clone(),
-                            span: *span,
-                            params: params.clone(),
-                            liftedness: *liftedness,
-                            def: def.clone(),
-                            refinement: None,
-                            scope: spec_scope.clone(),
-                        }),
-                        Spec::Module(n, mt, span) => {
-                            let sub = self.eval_sig(mt, scope)?;
-                            s.mods.push((n.name.clone(), sub, *span));
-                        }
-                        Spec::Include(mt, span) => match &*self.eval_sig(mt, scope)? {
-                            Sig::Struct(inc) => {
-                                s.vals.extend(inc.vals.iter().cloned());
-                                s.types.extend(inc.types.iter().cloned());
-                                s.mods.extend(inc.mods.iter().cloned());
-                            }
-                            Sig::Functor => {
-                                self.diags.push(error(
-                                    *span,
-                                    "cannot include the module type of a parametric module",
-                                ));
-                                return None;
-                            }
-                        },
-                    }
-                }
-                Some(Rc::new(Sig::Struct(s)))
-            }
-            ModTypeExp::With(base, name, params, def, span) => {
-                let s = self.eval_sig(base, scope)?;
-                let refinement = Rc::new(Refinement {
-                    params: params.clone(),
-                    def: def.clone(),
-                    scope: Rc::new(scope.clone()),
-                });
-                match refine(&s, &name.quals, &name.name, &refinement) {
-                    Some(refined) => Some(Rc::new(refined)),
-                    None => {
-                        self.diags.push(error(
-                            *span,
-                            format!("the module type has no type `{name}` to refine"),
-                        ));
-                        None
-                    }
-                }
-            }
-            ModTypeExp::Arrow(_, p, r, _) => {
-                self.eval_sig(p, scope)?;
-                self.eval_sig(r, scope)?;
-                Some(Rc::new(Sig::Functor))
-            }
-        }
-    }
-}
-
-/// The module type `s` with its type `quals.name` (in the submodule spec
-/// `quals`) made transparent, as `s with quals.name = …` does; `None` if
-/// `s` specifies no such type.
-fn refine(s: &Sig, quals: &[Name], name: &str, refinement: &Rc<Refinement>) -> Option<Sig> {
-    let Sig::Struct(st) = s else { return None };
-    let mut st = st.clone();
-    match quals.split_first() {
-        None => {
-            let spec = st.types.iter_mut().find(|t| t.name == name)?;
-            spec.refinement = Some(refinement.clone());
-        }
-        Some((m, rest)) => {
-            let entry = st.mods.iter_mut().find(|(n, _, _)| n == m)?;
-            entry.1 = Rc::new(refine(&entry.1, rest, name, refinement)?);
-        }
-    }
-    Some(Sig::Struct(st))
 }
 
 /// A short user-facing name for a module expression (used for the names of
@@ -1226,26 +800,5 @@ fn describe(m: &ModExp) -> String {
         ModExp::Struct(..) => "{…}".to_string(),
         ModExp::Lambda(..) => "\\(…) -> …".to_string(),
         ModExp::Import(p, _) => format!("import \"{p}\""),
-    }
-}
-
-/// Whether the module pass checks a `val` specification of this type (by a
-/// declaration with this type): not when it names sizes, is unique or
-/// existential, where such a declaration could fail for valid programs.
-fn checkable_type(t: &TypeExp) -> bool {
-    match t {
-        TypeExp::Prim(..) => true,
-        TypeExp::Named(_, args, _) => args.iter().all(|a| match a {
-            TypeArg::Type(t) => checkable_type(t),
-            TypeArg::Size(_) => false,
-        }),
-        TypeExp::Tuple(ts, _) => ts.iter().all(checkable_type),
-        TypeExp::Record(fs, _) => fs.iter().all(|(_, t)| checkable_type(t)),
-        TypeExp::Array(SizeExp::Any(_), t, _) => checkable_type(t),
-        TypeExp::Array(SizeExp::Expr(_), _, _) => false,
-        TypeExp::Arrow(None, a, b, _) => checkable_type(a) && checkable_type(b),
-        TypeExp::Arrow(Some(_), _, _, _) => false,
-        TypeExp::Sum(cs, _) => cs.iter().all(|(_, ts)| ts.iter().all(checkable_type)),
-        TypeExp::Unique(..) | TypeExp::Exists(..) => false,
     }
 }

@@ -15,8 +15,8 @@ use std::rc::Rc;
 enum Frame {
     /// A local value (or size) binding.
     Val(Name),
-    /// A type parameter.
-    Type(Name),
+    /// A type parameter, and how lifted it is.
+    Type(Name, Liftedness),
     /// A local open `M.(e)`.
     Open(Rc<Env>),
 }
@@ -31,11 +31,23 @@ enum Found {
     Unknown,
 }
 
+/// What a type name refers to.
+enum TypeRef {
+    /// A type parameter in scope, with its liftedness.
+    Param(Liftedness),
+    Target(TypeTarget),
+    /// Neither (the type checker reports it).
+    Unknown,
+}
+
 /// Rewrites names in one declaration against the module-level `scope`.
 pub(crate) struct Resolver<'a> {
     scope: &'a Env,
     frames: Vec<Frame>,
     pub diags: Vec<Diagnostic>,
+    /// Report type names that are not in scope (in module types, which
+    /// the type checker never sees; elsewhere it reports them).
+    pub unknown_types_are_errors: bool,
 }
 
 fn error(span: Span, message: impl Into<String>) -> Diagnostic {
@@ -53,6 +65,7 @@ impl<'a> Resolver<'a> {
             scope,
             frames: Vec::new(),
             diags: Vec::new(),
+            unknown_types_are_errors: false,
         }
     }
 
@@ -62,7 +75,9 @@ impl<'a> Resolver<'a> {
                 Frame::Val(n) if n == name => return Found::Local,
                 Frame::Open(env) => {
                     if let Some(t) = env.vals.get(name) {
-                        if !(env.builtin && crate::env::is_operator(name)) {
+                        if !(env.builtin && crate::env::is_operator(name))
+                            || crate::env::typed_operator(t)
+                        {
                             return Found::Target(t.clone());
                         }
                     }
@@ -87,19 +102,22 @@ impl<'a> Resolver<'a> {
         false
     }
 
-    fn lookup_type(&self, name: &str) -> Option<TypeTarget> {
+    fn lookup_type(&self, name: &str) -> TypeRef {
         for f in self.frames.iter().rev() {
             match f {
-                Frame::Type(n) if n == name => return None,
+                Frame::Type(n, l) if n == name => return TypeRef::Param(*l),
                 Frame::Open(env) => {
                     if let Some(t) = env.types.get(name) {
-                        return Some(t.clone());
+                        return TypeRef::Target(t.clone());
                     }
                 }
                 _ => {}
             }
         }
-        self.scope.types.get(name).cloned()
+        match self.scope.types.get(name) {
+            Some(t) => TypeRef::Target(t.clone()),
+            None => TypeRef::Unknown,
+        }
     }
 
     /// The module named `name` visible here (local opens first).
@@ -192,7 +210,23 @@ impl<'a> Resolver<'a> {
         if self.is_local_val(&q.quals[0]) {
             return None; // field access on a local record
         }
-        let first = self.lookup_mod(&q.quals[0])?;
+        let Some(first) = self.lookup_mod(&q.quals[0]) else {
+            // A field of a top-level record, or a member of the
+            // intrinsics (both for the type checker); otherwise no such
+            // name exists here (a module declared further down included).
+            if !matches!(self.lookup_val(&q.quals[0]), Found::Target(_))
+                && q.quals[0] != crate::INTRINSICS
+            {
+                self.diags.push(error(
+                    q.span,
+                    format!(
+                        "Unknown name `{q}`: no module or variable `{}` is in scope here",
+                        q.quals[0]
+                    ),
+                ));
+            }
+            return None;
+        };
         // Walk down submodules while the qualifiers name them; a qualifier
         // that names a value member starts field projections.
         let mut env = match self.descend(first.clone(), &q.quals, 1, q.span) {
@@ -284,7 +318,7 @@ impl<'a> Resolver<'a> {
         for tp in tps {
             match tp {
                 TypeParam::Size(i) => self.frames.push(Frame::Val(i.name.clone())),
-                TypeParam::Type(i, _) => self.frames.push(Frame::Type(i.name.clone())),
+                TypeParam::Type(i, l) => self.frames.push(Frame::Type(i.name.clone(), *l)),
             }
         }
     }
@@ -327,31 +361,38 @@ impl<'a> Resolver<'a> {
 
     // ------------------------------------------------------------- types
 
-    /// Resolves the type names in a type expression.
-    pub fn ty(&mut self, t: &mut TypeExp) {
+    /// Resolves the type names in a type expression and returns how lifted
+    /// the type is (Futhark's rules: a function type is lifted, an
+    /// existential size makes a type size-lifted, a named type is as
+    /// lifted as declared). An array of a lifted or size-lifted type is an
+    /// error.
+    pub fn ty(&mut self, t: &mut TypeExp) -> Liftedness {
         let mark = self.frames.len();
-        self.ty_inner(t);
+        let l = self.ty_inner(t);
         self.frames.truncate(mark);
+        l
     }
 
-    fn ty_inner(&mut self, t: &mut TypeExp) {
+    fn ty_inner(&mut self, t: &mut TypeExp) -> Liftedness {
         match t {
-            TypeExp::Prim(..) => {}
+            TypeExp::Prim(..) => Liftedness::Unlifted,
             TypeExp::Named(q, args, span) => {
+                // An application is as lifted as its most lifted argument.
+                let mut arg_l = Liftedness::Unlifted;
                 for a in args.iter_mut() {
                     match a {
                         TypeArg::Size(s) => self.size(s),
-                        TypeArg::Type(t) => self.ty(t),
+                        TypeArg::Type(t) => arg_l = arg_l.max(self.ty(t)),
                     }
                 }
                 let target = if q.quals.is_empty() {
                     self.lookup_type(&q.name)
                 } else if self.is_local_val(&q.quals[0]) {
-                    None
+                    TypeRef::Unknown
                 } else if let Some(first) = self.lookup_mod(&q.quals[0]) {
                     match self.descend(first, &q.quals, q.quals.len(), q.span) {
                         Ok(env) => match env.types.get(&q.name) {
-                            Some(t) => Some(t.clone()),
+                            Some(t) => TypeRef::Target(t.clone()),
                             None => {
                                 self.diags.push(error(
                                     q.span,
@@ -361,46 +402,74 @@ impl<'a> Resolver<'a> {
                                         q.name
                                     ),
                                 ));
-                                None
+                                TypeRef::Unknown
                             }
                         },
                         Err(d) => {
                             self.diags.push(d);
-                            None
+                            TypeRef::Unknown
                         }
                     }
                 } else {
-                    None
+                    TypeRef::Unknown
                 };
                 match target {
-                    Some(TypeTarget::Flat(n)) => {
+                    TypeRef::Target(TypeTarget::Flat(info)) => {
                         q.quals.clear();
-                        q.name = n;
+                        q.name = info.flat.clone();
+                        info.liftedness.max(arg_l)
                     }
-                    Some(TypeTarget::Prim(p)) => {
+                    TypeRef::Target(TypeTarget::Prim(p)) => {
                         if args.is_empty() {
                             *t = TypeExp::Prim(p, *span);
                         } else {
                             self.diags
                                 .push(error(*span, format!("type `{q}` takes no arguments")));
                         }
+                        Liftedness::Unlifted
                     }
-                    None => {}
+                    TypeRef::Param(l) => l,
+                    TypeRef::Unknown => {
+                        if self.unknown_types_are_errors {
+                            self.diags
+                                .push(error(q.span, format!("Unknown type `{q}`")));
+                        }
+                        Liftedness::Unlifted
+                    }
                 }
             }
             TypeExp::Tuple(ts, _) => {
+                let mut l = Liftedness::Unlifted;
                 for t in ts {
-                    self.ty_inner(t);
+                    l = l.max(self.ty_inner(t));
                 }
+                l
             }
             TypeExp::Record(fs, _) => {
+                let mut l = Liftedness::Unlifted;
                 for (_, t) in fs {
-                    self.ty_inner(t);
+                    l = l.max(self.ty_inner(t));
                 }
+                l
             }
-            TypeExp::Array(s, t, _) => {
+            TypeExp::Array(s, elem, span) => {
                 self.size(s);
-                self.ty_inner(t);
+                let l = self.ty_inner(elem);
+                let why = match l {
+                    Liftedness::Unlifted => None,
+                    Liftedness::SizeLifted => Some(("size-lifted", "might cause irregular array")),
+                    Liftedness::Lifted => Some(("lifted", "might contain function")),
+                };
+                if let Some((what, why)) = why {
+                    self.diags.push(error(
+                        *span,
+                        format!(
+                            "Cannot create array with elements of {what} type \"{}\" ({why}).",
+                            crate::types::show_type_exp(elem)
+                        ),
+                    ));
+                }
+                Liftedness::Unlifted
             }
             TypeExp::Unique(t, _) => self.ty_inner(t),
             TypeExp::Arrow(name, a, b, _) => {
@@ -409,19 +478,22 @@ impl<'a> Resolver<'a> {
                     self.push_val(&n.name);
                 }
                 self.ty_inner(b);
+                Liftedness::Lifted
             }
             TypeExp::Sum(cs, _) => {
+                let mut l = Liftedness::Unlifted;
                 for (_, ts) in cs {
                     for t in ts {
-                        self.ty_inner(t);
+                        l = l.max(self.ty_inner(t));
                     }
                 }
+                l
             }
             TypeExp::Exists(names, t, _) => {
                 for n in names.iter() {
                     self.push_val(&n.name);
                 }
-                self.ty_inner(t);
+                self.ty_inner(t).max(Liftedness::SizeLifted)
             }
         }
     }
@@ -434,7 +506,9 @@ impl<'a> Resolver<'a> {
 
     // ------------------------------------------------------- declarations
 
-    /// Resolves a value declaration (its name is not in scope in its body).
+    /// Resolves a value declaration. A function's own name is in scope in
+    /// its body after its parameters (Futhark allows top-level functions to
+    /// recurse; the type checker binds it), a constant's is not.
     pub fn val_bind(&mut self, vb: &mut ValBind) {
         let mark = self.frames.len();
         self.bind_type_params(&vb.type_params);
@@ -444,16 +518,64 @@ impl<'a> Resolver<'a> {
         if let Some(t) = &mut vb.ret {
             self.ty(t);
         }
+        if !vb.params.is_empty() {
+            self.push_val(&vb.name.name);
+        }
         self.expr(&mut vb.body);
         self.frames.truncate(mark);
     }
 
-    /// Resolves a type declaration.
-    pub fn type_bind(&mut self, tb: &mut TypeBind) {
+    /// Resolves `t` with the type parameters `tps` in scope; returns how
+    /// lifted it is.
+    pub fn ty_with_params(&mut self, tps: &[TypeParam], t: &mut TypeExp) -> Liftedness {
+        let mark = self.frames.len();
+        self.bind_type_params(tps);
+        let l = self.ty(t);
+        self.frames.truncate(mark);
+        l
+    }
+
+    /// Resolves a type declaration; returns how lifted its definition is.
+    pub fn type_bind(&mut self, tb: &mut TypeBind) -> Liftedness {
         let mark = self.frames.len();
         self.bind_type_params(&tb.params);
-        self.ty(&mut tb.def);
+        let l = self.ty(&mut tb.def);
         self.frames.truncate(mark);
+        l
+    }
+
+    /// Resolves a type declaration written by the user and checks
+    /// Futhark's rules on it: no parameter bound twice, the definition no
+    /// more lifted than declared, no existential size in a non-lifted
+    /// abbreviation, every size parameter used.
+    pub fn check_type_bind(&mut self, tb: &mut TypeBind) {
+        self.diags.extend(duplicate_type_params(&tb.params));
+        let l = self.type_bind(tb);
+        let name = &tb.name.name;
+        let message = match (tb.liftedness, l) {
+            (declared, Liftedness::Lifted) if declared < Liftedness::Lifted => Some(
+                "Non-lifted type abbreviations may not contain functions.\nHint: consider using 'type^'."
+                    .to_string(),
+            ),
+            (declared, Liftedness::SizeLifted) if declared < Liftedness::SizeLifted => Some(
+                "Non-size-lifted type abbreviations may not contain size-lifted types.\nHint: consider using 'type~'."
+                    .to_string(),
+            ),
+            (Liftedness::Unlifted, _) if crate::types::anonymous_size_outside_results(&tb.def) => {
+                Some(format!(
+                    "Non-lifted type abbreviations may not use existential sizes in their definition.\nHint: use 'type~' or add size parameters to \"{name}\"."
+                ))
+            }
+            _ => tb.params.iter().find_map(|p| match p {
+                TypeParam::Size(n) if !crate::types::mentions_size(&tb.def, &n.name) => {
+                    Some(format!("Size parameter \"{}\" unused.", n.name))
+                }
+                _ => None,
+            }),
+        };
+        if let Some(m) = message {
+            self.diags.push(error(tb.span, m));
+        }
     }
 
     // -------------------------------------------------------- expressions
@@ -696,6 +818,36 @@ impl<'a> Resolver<'a> {
             },
         }
     }
+}
+
+/// Type parameters bound twice in one list (a size and a type parameter
+/// may share a name).
+pub(crate) fn duplicate_type_params(tps: &[TypeParam]) -> Vec<Diagnostic> {
+    let mut diags = Vec::new();
+    for (i, tp) in tps.iter().enumerate() {
+        let (id, size) = match tp {
+            TypeParam::Size(n) => (n, true),
+            TypeParam::Type(a, _) => (a, false),
+        };
+        let earlier = tps[..i].iter().find(|p| match p {
+            TypeParam::Size(n) => size && n.name == id.name,
+            TypeParam::Type(a, _) => !size && a.name == id.name,
+        });
+        if let Some(TypeParam::Size(first) | TypeParam::Type(first, _)) = earlier {
+            let what = if size { "Size" } else { "Type" };
+            diags.push(
+                error(
+                    id.span,
+                    format!(
+                        "{what} parameter \"{}\" previously defined in the same parameter list.",
+                        id.name
+                    ),
+                )
+                .with_label(first.span, "previously defined here"),
+            );
+        }
+    }
+    diags
 }
 
 /// A throw-away expression used while moving a subexpression out of its node.

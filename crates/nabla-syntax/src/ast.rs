@@ -205,8 +205,9 @@ pub struct ValBind {
     pub ty: Option<Type>,
 }
 
-/// How a type parameter may be instantiated.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// How a type parameter may be instantiated; ordered from the least
+/// (`Unlifted`) to the most lifted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Liftedness {
     /// `'a`: non-functional, non-existential-sized types.
     Unlifted,

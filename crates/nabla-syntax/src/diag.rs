@@ -15,6 +15,8 @@ pub enum DiagnosticKind {
     /// Elaboration limits (e.g. an unsupported construct).
     Elaboration,
     Runtime,
+    /// Not an error: compilation goes on.
+    Warning,
 }
 
 /// A located message.
@@ -57,6 +59,7 @@ impl Diagnostic {
             DiagnosticKind::Type => "type error",
             DiagnosticKind::Elaboration => "error",
             DiagnosticKind::Runtime => "run-time error",
+            DiagnosticKind::Warning => "warning",
         }
     }
 
@@ -93,10 +96,11 @@ impl Diagnostic {
                 labels.push(Label::secondary(fid, r).with_message(msg.clone()));
             }
         }
-        let d = CsDiag::error()
-            .with_message(format!("{}: {}", self.kind_name(), self.message))
-            .with_labels(labels)
-            .with_notes(self.notes.clone());
+        let d = match self.kind {
+            DiagnosticKind::Warning => CsDiag::warning().with_message(self.message.clone()),
+            _ => CsDiag::error().with_message(format!("{}: {}", self.kind_name(), self.message)),
+        };
+        let d = d.with_labels(labels).with_notes(self.notes.clone());
         let mut out = NoColor::new(Vec::<u8>::new());
         if term::emit(&mut out, &Config::default(), &files, &d).is_err() {
             return format!(

@@ -145,6 +145,37 @@ impl Tok {
         }
     }
 
+    /// The token as a syntax error's leading "Unexpected …" names it, in
+    /// the words of Futhark's parser: `end of file`; `token: 'x'` for a
+    /// name, literal or constructor; the spelling in double quotes for a
+    /// keyword, operator or punctuation (`"def"`, `"+"`, `")"`).
+    pub fn unexpected(&self) -> String {
+        match self {
+            Tok::Eof => "end of file".into(),
+            Tok::Ident(s) => format!("token: '{s}'"),
+            Tok::Constr(c) => format!("token: '#{c}'"),
+            Tok::Int { value, suffix } => match suffix {
+                Some(p) => format!("token: '{value}{p}'"),
+                None => format!("token: '{value}'"),
+            },
+            Tok::Float { text, suffix, .. } => match suffix {
+                Some(p) => format!("token: '{text}{p}'"),
+                None => format!("token: '{text}'"),
+            },
+            Tok::Str(s) => format!("token: '\"{s}\"'"),
+            Tok::Attr(_) => "attribute".into(),
+            Tok::TyParam(..) => "type parameter".into(),
+            Tok::Symbol { quals, name } => {
+                if quals.is_empty() {
+                    format!("\"{name}\"")
+                } else {
+                    format!("\"{}.{name}\"", quals.join("."))
+                }
+            }
+            other => format!("\"{}\"", other.text()),
+        }
+    }
+
     /// The fixed spelling of keywords and punctuation ("" for others).
     fn text(&self) -> &'static str {
         match self {

@@ -52,6 +52,16 @@ pub enum Type {
         param: Box<Type>,
         ret: Box<Type>,
     },
+    /// An accumulator, Futhark's `intrinsics.acc t` (written `acc t` through
+    /// the usual abbreviation): a write-only view of an array of type `arr`
+    /// (normally `[k]t`), made by `intrinsics.scatter_stream` and
+    /// `intrinsics.hist_stream` and updated by `intrinsics.acc_write`.
+    /// `unique` is the `*` marker: a function consumes an accumulator passed
+    /// for a unique parameter, as it does a unique array.
+    Acc {
+        arr: Box<Type>,
+        unique: bool,
+    },
     /// A rigid type parameter of the enclosing polymorphic definition (`'a`).
     Param(Name),
     /// A unification variable; only exists while the type checker runs and
@@ -106,6 +116,10 @@ impl Type {
                 param_name: param_name.clone(),
                 param: Box::new(f(param)),
                 ret: Box::new(f(ret)),
+            },
+            Type::Acc { arr, unique } => Type::Acc {
+                arr: Box::new(f(arr)),
+                unique: *unique,
             },
         }
     }
@@ -216,6 +230,12 @@ impl fmt::Display for Type {
                 Some(n) => write!(f, "({n}: {param}) -> {ret}"),
                 None => write!(f, "({param}) -> {ret}"),
             },
+            Type::Acc { arr, unique } => {
+                if *unique {
+                    write!(f, "*")?;
+                }
+                write!(f, "acc ({arr})")
+            }
             Type::Param(n) => write!(f, "{n}"),
             Type::Var(v) => write!(f, "?t{v}"),
         }

@@ -6,6 +6,7 @@
 //! operators are defaulted at the end of each top-level definition.
 
 use crate::consume;
+use crate::recursion;
 use crate::rules;
 use crate::sig::{self, is_operator, mk_array, Class, Scheme};
 use crate::unify::{collect_vars, subst, Constraint, Tcx};
@@ -50,6 +51,10 @@ enum LEntry {
     Size,
     Poly(Rc<Scheme>),
     Intr(String, Rc<Scheme>),
+    /// The top-level function being defined, in scope in its own body (a
+    /// recursive use): its type so far, with only its sizes instantiated
+    /// at each use.
+    SelfRef(NodeId, Rc<Scheme>),
 }
 
 /// A type abbreviation: its parameters and its definition (with
@@ -57,6 +62,8 @@ enum LEntry {
 struct Abbrev {
     params: Vec<TypeParam>,
     ty: Type,
+    /// As declared: `type`, `type~` or `type^`.
+    liftedness: Liftedness,
 }
 
 enum Found {
@@ -84,18 +91,123 @@ pub(crate) struct Checker {
     /// Uniqueness information on the checked top-level definitions, for the
     /// consumption check (`crate::consume`).
     globals: HashMap<NodeId, consume::GlobalInfo>,
-    /// The functions whose bodies are being checked, innermost last (the
-    /// top-level definition, then local `let f … =`): an unknown name that
-    /// is one of them is a recursive call, which Futhark does not allow.
+    /// The constants and local functions whose bodies are being checked,
+    /// innermost last (a top-level constant, then local `let f … =`): an
+    /// unknown name that is one of them is a recursive use, which Futhark
+    /// does not allow (only top-level functions may recurse).
     defining: Vec<Name>,
+    /// The main file's `def main` that is an entry point because no entry
+    /// point is named `main` (as the elaborator chooses it).
+    main_entry: Option<NodeId>,
+    /// The top-level function being checked and the instantiation its
+    /// recursive uses get once its type is generalised (each of its type
+    /// parameters for itself: recursion is monomorphic in types).
+    self_inst: Option<(NodeId, Vec<(Name, Type)>)>,
 }
 
 /// The name a definition is referred to by in its own body: the module pass
 /// gives members flat names (`M.N.f`, `f#2` for a redefinition), the body
 /// still says `f`.
-fn definition_base_name(flat: &str) -> &str {
+pub(crate) fn definition_base_name(flat: &str) -> &str {
     let last = flat.rsplit('.').next().unwrap_or(flat);
     last.split('#').next().unwrap_or(last)
+}
+
+/// The instantiation of a recursive use of a definition with the type
+/// parameters `tps` and the generalised type `ty`: each of its type
+/// parameters (declared, or from generalisation) for itself.
+fn self_instantiation(tps: &[TypeParam], ty: &Type) -> Vec<(Name, Type)> {
+    let mut names: Vec<Name> = tps
+        .iter()
+        .filter_map(|tp| match tp {
+            TypeParam::Type(i, _) => Some(i.name.clone()),
+            TypeParam::Size(_) => None,
+        })
+        .collect();
+    for (n, _) in Scheme::from_type(ty.clone(), &[]).tparams {
+        if !names.contains(&n) {
+            names.push(n);
+        }
+    }
+    names
+        .into_iter()
+        .map(|n| (n.clone(), Type::Param(n)))
+        .collect()
+}
+
+/// The type variables of `expected` (a callee's parameter type) at the
+/// places where `actual` (an argument's type) has a part whose type
+/// mentions the size `x`: what unifying them would make depend on `x`.
+fn captured_vars(expected: &Type, actual: &Type, x: &str, out: &mut Vec<u32>) {
+    match (expected, actual) {
+        (Type::Var(v), t) if mentions_size(t, x) => out.push(*v),
+        (
+            Type::Array {
+                elem: e1,
+                shape: s1,
+                ..
+            },
+            Type::Array {
+                elem: e2,
+                shape: s2,
+                unique,
+            },
+        ) => {
+            if s1.len() < s2.len() {
+                let row = mk_array((**e2).clone(), s2[s1.len()..].to_vec(), *unique);
+                captured_vars(e1, &row, x, out);
+            } else if s1.len() == s2.len() {
+                captured_vars(e1, e2, x, out);
+            }
+        }
+        (Type::Record(f1), Type::Record(f2)) => {
+            for ((n1, t1), (n2, t2)) in f1.iter().zip(f2) {
+                if n1 == n2 {
+                    captured_vars(t1, t2, x, out);
+                }
+            }
+        }
+        (Type::Sum(c1), Type::Sum(c2)) => {
+            for ((n1, t1), (n2, t2)) in c1.iter().zip(c2) {
+                if n1 == n2 {
+                    for (a, b) in t1.iter().zip(t2) {
+                        captured_vars(a, b, x, out);
+                    }
+                }
+            }
+        }
+        (
+            Type::Arrow {
+                param: p1, ret: r1, ..
+            },
+            Type::Arrow {
+                param: p2, ret: r2, ..
+            },
+        ) => {
+            captured_vars(p1, p2, x, out);
+            captured_vars(r1, r2, x, out);
+        }
+        _ => {}
+    }
+}
+
+/// Whether the type variable `v` occurs in `t` as (part of) the element
+/// type of an array (`inside`: `t` itself is such a part).
+fn var_in_array(t: &Type, v: u32, inside: bool) -> bool {
+    match t {
+        Type::Var(w) => inside && *w == v,
+        Type::Array { elem, .. } => var_in_array(elem, v, true),
+        Type::Record(fs) => fs.iter().any(|(_, t)| var_in_array(t, v, inside)),
+        Type::Sum(cs) => cs
+            .iter()
+            .flat_map(|(_, ts)| ts)
+            .any(|t| var_in_array(t, v, inside)),
+        Type::Arrow { param, ret, .. } => {
+            var_in_array(param, v, inside) || var_in_array(ret, v, inside)
+        }
+        Type::Acc { arr, .. } => var_in_array(arr, v, true),
+        Type::Prim(_) | Type::Param(_) => false,
+    }
 }
 
 fn mentions_size(t: &Type, n: &str) -> bool {
@@ -119,6 +231,42 @@ fn pat_name(p: &Pat) -> Option<&str> {
         PatKind::Ascribe(p, _) => pat_name(p),
         _ => None,
     }
+}
+
+/// The main file's last top-level `def main`, an entry point when no
+/// `entry` is named `main` (the elaborator's choice, see `nabla-elab`).
+fn main_def_entry(main: &Program) -> Option<NodeId> {
+    let mut found = None;
+    for d in &main.decs {
+        if let Dec::Val(vb) = d {
+            if vb.name.name == "main" {
+                if vb.entry {
+                    return None;
+                }
+                found = Some(vb.id);
+            }
+        }
+    }
+    found
+}
+
+/// The classes of a definition's declared type parameters: a lifted one
+/// (`'^a`) may be instantiated with a function type, the others (`'a`,
+/// `'~a`) may not (Futhark: "found to be functional").
+fn param_classes(tps: &[TypeParam]) -> Vec<(&str, Class)> {
+    tps.iter()
+        .filter_map(|tp| match tp {
+            TypeParam::Type(i, l) => Some((
+                i.name.as_str(),
+                if *l == Liftedness::Lifted {
+                    Class::Any
+                } else {
+                    Class::Unlifted
+                },
+            )),
+            TypeParam::Size(_) => None,
+        })
+        .collect()
 }
 
 fn i64t() -> Type {
@@ -175,6 +323,8 @@ impl Checker {
             depth: 0,
             globals: HashMap::new(),
             defining: Vec::new(),
+            main_entry: None,
+            self_inst: None,
         }
     }
 
@@ -182,6 +332,7 @@ impl Checker {
 
     pub fn check_files(&mut self, files: &mut [Program]) -> Vec<Diagnostic> {
         let mut diags = Vec::new();
+        self.main_entry = files.last().and_then(main_def_entry);
         for f in files.iter_mut() {
             self.env = self.exported.clone();
             self.types = self.exported_types.clone();
@@ -205,6 +356,7 @@ impl Checker {
                 let r = self.check_valbind(vb);
                 self.locals.clear();
                 self.tparams.clear();
+                self.tcx.lifted_params.clear();
                 self.implicit_sizes = None;
                 self.exist.clear();
                 self.depth = 0;
@@ -213,7 +365,12 @@ impl Checker {
                         // Types are known: check the static rules and the
                         // consumption rules too.
                         let (sig, r) = consume::check_valbind(vb, &self.globals, &self.intrinsics);
-                        if let Err(e) = r.and_then(|()| rules::check_valbind(vb)) {
+                        let entry = vb.entry || self.main_entry == Some(vb.id);
+                        // Consumption before the static rules, as Futhark.
+                        if let Err(e) = r
+                            .and_then(|()| rules::check_valbind(vb, entry))
+                            .and_then(|()| recursion::check_valbind(vb))
+                        {
                             diags.push(e);
                         }
                         self.globals.insert(
@@ -282,21 +439,66 @@ impl Checker {
     fn check_typebind(&mut self, tb: &mut TypeBind) -> R<Abbrev> {
         rules::check_typebind(tb)?;
         self.tparams.clear();
+        self.tcx.lifted_params.clear();
         self.locals.clear();
-        for p in &tb.params {
-            match p {
-                TypeParam::Type(i, _) => self.tparams.push(i.name.clone()),
-                TypeParam::Size(i) => self.locals.push((i.name.clone(), LEntry::Size)),
+        self.bind_type_params(&tb.params);
+        let r = self.resolve_type(&mut tb.def);
+        let ty = r.map(|ty| self.tcx.finalize(&ty));
+        let contained = match &ty {
+            Ok(ty) => self.tcx.liftedness(ty),
+            Err(_) => Liftedness::Unlifted,
+        };
+        self.tparams.clear();
+        self.tcx.lifted_params.clear();
+        self.locals.clear();
+        let ty = ty?;
+        let abstract_constr = match &ty {
+            Type::Sum(cs) => match cs.as_slice() {
+                [(c, _)] if c.starts_with(nabla_syntax::types::ABSTRACT_TYPE_CONSTRUCTOR) => {
+                    Some(c.clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        match abstract_constr {
+            // An abstract type of the module pass's sealed check: its
+            // declared liftedness is all that is known of it.
+            Some(c) => {
+                if tb.liftedness != Liftedness::Unlifted {
+                    self.tcx.lifted_abstract.insert(c, tb.liftedness);
+                }
+            }
+            // Futhark: an abbreviation may be no more lifted than declared.
+            None => {
+                let what = match (tb.liftedness, contained) {
+                    (Liftedness::Unlifted, Liftedness::Lifted) => {
+                        Some("Non-lifted type abbreviations may not contain functions.")
+                    }
+                    (Liftedness::Unlifted, Liftedness::SizeLifted) => {
+                        Some("Non-lifted type abbreviations may not contain size-lifted types.")
+                    }
+                    (Liftedness::SizeLifted, Liftedness::Lifted) => {
+                        Some("Size-lifted type abbreviations may not contain functions.")
+                    }
+                    _ => None,
+                };
+                if let Some(what) = what {
+                    return Err(err(
+                        tb.def.span(),
+                        format!(
+                            "{what} The definition of `{}` is `{}`; declare it `type^` if it may contain a function, `type~` if it may contain an array of unknown size",
+                            tb.name.name,
+                            self.show(&ty)
+                        ),
+                    ));
+                }
             }
         }
-        let r = self.resolve_type(&mut tb.def);
-        self.tparams.clear();
-        self.locals.clear();
-        let ty = r?;
-        let ty = self.tcx.finalize(&ty);
         Ok(Abbrev {
             params: tb.params.clone(),
             ty,
+            liftedness: tb.liftedness,
         })
     }
 
@@ -305,26 +507,73 @@ impl Checker {
         self.tcx.constr_sites.clear();
         self.locals.clear();
         self.tparams.clear();
+        self.tcx.lifted_params.clear();
         self.bind_type_params(&vb.type_params);
         let (ptys, ret_t) = self.check_params(&mut vb.params, &mut vb.ret)?;
-        self.defining = vec![vb.name.name.clone()];
+        // A function (a definition with parameters) is in scope in its own
+        // body, after its parameters, as in Futhark; a constant is not.
+        let self_ret = if vb.params.is_empty() {
+            self.defining = vec![vb.name.name.clone()];
+            None
+        } else {
+            Some(self.bind_self(vb, &ptys, &ret_t))
+        };
         let bt = self.infer(&mut vb.body);
         self.defining.clear();
         let bt = bt?;
-        let result = self.declared_or(
-            ret_t,
-            bt,
-            vb.body.span,
-            "the definition's body does not have its declared type",
-        )?;
+        let result = match (ret_t, self_ret) {
+            (None, Some(rt)) => {
+                self.unify_at(
+                    &rt,
+                    &bt,
+                    vb.body.span,
+                    "the body's type differs from the result type its recursive uses give the function",
+                )?;
+                bt
+            }
+            (declared, _) => self.declared_or(
+                declared,
+                bt,
+                vb.body.span,
+                "the definition's body does not have its declared type",
+            )?,
+        };
         let ty = self.arrow_chain(&vb.params, ptys, result);
-        let ty = self.close_def(mark, &ty)?;
-        for p in vb.params.iter_mut() {
-            self.fin_pat(p)?;
-        }
-        self.fin_expr(&mut vb.body)?;
+        let (ty, unlifted) = self.close_def(mark, &ty)?;
+        self.self_inst = Some((vb.id, self_instantiation(&vb.type_params, &ty)));
+        let r = (|| {
+            for p in vb.params.iter_mut() {
+                self.fin_pat(p)?;
+            }
+            self.fin_expr(&mut vb.body)
+        })();
+        self.self_inst = None;
+        r?;
         vb.ty = Some(ty.clone());
-        Ok(Rc::new(Scheme::from_type(ty, &[])))
+        let mut classes = param_classes(&vb.type_params);
+        classes.extend(unlifted.iter().map(|n| (n.as_str(), Class::Unlifted)));
+        Ok(Rc::new(Scheme::from_type(ty, &classes)))
+    }
+
+    /// Puts the function `vb` in scope in its own body (after its
+    /// parameters) for recursive uses, with the parameter types `ptys` and
+    /// the declared result type, else a fresh variable; returns the result
+    /// type its uses see. Each use instantiates the function's sizes afresh
+    /// (`sum (drop 1 xs)` in `def sum [n] (xs: [n]i32)`), but not its type
+    /// parameters, nor the types still being inferred: the recursion is
+    /// monomorphic in types.
+    fn bind_self(&mut self, vb: &ValBind, ptys: &[Type], ret_t: &Option<Type>) -> Type {
+        let rt = match ret_t {
+            Some(t) => t.clone(),
+            None => self.tcx.fresh(vb.body.span),
+        };
+        let ty = self.arrow_chain(&vb.params, ptys.to_vec(), rt.clone());
+        let mut scheme = Scheme::from_type(ty, &[]);
+        scheme.tparams.clear();
+        let name = definition_base_name(&vb.name.name).to_string();
+        self.locals
+            .push((name, LEntry::SelfRef(vb.id, Rc::new(scheme))));
+        rt
     }
 
     /// Checks parameter patterns (binding implicit sizes and the parameters'
@@ -392,8 +641,10 @@ impl Checker {
     /// End of a top-level definition: rejects sum types known only by some
     /// of their constructors (ambiguous, as in Futhark), defaults overloaded
     /// variables, generalises the remaining free variables of `ty`, and binds
-    /// every other leftover variable (to `()`). Returns the final type.
-    fn close_def(&mut self, mark: usize, ty: &Type) -> R<Type> {
+    /// every other leftover variable (to `()`). Returns the final type and
+    /// the generalised type parameters that may not be functions (their
+    /// variables were unlifted).
+    fn close_def(&mut self, mark: usize, ty: &Type) -> R<(Type, Vec<Name>)> {
         let n = self.tcx.vars.len();
         // Futhark (error index "ambiguous-type"): a sum type known only by
         // the constructors used is ambiguous, as other constructors could
@@ -432,15 +683,20 @@ impl Checker {
         let z = self.tcx.zonk(ty);
         let mut fv = Vec::new();
         collect_vars(&z, &mut fv);
+        let mut unlifted = Vec::new();
         for (i, v) in fv.into_iter().enumerate() {
-            self.tcx.vars[v as usize].binding = Some(Type::Param(format!("'t{i}")));
+            let name = format!("'t{i}");
+            if self.tcx.vars[v as usize].unlifted {
+                unlifted.push(name.clone());
+            }
+            self.tcx.vars[v as usize].binding = Some(Type::Param(name));
         }
         for v in mark..n {
             if self.tcx.vars[v].binding.is_none() {
                 self.tcx.vars[v].binding = Some(Type::unit());
             }
         }
-        Ok(self.final_ty(ty))
+        Ok((self.final_ty(ty), unlifted))
     }
 
     fn final_ty(&self, t: &Type) -> Type {
@@ -488,6 +744,16 @@ impl Checker {
         }
     }
 
+    /// Finalises the instantiation of a name that resolved to `res`: a
+    /// recursive use of the function being checked gets its own type
+    /// parameters (see [`Checker::bind_self`]).
+    fn fin_ref_inst(&self, res: &Option<Res>, inst: &mut Vec<(Name, Type)>) {
+        match (&self.self_inst, res) {
+            (Some((id, own)), Some(Res::Global(r))) if r == id => *inst = own.clone(),
+            _ => self.fin_inst(inst),
+        }
+    }
+
     fn fin_dims(&mut self, idx: &mut [DimIndex]) -> R<()> {
         for d in idx {
             match d {
@@ -509,9 +775,12 @@ impl Checker {
         match &mut e.kind {
             ExprKind::Lit(Literal::Int { value, .. }) => self.check_lit(*value, &e.ty, e.span)?,
             ExprKind::Lit(_) | ExprKind::ProjSection(_) => {}
-            ExprKind::Var { inst, .. } | ExprKind::OpSection { op_inst: inst, .. } => {
-                self.fin_inst(inst)
-            }
+            ExprKind::Var { inst, res, .. }
+            | ExprKind::OpSection {
+                op_inst: inst,
+                op_res: res,
+                ..
+            } => self.fin_ref_inst(res, inst),
             ExprKind::Parens(x) | ExprKind::Negate(x) | ExprKind::Not(x) | ExprKind::Attr(_, x) => {
                 self.fin_expr(x)?
             }
@@ -547,19 +816,29 @@ impl Checker {
                 args.iter_mut().try_for_each(|x| self.fin_expr(x))?;
             }
             ExprKind::BinOp {
-                op_inst, lhs, rhs, ..
+                op_inst,
+                op_res,
+                lhs,
+                rhs,
+                ..
             } => {
-                self.fin_inst(op_inst);
+                self.fin_ref_inst(op_res, op_inst);
                 self.fin_expr(lhs)?;
                 self.fin_expr(rhs)?;
             }
             ExprKind::OpSectionLeft {
-                op_inst, lhs: x, ..
+                op_inst,
+                op_res,
+                lhs: x,
+                ..
             }
             | ExprKind::OpSectionRight {
-                op_inst, rhs: x, ..
+                op_inst,
+                op_res,
+                rhs: x,
+                ..
             } => {
-                self.fin_inst(op_inst);
+                self.fin_ref_inst(op_res, op_inst);
                 self.fin_expr(x)?;
             }
             ExprKind::Lambda { params, body, .. } => {
@@ -682,7 +961,12 @@ impl Checker {
         for tp in tps {
             match tp {
                 TypeParam::Size(i) => self.locals.push((i.name.clone(), LEntry::Size)),
-                TypeParam::Type(i, _) => self.tparams.push(i.name.clone()),
+                TypeParam::Type(i, l) => {
+                    self.tparams.push(i.name.clone());
+                    if *l != Liftedness::Unlifted {
+                        self.tcx.lifted_params.push((i.name.clone(), *l));
+                    }
+                }
             }
         }
     }
@@ -706,10 +990,32 @@ impl Checker {
         }
     }
 
+    /// Futhark's "found to be functional": a function type `t` (or one
+    /// containing a function, or an abstract type declared lifted) where a
+    /// first-order type is required (an unlifted type parameter's
+    /// instance, an array element); `ctx` says where.
+    fn functional_error(&self, span: Span, t: &Type, ctx: &str) -> Diagnostic {
+        let shown = self.show(t);
+        let why = if crate::unify::contains_arrow(&self.tcx.zonk(t)) {
+            "found to be functional"
+        } else {
+            "is lifted (a type parameter or abstract type declared `'~a`/`'^a` or `type~`/`type^`, which may be a function or an array of varying size)"
+        };
+        err(
+            span,
+            format!(
+                "Type `{shown}` {why}, but a function cannot be an array element or the instance of a type parameter that is not lifted (`'a`; only `'^a` may be a function) ({ctx})"
+            ),
+        )
+    }
+
     /// Unifies `expected` with `found`, reporting a mismatch at `span`.
     fn unify_at(&mut self, expected: &Type, found: &Type, span: Span, ctx: &str) -> R<()> {
         let (es, fs) = (self.show(expected), self.show(found));
         let r = self.tcx.unify(expected, found);
+        if let (Err(_), Some(f)) = (&r, self.tcx.functional.take()) {
+            return Err(self.functional_error(span, &f, ctx));
+        }
         // A constructor that the sum type lacks is the offending code: report
         // there, with the context as a label.
         if let (Err(detail), Some((name, var_span))) = (&r, self.tcx.blame.take()) {
@@ -775,6 +1081,7 @@ impl Checker {
                     LEntry::Size => Found::Size,
                     LEntry::Poly(s) => Found::LocalPoly(s.clone()),
                     LEntry::Intr(c, s) => Found::Intr(c.clone(), s.clone()),
+                    LEntry::SelfRef(id, s) => Found::Global(*id, s.clone()),
                 });
             }
         }
@@ -792,6 +1099,20 @@ impl Checker {
                 let canon = format!("{m}.{}", q.name);
                 return match self.intrinsics.get(&canon).cloned() {
                     Some(s) => {
+                        let (t, _) = self.instantiate(&s, q.span);
+                        Ok((Res::Intrinsic(canon), t, vec![]))
+                    }
+                    None => Err(err(
+                        q.span,
+                        format!("module `{m}` has no member `{}`", q.name),
+                    )),
+                };
+            }
+            if m == sig::INTRINSICS_MODULE {
+                let found = sig::intrinsics_module_member(&q.name)
+                    .and_then(|c| Some((self.intrinsics.get(&c).cloned()?, c)));
+                return match found {
+                    Some((s, canon)) => {
                         let (t, _) = self.instantiate(&s, q.span);
                         Ok((Res::Intrinsic(canon), t, vec![]))
                     }
@@ -821,7 +1142,7 @@ impl Checker {
             None if self.defining.iter().any(|d| definition_base_name(d) == q.name) => Err(err(
                 q.span,
                 format!(
-                    "`{}` is not in scope in its own definition: functions cannot be recursive (write the recursion as a `loop`)",
+                    "`{}` is not in scope in its own definition: only top-level functions may be recursive, not local functions or constants (write the recursion as a `loop`, or define the function at the top level)",
                     q.name
                 ),
             )),
@@ -903,6 +1224,19 @@ impl Checker {
                         if let Some(p) = PrimType::from_name(&m) {
                             return Ok(Type::Prim(p));
                         }
+                    }
+                    if m == sig::INTRINSICS_MODULE && q.name == "acc" {
+                        // `intrinsics.acc t`: an accumulator over the array type `t`.
+                        return match args.as_mut_slice() {
+                            [TypeArg::Type(t)] => Ok(Type::Acc {
+                                arr: Box::new(self.resolve_type(t)?),
+                                unique: false,
+                            }),
+                            _ => Err(err(
+                                *span,
+                                "type `intrinsics.acc` takes one type argument (an array type)",
+                            )),
+                        };
                     }
                     return Err(err(*span, format!("unknown type `{q}`")));
                 }
@@ -988,9 +1322,35 @@ impl Checker {
             }
             TypeExp::Array(s, t, _) => {
                 let s = self.resolve_size(s)?;
+                // Futhark: the elements may not be of a type declared (or
+                // found) lifted or size-lifted.
+                let named = match &**t {
+                    TypeExp::Named(q, _, _) if q.quals.is_empty() => Some(q.name.clone()),
+                    _ => None,
+                };
+                let declared = named
+                    .as_ref()
+                    .and_then(|n| self.types.get(n))
+                    .map_or(Liftedness::Unlifted, |a| a.liftedness);
                 let t = self.resolve_type(t)?;
-                if matches!(t, Type::Arrow { .. }) {
-                    return Err(err(te.span(), "arrays of functions are not allowed"));
+                let found = self.tcx.liftedness(&self.tcx.zonk(&t));
+                let lifted = [declared, found];
+                let shown = named.unwrap_or_else(|| self.show(&t));
+                if lifted.contains(&Liftedness::Lifted) {
+                    return Err(err(
+                        te.span(),
+                        format!(
+                            "Cannot create array with elements of lifted type \"{shown}\" (might contain function): arrays of functions are not allowed"
+                        ),
+                    ));
+                }
+                if lifted.contains(&Liftedness::SizeLifted) {
+                    return Err(err(
+                        te.span(),
+                        format!(
+                            "Cannot create array with elements of size-lifted type \"{shown}\" (might cause irregular array)"
+                        ),
+                    ));
                 }
                 if let Type::Array { shape, .. } = &t {
                     if shape.len() >= MAX_RANK {
@@ -1243,17 +1603,22 @@ impl Checker {
     }
 
     /// The type of `t` indexed by `idx` (checking the indices).
-    /// An index or slice bound: any integer type (as in Futhark); `i64`
-    /// unless its type is already known to be another integer type (the
-    /// elaborator converts it to `i64`).
-    fn index_int(&mut self, e: &mut Expr, what: &str) -> R<()> {
+    /// An index (`fixed`: of one element) or a slice bound (the elaborator
+    /// converts either to `i64`). An element index is of any signed
+    /// integer type, as in Futhark: one whose type is still open is
+    /// constrained to those (`i64` by default), so that a lambda parameter
+    /// used as an index can be an `i32` (`map (\i -> xs[i]) is32`). A slice
+    /// bound is an `i64`, or any integer type already known.
+    fn index_int(&mut self, e: &mut Expr, what: &str, fixed: bool) -> R<()> {
         let it = self.infer(e)?;
-        if let Type::Prim(p) = self.tcx.head(&it) {
-            if p.is_int() {
-                return Ok(());
+        match self.tcx.head(&it) {
+            Type::Prim(p) if p.is_int() => Ok(()),
+            Type::Var(_) if fixed => {
+                let signed = self.tcx.signed_int_var(e.span);
+                self.unify_at(&signed, &it, e.span, what)
             }
+            _ => self.unify_at(&i64t(), &it, e.span, what),
         }
-        self.unify_at(&i64t(), &it, e.span, what)
     }
 
     fn index_type(&mut self, t: &Type, idx: &mut [DimIndex], span: Span) -> R<Type> {
@@ -1277,11 +1642,11 @@ impl Checker {
         let mut dims = Vec::new();
         for (d, s) in idx.iter_mut().zip(shape) {
             match d {
-                DimIndex::Fix(e) => self.index_int(e, "array index must be an integer")?,
+                DimIndex::Fix(e) => self.index_int(e, "array index must be an integer", true)?,
                 DimIndex::Slice { start, end, stride } => {
                     let full = start.is_none() && end.is_none() && stride.is_none();
                     for e in [start, end, stride].into_iter().flatten() {
-                        self.index_int(e, "slice bound must be an integer")?;
+                        self.index_int(e, "slice bound must be an integer", false)?;
                     }
                     dims.push(if full { s } else { Size::Any });
                 }
@@ -1299,6 +1664,7 @@ impl Checker {
                 param,
                 ret,
             } => {
+                self.no_dependent_result(&ft, &param, &at, arg, fname)?;
                 self.unify_at(
                     &param,
                     &at,
@@ -1346,6 +1712,60 @@ impl Checker {
                 }
             }
         }
+    }
+
+    /// A function whose result size depends on its argument
+    /// (`(n: i64) -> [n]i64`) may not be passed where the part of the
+    /// result that has that size would be a type variable that the callee
+    /// keeps in arrays (`map`'s `b` in `(a -> b) -> [n]a -> *[n]b`): the
+    /// elements would have the argument's size, which differs per element
+    /// (Futhark: "Cannot apply"). Where the callee only returns such a
+    /// value (`apply 'a '^b (f: a -> b) (x: a) : b`), or expects an unknown
+    /// size there (`f: a -> []b`), the size becomes existential, as in
+    /// Futhark. (Futhark also rejects the former for an unlifted `'b`; this
+    /// check does not know liftedness and accepts it.)
+    fn no_dependent_result(
+        &self,
+        callee: &Type,
+        param: &Type,
+        at: &Type,
+        arg: &Expr,
+        fname: &str,
+    ) -> R<()> {
+        let (
+            Type::Arrow {
+                param_name: Some(x),
+                ret: aret,
+                ..
+            },
+            Type::Arrow {
+                param_name: None,
+                ret: pret,
+                ..
+            },
+        ) = (self.tcx.head(at), self.tcx.head(param))
+        else {
+            return Ok(());
+        };
+        let mut captured = Vec::new();
+        captured_vars(
+            &self.tcx.zonk(&pret),
+            &self.tcx.zonk(&aret),
+            &x,
+            &mut captured,
+        );
+        let callee = self.tcx.zonk(callee);
+        if !captured.iter().any(|&v| var_in_array(&callee, v, false)) {
+            return Ok(());
+        }
+        Err(err(
+            arg.span,
+            format!(
+                "Cannot apply {fname} to {}: the size of its result depends on its argument `{x}` (its type is `{}`), but {fname} makes arrays of such results, whose elements must all have one size",
+                Self::fname_of(arg),
+                self.show(at),
+            ),
+        ))
     }
 
     /// The size denoted by an `i64` argument, for dependent function types.
@@ -1481,13 +1901,15 @@ impl Checker {
                 Ok(Type::Record(out))
             }
             ExprKind::ArrayLit(xs) => {
-                let elem = self.tcx.fresh(span);
+                // Array elements may not be (or contain) functions.
+                let elem = self.tcx.fresh_unlifted(span);
                 for x in xs.iter_mut() {
                     let t = self.infer(x)?;
+                    if self.tcx.require_unlifted(&t).is_err() {
+                        self.tcx.functional = None;
+                        return Err(self.functional_error(x.span, &t, "an array element"));
+                    }
                     self.unify_at(&elem, &t, x.span, "array elements have different types")?;
-                }
-                if matches!(self.tcx.head(&elem), Type::Arrow { .. }) {
-                    return Err(err(span, "arrays of functions are not allowed"));
                 }
                 Ok(mk_array(elem, vec![Size::Const(xs.len() as i64)], false))
             }
@@ -1711,6 +2133,7 @@ impl Checker {
             } => {
                 let mark = self.locals.len();
                 let tmark = self.tparams.len();
+                let lmark = self.tcx.lifted_params.len();
                 let saved_imp = self.implicit_sizes.take();
                 let r = (|| {
                     self.bind_type_params(type_params);
@@ -1729,11 +2152,12 @@ impl Checker {
                 })();
                 self.locals.truncate(mark);
                 self.tparams.truncate(tmark);
+                self.tcx.lifted_params.truncate(lmark);
                 self.implicit_sizes = saved_imp;
                 let ft = r?;
                 let entry = if !type_params.is_empty() {
                     let z = self.tcx.zonk(&ft);
-                    let mut s = Scheme::from_type(z, &[]);
+                    let mut s = Scheme::from_type(z, &param_classes(type_params));
                     // Only the declared type parameters are generalised.
                     s.tparams.retain(|(n, _)| {
                         type_params
@@ -2032,6 +2456,7 @@ fn make_unique(t: Type) -> Type {
             shape,
             unique: true,
         },
+        Type::Acc { arr, .. } => Type::Acc { arr, unique: true },
         Type::Record(fs) => {
             Type::Record(fs.into_iter().map(|(n, t)| (n, make_unique(t))).collect())
         }

@@ -8,6 +8,7 @@
 
 mod check;
 mod consume;
+mod recursion;
 mod rules;
 mod sig;
 mod unify;

@@ -35,9 +35,12 @@ def drop [n] 't (i: i64) (x: [n]t): []t = x[i:]
 -- context (the result type at the call, usually via a size coercion).
 def split [n] [m] 't (xs: [n + m]t): ([n]t, [m]t) = (xs[0:n], xs[n:])
 def indices [n] 't (_: [n]t): *[n]i64 = iota n
+-- `rep x` is `replicate n x` with `n` from the context (the type the
+-- result must have), as in Futhark's prelude.
+def rep 't [n] (x: t): *[n]t = replicate n x
 def null [n] 't (_: [n]t): bool = n == 0
 -- `manifest` asks Futhark for a row-major copy; here every array is one.
-def manifest [n] 't (xs: [n]t): *[n]t = copy xs
+def manifest 't (a: t): *t = copy a
 
 def flatten_4d [n] [m] [l] [k] 't (xs: [n][m][l][k]t): [n * m * l * k]t =
   flatten (flatten_3d xs)
@@ -87,6 +90,54 @@ def partition2 [n] 'a (p1: a -> bool) (p2: a -> bool) (as: [n]a): ([]a, []a, []a
    filter (\x -> !(p1 x) && p2 x) as,
    filter (\x -> !(p1 x) && !(p2 x)) as)
 
+-- Exclusive prefix scan: element `i` of the result combines `ne` and
+-- the elements before `i` (`ne` itself at 0). The same requirements on
+-- `op` and `ne` as `scan`.
+def exscan [n] 'a (op: a -> a -> a) (ne: a) (as: [n]a): *[n]a =
+  scan op ne (map (\i -> if i == 0 then ne else as[i - 1]) (iota n))
+
+-- The stream SOACs. Any split of the array into chunks is allowed (the
+-- `op` of the reductions must be associative, `f 0 []` the neutral
+-- element); here the whole array is one chunk.
+def reduce_stream [n] 'a 'b (_op: b -> b -> b) (f: (k: i64) -> [k]a -> b) (as: [n]a): b =
+  f n as
+def reduce_stream_per [n] 'a 'b (op: b -> b -> b) (f: (k: i64) -> [k]a -> b) (as: [n]a): b =
+  reduce_stream op f as
+def map_stream [n] 'a 'b (f: (k: i64) -> [k]a -> [k]b) (as: [n]a): *[n]b =
+  copy (f n as)
+def map_stream_per [n] 'a 'b (f: (k: i64) -> [k]a -> [k]b) (as: [n]a): *[n]b =
+  map_stream f as
+
+-- `flatmap f as` applies `f` to each element, giving an array of any
+-- length and a value, and returns the lengths (`shape`), a flag array
+-- marking the first element of each non-empty segment, the offset of
+-- each segment (the exclusive prefix sum of the lengths), the
+-- concatenation of the arrays, and the values. The arrays are scattered
+-- in place into one buffer, filled first with an element of the first
+-- non-empty segment (no element of type `b` exists otherwise).
+def flatmap [n] 'a 'b 'c (f: a -> ?[m].([m]b, c)) (as: [n]a)
+    : ([n]i64, []bool, [n]i64, []b, [n]c) =
+  let (shape, vals) = unzip (map (\x -> let (r, c) = f x in (length r, c)) as)
+  let offsets = exscan (+) 0 shape
+  let total = reduce (+) 0 shape
+  let starts = map2 (\o k -> if k > 0 then o else -1) offsets shape
+  let flags = spread total false starts (replicate n true)
+  let data =
+    if total == 0
+    then map (\x -> (f x).0[0]) as[0:0]
+    else let first = reduce (\i j -> if i < j then i else j) n
+                            (map2 (\i k -> if k > 0 then i else n) (iota n) shape)
+         let buf = replicate total (f as[first]).0[0]
+         in loop buf for i < n do
+              let (r, _) = f as[i]
+              in scatter buf (map (+ offsets[i]) (indices r)) r
+  in (shape, flags, offsets, data, vals)
+
+-- `flatmap'` is `flatmap` for a function giving only an array.
+def flatmap' [n] 'a 'b (f: a -> []b) (as: [n]a): ([n]i64, []bool, [n]i64, []b) =
+  let (shape, flags, offsets, data, _) = flatmap (\x -> (f x, ())) as
+  in (shape, flags, offsets, data)
+
 -- ---------------------------------------------------------------------
 -- Vector forms of jvp/vjp (maintained by the AD work in nabla-interp).
 -- `jmp f x dxs` is `jvp f x` applied to each tangent of `dxs`; `mjp f x
@@ -105,6 +156,26 @@ def mjp 'a 'b [k] (f: a -> b) (x: a) (ybars: [k]b): [k]a =
   map (\ybar -> vjp f x ybar) ybars
 def mjp2 'a 'b [k] (f: a -> b) (x: a) (ybars: [k]b): (b, [k]a) =
   (f x, map (\ybar -> vjp f x ybar) ybars)
+
+-- ---------------------------------------------------------------------
+-- The rest of Futhark's `prelude.fut`.
+
+-- Conversions between `i32` and the floats (as `f32.i32`, `i32.f32`,
+-- `f64.i32`, `i32.f64`; a float converts to an integer by truncation).
+def r32 (x: i32): f32 = f32.i32 x
+def t32 (x: f32): i32 = i32.f32 x
+def r64 (x: i32): f64 = f64.i32 x
+def t64 (x: f64): i32 = i32.f64 x
+
+-- Boolean negation, as `!x`.
+def not (x: bool): bool = !x
+
+-- Identity functions. In Futhark `opaque` hides its argument from the
+-- optimiser, `trace` prints it and `break` stops `futhark repl` there;
+-- here all three are the identity.
+def opaque 't (x: t): t = x
+def trace 't (x: t): t = x
+def break 't (x: t): t = x
 
 -- ---------------------------------------------------------------------
 -- Module types of the built-in numeric modules (`i8` … `f64`), so that
@@ -163,7 +234,7 @@ module type integral = {
   val &: t -> t -> t
   val |: t -> t -> t
   val ^: t -> t -> t
-  val !: t -> t
+  val not: t -> t
   val <<: t -> t -> t
   val >>: t -> t -> t
   val >>>: t -> t -> t
@@ -183,9 +254,11 @@ module type size = {
 
 module type real = {
   include numeric
+  val recip: t -> t
   val from_fraction: i64 -> i64 -> t
   val to_f64: t -> f64
   val sqrt: t -> t
+  val rsqrt: t -> t
   val cbrt: t -> t
   val exp: t -> t
   val sin: t -> t
@@ -234,6 +307,7 @@ module type float = {
   val get_bit: i32 -> t -> i32
   val set_bit: i32 -> t -> i32 -> t
   val epsilon: t
-  val copysign: t -> t -> t
   val nextafter: t -> t -> t
+  val ldexp: t -> i32 -> t
+  val copysign: t -> t -> t
 }

@@ -26,9 +26,14 @@
 //! - **Higher-order restrictions** (section "Higher-order functions"):
 //!   functions may not be returned from the branches of `if` or `match`,
 //!   loop parameters may not be (or contain) functions, and entry points may
-//!   neither take nor return functions. A lifted type parameter (`'^a`) is
-//!   treated as a function type, as Futhark does. (Arrays of functions are
-//!   rejected during inference.)
+//!   neither take nor return functions ("higher-order-entry"). An entry
+//!   point defined as a function value (`entry f = g`, `def main (x: i32) =
+//!   plus x`) is first-order when the parameters and result of its type are:
+//!   it takes the remaining parameters of that type (the elaborator
+//!   eta-expands it). A lifted type parameter (`'^a`) is treated as a
+//!   function type, as Futhark does. (Arrays of functions, and functions as
+//!   instances of unlifted type parameters `'a`, are rejected during
+//!   inference: "found to be functional".)
 //! - **Exhaustiveness** (error index "unmatched-cases"): the cases of a
 //!   `match` must cover every value of the scrutinee's type; the error shows
 //!   one value that no case matches. Patterns of `let`, parameters and loops
@@ -55,22 +60,64 @@ const EXHAUSTIVENESS_BUDGET: usize = 200_000;
 
 /// Checks the rules of this module on one type-checked top-level definition.
 /// Errors: the first violation, at the offending code.
-pub(crate) fn check_valbind(vb: &ValBind) -> R<()> {
+/// `entry`: whether the definition is an entry point (an `entry`, or the
+/// main file's `def main` where no entry point is named `main`).
+pub(crate) fn check_valbind(vb: &ValBind, entry: bool) -> R<()> {
     let mut cx = Rules {
         lifted: Vec::new(),
         depth: 0,
     };
     check_duplicate_type_params(&vb.type_params)?;
     let mark = cx.push_lifted(&vb.type_params);
-    check_sizes_used(&vb.type_params, &vb.params, "function", vb.entry)?;
+    if entry {
+        cx.entry_point(vb)?;
+        entry_accumulators(vb)?;
+    }
+    check_sizes_used(
+        &vb.type_params,
+        &vb.params,
+        vb.ret.as_ref(),
+        "function",
+        entry,
+    )?;
     for p in &vb.params {
         cx.irrefutable(p, "a function parameter")?;
     }
-    if vb.entry {
-        cx.entry_point(vb)?;
-    }
     cx.expr(&vb.body)?;
     cx.lifted.truncate(mark);
+    Ok(())
+}
+
+/// An entry point may neither take nor return accumulators
+/// (`intrinsics.acc`): they exist only inside the stream that made them.
+fn entry_accumulators(vb: &ValBind) -> R<()> {
+    fn has_acc(t: &Type) -> bool {
+        match t {
+            Type::Acc { .. } => true,
+            Type::Array { elem, .. } => has_acc(elem),
+            Type::Record(fs) => fs.iter().any(|(_, t)| has_acc(t)),
+            Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(has_acc),
+            Type::Arrow { param, ret, .. } => has_acc(param) || has_acc(ret),
+            Type::Prim(_) | Type::Param(_) | Type::Var(_) => false,
+        }
+    }
+    let msg = |what: &str| {
+        format!(
+            "the entry point `{}` {what} an accumulator, but accumulators exist only inside the `scatter_stream` or `hist_stream` that makes them",
+            vb.name.name
+        )
+    };
+    if let Some(p) = vb
+        .params
+        .iter()
+        .find(|p| p.ty.as_ref().is_some_and(has_acc))
+    {
+        return Err(err(p.span, msg("takes")));
+    }
+    if vb.ty.as_ref().is_some_and(has_acc) {
+        let span = vb.ret.as_ref().map_or(vb.name.span, |te| te.span());
+        return Err(err(span, msg("returns")));
+    }
     Ok(())
 }
 
@@ -107,15 +154,27 @@ fn check_duplicate_type_params(tps: &[TypeParam]) -> R<()> {
 
 /// Error index "unused-size": each size parameter must be the size of some
 /// parameter (named in a parameter's type annotation or inferred into its
-/// type); otherwise no value can be given to it when the function is called.
+/// type), or, except for an entry point, be named in the declared result type
+/// `ret` (then each call takes it from the type the context gives the result,
+/// as for the prelude's `rep [n] (x: t): *[n]t`); otherwise no value can be
+/// given to it when the function is called.
 ///
 /// For an entry point (`constructive`), the size must be used directly as
 /// the size of an array parameter (error index "nonconstructive-entry"): a
 /// use only inside a size expression such as `[n+1]` does not count, since
 /// the caller outside the program cannot solve it for `n`.
-fn check_sizes_used(tps: &[TypeParam], params: &[Pat], what: &str, constructive: bool) -> R<()> {
+fn check_sizes_used(
+    tps: &[TypeParam],
+    params: &[Pat],
+    ret: Option<&TypeExp>,
+    what: &str,
+    constructive: bool,
+) -> R<()> {
     for tp in tps {
         let TypeParam::Size(n) = tp else { continue };
+        if !constructive && ret.is_some_and(|t| typeexp_mentions_size(t, &n.name, false)) {
+            continue;
+        }
         if constructive
             && params.iter().any(|p| pat_mentions_size(p, &n.name, false))
             && !params.iter().any(|p| pat_mentions_size(p, &n.name, true))
@@ -123,7 +182,7 @@ fn check_sizes_used(tps: &[TypeParam], params: &[Pat], what: &str, constructive:
             return Err(err(
                 n.span,
                 format!(
-                    "the entry point's size parameter `[{0}]` is used only inside a size expression, not directly as the size of an array parameter, so it cannot be determined from the arguments; use `[{0}]` directly (and coerce with `:>` in the body), or pass `{0}` as an ordinary parameter",
+                    "Entry point size parameter `[{0}]` only used non-constructively: it is used only inside a size expression, not directly as the size of an array parameter, so it cannot be determined from the arguments; use `[{0}]` directly (and coerce with `:>` in the body), or pass `{0}` as an ordinary parameter",
                     n.name
                 ),
             ));
@@ -171,6 +230,55 @@ fn pat_mentions_size(p: &Pat, n: &str, direct: bool) -> bool {
     }
 }
 
+/// The parameter types of the function type that a definition returns
+/// beyond its written parameters (an entry point defined as a function
+/// value takes them too).
+fn arrow_params(vb: &ValBind) -> impl Iterator<Item = &Type> {
+    let mut t = vb.ty.as_ref();
+    for _ in &vb.params {
+        t = match t {
+            Some(Type::Arrow { ret, .. }) => Some(&**ret),
+            _ => None,
+        };
+    }
+    std::iter::from_fn(move || match t {
+        Some(Type::Arrow { param, ret, .. }) => {
+            t = Some(&**ret);
+            Some(&**param)
+        }
+        _ => None,
+    })
+}
+
+/// The type a definition returns once applied to all of its parameters,
+/// the written ones and those of the function type it returns.
+fn final_result(vb: &ValBind) -> Option<&Type> {
+    let mut t = vb.ty.as_ref();
+    for _ in &vb.params {
+        t = match t {
+            Some(Type::Arrow { ret, .. }) => Some(&**ret),
+            _ => None,
+        };
+    }
+    while let Some(Type::Arrow { ret, .. }) = t {
+        t = Some(&**ret);
+    }
+    t
+}
+
+/// Whether a type mentions a type parameter (declared or generalised).
+fn mentions_type_param(t: &Type) -> bool {
+    match t {
+        Type::Param(_) => true,
+        Type::Prim(_) | Type::Var(_) => false,
+        Type::Array { elem, .. } => mentions_type_param(elem),
+        Type::Record(fs) => fs.iter().any(|(_, t)| mentions_type_param(t)),
+        Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(mentions_type_param),
+        Type::Arrow { param, ret, .. } => mentions_type_param(param) || mentions_type_param(ret),
+        Type::Acc { arr, .. } => mentions_type_param(arr),
+    }
+}
+
 fn type_mentions_size(t: &Type, n: &str) -> bool {
     match t {
         Type::Array { elem, shape, .. } => {
@@ -184,6 +292,7 @@ fn type_mentions_size(t: &Type, n: &str) -> bool {
         Type::Arrow { param, ret, .. } => {
             type_mentions_size(param, n) || type_mentions_size(ret, n)
         }
+        Type::Acc { arr, .. } => type_mentions_size(arr, n),
         Type::Prim(_) | Type::Param(_) | Type::Var(_) => false,
     }
 }
@@ -271,7 +380,7 @@ fn expr_names(e: &Expr, n: &str) -> bool {
 
 /// Whether values of type `t` are, or contain, functions (Futhark's
 /// "order > 0"); a lifted type parameter counts as a function type.
-fn is_higher_order(t: &Type, lifted: &[Name]) -> bool {
+pub(crate) fn is_higher_order(t: &Type, lifted: &[Name]) -> bool {
     match t {
         Type::Arrow { .. } => true,
         Type::Param(p) => lifted.contains(p),
@@ -281,6 +390,7 @@ fn is_higher_order(t: &Type, lifted: &[Name]) -> bool {
             .iter()
             .flat_map(|(_, ts)| ts)
             .any(|t| is_higher_order(t, lifted)),
+        Type::Acc { arr, .. } => is_higher_order(arr, lifted),
         Type::Prim(_) | Type::Var(_) => false,
     }
 }
@@ -325,6 +435,9 @@ impl Rules {
     }
 
     fn entry_point(&self, vb: &ValBind) -> R<()> {
+        // Futhark (error index "polymorphic-entry"): no type parameters,
+        // declared or inferred (`def main xs = xs[0]` is polymorphic).
+        const POLYMORPHIC: &str = "Entry point functions may not be polymorphic";
         if let Some(TypeParam::Type(t, _)) = vb
             .type_params
             .iter()
@@ -333,41 +446,75 @@ impl Rules {
             return Err(err(
                 t.span,
                 format!(
-                    "the entry point `{}` has the type parameter `'{}`, but entry points may not be polymorphic; define one monomorphic entry point per type, each calling a polymorphic `def`",
+                    "{POLYMORPHIC}: the entry point `{}` has the type parameter `'{}`; define one monomorphic entry point per type, each calling a polymorphic `def`",
                     vb.name.name, t.name
                 ),
             ));
         }
+        if let Some(t) = vb.ty.as_ref().filter(|t| mentions_type_param(t)) {
+            return Err(err(
+                vb.name.span,
+                format!(
+                    "{POLYMORPHIC}: the type of the entry point `{}`, `{t}`, is polymorphic (a parameter's type is not fully known); annotate the parameters with their types",
+                    vb.name.name
+                ),
+            ));
+        }
+        // Futhark (error index "higher-order-entry"): the parameters, the
+        // parameters of the function type the definition returns (an entry
+        // point defined as a function value takes them too: `entry f = g`),
+        // and the final result must all be first-order.
+        const HIGHER_ORDER: &str = "Entry point functions may not be higher-order";
         for p in &vb.params {
-            if p.ty
-                .as_ref()
-                .is_some_and(|t| is_higher_order(t, &self.lifted))
-            {
+            if let Some(t) = p.ty.as_ref().filter(|t| is_higher_order(t, &self.lifted)) {
                 return Err(err(
                     p.span,
                     format!(
-                        "the entry point `{}` takes a function as a parameter, but entry points may neither take nor return functions; make it an ordinary `def` and call it from a first-order entry point",
+                        "{HIGHER_ORDER}: the entry point `{}` takes a function (this parameter has type `{t}`), but entry points may neither take nor return functions; make it an ordinary `def` and call it from a first-order entry point",
                         vb.name.name
                     ),
                 ));
             }
         }
-        let mut ret = vb.ty.as_ref();
-        for _ in &vb.params {
-            ret = match ret {
-                Some(Type::Arrow { ret, .. }) => Some(ret),
-                _ => None,
-            };
-        }
-        if ret.is_some_and(|t| is_higher_order(t, &self.lifted)) {
-            let span = vb.ret.as_ref().map_or(vb.name.span, |te| te.span());
+        let span = vb.ret.as_ref().map_or(vb.name.span, |te| te.span());
+        if let Some(t) = arrow_params(vb).find(|t| is_higher_order(t, &self.lifted)) {
             return Err(err(
                 span,
                 format!(
-                    "the entry point `{}` returns a function, but entry points may neither take nor return functions; return the function's result instead",
+                    "{HIGHER_ORDER}: the entry point `{}` is a function whose parameter of type `{t}` is a function, but entry points may neither take nor return functions",
                     vb.name.name
                 ),
             ));
+        }
+        let ret = final_result(vb);
+        if let Some(t) = ret.filter(|t| is_higher_order(t, &self.lifted)) {
+            return Err(err(
+                span,
+                format!(
+                    "{HIGHER_ORDER}: the entry point `{}` returns `{t}`, which contains a function, but entry points may neither take nor return functions; return the function's result instead",
+                    vb.name.name
+                ),
+            ));
+        }
+        // Futhark ("size-polymorphic-entry"): a size parameter in the
+        // result type must also be the size of a parameter (the caller
+        // outside the program cannot choose it).
+        let in_params = |n: &str| {
+            vb.params.iter().any(|p| pat_mentions_size(p, n, false))
+                || arrow_params(vb).any(|t| type_mentions_size(t, n))
+        };
+        for tp in &vb.type_params {
+            if let TypeParam::Size(n) = tp {
+                if ret.is_some_and(|t| type_mentions_size(t, &n.name)) && !in_params(&n.name) {
+                    return Err(err(
+                        n.span,
+                        format!(
+                            "Entry point functions must not be size-polymorphic in their return type: the size `[{0}]` of the result of `{1}` is not the size of any parameter, so the caller could not choose it; compute the result's size from the parameters (or return an array of unknown size `[]`)",
+                            n.name, vb.name.name
+                        ),
+                    ));
+                }
+            }
         }
         Ok(())
     }
@@ -393,15 +540,15 @@ impl Rules {
         Ok(())
     }
 
+    /// `what`: "If" or "Match" (Futhark's wording: "If-expression returns
+    /// type … but if-results may not be of function type").
     fn no_function_branches(&self, e: &Expr, what: &str, fix: &str) -> R<()> {
-        if e.ty
-            .as_ref()
-            .is_some_and(|t| is_higher_order(t, &self.lifted))
-        {
+        if let Some(t) = e.ty.as_ref().filter(|t| is_higher_order(t, &self.lifted)) {
             return Err(err(
                 e.span,
                 format!(
-                    "{what} may not return a function (Futhark must know statically which function is called); {fix}"
+                    "{what}-expression returns type `{t}`, but {}-results may not be of function type (Futhark must know statically which function is called); {fix}",
+                    what.to_lowercase()
                 ),
             ));
         }
@@ -521,7 +668,13 @@ impl Rules {
             } => {
                 let tps: Vec<TypeParam> = sizes.iter().cloned().map(TypeParam::Size).collect();
                 check_duplicate_type_params(&tps)?;
-                check_sizes_used(&tps, std::slice::from_ref(pat), "`let` pattern", false)?;
+                check_sizes_used(
+                    &tps,
+                    std::slice::from_ref(pat),
+                    None,
+                    "`let` pattern",
+                    false,
+                )?;
                 self.irrefutable(pat, "a `let` pattern")?;
                 self.expr(value)?;
                 self.expr(body)
@@ -534,7 +687,7 @@ impl Rules {
                 ..
             } => {
                 check_duplicate_type_params(type_params)?;
-                check_sizes_used(type_params, params, "local function", false)?;
+                check_sizes_used(type_params, params, None, "local function", false)?;
                 let mark = self.push_lifted(type_params);
                 let r = (|| {
                     for p in params {
@@ -559,7 +712,7 @@ impl Rules {
             ExprKind::If { cond, then_, else_ } => {
                 self.no_function_branches(
                     e,
-                    "the branches of an `if`",
+                    "If",
                     "apply the functions inside the branches instead, e.g. `\\x -> if c then f x else g x`",
                 )?;
                 self.expr(cond)?;
@@ -569,7 +722,7 @@ impl Rules {
             ExprKind::Match { scrutinee, cases } => {
                 self.no_function_branches(
                     e,
-                    "the cases of a `match`",
+                    "Match",
                     "apply the functions inside the cases instead, e.g. `\\x -> match v case #a -> f x case #b -> g x`",
                 )?;
                 self.expr(scrutinee)?;
@@ -586,15 +739,19 @@ impl Rules {
             } => {
                 let tps: Vec<TypeParam> = sizes.iter().cloned().map(TypeParam::Size).collect();
                 check_duplicate_type_params(&tps)?;
-                check_sizes_used(&tps, std::slice::from_ref(pat), "loop's parameter", false)?;
-                if pat
-                    .ty
-                    .as_ref()
-                    .is_some_and(|t| is_higher_order(t, &self.lifted))
-                {
+                check_sizes_used(
+                    &tps,
+                    std::slice::from_ref(pat),
+                    None,
+                    "loop's parameter",
+                    false,
+                )?;
+                if let Some(t) = pat.ty.as_ref().filter(|t| is_higher_order(t, &self.lifted)) {
                     return Err(err(
                         pat.span,
-                        "a loop parameter may not be (or contain) a function (Futhark must know statically which function is called); keep the function outside the loop and loop over the data it needs",
+                        format!(
+                            "Loop parameter inferred to have type `{t}`, but a loop parameter may not be of function type (nor contain a function: Futhark must know statically which function is called); keep the function outside the loop and loop over the data it needs"
+                        ),
                     ));
                 }
                 self.irrefutable(pat, "a loop parameter")?;

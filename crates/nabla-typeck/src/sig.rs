@@ -13,8 +13,12 @@ use nabla_syntax::types::{Name, Size, Type};
 /// overloaded literals).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Class {
-    /// Any type.
+    /// Any type, functions included (a lifted type parameter `'^a`).
     Any,
+    /// Any type that neither is nor contains a function (a type parameter
+    /// `'a` or `'~a`: instantiating it with a function is an error, "found
+    /// to be functional", as in Futhark).
+    Unlifted,
     /// Any numeric primitive type (default `i32`).
     Num,
     /// Integer types (default `i32`).
@@ -37,6 +41,17 @@ pub(crate) struct Scheme {
 }
 
 impl Scheme {
+    /// The scheme with every unconstrained type parameter unlifted (see
+    /// [`Class::Unlifted`]).
+    pub fn unlifted(mut self) -> Scheme {
+        for (_, c) in self.tparams.iter_mut() {
+            if *c == Class::Any {
+                *c = Class::Unlifted;
+            }
+        }
+        self
+    }
+
     /// A scheme whose parameters are all `Type::Param`s and `Size::Var`s in
     /// `ty` (except sizes bound by named arrow parameters), in order of appearance.
     pub fn from_type(ty: Type, classes: &[(&str, Class)]) -> Scheme {
@@ -103,6 +118,7 @@ fn collect_params(
                 bound.pop();
             }
         }
+        Type::Acc { arr, .. } => collect_params(arr, bound, tps, sps),
     }
 }
 
@@ -219,8 +235,17 @@ impl<'a> SigParser<'a> {
                     shape,
                     unique: true,
                 }),
+                Type::Acc { arr, .. } => Some(Type::Acc { arr, unique: true }),
                 t => Some(t),
             };
+        }
+        if self.peek(0) == Some("acc") && self.peek(1) == Some("(") {
+            self.pos += 1;
+            let arr = self.atom()?;
+            return Some(Type::Acc {
+                arr: Box::new(arr),
+                unique: false,
+            });
         }
         if self.eat("[").is_some() {
             let s = if self.eat("]").is_some() {
@@ -349,6 +374,65 @@ const ARRAY_SIGS: &[(&str, &str)] = &[
     ("sized", "(n: i64) -> [m]a -> [n]a"),
 ];
 
+/// The members of Futhark's built-in module `intrinsics` that no other name
+/// reaches (canonical name `intrinsics.NAME`; `acc(t)` is the accumulator
+/// type `intrinsics.acc t`). The module also holds every array/SOAC
+/// intrinsic of [`ARRAY_SIGS`] (`intrinsics.map` is `map`). Types from
+/// Futhark's `Language.Futhark.Prop.intrinsics`: the flat index intrinsics
+/// view a one-dimensional array through an offset and a (count, stride)
+/// per dimension; the result sizes are existential.
+const INTRINSICS_MODULE_SIGS: &[(&str, &str)] = &[
+    ("acc_write", "*acc([k]a) -> i64 -> a -> *acc([k]a)"),
+    (
+        "scatter_stream",
+        "*[k]a -> (*acc([k]a) -> b -> acc([k]a)) -> [n]b -> *[k]a",
+    ),
+    (
+        "hist_stream",
+        "*[k]a -> (a -> a -> a) -> a -> (*acc([k]a) -> b -> acc([k]a)) -> [n]b -> *[k]a",
+    ),
+    (
+        "flat_index_2d",
+        "[n]a -> i64 -> i64 -> i64 -> i64 -> i64 -> *[][]a",
+    ),
+    (
+        "flat_update_2d",
+        "*[n]a -> i64 -> i64 -> i64 -> [k][l]a -> *[n]a",
+    ),
+    (
+        "flat_index_3d",
+        "[n]a -> i64 -> i64 -> i64 -> i64 -> i64 -> i64 -> i64 -> *[][][]a",
+    ),
+    (
+        "flat_update_3d",
+        "*[n]a -> i64 -> i64 -> i64 -> i64 -> [k][l][p]a -> *[n]a",
+    ),
+    (
+        "flat_index_4d",
+        "[n]a -> i64 -> i64 -> i64 -> i64 -> i64 -> i64 -> i64 -> i64 -> i64 -> *[][][][]a",
+    ),
+    (
+        "flat_update_4d",
+        "*[n]a -> i64 -> i64 -> i64 -> i64 -> i64 -> [k][l][p][q]a -> *[n]a",
+    ),
+];
+
+/// The name of Futhark's built-in module of intrinsics.
+pub(crate) const INTRINSICS_MODULE: &str = "intrinsics";
+
+/// The canonical intrinsic that `intrinsics.NAME` stands for, if any: one
+/// of [`INTRINSICS_MODULE_SIGS`] (`intrinsics.NAME` itself) or an
+/// array/SOAC intrinsic (its bare name).
+pub(crate) fn intrinsics_module_member(name: &str) -> Option<String> {
+    if INTRINSICS_MODULE_SIGS.iter().any(|(n, _)| *n == name) {
+        Some(format!("{INTRINSICS_MODULE}.{name}"))
+    } else if ARRAY_SIGS.iter().any(|(n, _)| *n == name) && name != "???" {
+        Some(name.to_string())
+    } else {
+        None
+    }
+}
+
 /// Overloaded operators (bare names) with the class of their type parameter `t`.
 const OVERLOADED: &[(&str, &str, Class)] = &[
     ("+", "t -> t -> t", Class::Num),
@@ -465,6 +549,9 @@ pub fn intrinsic_signatures() -> Vec<(String, String)> {
     for (n, s, _) in OVERLOADED {
         out.push((n.to_string(), s.to_string()));
     }
+    for (n, s) in INTRINSICS_MODULE_SIGS {
+        out.push((format!("{INTRINSICS_MODULE}.{n}"), s.to_string()));
+    }
     for m in MODULES {
         for (n, s) in module_members(m) {
             out.push((format!("{m}.{n}"), s));
@@ -479,12 +566,27 @@ pub(crate) fn intrinsic_schemes() -> Vec<(String, Scheme)> {
     let mut out = Vec::new();
     for (n, s) in ARRAY_SIGS {
         if let Some(t) = parse_sig(s) {
-            out.push((n.to_string(), Scheme::from_type(t, &[])));
+            // As in Futhark's prelude, the type parameters of the array
+            // functions and of AD are not lifted (no arrays of functions);
+            // a typed hole may have any type, and `assert` may guard a
+            // function.
+            let scheme = Scheme::from_type(t, &[]);
+            let lifted = matches!(*n, "???" | "assert");
+            let scheme = if lifted { scheme } else { scheme.unlifted() };
+            out.push((n.to_string(), scheme));
         }
     }
     for (n, s, c) in OVERLOADED {
         if let Some(t) = parse_sig(s) {
             out.push((n.to_string(), Scheme::from_type(t, &[("t", *c)])));
+        }
+    }
+    for (n, s) in INTRINSICS_MODULE_SIGS {
+        if let Some(t) = parse_sig(s) {
+            out.push((
+                format!("{INTRINSICS_MODULE}.{n}"),
+                Scheme::from_type(t, &[]),
+            ));
         }
     }
     for m in MODULES {
@@ -518,6 +620,26 @@ mod tests {
                 "signature of {n} does not parse: {s}"
             );
         }
+    }
+
+    #[test]
+    fn intrinsics_module_members() {
+        assert_eq!(intrinsics_module_member("map").as_deref(), Some("map"));
+        assert_eq!(
+            intrinsics_module_member("acc_write").as_deref(),
+            Some("intrinsics.acc_write")
+        );
+        assert_eq!(
+            intrinsics_module_member("flat_update_3d").as_deref(),
+            Some("intrinsics.flat_update_3d")
+        );
+        assert_eq!(intrinsics_module_member("sqrt"), None);
+        assert_eq!(intrinsics_module_member("???"), None);
+        // An accumulator parameter is consumed (`*`), its result is not.
+        let t = parse_sig("*acc([k]a) -> i64 -> a -> acc([k]a)").unwrap();
+        assert_eq!(t.to_string(), "(*acc ([k]a)) -> (i64) -> (a) -> acc ([k]a)");
+        let s = Scheme::from_type(t, &[]);
+        assert_eq!(s.sparams, vec!["k".to_string()]);
     }
 
     #[test]

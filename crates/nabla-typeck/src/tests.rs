@@ -839,6 +839,21 @@ fn consume_use_after_update() {
 }
 
 #[test]
+fn consume_unique_type_parameter_result() {
+    // `*t` is fresh whatever `t` stands for (the prelude's `manifest`): the
+    // rows of a tuple it returns may be updated in place.
+    ok("def dup 't (a: t) : *t = copy a\n\
+        def f (xs: []i32) : []i32 = let (n, r) = dup (1i32, xs) in r with [0] = n");
+    // A parameter of type `t` (without `*`) is not unique: it may not be
+    // returned as a `*t` result.
+    consume_fails(
+        "def bad 't (a: t) : *t = a",
+        "Unique-typed return value is aliased to \"a\", which is not consumable",
+        "a",
+    );
+}
+
+#[test]
 fn consume_through_alias_and_let_with() {
     // `b` aliases `a`; `let a[0] = …` consumes both.
     let labels = consume_fails(
@@ -1162,9 +1177,16 @@ fn rules_underscore_names_may_be_bound_but_not_used() {
 
 #[test]
 fn rules_size_parameters_must_be_sizes_of_parameters() {
-    let (m, at) = first_error("def f [n] (x: i32) : [n]i32 = replicate n x");
+    let (m, at) = first_error("def f [n] (x: i32) : i32 = x + i32.i64 n");
     assert!(m.contains("`[n]` is not the size of any parameter"), "{m}");
     assert_eq!(at, "n");
+    // Named in the declared result type: each call takes it from the type
+    // its context gives the result (the prelude's `rep`), as Futhark does;
+    // not for an entry point, which has no such context.
+    ok("def f [n] (x: i32) : [n]i32 = replicate n x");
+    ok("def iiota [n] : [n]i64 = iota n");
+    let (m, _) = first_error("entry f [n] (x: i32) : [n]i32 = replicate n x");
+    assert!(m.contains("`[n]` is not the size of any parameter"), "{m}");
     let (m, _) = first_error("def f (x: i32) : i32 = let [k] (y: i32) = x in y");
     assert!(m.contains("`[k]`"), "{m}");
     let (m, _) = first_error("def f (x: i32) : i32 = let g [k] (y: i32) : i32 = y in g x");
@@ -1182,13 +1204,10 @@ fn rules_size_parameters_must_be_sizes_of_parameters() {
 fn rules_higher_order_restrictions() {
     let (m, at) =
         first_error("def f (b: bool) : i32 -> i32 = if b then (\\x -> x + 1) else (\\x -> x)");
-    assert!(
-        m.contains("branches of an `if` may not return a function"),
-        "{m}"
-    );
+    assert!(m.contains("if-results may not be of function type"), "{m}");
     assert!(at.starts_with("if b"), "{at}");
     let (m, _) = first_error("def f '^a (b: bool) (x: a) (y: a) : a = if b then x else y");
-    assert!(m.contains("may not return a function"), "{m}");
+    assert!(m.contains("may not be of function type"), "{m}");
     let (m, at) = first_error(
         "def f (n: i32) : i32 = let (g, _) = loop (g, k) = ((\\(x: i32) -> x), 0) for i < n do (g, k + 1) in g 1",
     );
@@ -1201,6 +1220,95 @@ fn rules_higher_order_restrictions() {
     ok("def mk (k: i32) = {f = \\(x: i32) -> x + k, k}\n\
         def f (b: bool) : i32 = let r = mk 2 in if b then r.f 1 else r.k");
     ok("def f 'a (b: bool) (x: a) (y: a) : a = if b then x else y");
+}
+
+#[test]
+fn rules_entry_points_defined_as_function_values() {
+    // The parameters of the type an entry point returns count as its own:
+    // first-order ones are fine (the elaborator eta-expands the entry).
+    ok("entry sum_all = i32.sum\n\
+        def plus (x: i32) (y: i32) = x + y\n\
+        entry add (x: i32) = plus x\n\
+        entry scale : f64 -> []f64 -> []f64 = \\k -> map (* k)");
+    let (m, at) = first_error("entry twice = \\(f: i32 -> i32) (x: i32) -> f (f x)");
+    assert!(
+        m.contains("Entry point functions may not be higher-order"),
+        "{m}"
+    );
+    assert_eq!(at, "twice");
+    let (m, _) = first_error("entry mk (x: i32) : (i32, i32 -> i32) = (x, \\y -> x + y)");
+    assert!(m.contains("returns `(i32, (i32) -> i32)`"), "{m}");
+    // The main file's `def main` is an entry point (when no entry point is
+    // named `main`), other `def`s are not.
+    let (m, _) = first_error("def main (f: i32 -> i32) (x: i32) = f x");
+    assert!(m.contains("may not be higher-order"), "{m}");
+    ok("def apply (f: i32 -> i32) (x: i32) = f x\nentry main (x: i32) = apply (+ 1) x");
+    ok("def main (f: i32 -> i32) (x: i32) = f x\nentry main (x: i32) = x");
+    // Inferred polymorphism, and result sizes no parameter gives.
+    let (m, _) = first_error("entry first xs = xs[0]");
+    assert!(
+        m.contains("Entry point functions may not be polymorphic"),
+        "{m}"
+    );
+    let (m, at) = first_error("entry main [n] (x: i32) : [n]i32 = replicate n x");
+    assert!(
+        m.contains("must not be size-polymorphic in their return type"),
+        "{m}"
+    );
+    assert_eq!(at, "n");
+}
+
+#[test]
+fn unlifted_type_parameters_are_never_functions() {
+    // `'a` (declared or of an intrinsic such as `map`) may not become a
+    // function type, `'^a` may; array elements may not be functions.
+    let (m, _) = first_error(
+        "def pick 'a (b: bool) (x: a) (y: a) : a = if b then x else y\n\
+         def main (b: bool) : i32 = (pick b (\\(x: i32) -> x) (\\x -> x + 1)) 2",
+    );
+    assert!(m.contains("found to be functional"), "{m}");
+    let (m, _) = first_error("def main (xs: []i32) = length (map (\\x -> \\(y: i32) -> x + y) xs)");
+    assert!(m.contains("found to be functional"), "{m}");
+    let (m, at) = first_error("def main (x: i32) : i32 = let fs = [\\(y: i32) -> y, (+ 1)] in x");
+    assert!(m.contains("found to be functional"), "{m}");
+    assert_eq!(at, "\\(y: i32) -> y");
+    let (m, _) = first_error("def f (fs: [](i32 -> i32)) : i64 = length fs");
+    assert!(
+        m.contains("Cannot create array with elements of lifted type"),
+        "{m}"
+    );
+    // A generalised parameter that was an array element stays unlifted.
+    let (m, _) = first_error("def one x = [x]\ndef main (k: i32) = length (one (+ k))");
+    assert!(m.contains("found to be functional"), "{m}");
+    ok("def swap '^a (x: a) (y: a) : (a, a) = (y, x)\n\
+        def main : i32 = (swap (\\(x: i32) -> x) (\\x -> x + 1)).0 2");
+    ok("def main (x: i32) : i32 = (id (+ 1)) x + (assert (x > 0) (* 2)) x");
+}
+
+#[test]
+fn type_abbreviations_are_no_more_lifted_than_declared() {
+    let (m, at) = first_error("type f = i32 -> i32");
+    assert!(
+        m.contains("Non-lifted type abbreviations may not contain functions"),
+        "{m}"
+    );
+    assert_eq!(at, "i32 -> i32");
+    let (m, _) = first_error("type t '^a = (a, i32)");
+    assert!(m.contains("may not contain functions"), "{m}");
+    let (m, _) = first_error("type~ g = {f: i32 -> i32}");
+    assert!(
+        m.contains("Size-lifted type abbreviations may not contain functions"),
+        "{m}"
+    );
+    let (m, _) = first_error("type^ f = i32 -> i32\ntype fs = [2]f");
+    assert!(m.contains("elements of lifted type \"f\""), "{m}");
+    let (m, _) = first_error("def f '^a (x: a) : [1]a = [x]");
+    assert!(m.contains("elements of lifted type \"a\""), "{m}");
+    ok("type^ f = i32 -> i32\n\
+        type~ row = []i32\n\
+        type^ pair '^a = (a, row)\n\
+        def g '~a (x: a) : (a, row) = (x, [1, 2])\n\
+        def main (k: i32) : i32 = let h : f = (+ k) in h (length (g 1).1 |> i32.i64)");
 }
 
 #[test]

@@ -13,9 +13,10 @@
 
 use crate::sig::{mk_array, Class};
 use nabla_prim::PrimType;
+use nabla_syntax::ast::Liftedness;
 use nabla_syntax::types::{Name, Size, Type};
 use nabla_syntax::Span;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 /// Bitmask over `PrimType::ALL` indices.
 pub(crate) type PrimSet = u16;
@@ -55,6 +56,11 @@ pub(crate) struct VarInfo {
     pub constraint: Constraint,
     /// Where the variable (or its constraint) came from.
     pub span: Span,
+    /// The variable may not become a function type, nor a type containing
+    /// one (Futhark's unlifted type variables: an instance of a type
+    /// parameter `'a` that is not lifted, an array element). Passed on to
+    /// the variables of the type it is bound to.
+    pub unlifted: bool,
 }
 
 /// The unifier's state.
@@ -74,6 +80,18 @@ pub(crate) struct Tcx {
     /// of `if`/`match` are unified: Futhark gives such a result a fresh
     /// existential size instead of rejecting it.
     pub lenient_sizes: bool,
+    /// After a failed [`Tcx::unify`]: the function type (or type containing
+    /// one) that an unlifted variable was to be bound to.
+    pub functional: Option<Type>,
+    /// The constructors standing for abstract types declared lifted
+    /// (`type~ t`, `type^ t`) in the sealed check of the module pass (see
+    /// `nabla_syntax::types::ABSTRACT_TYPE_CONSTRUCTOR`), with their
+    /// liftedness: such a type may be (or hide) a function or an array of
+    /// varying size.
+    pub lifted_abstract: HashMap<Name, Liftedness>,
+    /// The type parameters in scope declared lifted (`'^a`) or size-lifted
+    /// (`'~a`).
+    pub lifted_params: Vec<(Name, Liftedness)>,
 }
 
 const MAX_DEPTH: usize = 400;
@@ -88,15 +106,82 @@ impl Tcx {
             binding: None,
             constraint,
             span,
+            unlifted: false,
         });
         Type::Var(self.vars.len() as u32 - 1)
     }
 
+    /// A fresh variable that may not become a function type (see
+    /// [`VarInfo::unlifted`]).
+    pub fn fresh_unlifted(&mut self, span: Span) -> Type {
+        let t = self.fresh(span);
+        if let Type::Var(v) = t {
+            self.vars[v as usize].unlifted = true;
+        }
+        t
+    }
+
+    /// Requires `t` to be first-order (Futhark's "zero-order" types): an
+    /// error if it is, or contains, a function type; its unbound variables
+    /// become unlifted, so that they cannot become functions later.
+    pub fn require_unlifted(&mut self, t: &Type) -> Result<(), String> {
+        let z = self.zonk(t);
+        if self.liftedness(&z) != Liftedness::Unlifted {
+            let shown = z.to_string();
+            self.functional = Some(z);
+            return Err(format!("type `{shown}` found to be functional"));
+        }
+        let mut vs = Vec::new();
+        collect_vars(&z, &mut vs);
+        for v in vs {
+            self.vars[v as usize].unlifted = true;
+        }
+        Ok(())
+    }
+
+    /// How lifted a (zonked) type is: `Lifted` if it is or contains a
+    /// function, a lifted type parameter or abstract type, else
+    /// `SizeLifted` if it contains a size-lifted one, else `Unlifted`.
+    pub fn liftedness(&self, t: &Type) -> Liftedness {
+        let rank = |l: Liftedness| match l {
+            Liftedness::Unlifted => 0,
+            Liftedness::SizeLifted => 1,
+            Liftedness::Lifted => 2,
+        };
+        let max = |a: Liftedness, b: Liftedness| if rank(b) > rank(a) { b } else { a };
+        match t {
+            Type::Arrow { .. } => Liftedness::Lifted,
+            Type::Param(p) => self
+                .lifted_params
+                .iter()
+                .rev()
+                .find(|(n, _)| n == p)
+                .map_or(Liftedness::Unlifted, |(_, l)| *l),
+            Type::Prim(_) | Type::Var(_) => Liftedness::Unlifted,
+            Type::Array { elem, .. } | Type::Acc { arr: elem, .. } => self.liftedness(elem),
+            Type::Record(fs) => fs
+                .iter()
+                .fold(Liftedness::Unlifted, |l, (_, t)| max(l, self.liftedness(t))),
+            Type::Sum(cs) => cs.iter().fold(Liftedness::Unlifted, |l, (c, ts)| {
+                let own = self
+                    .lifted_abstract
+                    .get(c)
+                    .copied()
+                    .unwrap_or(Liftedness::Unlifted);
+                ts.iter()
+                    .fold(max(l, own), |l, t| max(l, self.liftedness(t)))
+            }),
+        }
+    }
+
     pub fn fresh_class(&mut self, c: Class, span: Span) -> Type {
+        if c == Class::Unlifted {
+            return self.fresh_unlifted(span);
+        }
         let num = prim_set(|p| p.is_numeric());
         let int = prim_set(|p| p.is_int());
         let cons = match c {
-            Class::Any => Constraint::None,
+            Class::Any | Class::Unlifted => Constraint::None,
             Class::Num => Constraint::Prims {
                 set: num,
                 default: PrimType::I32,
@@ -128,6 +213,19 @@ impl Tcx {
                 set: prim_set(|p| p.is_float()),
                 default: PrimType::F64,
                 what: "floating-point",
+            },
+            span,
+        )
+    }
+
+    /// A variable for a signed integer type (`i8` … `i64`, default `i32`):
+    /// the type of an index whose type is not known yet.
+    pub fn signed_int_var(&mut self, span: Span) -> Type {
+        self.fresh_c(
+            Constraint::Prims {
+                set: prim_set(|p| p.is_signed_int()),
+                default: PrimType::I32,
+                what: "signed integer",
             },
             span,
         )
@@ -229,6 +327,7 @@ impl Tcx {
                 Type::Record(fs) => fs.iter().any(|(_, t)| go(tcx, t, left)),
                 Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(|t| go(tcx, t, left)),
                 Type::Arrow { param, ret, .. } => go(tcx, param, left) || go(tcx, ret, left),
+                Type::Acc { arr, .. } => go(tcx, arr, left),
             }
         }
         let mut left = cap;
@@ -292,6 +391,7 @@ impl Tcx {
     /// description of the innermost conflict.
     pub fn unify(&mut self, a: &Type, b: &Type) -> Result<(), String> {
         self.blame = None;
+        self.functional = None;
         self.unify_d(a, b, 0)
     }
 
@@ -393,6 +493,7 @@ impl Tcx {
                 let r2 = forget_size(r2, n2.as_deref());
                 self.unify_d(&r1, &r2, d + 1)
             }
+            (Type::Acc { arr: a1, .. }, Type::Acc { arr: a2, .. }) => self.unify_d(a1, a2, d + 1),
             _ => Err(format!("{} is not {}", self.zonk(&b), self.zonk(&a))),
         }
     }
@@ -406,6 +507,9 @@ impl Tcx {
     fn bind(&mut self, v: u32, t: &Type, d: usize) -> Result<(), String> {
         if self.occurs(v, t) {
             return Err("infinite type: a type would have to contain itself".to_string());
+        }
+        if self.vars[v as usize].unlifted {
+            self.require_unlifted(t)?;
         }
         let c = self.vars[v as usize].constraint.clone();
         match (c, t) {
@@ -573,6 +677,18 @@ fn describe(c: &Constraint) -> String {
     }
 }
 
+/// Whether a (zonked) type is or contains a function type.
+pub(crate) fn contains_arrow(t: &Type) -> bool {
+    match t {
+        Type::Arrow { .. } => true,
+        Type::Prim(_) | Type::Param(_) | Type::Var(_) => false,
+        Type::Array { elem, .. } => contains_arrow(elem),
+        Type::Record(fs) => fs.iter().any(|(_, t)| contains_arrow(t)),
+        Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(contains_arrow),
+        Type::Acc { arr, .. } => contains_arrow(arr),
+    }
+}
+
 /// Unbound variables of an already-zonked type, in order of first appearance.
 pub(crate) fn collect_vars(t: &Type, out: &mut Vec<u32>) {
     match t {
@@ -592,6 +708,7 @@ pub(crate) fn collect_vars(t: &Type, out: &mut Vec<u32>) {
             collect_vars(param, out);
             collect_vars(ret, out);
         }
+        Type::Acc { arr, .. } => collect_vars(arr, out),
     }
 }
 
@@ -645,6 +762,10 @@ pub(crate) fn subst(
                 ret: Box::new(r),
             }
         }
+        Type::Acc { arr, unique } => Type::Acc {
+            arr: Box::new(subst(arr, tmap, smap)),
+            unique: *unique,
+        },
     }
 }
 

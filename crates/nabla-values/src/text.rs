@@ -265,6 +265,7 @@ impl<'a> Parser<'a> {
     fn parse_elem(&mut self, c: &mut Collect, depth: usize) -> Result<(), ValueError> {
         match self.peek() {
             Some(b'[') => self.parse_array(c, depth),
+            Some(b'"') => self.parse_string(c, depth),
             Some(b'e') if self.starts_with(b"empty") => self.parse_empty(c, depth),
             _ => {
                 let lit = self.parse_scalar()?;
@@ -345,6 +346,68 @@ impl<'a> Parser<'a> {
                     ))
                 }
             }
+        }
+        self.set_dim(c, depth, count, open)
+    }
+
+    /// A string literal `"…"`: as in Futhark's value format, the array of
+    /// the `u8`s of its UTF-8 encoding (escapes `\n \t \r \0 \\ \" \xHH`).
+    fn parse_string(&mut self, c: &mut Collect, depth: usize) -> Result<(), ValueError> {
+        let open = self.pos;
+        if c.rank.is_some_and(|r| r != depth + 1) || c.min_rank > depth + 1 {
+            return Err(self.err(open, "irregular array: a string where it does not fit"));
+        }
+        c.min_rank = c.min_rank.max(depth + 1);
+        c.rank = Some(depth + 1);
+        if c.first_type.is_none() {
+            c.first_type = Some((PrimType::U8, open));
+        }
+        self.pos += 1; // '"'
+        let mut count: i64 = 0;
+        loop {
+            let at = self.pos;
+            let byte = match self.peek() {
+                None => return Err(self.err(open, "unclosed string literal")),
+                Some(b'"') => {
+                    self.pos += 1;
+                    break;
+                }
+                Some(b'\\') => {
+                    let esc = self.src.get(self.pos + 1).copied();
+                    self.pos += 2;
+                    match esc {
+                        Some(b'n') => b'\n',
+                        Some(b't') => b'\t',
+                        Some(b'r') => b'\r',
+                        Some(b'0') => 0,
+                        Some(b'\\') => b'\\',
+                        Some(b'"') => b'"',
+                        Some(b'x') => {
+                            let hex = self.src.get(self.pos..self.pos + 2).unwrap_or(b"");
+                            let v = std::str::from_utf8(hex)
+                                .ok()
+                                .and_then(|h| u8::from_str_radix(h, 16).ok())
+                                .ok_or_else(|| self.err(at, "expected two hex digits after \\x"))?;
+                            self.pos += 2;
+                            v
+                        }
+                        _ => return Err(self.err(at, "unknown escape in a string literal")),
+                    }
+                }
+                Some(b) => {
+                    self.pos += 1;
+                    b
+                }
+            };
+            c.lits.push(Lit {
+                kind: LitKind::Int {
+                    neg: false,
+                    mag: u64::from(byte),
+                },
+                suffix: Some(PrimType::U8),
+                pos: at,
+            });
+            count += 1;
         }
         self.set_dim(c, depth, count, open)
     }

@@ -627,3 +627,22 @@ fn files_plain_and_gzip() {
     // A missing file.
     assert!(read_values_file(&temp_path("missing.in"), None).is_err());
 }
+
+#[test]
+fn string_literals_are_arrays_of_utf8_bytes() {
+    let v = one("\"12\"");
+    assert_eq!(v.shape(), &[2]);
+    assert_eq!(v.elem_type(), PrimType::U8);
+    assert_eq!(write_value_text(&v), "[49u8, 50u8]");
+    let v = one("\"a\\n\\\"\\x41é\"");
+    assert_eq!(
+        write_value_text(&v),
+        "[97u8, 10u8, 34u8, 65u8, 195u8, 169u8]"
+    );
+    let v = one("[\"ab\", \"cd\"]");
+    assert_eq!(v.shape(), &[2, 2]);
+    assert_eq!(one("\"\"").shape(), &[0]);
+    assert!(err("[\"ab\", \"c\"]").contains("irregular"));
+    assert!(err("\"ab").contains("unclosed"));
+    assert!(err("[1u8, \"a\"]").contains("irregular"));
+}

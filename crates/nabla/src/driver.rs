@@ -27,6 +27,9 @@ pub struct Compiled {
     pub sources: SourceMap,
     /// The elaborated (and, where enabled, validated) core IR.
     pub program: Program,
+    /// The compiler's warnings (Futhark's: an `include` in a module type
+    /// that shadows a type).
+    pub warnings: Vec<Diagnostic>,
     /// Whether the pipeline validated the IR (tests, debug builds,
     /// `--validate`): then the C backend also keeps the bounds checks of
     /// indices it proved in bounds and reports a failed proof
@@ -102,6 +105,8 @@ pub struct Checked {
     pub sources: SourceMap,
     /// `[prelude, imports…, main file]`, annotated by the type checker.
     pub files: Vec<ast::Program>,
+    /// The front end's warnings.
+    pub warnings: Vec<Diagnostic>,
 }
 
 /// Parses and type-checks the program whose main file is `path` (with the
@@ -121,12 +126,13 @@ pub fn check(path: &Path) -> Result<Checked, CompileError> {
     // The parsed program again, for the check of opaque ascription (only
     // when some module is ascribed a module type).
     let parsed = frontend::copy_if_ascribed(&files);
-    let mut files = match frontend::expand_modules(&sources, files, &mut next_id) {
-        Ok(fs) => fs,
+    let expansion = match frontend::expand_modules(&sources, files, &mut next_id) {
+        Ok(e) => e,
         Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
     };
-    if let Err(d) = nabla_typeck::check_program(&sources, &mut files) {
-        let d = frontend::user_facing_names(d);
+    let mut files = expansion.files;
+    let warnings = frontend::user_facing_names(expansion.warnings);
+    if let Err(d) = frontend::check_expanded(&sources, &mut files, &expansion.value_checks) {
         return Err(CompileError::from_diagnostics(d, &sources));
     }
     if let Some(parsed) = parsed {
@@ -134,7 +140,11 @@ pub fn check(path: &Path) -> Result<Checked, CompileError> {
             return Err(CompileError::from_diagnostics(d, &sources));
         }
     }
-    Ok(Checked { sources, files })
+    Ok(Checked {
+        sources,
+        files,
+        warnings,
+    })
 }
 
 /// Where compilation stops (`nabla dump-ir --after`).
@@ -243,7 +253,11 @@ pub fn compile(path: &Path) -> Result<Compiled, CompileError> {
 /// and elaborates it, then runs `opts.pipeline` (up to `opts.stop_after`).
 /// Stopping after a pass the pipeline does not contain is an error.
 pub fn compile_with(path: &Path, opts: &CompileOptions) -> Result<Compiled, CompileError> {
-    let Checked { sources, files } = check(path)?;
+    let Checked {
+        sources,
+        files,
+        warnings,
+    } = check(path)?;
     let mut program = match nabla_elab::elaborate_with_sources(&files, Some(&sources)) {
         Ok(p) => p,
         Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
@@ -268,6 +282,7 @@ pub fn compile_with(path: &Path, opts: &CompileOptions) -> Result<Compiled, Comp
     Ok(Compiled {
         sources,
         program,
+        warnings,
         validated: pipeline.validates(),
     })
 }

@@ -32,8 +32,35 @@ pub(crate) fn expand_modules(
     sources: &SourceMap,
     files: Vec<ast::Program>,
     next_id: &mut u32,
-) -> Result<Vec<ast::Program>, Vec<Diagnostic>> {
-    nabla_modules::expand_modules(sources, files, next_id)
+) -> Result<nabla_modules::Expansion, Vec<Diagnostic>> {
+    nabla_modules::expand_program(sources, files, next_id)
+}
+
+/// Type-checks the expanded program `files` and matches the `val`
+/// specifications of its ascriptions against the members' inferred types
+/// (then drops the declarations the module pass made up for them). The
+/// errors of both, in source order.
+pub(crate) fn check_expanded(
+    sources: &SourceMap,
+    files: &mut [ast::Program],
+    value_checks: &nabla_modules::ValueChecks,
+) -> Result<(), Vec<Diagnostic>> {
+    let mut diags = match nabla_typeck::check_program(sources, files) {
+        Ok(()) => Vec::new(),
+        // A made-up declaration the type checker cannot type is no error
+        // of the program (the module pass checked the specification).
+        Err(d) => d
+            .into_iter()
+            .filter(|d| !value_checks.is_made_up(d.span))
+            .collect(),
+    };
+    diags.extend(value_checks.check(files));
+    value_checks.remove_declarations(files);
+    if diags.is_empty() {
+        return Ok(());
+    }
+    diags.sort_by_key(|d| (d.span.file, d.span.start));
+    Err(user_facing_names(diags))
 }
 
 /// Checks that the program (`files` as parsed, already type-checked with
@@ -105,25 +132,34 @@ fn check_sealed(
     files: Vec<ast::Program>,
     mut next_id: u32,
 ) -> Result<(), Vec<Diagnostic>> {
-    let Some(mut sealed) = nabla_modules::expand_modules_sealed(sources, files, &mut next_id)
-    else {
-        return Ok(());
+    let mut sealed = match nabla_modules::expand_modules_sealed(sources, files, &mut next_id) {
+        Ok(Some(sealed)) => sealed,
+        Ok(None) => return Ok(()),
+        Err(diags) => return Err(user_facing_names(diags)),
     };
-    match nabla_typeck::check_program(sources, &mut sealed.files) {
-        Ok(()) => Ok(()),
-        Err(diags) => {
-            let made_up = |span: Span| {
-                sealed
-                    .generated
-                    .iter()
-                    .any(|g| g.file == span.file && g.start <= span.start && span.end <= g.end)
-            };
-            if diags.iter().any(|d| made_up(d.span)) {
-                Ok(())
-            } else {
-                Err(user_facing_names(diags))
-            }
+    let made_up = |span: Span| {
+        sealed
+            .generated
+            .iter()
+            .any(|g| g.file == span.file && g.start <= span.start && span.end <= g.end)
+    };
+    if let Err(diags) = nabla_typeck::check_program(sources, &mut sealed.files) {
+        let diags: Vec<Diagnostic> = diags
+            .into_iter()
+            .filter(|d| !sealed.value_checks.is_made_up(d.span))
+            .collect();
+        if diags.iter().any(|d| made_up(d.span)) {
+            return Ok(());
         }
+        if !diags.is_empty() {
+            return Err(user_facing_names(diags));
+        }
+    }
+    let diags = sealed.value_checks.check(&sealed.files);
+    if diags.is_empty() {
+        Ok(())
+    } else {
+        Err(user_facing_names(diags))
     }
 }
 

@@ -325,7 +325,15 @@ fn run(cli: Cli) -> ExitCode {
             compile_c(&file, out, only_c, mode, pipeline)
         }
         Command::Check { file } => match nabla::check(&file) {
-            Ok(_) => ExitCode::SUCCESS,
+            Ok(checked) => {
+                if !checked.warnings.is_empty() {
+                    eprintln!(
+                        "{}",
+                        nabla_syntax::diag::render_all(&checked.warnings, &checked.sources)
+                    );
+                }
+                ExitCode::SUCCESS
+            }
             Err(e) => {
                 eprintln!("{e}");
                 ExitCode::FAILURE

@@ -122,3 +122,57 @@ fn nabla_test_backend_c_counts_skips_separately() {
     assert!(text(&o.stdout).trim_end().ends_with("3 passed, 0 failed"));
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn recursion_too_deep_for_the_stack_is_a_run_time_error() {
+    // Each recursive function checks the stack its calls use since the
+    // entry point started: a recursion deeper than the stack allows stops
+    // with status 1 and a message instead of a segmentation fault. The
+    // same function runs as deep as the stack allows.
+    let d = scratch("deep");
+    let f = d.join("deep.fut");
+    std::fs::write(
+        &f,
+        "def depth (n: i64) : i64 = if n == 0 then 0 else 1 + depth (n - 1)\n\
+         entry main (n: i64) = depth n\n",
+    )
+    .expect("write the program");
+    let o = nabla(&["c", f.to_str().expect("UTF-8")], b"");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let exe = d.join("deep");
+    let c = std::fs::read_to_string(d.join("deep.c")).expect("the C source");
+    assert!(c.contains("NB_STACK_CHECK(\""), "no stack check emitted");
+    let ok = run(&exe, &[], b"20000i64");
+    assert!(ok.status.success(), "{}", text(&ok.stderr));
+    assert_eq!(text(&ok.stdout), "20000i64\n");
+    let deep = run(&exe, &[], b"1000000000i64");
+    assert_eq!(
+        deep.status.code(),
+        Some(1),
+        "status {:?}: {}",
+        deep.status,
+        text(&deep.stderr)
+    );
+    let err = text(&deep.stderr);
+    assert!(
+        err.starts_with("Error: stack overflow: the recursion of depth is too deep"),
+        "{err}"
+    );
+    assert!(err.contains("deep.fut:1:"), "{err}");
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn programs_without_recursion_have_no_stack_checks() {
+    let d = scratch("flat");
+    let f = d.join("flat.fut");
+    std::fs::write(&f, "entry main (n: i64) = n + 1\n").expect("write the program");
+    let o = nabla(&["c", f.to_str().expect("UTF-8")], b"");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let c = std::fs::read_to_string(d.join("flat.c")).expect("the C source");
+    assert!(
+        !c.contains("NB_STACK"),
+        "stack checks in a program without recursion"
+    );
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -135,13 +135,13 @@ fn diagnostics_say_what_and_where() {
         (
             "unbalanced_open",
             "def main (x: i32) : i32 =\n  let y = (x + 1 * (x - 2)\n  in y\n",
-            &["syntax error", "expected `)`", "found `in`"],
+            &["syntax error", "Unexpected \"in\"", "expected `)`"],
             (3, 3),
         ),
         (
             "unbalanced_close",
             "def main (x: i32) : i32 =\n  let y = x + 1)\n  in y\n",
-            &["syntax error", "found `)`"],
+            &["syntax error", "Unexpected \")\""],
             (2, 16),
         ),
         (
@@ -153,7 +153,7 @@ fn diagnostics_say_what_and_where() {
         (
             "missing_then",
             "def main (x: i32) : i32 =\n  if x > 0 x else 0\n",
-            &["expected `then`", "found `else`"],
+            &["Unexpected \"else\"", "expected `then`"],
             (2, 14),
         ),
         (

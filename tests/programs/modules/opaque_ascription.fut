@@ -10,7 +10,7 @@
 
 module type counter = {
   type t
-  type step = t -> t
+  type^ step = t -> t
   val zero: t
   val incr: step
   val (<+>): t -> t -> t
@@ -22,7 +22,7 @@ module type counter = {
 
 module Counter : counter = {
   type t = i32
-  type step = t -> t
+  type^ step = t -> t
   def zero = 0i32
   def incr (x: t) = x + 1
   def (<+>) (x: t) (y: t) = x + y
@@ -34,14 +34,14 @@ module Counter : counter = {
 
 module type bag = {
   type~ bag 'a
-  val empty 'a: bag a
+  val empty 'a: () -> bag a
   val add 'a: a -> bag a -> bag a
   val size 'a: bag a -> i64
 }
 
 module Bag : bag = {
   type~ bag 'a = []a
-  def empty 'a : bag a = []
+  def empty 'a () : bag a = []
   def add 'a (x: a) (b: bag a) : bag a = b ++ [x]
   def size 'a (b: bag a) = length b
 }
@@ -67,7 +67,7 @@ module Root : { type t  val f64: f64 -> t  val sqrt: t -> t  val to_f64: t -> f6
 entry main (k: i32) : (i32, i64, f64, f64, f64) =
   let c = Counter.incr (Counter.incr Counter.zero)
   let c = Counter.total (Counter.many 3 c) Counter.<+> Counter.incr Counter.zero
-  let b = Bag.add true (Bag.add false (Bag.add true Bag.empty))
+  let b = Bag.add true (Bag.add false (Bag.add true (Bag.empty ())))
   in ( Counter.get c + Counter.Show.twice Counter.zero * k
      , Bag.size b
      , S64.scale (S64.factor 2.5) 4.0

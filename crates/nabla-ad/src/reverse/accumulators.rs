@@ -1,11 +1,17 @@
 //! The return sweep of `with_acc` (accumulators in the code being
 //! differentiated: the adjoint code of an inner `vjp`, whose maps send the
 //! adjoints of their free arrays to accumulators, differentiated again by
-//! an outer `vjp`, as in a Hessian by `vjp ∘ vjp`).
+//! an outer `vjp`, as in a Hessian by `vjp ∘ vjp`; and the source
+//! language's `scatter_stream`/`hist_stream`).
 //!
 //! With `+` accumulators the result of `with_acc` is linear in what the
 //! updates add: `R = A + Σᵤ e(iᵤ) vᵤ` over the updates `u` (`e(i)` the cell
-//! or row at `i`). So `Ā += R̄`, and every value `vᵤ` gets `R̄[iᵤ]`. Instead
+//! or row at `i`). So `Ā += R̄`, and every value `vᵤ` gets `R̄[iᵤ]`. A
+//! `write` accumulator replaces the cells it writes: `Ā` gets `R̄` with
+//! those cells zeroed (the lambda run again on a copy of `R̄`, each of its
+//! updates writing zeros, as Futhark does), and every written value
+//! `R̄[iᵤ]` (a cell written twice gives both values its adjoint; which
+//! write wins is unspecified, as for `scatter`). Instead
 //! of a rule for each construct that threads accumulators, the lambda is
 //! rewritten into a surrogate without them: each accumulator becomes a
 //! running sum of its element type, and `update_acc acc i v` becomes
@@ -39,25 +45,29 @@ impl Reverse<'_> {
         ybar: &[Option<Atom>],
     ) -> Result<(), AdError> {
         let k = inputs.len();
-        if inputs.iter().any(|i| !matches!(i.op, AccOp::Add)) {
-            return self.unsupported("accumulators other than +");
+        if inputs
+            .iter()
+            .any(|i| !matches!(i.op, AccOp::Add | AccOp::Write))
+        {
+            return self.unsupported("accumulators with an operator other than +");
         }
         if lam.params.len() != k || pat.len() != lam.ret.len() || ybar.len() != pat.len() {
             return error(self.span, "internal error: malformed with_acc");
         }
-        // Ā += R̄.
-        for (input, g) in inputs.iter().zip(ybar) {
+        // Ā += R̄ (with the written cells zeroed for `write`).
+        let abar = self.written_cells_zeroed(b, pat, inputs, lam, ybar)?;
+        for (input, g) in inputs.iter().zip(abar) {
             if let Some(g) = g {
-                self.add_shared(b, adj, input.array, *g)?;
+                self.add_shared(b, adj, input.array, g)?;
             }
         }
-        // The active free variables of floating-point types: only they
-        // have adjoints.
+        // The active free variables of numeric types: only they have
+        // adjoints.
         let mut free = Vec::new();
         let mut param_types = Vec::new();
         for v in nabla_ir::free_vars_lambda(lam) {
             let t = type_of(b, self.span, v)?;
-            if self.active.contains(&v) && t.elem().is_float() {
+            if self.active.contains(&v) && t.elem().is_numeric() {
                 free.push(v);
                 param_types.push(crate::util::existential(&t));
             }
@@ -127,6 +137,173 @@ impl Reverse<'_> {
         for (v, a) in free.iter().zip(adjoints) {
             self.add_shared(b, adj, *v, a)?;
         }
+        Ok(())
+    }
+
+    /// The adjoints of a `with_acc`'s input arrays: `R̄` for an `add`
+    /// accumulator; for a `write` accumulator, `R̄` with the cells its
+    /// updates write set to zero (what was there before does not reach the
+    /// result): the lambda runs again on a copy of `R̄`, its updates of
+    /// these accumulators writing zeros.
+    fn written_cells_zeroed(
+        &mut self,
+        b: &mut FunctionBuilder,
+        pat: &[Param],
+        inputs: &[AccInput],
+        lam: &Lambda,
+        ybar: &[Option<Atom>],
+    ) -> Result<Vec<Option<Atom>>, AdError> {
+        let k = inputs.len();
+        let writes = |i: usize| matches!(inputs[i].op, AccOp::Write) && ybar[i].is_some();
+        if !(0..k).any(writes) {
+            return Ok(ybar[..k].to_vec());
+        }
+        let mut arrays = Vec::with_capacity(k);
+        for (i, g) in ybar[..k].iter().enumerate() {
+            let a = match g {
+                Some(Atom::Var(g)) => {
+                    let t = crate::util::existential(&type_of(b, self.span, *g)?);
+                    b.bind1("adj_copy", t, Exp::Copy(*g))
+                }
+                Some(Atom::Const(_)) => {
+                    return error(self.span, "internal error: a constant array adjoint")
+                }
+                None => match crate::util::zero_like(b, self.span, pat[i].var)? {
+                    Atom::Var(z) => z,
+                    Atom::Const(_) => return error(self.span, "internal error: scalar R̄"),
+                },
+            };
+            arrays.push(a);
+        }
+        let mut map = HashMap::new();
+        let mut ours = std::collections::HashSet::new();
+        let mut params = Vec::with_capacity(k);
+        for p in &lam.params {
+            let v = b.vars.fresh("acc", p.ty.clone());
+            map.insert(p.var, Atom::Var(v));
+            ours.insert(v);
+            params.push(Param::new(v, p.ty.clone()));
+        }
+        let mut body = self.fresh_copy(b, &lam.body, map)?;
+        self.zero_updates(b, &mut body, &mut ours)?;
+        let ret: Vec<Type> = lam.ret.iter().map(crate::util::existential).collect();
+        let tys = pat
+            .iter()
+            .map(|p| crate::util::existential(&p.ty))
+            .collect();
+        let masked = b.bind(
+            "adj_masked",
+            tys,
+            Exp::WithAcc {
+                inputs: arrays
+                    .iter()
+                    .zip(inputs)
+                    .map(|(a, i)| AccInput {
+                        array: *a,
+                        op: i.op.clone(),
+                    })
+                    .collect(),
+                lam: Lambda { params, body, ret },
+            },
+        );
+        Ok((0..k)
+            .map(|i| {
+                if writes(i) {
+                    Some(Atom::Var(masked[i]))
+                } else {
+                    ybar[i]
+                }
+            })
+            .collect())
+    }
+
+    /// Makes every update of the accumulators in `ours` (and of those
+    /// that come from them through maps, loops, branches and copies) in
+    /// `body` write zeros.
+    fn zero_updates(
+        &self,
+        b: &mut FunctionBuilder,
+        body: &mut Body,
+        ours: &mut std::collections::HashSet<Var>,
+    ) -> Result<(), AdError> {
+        let is_ours = |ours: &std::collections::HashSet<Var>, a: &Atom| matches!(a, Atom::Var(v) if ours.contains(v));
+        let old = std::mem::take(&mut body.stms);
+        let mut out = Vec::with_capacity(old.len());
+        for mut s in old {
+            // Which of the statement's results are accumulators of ours.
+            let mut marks: Vec<bool> = vec![false; s.pat.len()];
+            match &mut s.exp {
+                Exp::UpdateAcc { acc, value, .. } if ours.contains(acc) => {
+                    marks = vec![true];
+                    *value = match *value {
+                        Atom::Const(c) => Atom::Const(PrimValue::zero(c.prim_type())),
+                        Atom::Var(v) => {
+                            b.begin();
+                            let z = crate::util::zero_like(b, self.span, v);
+                            out.extend(b.end(vec![]).stms);
+                            z?
+                        }
+                    };
+                }
+                Exp::Soac(Soac::Map { lam, arrs, .. }) => {
+                    // The k-th accumulator result continues the k-th
+                    // accumulator input.
+                    let mut threaded = Vec::new();
+                    for (p, a) in lam.params.iter().zip(arrs.iter()) {
+                        if p.ty.is_acc() {
+                            threaded.push(ours.contains(a));
+                            if ours.contains(a) {
+                                ours.insert(p.var);
+                            }
+                        }
+                    }
+                    self.zero_updates(b, &mut lam.body, ours)?;
+                    let mut next = threaded.into_iter();
+                    for (m, p) in marks.iter_mut().zip(&s.pat) {
+                        if p.ty.is_acc() {
+                            *m = next.next().unwrap_or(false);
+                        }
+                    }
+                }
+                Exp::Loop {
+                    params,
+                    init,
+                    body: lb,
+                    ..
+                } => {
+                    for ((p, a), m) in params.iter().zip(init.iter()).zip(marks.iter_mut()) {
+                        if is_ours(ours, a) {
+                            ours.insert(p.var);
+                            *m = true;
+                        }
+                    }
+                    self.zero_updates(b, lb, ours)?;
+                }
+                Exp::If { then_, else_, .. } => {
+                    self.zero_updates(b, then_, ours)?;
+                    self.zero_updates(b, else_, ours)?;
+                    for (k, m) in marks.iter_mut().enumerate() {
+                        *m = [&then_.result, &else_.result]
+                            .iter()
+                            .any(|r| r.get(k).is_some_and(|a| is_ours(ours, a)));
+                    }
+                }
+                Exp::Atoms(atoms) => {
+                    for (m, a) in marks.iter_mut().zip(atoms.iter()) {
+                        *m = is_ours(ours, a);
+                    }
+                }
+                Exp::WithAcc { lam, .. } => self.zero_updates(b, &mut lam.body, ours)?,
+                _ => {}
+            }
+            for (p, m) in s.pat.iter().zip(marks) {
+                if m && p.ty.is_acc() {
+                    ours.insert(p.var);
+                }
+            }
+            out.push(s);
+        }
+        body.stms = out;
         Ok(())
     }
 

@@ -319,7 +319,10 @@ impl<'a> Parser<'a> {
         Diagnostic::new(
             DiagnosticKind::Syntax,
             self.err_span(),
-            format!("expected {expected}, found {}", self.peek().describe()),
+            format!(
+                "Unexpected {}: expected {expected}",
+                self.peek().unexpected()
+            ),
         )
     }
 
@@ -820,7 +823,7 @@ impl<'a> Parser<'a> {
                     return Err(Diagnostic::new(
                         DiagnosticKind::Syntax,
                         sym_span,
-                        "`!` is a prefix operator and cannot be defined as an infix operator",
+                        "`!` is a prefix operator and cannot be used as infix operator",
                     ));
                 }
                 self.bump();
@@ -844,6 +847,13 @@ impl<'a> Parser<'a> {
             op
         } else if let Tok::Ident(n) = self.peek().clone() {
             let span = self.bump().span;
+            if self.is_sym(0, "!") {
+                return Err(Diagnostic::new(
+                    DiagnosticKind::Syntax,
+                    self.span(),
+                    "`!` is a prefix operator and cannot be used as infix operator",
+                ));
+            }
             Ident { name: n, span }
         } else if self.starts_param_pat() {
             // Infix definition: `def (a: t) +^ (b: t) = …`
@@ -1617,6 +1627,11 @@ impl<'a> Parser<'a> {
         while self.starts_atom() {
             args.push(self.atom()?);
         }
+        // A lambda may be the last argument without parentheses
+        // (`tabulate n \i -> e`); its body extends as far right as possible.
+        if self.at(&Tok::Backslash) {
+            args.push(self.nested(|p| p.prefix())?);
+        }
         if let ExprKind::Constr(c, payload) = &head.kind {
             if payload.is_empty() && !args.is_empty() {
                 let span = head
@@ -1904,7 +1919,10 @@ impl<'a> Parser<'a> {
 
     /// After `(.` with `[` next: an index section, as a lambda whose
     /// parameter has a name no program uses.
-    fn index_section(&mut self, open: Span) -> PResult<Expr> {
+    /// The rest of a section that projects and indexes (`(.[i])`,
+    /// `(.a[i].b)`), after `(`, the leading `.` and the `fields` read so
+    /// far: the function `\x -> x.fields[i]…`.
+    fn index_section(&mut self, open: Span, fields: Vec<Ident>) -> PResult<Expr> {
         const PARAM: &str = "index_section_arg'";
         let param = Ident {
             name: PARAM.to_string(),
@@ -1926,6 +1944,10 @@ impl<'a> Parser<'a> {
             )
         };
         let mut body = var(open);
+        for f in fields {
+            let span = open.to(f.span);
+            body = mk(ExprKind::Project(Box::new(body), f), span);
+        }
         loop {
             self.chain_step()?;
             if matches!(self.peek(), Tok::LBracket { .. }) {
@@ -1968,7 +1990,7 @@ impl<'a> Parser<'a> {
         // fields (`(.[i].a)`): the function `\x -> x[i]…`.
         if self.at(&Tok::Dot) && matches!(self.peek_at(1), Tok::LBracket { .. }) {
             self.bump();
-            return self.index_section(open);
+            return self.index_section(open, vec![]);
         }
         // Projection section `(.a.b)` / `(.0)`.
         if self.at(&Tok::Dot) {
@@ -1982,6 +2004,9 @@ impl<'a> Parser<'a> {
                     ));
                 }
                 fields.push(self.field_id()?);
+                if matches!(self.peek(), Tok::LBracket { index: true }) {
+                    return self.index_section(open, fields);
+                }
             }
             let e =
                 self.expect_close(&Tok::RParen, "`.` or `)` in the projection section", open)?;
@@ -2205,8 +2230,8 @@ impl<'a> Parser<'a> {
                         DiagnosticKind::Syntax,
                         self.span(),
                         format!(
-                            "unexpected {}: missing `in` after the `let` binding?",
-                            self.peek().describe()
+                            "Unexpected {}: missing `in` after the `let` binding?",
+                            self.peek().unexpected()
                         ),
                     ))
                 }

@@ -18,7 +18,8 @@ pub(crate) type Ids = BTreeSet<u32>;
 pub(crate) enum Als {
     /// A primitive value: aliases nothing.
     Prim,
-    /// An array or a value of a type parameter.
+    /// An array, an accumulator (consumed and aliased like an array) or a
+    /// value of a type parameter.
     Arr(Ids),
     /// A function: what its closure aliases, and its signature if known.
     Fun(Ids, Option<Rc<FnSig>>),
@@ -65,7 +66,10 @@ impl Als {
         };
         match (self, t) {
             (_, Type::Prim(_)) => Als::Prim,
-            (a @ Als::Arr(_), Type::Array { .. } | Type::Param(_) | Type::Var(_)) => a,
+            (
+                a @ Als::Arr(_),
+                Type::Array { .. } | Type::Acc { .. } | Type::Param(_) | Type::Var(_),
+            ) => a,
             (a @ Als::Fun(..), Type::Arrow { .. }) => a,
             (Als::Rec(fs), Type::Record(ts))
                 if fs.len() == ts.len() && fs.iter().zip(ts).all(|(a, b)| a.0 == b.0) =>
@@ -395,7 +399,9 @@ impl Uniq {
         }
         match t {
             Type::Prim(_) => Uniq::Prim,
-            Type::Array { unique, .. } => Uniq::Arr(star || (trust && *unique)),
+            Type::Array { unique, .. } | Type::Acc { unique, .. } => {
+                Uniq::Arr(star || (trust && *unique))
+            }
             Type::Param(_) | Type::Var(_) => Uniq::Arr(star),
             Type::Arrow { .. } => Uniq::Fun(Some(Rc::new(FnSig::of_arrow_in(te, t, trust)))),
             Type::Record(fs) => Uniq::Rec(

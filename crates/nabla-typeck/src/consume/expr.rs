@@ -26,7 +26,7 @@ pub(super) fn result_expr(e: &Expr) -> &Expr {
 /// functions do not).
 fn self_alias(t: Option<&Type>, gid: u32) -> Als {
     match t {
-        Some(Type::Array { .. }) | None => Als::Arr(Ids::from([gid])),
+        Some(Type::Array { .. } | Type::Acc { .. }) | None => Als::Arr(Ids::from([gid])),
         Some(Type::Record(fs)) => Als::Rec(
             fs.iter()
                 .map(|(n, t)| (n.clone(), self_alias(Some(t), gid)))

@@ -244,6 +244,26 @@ pub(crate) fn check_valbind(
     globals: &HashMap<NodeId, GlobalInfo>,
     intrinsics: &HashMap<String, Rc<Scheme>>,
 ) -> (FnSig, R<()>) {
+    // A recursive function's uses of itself follow its declared signature:
+    // its parameters' uniqueness, and its declared result (without one, a
+    // result that may alias every argument).
+    let with_self;
+    let globals = if crate::recursion::is_recursive(vb) {
+        let mut g = globals.clone();
+        g.insert(
+            vb.id,
+            GlobalInfo {
+                name: vb.name.name.clone(),
+                constant: false,
+                sig: Rc::new(func::declared_sig(vb)),
+                ty: vb.ty.clone(),
+            },
+        );
+        with_self = g;
+        &with_self
+    } else {
+        globals
+    };
     let mut cx = Cx {
         globals,
         intrinsics,

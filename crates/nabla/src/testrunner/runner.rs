@@ -441,10 +441,9 @@ impl FileCx<'_> {
             }
         }
         for re in &block.warnings {
-            // nabla's compiler gives no warnings (yet): its warning text is
-            // empty, so only an expectation that matches the empty text
-            // (`warning: ^$`, "no warnings") can pass. It still compiles
-            // the program, so that a compile error is reported as such.
+            // The program must compile, and its warnings (rendered, or
+            // any one's message) match: no warnings are the empty text,
+            // which `warning: ^$` expects, as Futhark's runner reads it.
             let head = format!("FAIL {shown} (warning expected)");
             let regex = match expectation_regex(re) {
                 Ok(r) => r,
@@ -458,10 +457,23 @@ impl FileCx<'_> {
             };
             match self.compiled() {
                 Err(e) => report.fail(format!("{head}: {e}")),
-                Ok(_) if regex.is_match("") => report.pass(),
-                Ok(_) => report.fail(format!(
-                    "{head}: expected a compiler warning matching /{re}/, but nabla gave no warnings"
-                )),
+                Ok(c) => {
+                    let text = nabla_syntax::diag::render_all(&c.warnings, &c.sources);
+                    if regex.is_match(&text)
+                        || c.warnings.iter().any(|w| regex.is_match(&w.message))
+                    {
+                        report.pass();
+                    } else if c.warnings.is_empty() {
+                        report.fail(format!(
+                            "{head}: expected a compiler warning matching /{re}/, but nabla gave no warnings"
+                        ));
+                    } else {
+                        report.fail(format!(
+                            "{head}: expected a compiler warning matching /{re}/, but nabla warned: {}",
+                            one_line(&text)
+                        ));
+                    }
+                }
             }
         }
         if block.compile_only() {

@@ -1,0 +1,7 @@
+-- A type abbreviation declared without `^` may not contain a function.
+-- ==
+-- error: Non-lifted type abbreviations may not contain functions. The definition of `op`
+
+type op = (i32, i32 -> i32)
+
+def main (x: i32) : i32 = x
