@@ -1665,12 +1665,7 @@ impl Checker {
                 ret,
             } => {
                 self.no_dependent_result(&ft, &param, &at, arg, fname)?;
-                self.unify_at(
-                    &param,
-                    &at,
-                    arg.span,
-                    &format!("mismatched types in argument {} of {fname}", k + 1),
-                )?;
+                self.unify_at(&param, &at, arg.span, &Self::cannot_apply(fname, arg, k))?;
                 Ok(match param_name {
                     Some(n) => {
                         let s = self.size_of_arg(arg);
@@ -1781,6 +1776,25 @@ impl Checker {
                 ..
             } if name.quals.is_empty() => Size::Var(name.name.clone()),
             _ => Size::Any,
+        }
+    }
+
+    /// The context of an argument's type error, in Futhark's words:
+    /// `Cannot apply "f" to "x" (invalid type)` (an argument that is not a
+    /// name is given by its position; a function without a name is
+    /// "function"). `fname` is as [`Checker::fname_of`] gives it.
+    fn cannot_apply(fname: &str, arg: &Expr, k: usize) -> String {
+        let f = match fname.strip_prefix('`').and_then(|f| f.strip_suffix('`')) {
+            Some(name) => format!("\"{name}\""),
+            None => "function".to_string(),
+        };
+        let mut a = arg;
+        while let ExprKind::Parens(x) = &a.kind {
+            a = x;
+        }
+        match &a.kind {
+            ExprKind::Var { name, .. } => format!("Cannot apply {f} to \"{name}\" (invalid type)"),
+            _ => format!("Cannot apply {f} to argument #{} (invalid type)", k + 1),
         }
     }
 
