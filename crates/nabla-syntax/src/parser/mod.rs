@@ -1445,7 +1445,7 @@ impl<'a> Parser<'a> {
                     self.chain_step()?;
                     if let Tok::LBracket { .. } = self.peek() {
                         let open = self.bump().span;
-                        let indices = self.dim_indices(open)?;
+                        let indices = self.update_indices(open)?;
                         self.expect(&Tok::Equals, "`=` after the indices of `with [...]`")?;
                         let value = self.bp(BP_WITH + 1)?;
                         let span = start.to(value.span);
@@ -1466,7 +1466,7 @@ impl<'a> Parser<'a> {
                         // `r with a.b[i] = v`: the array in a field, updated in place.
                         if let Tok::LBracket { .. } = self.peek() {
                             let open = self.bump().span;
-                            let indices = self.dim_indices(open)?;
+                            let indices = self.update_indices(open)?;
                             self.expect(&Tok::Equals, "`=` after the indices of `with`")?;
                             let value = self.bp(BP_WITH + 1)?;
                             let span = start.to(value.span);
@@ -2087,6 +2087,67 @@ impl<'a> Parser<'a> {
         Ok(out)
     }
 
+    /// The indices of an in-place update after its `[`: consecutive groups
+    /// of single indices are one (`a[i][j]` is `a[i, j]`); a group with a
+    /// slice ends them.
+    fn update_indices(&mut self, open: Span) -> PResult<Vec<DimIndex>> {
+        let mut indices = self.dim_indices(open)?;
+        while matches!(self.peek(), Tok::LBracket { index: true })
+            && indices.iter().all(|d| matches!(d, DimIndex::Fix(_)))
+        {
+            let open = self.bump().span;
+            indices.extend(self.dim_indices(open)?);
+        }
+        Ok(indices)
+    }
+
+    /// `let a.f.g = v` or `let a.f.g[i] = v` (after `let`, at `a`): binds
+    /// `a` to `a with f.g = v` (`a with f.g[i] = v`).
+    fn let_field_update(&mut self) -> PResult<LetHead> {
+        let dest = self.ident("a name")?;
+        let mut path = Vec::new();
+        while self.eat(&Tok::Dot) {
+            path.push(self.field_id()?);
+        }
+        let src = Box::new(mk(
+            ExprKind::Var {
+                name: QualName {
+                    quals: vec![],
+                    name: dest.name.clone(),
+                    span: dest.span,
+                },
+                res: None,
+                inst: vec![],
+            },
+            dest.span,
+        ));
+        let kind = if let Tok::LBracket { .. } = self.peek() {
+            let open = self.bump().span;
+            let indices = self.update_indices(open)?;
+            self.expect(&Tok::Equals, "`=` after `let a.f[...]`")?;
+            let value = Box::new(self.expr()?);
+            ExprKind::Update {
+                src,
+                path,
+                indices,
+                value,
+            }
+        } else {
+            self.expect(&Tok::Equals, "`=` or `[` after `let a.f`")?;
+            let value = Box::new(self.expr()?);
+            ExprKind::RecordUpdate { src, path, value }
+        };
+        let end = match &kind {
+            ExprKind::Update { value, .. } | ExprKind::RecordUpdate { value, .. } => value.span,
+            _ => dest.span,
+        };
+        Ok(LetHead::Pat {
+            sizes: vec![],
+            pat: mkpat(PatKind::Id(dest.clone()), dest.span),
+            value: mk(kind, dest.span.to(end)),
+        })
+    }
+
     /// One `let` binding up to and including its value.
     fn let_head(&mut self) -> PResult<LetHead> {
         self.expect(&Tok::Let, "`let`")?;
@@ -2096,7 +2157,7 @@ impl<'a> Parser<'a> {
         {
             let dest = self.ident("a name")?;
             let open = self.bump().span;
-            let indices = self.dim_indices(open)?;
+            let indices = self.update_indices(open)?;
             self.expect(&Tok::Equals, "`=` after `let a[...]`")?;
             let value = self.expr()?;
             return Ok(LetHead::With {
@@ -2104,6 +2165,11 @@ impl<'a> Parser<'a> {
                 indices,
                 value,
             });
+        }
+        // let a.f.g = v  /  let a.f[i] = v: `a` rebound to `a with f.g = v`
+        // (`a with f[i] = v`).
+        if matches!(self.peek(), Tok::Ident(_)) && matches!(self.peek_at(1), Tok::Dot) {
+            return self.let_field_update();
         }
         // Local function: let f params = …  /  let (op) params = …
         let is_fun_start = |p: &Self, n: usize| {
