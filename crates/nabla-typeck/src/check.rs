@@ -2411,11 +2411,15 @@ impl Checker {
                 let vt = self.infer(value)?;
                 // The new value may have other sizes than the old one.
                 let lenient = std::mem::replace(&mut self.tcx.lenient_sizes, true);
+                let fields: Vec<&str> = path.iter().map(|f| f.name.as_str()).collect();
                 let r = self.unify_at(
                     &ft,
                     &vt,
                     value.span,
-                    "the new value's type does not match the field's type",
+                    &format!(
+                        "Type mismatch when updating record field \"{}\"",
+                        fields.join(".")
+                    ),
                 );
                 self.tcx.lenient_sizes = lenient;
                 r?;
