@@ -1128,12 +1128,19 @@ impl<'a> Elab<'a> {
             }
             ExprKind::Update {
                 src,
+                path,
                 indices,
                 value,
             } => {
-                let arr = self.elab_expr(fb, src, ctx)?;
+                let s = self.elab_expr(fb, src, ctx)?;
                 let v = self.elab_expr(fb, value, ctx)?;
-                self.update(fb, &arr, indices, &v, ctx, span)
+                // `r with a.b[i] = v`: update the array in field `a.b`.
+                let mut arr = s.clone();
+                for f in path {
+                    arr = project(&arr, &f.name, f.span)?;
+                }
+                let new = self.update(fb, &arr, indices, &v, ctx, span)?;
+                record_set(&s, path, new, span)
             }
             ExprKind::RecordUpdate { src, path, value } => {
                 let s = self.elab_expr(fb, src, ctx)?;

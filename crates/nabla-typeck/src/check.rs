@@ -385,9 +385,10 @@ impl Checker {
                         // consumption rules too.
                         let (sig, r) = consume::check_valbind(vb, &self.globals, &self.intrinsics);
                         let entry = vb.entry || self.main_entry == Some(vb.id);
-                        if let Err(e) = rules::check_valbind(vb, entry)
+                        // Consumption before the static rules, as Futhark.
+                        if let Err(e) = r
+                            .and_then(|()| rules::check_valbind(vb, entry))
                             .and_then(|()| recursion::check_valbind(vb))
-                            .and(r)
                         {
                             diags.push(e);
                         }
@@ -960,6 +961,7 @@ impl Checker {
                 src,
                 indices,
                 value,
+                ..
             } => {
                 self.fin_expr(src)?;
                 self.fin_dims(indices)?;
@@ -1716,12 +1718,7 @@ impl Checker {
                 ret,
             } => {
                 self.no_dependent_result(&ft, &param, &at, arg, fname)?;
-                self.unify_at(
-                    &param,
-                    &at,
-                    arg.span,
-                    &format!("mismatched types in argument {} of {fname}", k + 1),
-                )?;
+                self.unify_at(&param, &at, arg.span, &Self::cannot_apply(fname, arg, k))?;
                 Ok(match param_name {
                     Some(n) => {
                         let s = self.size_of_arg(arg);
@@ -1855,6 +1852,25 @@ impl Checker {
                 ..
             } if name.quals.is_empty() => Size::Var(name.name.clone()),
             _ => Size::Any,
+        }
+    }
+
+    /// The context of an argument's type error, in Futhark's words:
+    /// `Cannot apply "f" to "x" (invalid type)` (an argument that is not a
+    /// name is given by its position; a function without a name is
+    /// "function"). `fname` is as [`Checker::fname_of`] gives it.
+    fn cannot_apply(fname: &str, arg: &Expr, k: usize) -> String {
+        let f = match fname.strip_prefix('`').and_then(|f| f.strip_suffix('`')) {
+            Some(name) => format!("\"{name}\""),
+            None => "function".to_string(),
+        };
+        let mut a = arg;
+        while let ExprKind::Parens(x) = &a.kind {
+            a = x;
+        }
+        match &a.kind {
+            ExprKind::Var { name, .. } => format!("Cannot apply {f} to \"{name}\" (invalid type)"),
+            _ => format!("Cannot apply {f} to argument #{} (invalid type)", k + 1),
         }
     }
 
@@ -2442,11 +2458,17 @@ impl Checker {
             }
             ExprKind::Update {
                 src,
+                path,
                 indices,
                 value,
             } => {
                 let t = self.infer(src)?;
-                let et = self.index_type(&t, indices, span)?;
+                // `r with a.b[i] = v`: the array in field `a.b`.
+                let mut at = t.clone();
+                for f in path.iter() {
+                    at = self.project_type(&at, f)?;
+                }
+                let et = self.index_type(&at, indices, span)?;
                 let vt = self.infer(value)?;
                 self.unify_at(
                     &et,

@@ -772,6 +772,7 @@ impl Rules {
                 src,
                 indices,
                 value,
+                ..
             } => {
                 self.expr(src)?;
                 self.dims(indices)?;

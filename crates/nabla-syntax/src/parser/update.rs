@@ -64,52 +64,67 @@ fn all_fixed(indices: &[DimIndex]) -> bool {
     indices.iter().all(|d| matches!(d, DimIndex::Fix(_)))
 }
 
-/// The update of `src` at `path` with `value`, spanning `span`.
-pub(super) fn update_expr(src: Expr, mut path: Vec<PathStep>, value: Expr, span: Span) -> Expr {
-    // Leading fields form one record path, leading fixed index groups one
-    // group of indices (`xss[0][1]` is `xss[0, 1]`).
-    let rest;
-    let head = match path.first() {
-        Some(PathStep::Field(_)) => {
-            let n = path
-                .iter()
-                .take_while(|s| matches!(s, PathStep::Field(_)))
-                .count();
-            rest = path.split_off(n);
-            let fields = path
-                .into_iter()
-                .map(|s| match s {
-                    PathStep::Field(f) => f,
-                    PathStep::Index(..) => unreachable!("only fields were taken"),
-                })
-                .collect();
-            Head::Fields(fields)
-        }
-        Some(PathStep::Index(..)) => {
-            let mut steps = path.into_iter();
-            let Some(PathStep::Index(mut indices, _)) = steps.next() else {
-                unreachable!("the first step is an index group")
-            };
-            let mut others: Vec<PathStep> = steps.collect();
-            while all_fixed(&indices) {
-                match others.first() {
-                    Some(PathStep::Index(..)) => {
-                        let PathStep::Index(more, _) = others.remove(0) else {
-                            unreachable!("matched an index group")
-                        };
-                        indices.extend(more);
-                    }
-                    _ => break,
+/// Splits the first part off an update path: its leading fields form one
+/// record path, its leading fixed index groups one group of indices
+/// (`xss[0][1]` is `xss[0, 1]`); `None` for an empty path.
+fn split_head(path: Vec<PathStep>) -> Option<(Head, Vec<PathStep>)> {
+    let mut steps = path.into_iter().peekable();
+    match steps.next()? {
+        PathStep::Field(f) => {
+            let mut fields = vec![f];
+            while let Some(PathStep::Field(_)) = steps.peek() {
+                if let Some(PathStep::Field(f)) = steps.next() {
+                    fields.push(f);
                 }
             }
-            rest = others;
-            Head::Indices(indices)
+            Some((Head::Fields(fields), steps.collect()))
         }
-        None => return value,
+        PathStep::Index(mut indices, _) => {
+            while all_fixed(&indices) && matches!(steps.peek(), Some(PathStep::Index(..))) {
+                if let Some(PathStep::Index(more, _)) = steps.next() {
+                    indices.extend(more);
+                }
+            }
+            Some((Head::Indices(indices), steps.collect()))
+        }
+    }
+}
+
+/// The update of `src` at `path` with `value`, spanning `span`.
+pub(super) fn update_expr(src: Expr, path: Vec<PathStep>, value: Expr, span: Span) -> Expr {
+    let Some((head, rest)) = split_head(path) else {
+        return value;
     };
     if rest.is_empty() {
         return head.update(src, value, span);
     }
+    // Fields then indices: an in-place update of the array in the field
+    // (`r with a.b[i] = v`).
+    let (head, rest) = match (head, rest.first()) {
+        (Head::Fields(fields), Some(PathStep::Index(..))) => {
+            match split_head(rest) {
+                Some((Head::Indices(indices), more)) if more.is_empty() => {
+                    return mk(
+                        ExprKind::Update {
+                            src: Box::new(src),
+                            path: fields,
+                            indices,
+                            value: Box::new(value),
+                        },
+                        span,
+                    );
+                }
+                Some((inner, more)) => {
+                    // Put the steps back: the general case below.
+                    let mut steps: Vec<PathStep> = inner.into_steps(span);
+                    steps.extend(more);
+                    (Head::Fields(fields), steps)
+                }
+                None => (Head::Fields(fields), vec![]),
+            }
+        }
+        (head, _) => (head, rest),
+    };
     // A mixed path: update the part `head` selects with the rest of the path.
     let (bound, var) = match &src.kind {
         ExprKind::Var { .. } => (None, src),
@@ -157,6 +172,14 @@ enum Head {
 }
 
 impl Head {
+    /// The head as path steps again.
+    fn into_steps(self, span: Span) -> Vec<PathStep> {
+        match self {
+            Head::Fields(fs) => fs.into_iter().map(PathStep::Field).collect(),
+            Head::Indices(indices) => vec![PathStep::Index(indices, span)],
+        }
+    }
+
     /// `src with head = value`.
     fn update(self, src: Expr, value: Expr, span: Span) -> Expr {
         let (src, value) = (Box::new(src), Box::new(value));
@@ -164,6 +187,7 @@ impl Head {
             Head::Fields(path) => ExprKind::RecordUpdate { src, path, value },
             Head::Indices(indices) => ExprKind::Update {
                 src,
+                path: vec![],
                 indices,
                 value,
             },
