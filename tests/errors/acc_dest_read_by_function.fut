@@ -1,7 +1,7 @@
 -- The function given to a stream may not read the array the stream
 -- consumes (its cells change while the function runs).
 -- ==
--- error: consumed, but it may alias `xs`
+-- error: Argument is consumed, but aliases variable "xs"
 
 def main (xs: *[4]i32) : [4]i32 =
   intrinsics.scatter_stream xs

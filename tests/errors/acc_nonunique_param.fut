@@ -1,6 +1,6 @@
 -- Only a unique (`*`) accumulator parameter may be written.
 -- ==
--- error: cannot consume `a`
+-- error: Consuming variable "a", which is not consumable
 
 def put (a: intrinsics.acc ([4]i32)) (i: i64) = intrinsics.acc_write a i 0
 

@@ -1,7 +1,7 @@
 -- An accumulator is consumed by a write: using it again is an error (a
 -- write returns the accumulator to use next).
 -- ==
--- error: `a` is used after being consumed
+-- error: Using variable "a", but this was consumed
 
 def main (xs: *[4]i32) : [4]i32 =
   intrinsics.scatter_stream xs

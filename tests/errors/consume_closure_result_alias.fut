@@ -1,7 +1,7 @@
 -- The result of a closure aliases the free variables its body returns:
 -- updating `ys` consumes `z` too.
 -- ==
--- error: `z` is used after being consumed \(it may alias `ys`\)
+-- error: "z", which aliases variable "ys", but this was consumed
 
 def main (ys: *[]i32) : i32 =
   let g = \(_k: i32) -> ys

@@ -2,7 +2,7 @@
 -- non-unique array result aliases the arguments, even when the body
 -- happens to build a fresh array. Updating it consumes the argument.
 -- ==
--- error: `a` is used after being consumed
+-- error: Using variable "a", but this was consumed
 
 def inc (xs: []i32) : []i32 = map (+1) xs
 

@@ -1,7 +1,7 @@
 -- A function that consumes its argument may not be passed to a
 -- higher-order function such as `map`.
 -- ==
--- error: consumes its argument .* may not be passed to another function
+-- error: consuming function .* expected function type does not consume
 
 def reset (xs: *[]i32) : *[]i32 = xs with [0] = 0
 

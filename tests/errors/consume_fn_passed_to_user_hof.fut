@@ -1,7 +1,7 @@
 -- A consuming function may not be passed for a parameter whose type does
 -- not consume (`f: a -> b`).
 -- ==
--- error: consumes its argument .* may not be passed to another function
+-- error: consuming function .* expected function type does not consume
 
 def apply 'a 'b (f: a -> b) (x: a) : b = f x
 

@@ -1,7 +1,7 @@
 -- Operators are functions too: `|>` takes a non-consuming function, so a
 -- consuming one may not be piped into.
 -- ==
--- error: consumes its argument .* may not be passed to another function
+-- error: consuming function .* expected function type does not consume
 
 def reset (xs: *[]i32) : *[]i32 = xs with [0] = 0
 

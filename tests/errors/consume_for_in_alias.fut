@@ -1,7 +1,7 @@
 -- The elements of `for x in xs` alias `xs`: a loop result built from them
 -- is consumed with `xs`.
 -- ==
--- error: `r` is used after being consumed
+-- error: "r", which aliases variable "xss", but this was consumed
 
 def main (xss: *[][]i32) : i32 =
   let r = loop acc = copy xss[0] for row in xss do row

@@ -1,7 +1,7 @@
 -- A consuming function may not be given a type that hides the
 -- consumption.
 -- ==
--- error: consumes its argument .* the declared type does not consume
+-- error: does not have expected type: it is a consuming function
 
 def clear (xs: *[]f32) : f32 = let xs[0] = 0 in xs[0]
 

@@ -2,7 +2,7 @@
 -- consumed by the loop; the body may then not read `xs` (it would see the
 -- updates). Passing `copy xs` as the initial value fixes this.
 -- ==
--- error: loop body uses `xs`.*consumed
+-- error: Loop body uses variable "xs" \(or an alias\), but this is consumed by the initial loop argument
 
 def main (n: i64) : []i64 =
   let xs = iota n

@@ -2,7 +2,7 @@
 -- alias an array bound outside the loop: the next iteration would update
 -- that array.
 -- ==
--- error: loop body returns, for a loop parameter that is unique .* may alias `xs`
+-- error: Return value for consuming loop parameter "acc" aliases "xs"
 
 def main (xs: []i32) : []i32 =
   loop acc = copy xs for i < 3 do

@@ -1,7 +1,7 @@
 -- A sum type's payload aliases the value matched: updating it consumes a
 -- non-unique parameter.
 -- ==
--- error: cannot consume `o`
+-- error: Consuming variable "o", which is not consumable
 
 type~ buffer = #empty | #full ([]i32)
 

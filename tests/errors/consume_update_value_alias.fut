@@ -2,7 +2,7 @@
 -- updated: a row of `m` is still part of `m`. (Futhark requires
 -- `copy m[1]` here.)
 -- ==
--- error: alias.*array being updated
+-- error: Source array for in-place update might alias the update value
 
 def main (n: i64) : [][]i64 =
   let m = replicate n (iota n)

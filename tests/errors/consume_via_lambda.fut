@@ -1,7 +1,7 @@
 -- A lambda with a unique parameter consumes its argument: using the array
 -- afterwards is an error.
 -- ==
--- error: `xs` is used after being consumed
+-- error: Using variable "xs", but this was consumed
 
 def main (xs: *[]i32) : i32 =
   let bump = \(ys: *[]i32) -> ys with [0] = ys[0] + 1

@@ -1,7 +1,7 @@
 -- The result of a function may alias its parameters, not a top-level
 -- definition.
 -- ==
--- error: result may alias the top-level definition `table`
+-- error: Function result aliases the free variable "table"
 
 def table : []i32 = [1, 2, 3]
 

@@ -1,6 +1,6 @@
 -- A type abbreviation declared without `^` may not contain a function.
 -- ==
--- error: Non-lifted type abbreviations may not contain functions. The definition of `op`
+-- error: Non-lifted type abbreviations may not contain functions..*type\^
 
 type op = (i32, i32 -> i32)
 

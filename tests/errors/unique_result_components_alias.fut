@@ -1,6 +1,6 @@
 -- Two unique components of a result may not alias each other.
 -- ==
--- error: two unique .* components of the result may alias each other
+-- error: unique-typed component of the return value is aliased to some other component
 
 def twice (xs: *[]i32) : (*[]i32, *[]i32) = (xs, xs)
 

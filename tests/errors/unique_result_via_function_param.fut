@@ -1,7 +1,8 @@
--- The result of a call through a function parameter aliases its argument,
--- so it may not be returned as unique when the argument is not unique.
+-- The result of a call through a function parameter aliases the function
+-- (and its arguments), so it may not be returned as unique: a function
+-- parameter is never consumable.
 -- ==
--- error: declared unique .* may alias the parameter `xs`
+-- error: Unique-typed return value is aliased to "g", which is not consumable
 
 def twice (g: []i32 -> []i32) (xs: []i32) : *[]i32 = g xs
 

@@ -2,7 +2,7 @@
 -- argument's type: an i64 for an f64 argument is a type error located at
 -- the rule.
 -- ==
--- error: mismatched types in argument 2 of `with_vjp`: expected `\(f64\) -> \(f64\) -> f64`, found `\(f64\) -> \(f64\) -> i64`
+-- error: Cannot apply "with_vjp" to argument #2 \(invalid type\): expected `\(f64\) -> \(f64\) -> f64`, found `\(.*\) -> \(f64\) -> i64`
 
 def main (x: f64) : f64 =
   with_vjp (\(x: f64) -> x * 2) (\_ (g: f64) -> i64.f64 g) x

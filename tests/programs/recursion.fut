@@ -81,16 +81,20 @@ def qsort (xs: []i32) : []i32 =
 
 entry sort (xs: []i32) = qsort xs
 
--- A recursive operator, one inside a module, and a redefinition: in the
--- body of the second `steps`, `steps` is the second one itself (the first
--- would give 1000).
+-- A recursive operator, one inside a module, and one shadowing an opened
+-- definition: in the body of the second `steps`, `steps` is the second one
+-- itself (the first would give 1000). A file may not define a name twice.
 def (x: i64) <+> (n: i64) : i64 = if n == 0 then x else (x + 1) <+> (n - 1)
 
 module M = {
   def pow (x: f64) (n: i64) : f64 = if n == 0 then 1 else x * pow x (n - 1)
 }
 
-def steps (n: i64) : i64 = n * 1000
+module Old = {
+  def steps (n: i64) : i64 = n * 1000
+}
+
+open Old
 
 def steps (n: i64) : i64 = if n == 0 then 0 else 1 + steps (n - 1)
 

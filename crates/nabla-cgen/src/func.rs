@@ -330,6 +330,41 @@ impl<'a> FnGen<'a> {
         }
     }
 
+    /// A `printf` format and its arguments for an assertion's message whose
+    /// `{}` holes show the values of `xs` (integers without a type suffix,
+    /// as the interpreter shows them).
+    fn assert_format(&self, msg: &str, xs: &[Atom]) -> Result<(String, Vec<String>), CgenError> {
+        let mut fmt = String::new();
+        let mut args = Vec::new();
+        let mut values = xs.iter();
+        for (k, part) in msg.split("{}").enumerate() {
+            if k > 0 {
+                let Some(x) = values.next() else {
+                    return Err(CgenError::internal(
+                        "an assertion message with too many holes",
+                    ));
+                };
+                let a = self.atom(x)?;
+                let p = self.atom_prim(x)?;
+                if p == PrimType::Bool {
+                    fmt.push_str("%s");
+                    args.push(format!("({a} ? \"true\" : \"false\")"));
+                } else if p.is_float() {
+                    fmt.push_str("%.17g");
+                    args.push(format!("(double)({a})"));
+                } else if p.is_signed_int() {
+                    fmt.push_str("%lld");
+                    args.push(format!("(long long)({a})"));
+                } else {
+                    fmt.push_str("%llu");
+                    args.push(format!("(unsigned long long)({a})"));
+                }
+            }
+            fmt.push_str(&part.replace('%', "%%"));
+        }
+        Ok((fmt, args))
+    }
+
     /// `(int64_t)atom`, for sizes and indices.
     fn int(&self, a: &Atom) -> Result<String, CgenError> {
         Ok(format!("((int64_t){})", self.atom(a)?))
@@ -617,8 +652,10 @@ impl<'a> FnGen<'a> {
                 let s = ty.name();
                 self.open("{");
                 self.line(&format!("int64_t n = {n};"));
+                // `iota n` is Futhark's range 0..1..<n (its message).
+                let signed = if ty.is_signed_int() { "" } else { "unsigned " };
                 self.line(&format!(
-                    "if (n < 0) nb_fail({loc}, \"iota: negative size %\" PRId64, n);"
+                    "if (n < 0) nb_fail({loc}, \"Range %lld..%lld..<%\" PRId64 \" is invalid.\", (long long)({signed}long long){start}, (long long)({signed}long long)({start} + {step}), n);"
                 ));
                 if pat.len() == 1 && self.virtual_iotas.contains_key(&pat[0].var) {
                     // Its readers compute the elements (see bind_row).
@@ -771,17 +808,27 @@ impl<'a> FnGen<'a> {
                     ));
                 }
             }
-            Exp::Assert(c, msg) => {
+            Exp::Assert(c, msg, xs) => {
                 let m = if msg.is_empty() {
                     "Assertion is false"
                 } else {
                     msg
                 };
-                self.line(&format!(
-                    "if (!{}) nb_fail({loc}, \"%s\", {});",
-                    self.atom(c)?,
-                    c_string(m)
-                ));
+                if xs.is_empty() {
+                    self.line(&format!(
+                        "if (!{}) nb_fail({loc}, \"%s\", {});",
+                        self.atom(c)?,
+                        c_string(m)
+                    ));
+                } else {
+                    let (fmt, args) = self.assert_format(m, xs)?;
+                    self.line(&format!(
+                        "if (!{}) nb_fail({loc}, {}, {});",
+                        self.atom(c)?,
+                        c_string(&fmt),
+                        args.join(", ")
+                    ));
+                }
             }
             Exp::Soac(soac) => self.soac(&loc, pat, soac)?,
             Exp::WithAcc { inputs, lam } => {

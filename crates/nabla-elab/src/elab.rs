@@ -1128,12 +1128,19 @@ impl<'a> Elab<'a> {
             }
             ExprKind::Update {
                 src,
+                path,
                 indices,
                 value,
             } => {
-                let arr = self.elab_expr(fb, src, ctx)?;
+                let s = self.elab_expr(fb, src, ctx)?;
                 let v = self.elab_expr(fb, value, ctx)?;
-                self.update(fb, &arr, indices, &v, ctx, span)
+                // `r with a.b[i] = v`: update the array in field `a.b`.
+                let mut arr = s.clone();
+                for f in path {
+                    arr = project(&arr, &f.name, f.span)?;
+                }
+                let new = self.update(fb, &arr, indices, &v, ctx, span)?;
+                record_set(&s, path, new, span)
             }
             ExprKind::RecordUpdate { src, path, value } => {
                 let s = self.elab_expr(fb, src, ctx)?;
@@ -2252,6 +2259,7 @@ impl<'a> Elab<'a> {
                 Exp::Assert(
                     boolc(false),
                     "non-exhaustive match: no case matches the value".into(),
+                    vec![],
                 ),
                 span,
             );
@@ -2764,9 +2772,39 @@ impl<'a> Elab<'a> {
                 out.push(a);
                 continue;
             }
+            // Futhark's message first, with the value's shape and the
+            // target's (the per-dimension checks below then hold, and give
+            // the optimiser the sizes' equalities).
+            let actuals: Vec<Atom> = (0..shape.len()).map(|k| fb.size_of(v, k, span)).collect();
+            let targets: Vec<Atom> = shape
+                .iter()
+                .enumerate()
+                .map(|(k, s)| target_of(k, s).unwrap_or(actuals[k]))
+                .collect();
+            let mut ok: Option<Atom> = None;
+            for (a, t) in actuals.iter().zip(&targets) {
+                if a != t {
+                    let eq = fb.cmp(ir::CmpOp::Eq, *a, *t, span);
+                    ok = Some(match ok {
+                        Some(o) => fb.binop(ir::BinOp::LogAnd, o, eq, span),
+                        None => eq,
+                    });
+                }
+            }
+            if let Some(ok) = ok {
+                let dims = "[{}]".repeat(shape.len());
+                fb.effect(
+                    Exp::Assert(
+                        ok,
+                        format!("value of shape {dims} cannot match shape of type \"{dims}{p}\"."),
+                        actuals.iter().chain(&targets).copied().collect(),
+                    ),
+                    span,
+                );
+            }
             let mut dims = vec![];
             for (k, s) in shape.iter().enumerate() {
-                let actual = fb.size_of(v, k, span);
+                let actual = actuals[k];
                 match target_of(k, s) {
                     Some(target) => {
                         if target != actual {

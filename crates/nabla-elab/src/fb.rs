@@ -137,9 +137,16 @@ impl FunBuilder {
         self.bind1("c", Type::Prim(PrimType::Bool), Exp::CmpOp(op, a, b), span)
     }
 
+    /// `a` (of type `from`) converted to `to`; a constant is converted here
+    /// (an index literal defaulted to `i32` becomes an `i64` constant).
     pub fn conv(&mut self, from: PrimType, to: PrimType, a: Atom, span: Span) -> Atom {
         if from == to {
             return a;
+        }
+        if let Atom::Const(c) = a {
+            if let Ok(v) = nabla_prim::eval_conv(nabla_ir::ConvOp::Convert(from, to), c) {
+                return Atom::Const(v);
+            }
         }
         self.bind1(
             "cv",

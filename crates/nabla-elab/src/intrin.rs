@@ -123,6 +123,37 @@ fn is_binop_name(s: &str) -> bool {
     )
 }
 
+/// A signed integer power's exponent may not be negative: a run-time error,
+/// as Futhark's safety checks have it (no check for a constant exponent
+/// that is not negative).
+fn check_exponent(fb: &mut FunBuilder, p: PrimType, y: Atom, span: Span) {
+    if let Atom::Const(c) = y {
+        if int_of_const(c).is_some_and(|v| v >= 0) {
+            return;
+        }
+    }
+    let ok = fb.cmp(CmpOp::Le, Atom::Const(int_value(p, 0)), y, span);
+    fb.effect(
+        Exp::Assert(
+            ok,
+            "Negative exponent {} in an integer power.".into(),
+            vec![y],
+        ),
+        span,
+    );
+}
+
+/// The value of an integer constant.
+fn int_of_const(c: PrimValue) -> Option<i128> {
+    Some(match c {
+        PrimValue::I8(x) => x.into(),
+        PrimValue::I16(x) => x.into(),
+        PrimValue::I32(x) => x.into(),
+        PrimValue::I64(x) => x.into(),
+        _ => return None,
+    })
+}
+
 fn arith_op(s: &str, p: PrimType) -> Option<BinOp> {
     Some(match s {
         "+" | "add" => BinOp::Add,
@@ -781,6 +812,9 @@ pub(crate) fn call<'a>(
                 let r = fb.cmp(CmpOp::Neq, x, y, span);
                 return Ok(SV::Dyn(vec![r], STy::Prim(p)));
             }
+            if op == BinOp::Pow && p.is_signed_int() {
+                check_exponent(fb, p, y, span);
+            }
             let r = fb.bind1("b", ir::Type::Prim(p), Exp::BinOp(op, x, y), span);
             return Ok(SV::Dyn(vec![r], STy::Prim(p)));
         }
@@ -1362,6 +1396,7 @@ pub(crate) fn call<'a>(
                 Exp::Assert(
                     Atom::Const(PrimValue::Bool(false)),
                     format!("hole of type {ty_text} evaluated"),
+                    vec![],
                 ),
                 span,
             );
@@ -1371,7 +1406,7 @@ pub(crate) fn call<'a>(
         "assert" => {
             let c = scalar(&args[0], span)?;
             let message = el.assert_message(span);
-            fb.effect(Exp::Assert(c, message), span);
+            fb.effect(Exp::Assert(c, message, vec![]), span);
             Ok(args.pop().unwrap_or(SV::Dyn(vec![], STy::unit())))
         }
         "sized" => {
@@ -1658,15 +1693,18 @@ pub(crate) fn range(
         RangeKind::ToInclusive => "...",
         RangeKind::DownToExclusive => "..>",
     };
-    fb.effect(
-        Exp::Assert(
-            ok,
-            format!(
-                "range {what} is invalid (empty step, or end before start in the step's direction)"
-            ),
+    // Futhark's message shows the range with its values.
+    let (message, shown) = match second {
+        Some(s) => (
+            format!("Range {{}}..{{}}{what}{{}} is invalid."),
+            vec![start, s, end],
         ),
-        span,
-    );
+        None => (
+            format!("Range {{}}{what}{{}} is invalid."),
+            vec![start, end],
+        ),
+    };
+    fb.effect(Exp::Assert(ok, message, shown), span);
     // Number of elements: ceil(dist / |step|), plus the end itself for inclusive ranges.
     let dist = if kind == RangeKind::ToInclusive {
         fb.binop(Add, dist, c(1), span)

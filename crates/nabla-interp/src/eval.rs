@@ -74,6 +74,30 @@ pub(crate) fn check_eq_sizes(ns: &[i64], msg: &str) -> Res<()> {
     Ok(())
 }
 
+/// An assertion's message with each `{}` replaced by the next of `vals`
+/// (integers and booleans as Futhark shows them, without a type suffix).
+pub(crate) fn fill_message(msg: &str, vals: &[PrimValue]) -> String {
+    let mut out = String::new();
+    let mut parts = msg.split("{}");
+    out.push_str(parts.next().unwrap_or(""));
+    for (part, v) in parts.zip(vals.iter().map(Some).chain(std::iter::repeat(None))) {
+        if let Some(v) = v {
+            out.push_str(&plain_value(v));
+        }
+        out.push_str(part);
+    }
+    out
+}
+
+/// A scalar as Futhark's run-time errors show it: integers without their
+/// type suffix, other values in the value format.
+fn plain_value(v: &PrimValue) -> String {
+    match int_of(*v) {
+        Some(x) if v.prim_type().is_int() => x.to_string(),
+        _ => v.to_string(),
+    }
+}
+
 /// `Assert`: fails with `msg` (or a generic message when it is empty) unless `ok`.
 pub(crate) fn check_assert(ok: bool, msg: &str) -> Res<()> {
     if ok {
@@ -711,13 +735,14 @@ impl<'p> Interp<'p> {
             }
             Exp::Iota { n, start, step, ty } => {
                 let n0 = self.int(s, n)?;
-                if n0 < 0 {
-                    return err(format!("iota: negative size {n0}"));
-                }
                 let (st, sp) = (self.prim(s, start)?, self.prim(s, step)?);
                 let (Some(st), Some(sp)) = (int_of(st), int_of(sp)) else {
                     return err("internal error: iota with non-integer start or step");
                 };
+                if n0 < 0 {
+                    // `iota n` is Futhark's range 0..1..<n.
+                    return err(format!("Range {st}..{}..<{n0} is invalid.", st + sp));
+                }
                 let Some(buf) = alloc_res(array::iota(*ty, n0 as usize, st, sp))? else {
                     return err(format!("internal error: iota of non-integer type {ty}"));
                 };
@@ -881,7 +906,18 @@ impl<'p> Interp<'p> {
                     .collect::<Res<Vec<_>>>()?;
                 check_eq_sizes(&ns, msg)
             }
-            Exp::Assert(c, msg) => check_assert(self.bool(s, c)?, msg),
+            Exp::Assert(c, msg, xs) => {
+                let ok = self.bool(s, c)?;
+                if ok || xs.is_empty() {
+                    check_assert(ok, msg)
+                } else {
+                    let vals = xs
+                        .iter()
+                        .map(|x| self.prim(s, x))
+                        .collect::<Res<Vec<_>>>()?;
+                    check_assert(false, &fill_message(msg, &vals))
+                }
+            }
             Exp::Soac(soac) => {
                 if let Soac::Hist { dest, .. } | Soac::Scatter { dest, .. } = soac {
                     if dest.iter().any(|d| self.is_shared(s, *d)) {

@@ -890,7 +890,11 @@ fn assert_fails_with_message_and_span() {
     let (x, c) = (vs.v("x"), vs.v("c"));
     let stms = vec![
         st(&[(c, t(Bool))], Exp::CmpOp(CmpOp::Gt, av(x), i64c(0)), 1),
-        st(&[], Exp::Assert(av(c), "x must be positive".into()), 31),
+        st(
+            &[],
+            Exp::Assert(av(c), "x must be positive".into(), vec![]),
+            31,
+        ),
     ];
     let e = err1(
         vs,

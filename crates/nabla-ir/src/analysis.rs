@@ -1006,7 +1006,25 @@ impl Uq<'_> {
             self.check_acc_used(p.var);
         }
         // The next value of a unique parameter is consumed by the next
-        // iteration: it may not alias a live variable from outside the loop.
+        // iteration: a non-unique parameter of this loop whose value it may
+        // be (`loop (a, b) = … do (b with [0] = 1, a)`) is consumed then,
+        // so it is unique too (inference mode).
+        if let Some(found) = self.infer.as_mut() {
+            for (k, p) in params.iter().enumerate() {
+                if !p.unique || !matches!(p.ty, Type::Array(..)) {
+                    continue;
+                }
+                for x in res.get(k).into_iter().flatten() {
+                    let other = params
+                        .iter()
+                        .find(|q| q.var == *x && !q.unique && matches!(q.ty, Type::Array(..)));
+                    if let Some(q) = other {
+                        found.push(q.var);
+                    }
+                }
+            }
+        }
+        // It may not alias a live variable from outside the loop.
         for (k, p) in params.iter().enumerate() {
             if !p.unique || !matches!(p.ty, Type::Array(..)) {
                 continue;

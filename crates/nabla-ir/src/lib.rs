@@ -394,8 +394,11 @@ pub enum Exp {
     /// Check that the atoms (sizes) are equal; a run-time size error
     /// naming the statement's span otherwise. Binds nothing. The message says what was compared.
     AssertEqSizes(Vec<Atom>, String),
-    /// `assert c`: a run-time error with the message if `c` is false. Binds nothing.
-    Assert(Atom, String),
+    /// `assert c`: a run-time error with the message if `c` is false. Binds
+    /// nothing. Each `{}` in the message is replaced by the value of the
+    /// next of the atoms (scalars, integers printed without a type suffix),
+    /// as Futhark's run-time errors show values (`Range 5...1 is invalid.`).
+    Assert(Atom, String, Vec<Atom>),
     /// A second-order array combinator.
     Soac(Soac),
     /// `with_acc inputs lam`: turns each input array (consumed) into an

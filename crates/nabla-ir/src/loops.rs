@@ -181,7 +181,7 @@ pub fn bounded_while(
     let past = b.unop(crate::UnOp::Not, within)?;
     let overrun = b.binop(BinOp::LogAnd, c, past)?;
     let fine = b.unop(crate::UnOp::Not, overrun)?;
-    b.effect(Exp::Assert(fine, message));
+    b.effect(Exp::Assert(fine, message, vec![]));
     let go = b.binop(BinOp::LogAnd, c, within)?;
     let types: Vec<crate::Type> = params.iter().map(|p| p.ty.clone()).collect();
     let stay = Body {

@@ -1246,8 +1246,13 @@ impl Parser {
                 let c = self.atom()?;
                 self.sym(",")?;
                 let msg = self.string()?;
+                let mut xs = Vec::new();
+                while self.peek() == &Tok::Sym(",") {
+                    self.sym(",")?;
+                    xs.push(self.atom()?);
+                }
                 self.sym(")")?;
-                Ok(Exp::Assert(c, msg))
+                Ok(Exp::Assert(c, msg, xs))
             }
             _ if prim(&word).is_some()
                 && *self.peek_at(1) == Tok::Sym(".")
@@ -1684,6 +1689,7 @@ fun main (n_0: i64, xs_1: *[n_0]f64, m_2: [3][?]i32, b_3: bool): (*[n_0]f64, f64
   let () = assert_eq_sizes(n_0, sz_32, "a \"quoted\"\nmessage\\")
   let () = assert_eq_sizes("nothing")
   let () = assert(b_3, "tab\there \u{1}")
+  let () = assert(b_3, "sizes {} and {}", n_0, 7i64)
   let mp_38: [n_0]f64 = map(n_0, \(x_39: f64): (f64) -> {
     let y_40: f64 = x_39 / 3.0f32
     in (y_40)

@@ -770,8 +770,13 @@ impl Printer<'_> {
                 );
                 self.push(s);
             }
-            Exp::Assert(c, msg) => {
-                let s = format!("assert({}, {})", self.atom(c), print_string(msg));
+            Exp::Assert(c, msg, xs) => {
+                let mut s = format!("assert({}, {}", self.atom(c), print_string(msg));
+                for x in xs {
+                    s.push_str(", ");
+                    s.push_str(&self.atom(x));
+                }
+                s.push(')');
                 self.push(s);
             }
             Exp::WithAcc { inputs, lam } => {

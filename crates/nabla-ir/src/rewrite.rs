@@ -81,7 +81,11 @@ pub fn walk_exp<V: Visitor + ?Sized>(e: &mut Exp, v: &mut V) {
             v.atom(a);
             v.atom(b);
         }
-        Exp::UnOp(_, a) | Exp::Conv(_, a) | Exp::Assert(a, _) => v.atom(a),
+        Exp::UnOp(_, a) | Exp::Conv(_, a) => v.atom(a),
+        Exp::Assert(a, _, xs) => {
+            v.atom(a);
+            atoms(xs, v);
+        }
         Exp::TernOp(_, a, b, c) => {
             v.atom(a);
             v.atom(b);

@@ -834,8 +834,18 @@ impl Cx<'_> {
                 }
                 self.expect_pat(pat, &[])
             }
-            Exp::Assert(c, _) => {
+            Exp::Assert(c, msg, xs) => {
                 self.atom_of(c, PrimType::Bool, "assertion")?;
+                for x in xs {
+                    self.prim_atom(x, "value shown by an assertion")?;
+                }
+                if msg.matches("{}").count() != xs.len() {
+                    return self.err(format!(
+                        "assertion message {msg:?} has {} holes for {} values",
+                        msg.matches("{}").count(),
+                        xs.len()
+                    ));
+                }
                 self.expect_pat(pat, &[])
             }
             Exp::Soac(s) => self.soac(s, pat),

@@ -126,7 +126,10 @@ impl Exp {
                 f(*v, V);
             }
             Exp::AssertEqSizes(xs, _) => atoms(xs, C, f),
-            Exp::Assert(x, _) => atom(x, C, f),
+            Exp::Assert(x, _, xs) => {
+                atom(x, C, f);
+                atoms(xs, C, f);
+            }
             Exp::Soac(soac) => match soac {
                 Soac::Map { w, arrs, .. } => {
                     atom(w, C, f);

@@ -792,6 +792,7 @@ impl<'a> Resolver<'a> {
                 src,
                 indices,
                 value,
+                ..
             } => {
                 self.expr(src);
                 self.dims(indices);

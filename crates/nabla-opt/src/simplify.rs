@@ -183,7 +183,7 @@ impl Forward {
                 s.exp = Exp::Atoms(b.result);
                 self.changed = true;
             }
-            Exp::Assert(Atom::Const(PrimValue::Bool(true)), _) => {
+            Exp::Assert(Atom::Const(PrimValue::Bool(true)), ..) => {
                 self.changed = true;
                 return;
             }

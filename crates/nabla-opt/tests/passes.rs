@@ -522,7 +522,7 @@ fn constant_if_is_spliced_and_true_assert_dropped() {
         vec![
             stm(
                 vec![],
-                Exp::Assert(Atom::Const(PrimValue::Bool(true)), "never".into()),
+                Exp::Assert(Atom::Const(PrimValue::Bool(true)), "never".into(), vec![]),
             ),
             stm(
                 vec![p(1, F64)],
@@ -540,7 +540,7 @@ fn constant_if_is_spliced_and_true_assert_dropped() {
             ),
             stm(
                 vec![],
-                Exp::Assert(Atom::Const(PrimValue::Bool(false)), "always".into()),
+                Exp::Assert(Atom::Const(PrimValue::Bool(false)), "always".into(), vec![]),
             ),
         ],
         vec![v(1)],

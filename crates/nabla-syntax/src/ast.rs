@@ -530,9 +530,12 @@ pub enum ExprKind {
         body: Box<Expr>,
         attrs: Vec<Attr>,
     },
-    /// `src with [i, j] = v`
+    /// `src with [i, j] = v`, or `src with a.b[i, j] = v` (the array in
+    /// field `a.b` of the record `src` updated in place; `path` is empty
+    /// for the first form).
     Update {
         src: Box<Expr>,
+        path: Vec<Ident>,
         indices: Vec<DimIndex>,
         value: Box<Expr>,
     },

@@ -308,12 +308,31 @@ fn arrow(p: Type, r: Type) -> Type {
 
 fn lit_range_ok(v: i128, p: PrimType) -> bool {
     let bits = p.bits();
-    if p.is_int() {
-        // Literals are accepted up to the unsigned maximum of the width (they
-        // wrap, e.g. `128i8` negated is `-128i8`).
-        v >= -(1i128 << (bits - 1)) && v < (1i128 << bits)
+    if p.is_signed_int() {
+        v >= -(1i128 << (bits - 1)) && v < (1i128 << (bits - 1))
+    } else if p.is_int() {
+        v >= 0 && v < (1i128 << bits)
     } else {
-        true
+        float_range_ok(v as f64, p)
+    }
+}
+
+/// Futhark's error for an integer literal outside its type's range.
+fn literal_out_of_bounds(v: i128, p: PrimType, span: Span) -> Diagnostic {
+    err(
+        span,
+        format!("Literal {v} out of bounds for inferred type {p}."),
+    )
+}
+
+/// Whether a numeric literal of value `v` is finite at the float type `p`
+/// (Futhark rejects a literal that would become an infinity).
+fn float_range_ok(v: f64, p: PrimType) -> bool {
+    match p {
+        PrimType::F16 => v.abs() < 65520.0,
+        PrimType::F32 => !(v as f32).is_infinite(),
+        PrimType::F64 => !v.is_infinite(),
+        _ => true,
     }
 }
 
@@ -392,9 +411,10 @@ impl Checker {
                         // consumption rules too.
                         let (sig, r) = consume::check_valbind(vb, &self.globals, &self.intrinsics);
                         let entry = vb.entry || self.main_entry == Some(vb.id);
-                        if let Err(e) = rules::check_valbind(vb, entry)
+                        // Consumption before the static rules, as Futhark.
+                        if let Err(e) = r
+                            .and_then(|()| rules::check_valbind(vb, entry))
                             .and_then(|()| recursion::check_valbind(vb))
-                            .and(r)
                         {
                             diags.push(e);
                         }
@@ -816,16 +836,48 @@ impl Checker {
         }
     }
 
+    /// Checks that an integer literal's value `v` (negated, where the
+    /// literal is the operand of a negation) is in the range of its
+    /// inferred type, as Futhark does ("literal-out-of-bounds").
     fn check_lit(&self, v: i128, t: &Option<Type>, span: Span) -> R<()> {
-        if let Some(Type::Prim(p)) = t {
-            if p.is_int() && !lit_range_ok(v, *p) {
-                return Err(err(
-                    span,
-                    format!("integer literal {v} does not fit in type {p}"),
-                ));
-            }
+        match t {
+            Some(Type::Prim(p)) if !lit_range_ok(v, *p) => Err(literal_out_of_bounds(v, *p, span)),
+            _ => Ok(()),
         }
-        Ok(())
+    }
+
+    /// [`Checker::check_lit`] for a decimal literal: it may not become an
+    /// infinity at its float type.
+    fn check_float_lit(&self, v: f64, text: &str, t: &Option<Type>, span: Span) -> R<()> {
+        match t {
+            Some(Type::Prim(p)) if !float_range_ok(v, *p) => Err(err(
+                span,
+                format!("Literal {text} out of bounds for inferred type {p}."),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// Finalises a negation; a negated literal is checked as the negative
+    /// literal it denotes (`-128` is an `i8`, `-4` no `u8`).
+    fn fin_negate(&mut self, x: &mut Expr, span: Span) -> R<()> {
+        match &x.kind {
+            ExprKind::Lit(Literal::Int { value, .. }) => {
+                let v = -*value;
+                if let Some(t) = &x.ty {
+                    x.ty = Some(self.final_ty(t));
+                }
+                self.check_lit(v, &x.ty, span)
+            }
+            ExprKind::Lit(Literal::Float { value, text, .. }) => {
+                let (v, text) = (-*value, format!("-{text}"));
+                if let Some(t) = &x.ty {
+                    x.ty = Some(self.final_ty(t));
+                }
+                self.check_float_lit(v, &text, &x.ty, span)
+            }
+            _ => self.fin_expr(x),
+        }
     }
 
     fn fin_inst(&self, inst: &mut [(Name, Type)]) {
@@ -864,6 +916,10 @@ impl Checker {
         }
         match &mut e.kind {
             ExprKind::Lit(Literal::Int { value, .. }) => self.check_lit(*value, &e.ty, e.span)?,
+            ExprKind::Lit(Literal::Float { value, text, .. }) => {
+                self.check_float_lit(*value, text, &e.ty, e.span)?
+            }
+            ExprKind::Negate(x) => self.fin_negate(x, e.span)?,
             ExprKind::Lit(_) | ExprKind::ProjSection(_) => {}
             ExprKind::Var { inst, res, .. }
             | ExprKind::OpSection {
@@ -871,9 +927,7 @@ impl Checker {
                 op_res: res,
                 ..
             } => self.fin_ref_inst(res, inst),
-            ExprKind::Parens(x) | ExprKind::Negate(x) | ExprKind::Not(x) | ExprKind::Attr(_, x) => {
-                self.fin_expr(x)?
-            }
+            ExprKind::Parens(x) | ExprKind::Not(x) | ExprKind::Attr(_, x) => self.fin_expr(x)?,
             ExprKind::LocalOpen(_, x) | ExprKind::Ascribe(x, _) | ExprKind::Coerce(x, _) => {
                 self.fin_expr(x)?
             }
@@ -998,6 +1052,7 @@ impl Checker {
                 src,
                 indices,
                 value,
+                ..
             } => {
                 self.fin_expr(src)?;
                 self.fin_dims(indices)?;
@@ -1935,16 +1990,7 @@ impl Checker {
                 ret,
             } => {
                 self.no_dependent_result(&ft, &param, &at, arg, fname)?;
-                self.unify_at(
-                    &param,
-                    &at,
-                    arg.span,
-                    &format!(
-                        "{}mismatched types in argument {} of {fname}",
-                        cannot_apply(fname, arg),
-                        k + 1
-                    ),
-                )?;
+                self.unify_at(&param, &at, arg.span, &Self::cannot_apply(fname, arg, k))?;
                 let ret = match param_name {
                     Some(n) => {
                         let s = self.expr_as_size(arg);
@@ -2114,10 +2160,52 @@ impl Checker {
             arg.span,
             format!(
                 "{}the size of its result depends on its argument `{x}` (its type is `{}`), but {fname} makes arrays of such results, whose elements must all have one size",
-                cannot_apply(fname, arg),
+                cannot_apply_prefix(fname, arg),
                 self.show(at),
             ),
         ))
+    }
+
+    /// The record type `t` with the field at `path` of type `new` (a record
+    /// update may change the sizes of an array field).
+    fn with_field_type(&self, t: &Type, path: &[&str], new: Type) -> Type {
+        let Some((first, rest)) = path.split_first() else {
+            return new;
+        };
+        match self.tcx.head(t) {
+            Type::Record(fs) => Type::Record(
+                fs.iter()
+                    .map(|(n, ft)| {
+                        let ft = if n == first {
+                            self.with_field_type(ft, rest, new.clone())
+                        } else {
+                            ft.clone()
+                        };
+                        (n.clone(), ft)
+                    })
+                    .collect(),
+            ),
+            _ => t.clone(),
+        }
+    }
+
+    /// The context of an argument's type error, in Futhark's words:
+    /// `Cannot apply "f" to "x" (invalid type)` (an argument that is not a
+    /// name is given by its position; a function without a name is
+    /// "function"). `fname` is as [`Checker::fname_of`] gives it.
+    fn cannot_apply(fname: &str, arg: &Expr, k: usize) -> String {
+        let f = match fname.strip_prefix('`').and_then(|f| f.strip_suffix('`')) {
+            Some(name) => format!("\"{name}\""),
+            None => "function".to_string(),
+        };
+        let mut a = arg;
+        while let ExprKind::Parens(x) = &a.kind {
+            a = x;
+        }
+        match &a.kind {
+            ExprKind::Var { name, .. } => format!("Cannot apply {f} to \"{name}\" (invalid type)"),
+            _ => format!("Cannot apply {f} to argument #{} (invalid type)", k + 1),
+        }
     }
 
     fn fname_of(e: &Expr) -> String {
@@ -2330,9 +2418,10 @@ impl Checker {
             } => self.infer_loop(sizes, pat, init, form, body),
             ExprKind::Update {
                 src,
+                path,
                 indices,
                 value,
-            } => self.infer_update(src, indices, value, span),
+            } => self.infer_update(src, path, indices, value, span),
             ExprKind::RecordUpdate { src, path, value } => {
                 self.infer_record_update(src, path, value)
             }
@@ -2487,12 +2576,7 @@ impl Checker {
             let at = self.infer(a);
             self.lambda_expect = None;
             let at = at?;
-            self.unify_at(
-                &param,
-                &at,
-                a.span,
-                &format!("mismatched types in argument {} of {fname}", k + 1),
-            )?;
+            self.unify_at(&param, &at, a.span, &Self::cannot_apply(&fname, a, k))?;
         }
         Ok(ft)
     }
@@ -2913,12 +2997,18 @@ impl Checker {
     fn infer_update(
         &mut self,
         src: &mut Expr,
+        path: &[Ident],
         indices: &mut [DimIndex],
         value: &mut Expr,
         span: Span,
     ) -> R<Type> {
         let t = self.infer(src)?;
-        let et = self.index_type(&t, indices, span)?;
+        // `r with a.b[i] = v`: the array in field `a.b`.
+        let mut at = t.clone();
+        for f in path.iter() {
+            at = self.project_type(&at, f)?;
+        }
+        let et = self.index_type(&at, indices, span)?;
         let vt = self.infer(value)?;
         self.unify_at(
             &et,
@@ -2938,15 +3028,16 @@ impl Checker {
         let vt = self.infer(value)?;
         // The new value may have other sizes than the old one.
         let lenient = std::mem::replace(&mut self.tcx.lenient_sizes, true);
-        let r = self.unify_at(
-            &ft,
-            &vt,
-            value.span,
-            "the new value's type does not match the field's type",
+        let fields: Vec<&str> = path.iter().map(|f| f.name.as_str()).collect();
+        let what = format!(
+            "Type mismatch when updating record field \"{}\"",
+            fields.join(".")
         );
+        let r = self.unify_at(&ft, &vt, value.span, &what);
         self.tcx.lenient_sizes = lenient;
         r?;
-        Ok(t)
+        // The field has the new value's type (sizes included).
+        Ok(self.with_field_type(&t, &fields, vt))
     }
 }
 
@@ -3025,7 +3116,7 @@ fn rename_arrow_params(t: &Type, names: &[Name]) -> Type {
 /// Futhark's words for an application that does not type-check, naming
 /// the function and the argument where they are names: `Cannot apply "f"
 /// to "x" (invalid type): ` (empty where the function is no name).
-fn cannot_apply(fname: &str, arg: &Expr) -> String {
+fn cannot_apply_prefix(fname: &str, arg: &Expr) -> String {
     let Some(f) = fname.strip_prefix('`').and_then(|f| f.strip_suffix('`')) else {
         return String::new();
     };

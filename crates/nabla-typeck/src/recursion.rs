@@ -36,7 +36,7 @@ const MAX_DEPTH: usize = 20000;
 /// Checks the restrictions on recursion of one type-checked top-level
 /// definition (nothing to check unless its body uses it).
 pub(crate) fn check_valbind(vb: &ValBind) -> R<()> {
-    if vb.params.is_empty() || !uses_self(&vb.body, vb.id, 0) {
+    if !is_recursive(vb) {
         return Ok(());
     }
     let lifted: Vec<Name> = vb
@@ -94,6 +94,11 @@ fn single_name(p: &Pat) -> Option<Name> {
         PatKind::Ascribe(q, _) => single_name(q),
         _ => None,
     }
+}
+
+/// Whether the top-level definition `vb` uses itself (a recursive function).
+pub(crate) fn is_recursive(vb: &ValBind) -> bool {
+    !vb.params.is_empty() && uses_self(&vb.body, vb.id, 0)
 }
 
 /// Whether `e` refers to the top-level definition `id` anywhere.
@@ -221,6 +226,7 @@ fn for_each_child<'e>(e: &'e Expr, f: &mut dyn FnMut(&'e Expr)) {
             src,
             indices,
             value,
+            ..
         } => {
             f(src);
             dims(indices, f);

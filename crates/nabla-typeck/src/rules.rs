@@ -777,6 +777,7 @@ impl Rules {
                 src,
                 indices,
                 value,
+                ..
             } => {
                 self.expr(src)?;
                 self.dims(indices)?;

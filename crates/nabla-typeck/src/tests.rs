@@ -411,7 +411,7 @@ fn sum_types_and_match() {
     // Without the annotation the sum type is ambiguous, as in Futhark.
     let (m, at) = first_error("def inferred b = if b then #yes else #no");
     assert!(m.contains("ambiguous"), "{m}");
-    assert!(at == "#yes" || at == "#no", "{at}");
+    assert!(at.contains("#yes") || at.contains("#no"), "{at}");
 }
 
 #[test]
@@ -561,7 +561,10 @@ fn err_mismatch() {
     assert!(m.contains("expected `f64`, found `i32`"), "{m}");
     assert_eq!(s, "x");
     let (m, s) = first("def main = 1 + true");
-    assert!(m.contains("argument 2 of `+`") && m.contains("bool"), "{m}");
+    assert!(
+        m.contains("Cannot apply \"+\" to argument #2") && m.contains("bool"),
+        "{m}"
+    );
     assert_eq!(s, "true");
     let (m, _) = first("def main = if 1 then 2 else 3");
     assert!(m.contains("condition"), "{m}");
@@ -578,7 +581,7 @@ fn err_arguments() {
     // A lambda argument is checked after the others: the array fixes the
     // element type, and the lambda is the argument that does not fit.
     let (m, _) = first("def main = map (\\(x: i32) -> x) [true]");
-    assert!(m.contains("argument 1 of `map`"), "{m}");
+    assert!(m.contains("Cannot apply \"map\" to argument #1"), "{m}");
 }
 
 #[test]
@@ -614,7 +617,10 @@ fn err_misc() {
     let (m, _) = first("def main (xs: []i32) = xs[1.5f32]");
     assert!(m.contains("index must be an integer"), "{m}");
     let (m, _) = first("def main = 300u8");
-    assert!(m.contains("does not fit"), "{m}");
+    assert!(
+        m.contains("Literal 300 out of bounds for inferred type u8"),
+        "{m}"
+    );
     let (m, _) = first("def main = (\\x -> x) == (\\x -> x)");
     assert!(m.contains("function"), "{m}");
     let (m, _) = first("def main = match 1 case #a -> 1 case _ -> 2");
@@ -711,7 +717,7 @@ fn more_positive() {
 #[test]
 fn monomorphic_lambda_let() {
     let (m, _) = first("def main = let f = \\x -> x in (f 1i32, f true)");
-    assert!(m.contains("mismatched types"), "{m}");
+    assert!(m.contains("Cannot apply \"f\" to argument #1"), "{m}");
 }
 
 #[test]
@@ -837,7 +843,7 @@ fn consume_fails(src: &str, msg: &str, at: &str) -> Vec<String> {
 fn consume_use_after_update() {
     let labels = consume_fails(
         "def main (a: *[]i32) =\n  let b = a with [0] = 10\n  in a[0] + b[0]",
-        "used after being consumed",
+        "Using variable \"a\", but this was consumed",
         "a",
     );
     assert_eq!(labels, vec!["a with [0] = 10".to_string()]);
@@ -851,7 +857,11 @@ fn consume_unique_type_parameter_result() {
         def f (xs: []i32) : []i32 = let (n, r) = dup (1i32, xs) in r with [0] = n");
     // A parameter of type `t` (without `*`) is not unique: it may not be
     // returned as a `*t` result.
-    consume_fails("def bad 't (a: t) : *t = a", "declared unique", "a");
+    consume_fails(
+        "def bad 't (a: t) : *t = a",
+        "Unique-typed return value is aliased to \"a\", which is not consumable",
+        "a",
+    );
 }
 
 #[test]
@@ -859,7 +869,7 @@ fn consume_through_alias_and_let_with() {
     // `b` aliases `a`; `let a[0] = …` consumes both.
     let labels = consume_fails(
         "def main (n: i64) =\n  let a = iota n\n  let b = a\n  let a[0] = 5\n  in b[0] + a[0]",
-        "may alias `a`",
+        "Using \"b\", which aliases variable \"a\", but this was consumed",
         "b",
     );
     assert_eq!(labels, vec!["a".to_string()]);
@@ -870,19 +880,19 @@ fn consume_slice_row_and_projection_aliases() {
     consume_fails(
         "def f (xs: *[]i64) : *[]i64 = xs with [0] = 1\n\
          def main (n: i64) = let a = iota n let s = a[1:] let b = f a in s[0] + b[0]",
-        "used after being consumed",
+        "but this was consumed",
         "s",
     );
     consume_fails(
         "def main (n: i64) = let m = replicate n (iota n) let r = m[0] \
          let m[0, 0] = 1 in r[0]",
-        "used after being consumed",
+        "but this was consumed",
         "r",
     );
     consume_fails(
         "def main (n: i64) = let p = (iota n, 1i64) let q = p.0 \
          let p2 = p.0 with [0] = 2 in q[0] + p2[0]",
-        "used after being consumed",
+        "but this was consumed",
         "q",
     );
 }
@@ -892,7 +902,7 @@ fn consume_if_results_alias_both_branches() {
     consume_fails(
         "def main (c: bool) (n: i64) = let a = iota n let b = iota n \
          let x = if c then a else b let b2 = b with [0] = 1 in x[0] + b2[0]",
-        "used after being consumed",
+        "but this was consumed",
         "x",
     );
 }
@@ -904,7 +914,7 @@ fn consume_function_result_aliases_argument() {
         "def first_half (xs: []i64) : []i64 = xs[0:length xs / 2]\n\
          def main (n: i64) = let a = iota n let h = first_half a \
          let a2 = a with [0] = 7 in h[0] + a2[0]",
-        "used after being consumed",
+        "but this was consumed",
         "h",
     );
     // A unique result is fresh: using it after consuming the argument is fine.
@@ -920,14 +930,14 @@ fn consume_function_result_aliases_argument() {
 fn consume_nonunique_parameter() {
     let labels = consume_fails(
         "def main (xs: []i32) = xs with [0] = 1",
-        "parameter without a unique type",
+        "Consuming variable \"xs\", which is not consumable: it is a parameter whose type is not declared unique",
         "xs with [0] = 1",
     );
     assert_eq!(labels, vec!["xs".to_string()]);
     // Through an alias, and by passing it for a unique parameter.
     consume_fails(
         "def main (xs: []i32) = let ys = xs in scatter ys [0] [1]",
-        "cannot consume `xs`",
+        "Consuming variable \"xs\", which is not consumable",
         "ys",
     );
     // Unique parameters may be consumed.
@@ -939,12 +949,12 @@ fn consume_nonunique_parameter() {
 fn consume_free_variable_in_lambda_or_local_function() {
     consume_fails(
         "def main (n: i64) = let a = iota n in map (\\i -> (a with [i] = 0)[0]) (iota n)",
-        "outside the enclosing lambda",
+        "it is bound outside the lambda",
         "a with [i] = 0",
     );
     consume_fails(
         "def main (n: i64) = let a = iota n let f (i: i64) = a with [i] = 0 in f 0",
-        "outside the enclosing function",
+        "it is bound outside the local function",
         "a with [i] = 0",
     );
     // A lambda may consume its own unique parameter and its own locals.
@@ -957,7 +967,7 @@ fn consume_free_variable_in_loop_body() {
     consume_fails(
         "def main (n: i64) = let a = iota n in \
          loop s = 0 for i < n do s + (a with [i] = 0)[i]",
-        "outside the enclosing loop body",
+        "it is bound outside the loop",
         "a with [i] = 0",
     );
     // Loop parameters may be consumed; so may the body's own locals.
@@ -972,12 +982,12 @@ fn consume_loop_initial_value() {
     consume_fails(
         "def main (n: i64) = let xs = iota n \
          let ys = loop acc = xs for i < n do acc with [i] = 0 in xs[0] + ys[0]",
-        "used after being consumed",
+        "but this was consumed",
         "xs",
     );
     consume_fails(
         "def main (xs: []i64) = loop acc = xs for i < 2 do acc with [i] = 0",
-        "cannot consume `xs`",
+        "Consuming variable \"xs\", which is not consumable",
         "xs",
     );
     // Not consumed by the body: the initial value stays usable.
@@ -992,14 +1002,14 @@ fn consume_loop_initial_value() {
 fn consume_twice_and_argument_aliasing() {
     consume_fails(
         "def main (n: i64) = let a = iota n in (a with [0] = 1, a with [1] = 2)",
-        "used after being consumed",
+        "but this was consumed",
         "a",
     );
     // Arguments are checked right to left: `a` is observed, then consumed.
     consume_fails(
         "def g (x: *[]i64) (y: []i64) : *[]i64 = x with [0] = y[0]\n\
          def main (n: i64) = let a = iota n in g a a",
-        "may alias",
+        "Argument is consumed, but aliases variable \"a\"",
         "a",
     );
 }
@@ -1008,7 +1018,7 @@ fn consume_twice_and_argument_aliasing() {
 fn consume_unique_return_must_not_alias_parameter() {
     let labels = consume_fails(
         "def f (xs: []i32) : *[]i32 = let ys = xs in ys",
-        "declared unique",
+        "Unique-typed return value is aliased to \"xs\", which is not consumable",
         "ys",
     );
     assert_eq!(labels, vec!["xs".to_string()]);
@@ -1025,26 +1035,32 @@ fn consume_branches_and_records() {
     consume_fails(
         "def main (c: bool) (n: i64) = let a = iota n \
          let b = if c then a with [0] = 1 else copy a in a[0] + b[0]",
-        "used after being consumed",
+        "but this was consumed",
         "a",
     );
-    // Fields of a record are tracked separately; record updates do not consume.
-    ok("def main (n: i64) = let r = {x = iota n, y = iota n} \
-        let x2 = r.x with [0] = 1 in x2[0] + r.y[0]");
+    // Consuming one field of a `let`-bound record consumes the record (as in
+    // Futhark), so its other fields may not be used afterwards. Record
+    // updates do not consume.
+    consume_fails(
+        "def main (n: i64) = let r = {x = iota n, y = iota n} \
+         let x2 = r.x with [0] = 1 in x2[0] + r.y[0]",
+        "Using variable \"r\", but this was consumed",
+        "r.y",
+    );
     ok("def main (n: i64) = let r = {x = iota n, y = iota n} \
         let r2 = r with y = iota 2 let y2 = r2.y with [0] = 1 in y2[0] + r.y[0] + r.x[0]");
     // …but the whole record may not be used once a field is consumed.
     consume_fails(
         "def main (n: i64) = let r = {x = iota n, y = iota n} \
          let x2 = r.x with [0] = 1 let r2 = r with y = iota 2 in x2[0] + r2.y[0]",
-        "used after being consumed",
+        "but this was consumed",
         "r",
     );
     // Match cases alias the scrutinee.
     consume_fails(
         "def main (n: i64) = let p = (iota n, 0i64) \
          let v = match p case (xs, _) -> xs let p0 = p.0 with [0] = 1 in v[0] + p0[0]",
-        "used after being consumed",
+        "but this was consumed",
         "v",
     );
 }
@@ -1053,7 +1069,7 @@ fn consume_branches_and_records() {
 fn consume_global_constant() {
     consume_fails(
         "def table = iota 10\ndef main = table with [0] = 1",
-        "top-level definition",
+        "Consuming variable \"table\", which is not consumable: it is a top-level constant",
         "table with [0] = 1",
     );
     ok("def table = iota 10\ndef main = copy table with [0] = 1");
@@ -1074,13 +1090,13 @@ fn consume_update_value_must_not_alias_array() {
     // A row of the updated array, directly or through a `let`.
     let labels = consume_fails(
         "def main (n: i64) = let m = replicate n (iota n) in m with [0] = m[1]",
-        "may alias `m`, which is the array being updated",
+        "Source array for in-place update might alias the update value (both may alias variable \"m\")",
         "m[1]",
     );
     assert_eq!(labels, vec!["m".to_string()]);
     let labels = consume_fails(
         "def main (n: i64) = let m = replicate n (iota n) let r = m[1] let m[0] = r in m",
-        "the array being updated",
+        "Source array for in-place update might alias the update value",
         "r",
     );
     assert_eq!(labels, vec!["m".to_string()]);
@@ -1088,7 +1104,7 @@ fn consume_update_value_must_not_alias_array() {
     consume_fails(
         "def row [m] (xss: [][m]i64) (i: i64) : [m]i64 = xss[i]\n\
          def main (n: i64) = let m = replicate n (iota n) in m with [0] = row m 1",
-        "the array being updated",
+        "Source array for in-place update might alias the update value",
         "row m 1",
     );
     // Scalars alias nothing; copies and fresh results are fine.
@@ -1099,6 +1115,7 @@ fn consume_update_value_must_not_alias_array() {
         def main (n: i64) = let m = replicate n (iota n) in m with [0] = f m[1]");
     // Another field of the same tuple is a different array.
     ok("def main (n: i64) = let p = (replicate n (iota n), iota n) in p.0 with [0] = p.1");
+    ok("def main (n: i64) = let (m, r) = (replicate n (iota n), iota n) in m with [0] = r");
 }
 
 #[test]
@@ -1106,7 +1123,7 @@ fn consume_loop_body_uses_consumed_initial_value() {
     let labels = consume_fails(
         "def main (n: i64) = let xs = iota n \
          in loop acc = xs for i < n do acc with [i] = xs[i] + 1",
-        "the loop body uses `xs`",
+        "Loop body uses variable \"xs\" (or an alias), but this is consumed by the initial loop argument",
         "xs",
     );
     assert_eq!(labels, vec!["xs".to_string()]);
@@ -1115,7 +1132,7 @@ fn consume_loop_body_uses_consumed_initial_value() {
         "def main (n: i64) = let m = replicate n (iota n) let r = m[0] \
          in loop acc = m for i < n do let s = i64.sum (map (\\j -> r[j]) (iota n)) \
          in acc with [i, 0] = s",
-        "may alias `m`",
+        "Loop body uses variable \"r\"",
         "r",
     );
     assert_eq!(labels, vec!["m".to_string()]);
@@ -1125,7 +1142,7 @@ fn consume_loop_body_uses_consumed_initial_value() {
          let ys = iota n \
          let zs = loop a = ys for i < n do a with [i] = ys[0] + k \
          in s + zs[0]",
-        "the loop body uses `ys`",
+        "Loop body uses variable \"ys\"",
         "ys",
     );
     // A copy as the initial value, or a loop that does not consume its
@@ -1362,20 +1379,23 @@ fn consume_higher_order_rules_are_located() {
         "def reset (xs: *[]i32) : *[]i32 = xs with [0] = 0\n\
          def f (xss: *[][]i32) : [][]i32 = map reset xss",
     );
-    assert!(m.contains("may not be passed to another function"), "{m}");
+    assert!(m.contains("it is a consuming function"), "{m}");
     assert_eq!(at, "reset");
     let (m, _) = first_error("def f (g: *[]i32 -> *[]i32) (xs: []i32) : []i32 = g xs");
-    assert!(m.contains("cannot consume `xs`"), "{m}");
+    assert!(m.contains("Consuming variable \"xs\""), "{m}");
     let (m, at) = first_error(
         "def f (xs: []i32) : []i32 = loop acc = copy xs for i < 2 do let acc[i] = 0 in xs",
     );
-    assert!(m.contains("bound outside the loop"), "{m}");
+    assert!(
+        m.contains("Return value for consuming loop parameter \"acc\" aliases \"xs\""),
+        "{m}"
+    );
     assert_eq!(at, "xs");
     let (m, _) = first_error(
         "type b = #e | #f ([]i32)\n\
          def f (o: b) : i32 = match o case #f xs -> (let xs[0] = 1 in xs[0]) case #e -> 0",
     );
-    assert!(m.contains("cannot consume `o`"), "{m}");
+    assert!(m.contains("Consuming variable \"o\""), "{m}");
     ok(
         "def apply (g: *[]i32 -> *[]i32) (xs: *[]i32) : *[]i32 = g xs\n\
         def reset (xs: *[]i32) : *[]i32 = xs with [0] = 0\n\
@@ -1396,7 +1416,7 @@ fn sum_constructor_errors_point_at_the_constructor() {
          def g (x: t) : i32 = 0\n\
          def f (x: i32) : i32 = g (#b x x)",
     );
-    assert!(m.contains("different number of payloads"), "{m}");
+    assert!(m.contains("differ in arity"), "{m}");
     assert_eq!(at, "#b x x");
     let (m, at) = first_error(
         "type t = #a | #b i32\n\
@@ -1424,14 +1444,17 @@ fn consume_inferred_uniqueness_of_function_types_is_not_trusted() {
     // A parameter declared with a consuming function type consumes.
     let (m, at) =
         first_error("def f (g: *[]i32 -> i32) (xs: *[]i32) : i32 = let r = g xs in r + xs[0]");
-    assert!(m.contains("`xs` is used after being consumed"), "{m}");
+    assert!(
+        m.contains("Using variable \"xs\", but this was consumed"),
+        "{m}"
+    );
     assert_eq!(at, "xs");
     // `let g = f` calls like `f`.
     let (m, _) = first_error(
         "def reset (xs: *[]i32) : *[]i32 = xs with [0] = 0\n\
          def f (xs: []i32) : []i32 = let g = reset in g xs",
     );
-    assert!(m.contains("cannot consume `xs`"), "{m}");
+    assert!(m.contains("Consuming variable \"xs\""), "{m}");
 }
 
 // ------------------------------------------------------------ custom derivatives
@@ -1446,7 +1469,10 @@ fn with_vjp_types_and_rule_errors() {
     let ds =
         fails("def main (x: f64) : f64 = with_vjp (\\(x: f64) -> x) (\\_ (g: f64) -> i64.f64 g) x");
     assert_eq!(ds.len(), 1, "{ds:?}");
-    assert!(ds[0].0.contains("argument 2 of `with_vjp`"), "{ds:?}");
+    assert!(
+        ds[0].0.contains("Cannot apply \"with_vjp\" to argument #2"),
+        "{ds:?}"
+    );
     assert!(ds[0].0.contains("i64 is not f64"), "{ds:?}");
     assert_eq!(ds[0].1, "(\\_ (g: f64) -> i64.f64 g)");
     // with_vjp_tape's rule takes one pair.
@@ -1454,7 +1480,12 @@ fn with_vjp_types_and_rule_errors() {
         "def main (x: f64) : f64 = with_vjp_tape (\\(x: f64) -> (x, x)) (\\(t: f64) (g: f64) -> t * g) x",
     );
     assert_eq!(ds.len(), 1, "{ds:?}");
-    assert!(ds[0].0.contains("argument 2 of `with_vjp_tape`"), "{ds:?}");
+    assert!(
+        ds[0]
+            .0
+            .contains("Cannot apply \"with_vjp_tape\" to argument #2"),
+        "{ds:?}"
+    );
     assert_eq!(ds[0].1, "(\\(t: f64) (g: f64) -> t * g)");
 }
 

@@ -869,10 +869,12 @@ impl Tcx {
                                     self.unify_d(x, y, d + 1)?;
                                 }
                             }
-                            Some(_) => {
+                            Some((_, hts)) => {
                                 self.blame = Some((n.clone(), self.vars[v as usize].span));
                                 return Err(format!(
-                                    "constructor #{n} of {} has a different number of payloads",
+                                    "the uses of constructor #{n} differ in arity: {} payloads here, {} in {}",
+                                    ts.len(),
+                                    hts.len(),
                                     self.zonk(t)
                                 ));
                             }

@@ -91,7 +91,7 @@ fn concat_of_rows_with_different_static_shapes_is_an_error() {
         "def main (b: bool) : []i32 =\n  flatten ([[1, 1], [2, 2]] ++ [[3, 4, 5]])\n",
     );
     assert!(
-        m.contains("mismatched types in argument 2 of `++`") && m.contains("[1][3]i32"),
+        m.contains("Cannot apply \"++\" to argument #2") && m.contains("[1][3]i32"),
         "{m}"
     );
     assert_eq!((line, col), (2, 32));
@@ -239,7 +239,7 @@ fn diagnostics_say_what_and_where() {
         (
             "mixed_operands",
             "def main (x: i32) (y: f64) : f64 =\n  x + y\n",
-            &["argument 2 of `+`", "expected `i32`, found `f64`"],
+            &["Cannot apply \"+\" to \"y\"", "expected `i32`, found `f64`"],
             (2, 7),
         ),
         (

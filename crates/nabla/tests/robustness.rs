@@ -166,7 +166,10 @@ fn duplicate_entry_points_are_an_error() {
     let o = run_repro("odd_duplicate_entry", &[]);
     assert_clean_error(
         &o,
-        &["already an entry point named `main`", "first defined here"],
+        &[
+            "Duplicate definition of value `main`",
+            "previously defined here",
+        ],
     );
 }
 

@@ -672,6 +672,7 @@ fn visit_exprs<'e>(e: &'e Expr, f: &mut dyn FnMut(&'e Expr)) {
                 src,
                 indices,
                 value,
+                ..
             } => {
                 stack.push(src);
                 dims(indices, &mut stack);

@@ -20,8 +20,8 @@ use super::value::V;
 use super::{Level, MAX_AD_DEPTH};
 use crate::array::{self, int_of, int_to, Ix};
 use crate::eval::{
-    check_assert, check_eq_sizes, err, soac_lambda_params, Interp, Res, SizeBind, DEAD, RED_ZONE,
-    STACK_SEGMENT,
+    check_assert, check_eq_sizes, err, fill_message, soac_lambda_params, Interp, Res, SizeBind,
+    DEAD, RED_ZONE, STACK_SEGMENT,
 };
 use crate::scalar;
 use crate::RuntimeError;
@@ -594,7 +594,21 @@ impl<'p> Interp<'p> {
                     .collect::<Res<Vec<_>>>()?;
                 check_eq_sizes(&ns, msg)
             }
-            Exp::Assert(c, msg) => check_assert(self.ad_bool(s, ad, c)?, msg),
+            Exp::Assert(c, msg, xs) => {
+                let ok = self.ad_bool(s, ad, c)?;
+                if ok || xs.is_empty() {
+                    check_assert(ok, msg)
+                } else {
+                    let vals = xs
+                        .iter()
+                        .map(|x| match self.ad_get(s, ad, x)?.strip_prim() {
+                            Some(p) => Ok(p),
+                            None => err("internal error: expected a scalar"),
+                        })
+                        .collect::<Res<Vec<_>>>()?;
+                    check_assert(false, &fill_message(msg, &vals))
+                }
+            }
             Exp::Soac(soac) => {
                 let r =
                     stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.ad_soac(s, ad, pat, soac));

@@ -272,10 +272,17 @@ pub fn expr(e: &Expr) -> String {
         }
         ExprKind::Update {
             src,
+            path,
             indices,
             value,
         } => {
-            format!("(update {} ({}) {})", expr(src), dims(indices), expr(value))
+            let fields: String = path.iter().map(|f| format!(".{}", f.name)).collect();
+            format!(
+                "(update {}{fields} ({}) {})",
+                expr(src),
+                dims(indices),
+                expr(value)
+            )
         }
         ExprKind::RecordUpdate { src, path, value } => format!(
             "(recupdate {} {} {})",

@@ -56,6 +56,7 @@
 //! instead of overflowing the stack; every loop consumes input.
 
 pub mod dump;
+mod update;
 
 use crate::ast::*;
 use crate::diag::{Diagnostic, DiagnosticKind};
@@ -1443,37 +1444,17 @@ impl<'a> Parser<'a> {
                 Tok::With if BP_WITH >= min => {
                     self.bump();
                     self.chain_step()?;
-                    if let Tok::LBracket { .. } = self.peek() {
-                        let open = self.bump().span;
-                        let indices = self.dim_indices(open)?;
-                        self.expect(&Tok::Equals, "`=` after the indices of `with [...]`")?;
-                        let value = self.bp(BP_WITH + 1)?;
-                        let span = start.to(value.span);
-                        lhs = mk(
-                            ExprKind::Update {
-                                src: Box::new(lhs),
-                                indices,
-                                value: Box::new(value),
-                            },
-                            span,
-                        );
-                    } else {
-                        let mut path = vec![self.field_id()?];
-                        while self.eat(&Tok::Dot) {
-                            path.push(self.field_id()?);
+                    let path = self.update_path(false)?;
+                    let what = match path.last() {
+                        Some(update::PathStep::Index(..)) => {
+                            "`=` after the indices of `with [...]`"
                         }
-                        self.expect(&Tok::Equals, "`=` after the field path of `with`")?;
-                        let value = self.bp(BP_WITH + 1)?;
-                        let span = start.to(value.span);
-                        lhs = mk(
-                            ExprKind::RecordUpdate {
-                                src: Box::new(lhs),
-                                path,
-                                value: Box::new(value),
-                            },
-                            span,
-                        );
-                    }
+                        _ => "`=` after the field path of `with`",
+                    };
+                    self.expect(&Tok::Equals, what)?;
+                    let value = self.bp(BP_WITH + 1)?;
+                    let span = start.to(value.span);
+                    lhs = update::update_expr(lhs, path, value, span);
                 }
                 Tok::Symbol { .. } | Tok::Backtick => {
                     let Some(len) = self.binop_len_at(0) else {
@@ -2071,18 +2052,34 @@ impl<'a> Parser<'a> {
     /// One `let` binding up to and including its value.
     fn let_head(&mut self) -> PResult<LetHead> {
         self.expect(&Tok::Let, "`let`")?;
-        // let a[i] = v
+        // let a[i] = v, let r.f = v, let a[i].f[j] = v
         if matches!(self.peek(), Tok::Ident(_))
-            && matches!(self.peek_at(1), Tok::LBracket { index: true })
+            && matches!(self.peek_at(1), Tok::LBracket { index: true } | Tok::Dot)
         {
             let dest = self.ident("a name")?;
-            let open = self.bump().span;
-            let indices = self.dim_indices(open)?;
-            self.expect(&Tok::Equals, "`=` after `let a[...]`")?;
+            let mut path = self.update_path(true)?;
+            let what = match path.last() {
+                Some(update::PathStep::Index(..)) => "`=` after `let a[...]`",
+                _ => "`=` after the field path of `let`",
+            };
+            self.expect(&Tok::Equals, what)?;
             let value = self.expr()?;
-            return Ok(LetHead::With {
-                dest,
-                indices,
+            if let [update::PathStep::Index(..)] = path.as_slice() {
+                let Some(update::PathStep::Index(indices, _)) = path.pop() else {
+                    unreachable!("one index group")
+                };
+                return Ok(LetHead::With {
+                    dest,
+                    indices,
+                    value,
+                });
+            }
+            let span = dest.span.to(value.span);
+            let src = update::variable(&dest.name, dest.span);
+            let value = update::update_expr(src, path, value, span);
+            return Ok(LetHead::Pat {
+                sizes: vec![],
+                pat: mkpat(PatKind::Id(dest.clone()), dest.span),
                 value,
             });
         }
