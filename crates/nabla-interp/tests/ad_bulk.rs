@@ -28,8 +28,10 @@ def maxg (xs: []f64) = (reduce (\(a, b) (c, d) -> (f64.max a c, b + d)) (-f64.in
 def mapb (xs: []f64) (ys: []f64) =
   let (us, vs) = unzip (map2 (\a b -> let c = a * b in (f64.sin c + a, c / b - 2)) xs ys)
   in sumb us * 2 + sumb vs
+-- The index conversions (i64.i32 (i32.i64 i)) in the _g functions keep
+-- them off the bulk path: the bulk rules do not compile conversions.
 def mapg (xs: []f64) (ys: []f64) =
-  let (us, vs) = unzip (map2 (\a i -> let b = ys[i % length ys] let c = a * b in (f64.sin c + a, c / b - 2)) xs (indices xs))
+  let (us, vs) = unzip (map2 (\a i -> let b = ys[i64.i32 (i32.i64 i) % length ys] let c = a * b in (f64.sin c + a, c / b - 2)) xs (indices xs))
   in sumg us * 2 + sumg vs
 
 entry vprod_b (xs: []f64) = vjp prodb xs 1
@@ -57,7 +59,7 @@ entry nprod_g (xs: []f64) = jvp (\s -> vjp prodg xs s) 2 1
 entry hprod_b (xs: []f64) (ts: []f64) = jvp (\p -> vjp prodb p 1) xs ts
 entry hprod_g (xs: []f64) (ts: []f64) = jvp (\p -> vjp prodg p 1) xs ts
 entry dot_b (xs: []f64) (ys: []f64) = vjp (\(a, b) -> sumb (map2 (*) a b)) (xs, ys) 1
-entry dot_g (xs: []f64) (ys: []f64) = vjp (\(a, b) -> sumg (map2 (\x i -> x * b[i % length b]) a (indices a))) (xs, ys) 1
+entry dot_g (xs: []f64) (ys: []f64) = vjp (\(a, b) -> sumg (map2 (\x i -> x * b[i64.i32 (i32.i64 i) % length b]) a (indices a))) (xs, ys) 1
 "#;
 
 fn arr(xs: &[f64]) -> Value {
@@ -195,7 +197,7 @@ def sumg (xs: []f64) = (reduce (\(a, b) (c, d) -> (a + c, b * d)) (0, 1) (zip xs
 def m1b (xs: []f64) (ys: []f64) =
   unzip3 (map2 (\a b -> let c = a * b in (f64.sin c + a, c / b - 2, f64.sqrt (a * a) * 0)) xs ys)
 def m1g (xs: []f64) (ys: []f64) =
-  unzip3 (map2 (\a i -> let b = ys[i % length ys] let c = a * b in (f64.sin c + a, c / b - 2, f64.sqrt (a * a) * 0)) xs (indices xs))
+  unzip3 (map2 (\a i -> let b = ys[i64.i32 (i32.i64 i) % length ys] let c = a * b in (f64.sin c + a, c / b - 2, f64.sqrt (a * a) * 0)) xs (indices xs))
 
 -- An output that depends on no tangent, a parameter passed through, a constant.
 def m2b (xs: []f64) (cs: []f64) = unzip3 (map2 (\a c -> (c * 2 - 1, a, 3.5)) xs cs)
@@ -213,13 +215,11 @@ entry j1x_b (xs: []f64) (ys: []f64) (tx: []f64) = jvp2 (\a -> m1b a ys) xs tx
 entry j1x_g (xs: []f64) (ys: []f64) (tx: []f64) = jvp2 (\a -> m1g a ys) xs tx
 entry j2_b (xs: []f64) (ys: []f64) (tx: []f64) = jvp2 (\a -> m2b a ys) xs tx
 entry j2_g (xs: []f64) (ys: []f64) (tx: []f64) = jvp2 (\a -> m2g a ys) xs tx
-entry j3_b (xs: []f64) (ys: []f64) (tx: []f64) (ty: []f64) =
-  let n = length xs
+entry j3_b [n] (xs: [n]f64) (ys: [n]f64) (tx: [n]f64) (ty: [n]f64) =
   let m = tabulate_3d n 3 2 (\i a b -> xs[i] * f64.i64 (a + 1) - ys[i] * f64.i64 b)
   let tm = tabulate_3d n 3 2 (\i a b -> tx[i] + f64.i64 (a * b) * ty[i])
   in (jvp2 (\q -> m3b q ys 1 0) m tm, jvp2 (\(q, w) -> m3b q w 2 1) (m, ys) (tm, ty))
-entry j3_g (xs: []f64) (ys: []f64) (tx: []f64) (ty: []f64) =
-  let n = length xs
+entry j3_g [n] (xs: [n]f64) (ys: [n]f64) (tx: [n]f64) (ty: [n]f64) =
   let m = tabulate_3d n 3 2 (\i a b -> xs[i] * f64.i64 (a + 1) - ys[i] * f64.i64 b)
   let tm = tabulate_3d n 3 2 (\i a b -> tx[i] + f64.i64 (a * b) * ty[i])
   in (jvp2 (\q -> m3g q ys 1 0) m tm, jvp2 (\(q, w) -> m3g q w 2 1) (m, ys) (tm, ty))
@@ -290,7 +290,7 @@ const REV: &str = r#"
 def qb [d] (lk: []f64) (y: [d]f64) : [d]f64 =
   map (\j -> f64.sum (map (\i -> if i < j then lk[i * (d - 1) - i * (i - 1) / 2 + (j - i - 1)] * y[i] else 0.0) (iota d))) (iota d)
 def qg [d] (lk: []f64) (y: [d]f64) : [d]f64 =
-  map (\j -> f64.sum (map (\i -> if i < j then lk[(i * (d - 1) - i * (i - 1) / 2 + (j - i - 1)) % length lk] * y[i] else 0.0) (iota d))) (iota d)
+  map (\j -> f64.sum (map (\i -> if i < j then lk[i64.i32 (i32.i64 (i * (d - 1) - i * (i - 1) / 2 + (j - i - 1))) % length lk] * y[i] else 0.0) (iota d))) (iota d)
 
 -- Several results, a nested if, an if result used again, a plain free array,
 -- a tracked parameter, the same free array read twice per element.
