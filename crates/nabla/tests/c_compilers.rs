@@ -65,7 +65,8 @@ fn corpus_passes(dirs: &[&str], env: &[(&str, &str)]) -> usize {
         .rev()
         .find_map(|l| {
             let (passed, rest) = l.trim().split_once(" passed, ")?;
-            let failed = rest.strip_suffix(" failed")?;
+            // `N failed` or `N failed, K skipped`.
+            let (failed, _) = rest.split_once(" failed")?;
             Some((passed.parse::<usize>().ok()?, failed.parse::<usize>().ok()?))
         })
         .unwrap_or_else(|| panic!("no summary line:\n{stdout}\n{stderr}"));
