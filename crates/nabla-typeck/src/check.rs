@@ -1217,6 +1217,21 @@ impl Checker {
         (t, inst)
     }
 
+    /// The type a recursive use of the function being defined sees: the
+    /// sizes of its parameters still being inferred (anonymous `[]t`, or
+    /// an unannotated parameter's) are its own size parameters, so each
+    /// use may pass another size (`count (tail xs)`): unknown here.
+    fn self_use(&self, s: &Scheme) -> Scheme {
+        let ty = self.tcx.zonk(&s.ty);
+        Scheme {
+            tparams: s.tparams.clone(),
+            sparams: s.sparams.clone(),
+            ty: subst(&ty, &|_| None, &|v: &str| {
+                v.starts_with('?').then_some(Size::Any)
+            }),
+        }
+    }
+
     fn lookup(&self, name: &str) -> Option<Found> {
         for (n, e) in self.locals.iter().rev() {
             if n == name {
@@ -1225,7 +1240,7 @@ impl Checker {
                     LEntry::Size => Found::Size,
                     LEntry::Poly(s) => Found::LocalPoly(s.clone()),
                     LEntry::Intr(c, s) => Found::Intr(c.clone(), s.clone()),
-                    LEntry::SelfRef(id, s) => Found::Global(*id, s.clone()),
+                    LEntry::SelfRef(id, s) => Found::Global(*id, Rc::new(self.self_use(s))),
                 });
             }
         }
