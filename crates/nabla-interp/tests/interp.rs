@@ -749,7 +749,12 @@ fn negative_iota_and_replicate_are_errors() {
         vec![av(io)],
         vec![pi64(-1)],
     );
-    assert!(e.message.contains("negative"), "{}", e.message);
+    // `iota n` is Futhark's range 0..1..<n.
+    assert!(
+        e.message.contains("Range 0..1..<-1 is invalid"),
+        "{}",
+        e.message
+    );
     assert_eq!(e.span, Some(sp(3)));
     let mut vs = Vars::new();
     let (n, r) = (vs.v("n"), vs.v("r"));
