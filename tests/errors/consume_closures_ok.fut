@@ -17,4 +17,4 @@ def main (n: i64) : (i64, []i64, []i64, i64) =
   let s = at 1 + get 2
   let xs[0] = 0
   let (a, b) = loop (a, b) = (copy xs, iota n) for i < 2 do (b with [0] = i + 1, a)
-  in (s, a, b, first [0i64, 1, 2])
+  in (s, a, b, first ([0i64, 1, 2] :> [count (iota 3)]i64))
