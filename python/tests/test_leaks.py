@@ -11,7 +11,7 @@ import pytest
 import nabla
 
 PROGRAM = """\
-type pair = {a: []f64, b: f64}
+type~ pair = {a: []f64, b: f64}
 entry step (xs: []f64) (k: f64) : ([]f64, f64) = (map (* k) xs, f64.sum xs)
 entry pack (xs: []f64) (b: f64) : pair = {a = xs, b}
 entry unpack (p: pair) : []f64 = map (+ p.b) p.a
