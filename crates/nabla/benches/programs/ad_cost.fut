@@ -13,9 +13,9 @@ def f6 (xs: []f64) =
                              (zip (map (\x -> 0.5 * f64.sin x) xs) xs))
   in reduce (+) 0 (map2 (+) ms cs)
 def buckets (n: i64) = map (\i -> (i * 7919) % 100) (iota n)
-def f7 (xs: []f64) = reduce (+) 0 (map f64.sin (hist (+) 0 100 (buckets (length xs)) xs))
-def f8 (xs: []f64) = reduce (+) 0 (hist f64.max (-f64.inf) 100 (buckets (length xs)) (map f64.cos xs))
-def f9 (xs: []f64) = reduce (+) 0 (hist (\a b -> a + b + a * b) 0 100 (buckets (length xs)) (map (\x -> 1e-7 * x) xs))
+def f7 [n] (xs: [n]f64) = reduce (+) 0 (map f64.sin (hist (+) 0 100 (buckets n) xs))
+def f8 [n] (xs: [n]f64) = reduce (+) 0 (hist f64.max (-f64.inf) 100 (buckets n) (map f64.cos xs))
+def f9 [n] (xs: [n]f64) = reduce (+) 0 (hist (\a b -> a + b + a * b) 0 100 (buckets n) (map (\x -> 1e-7 * x) xs))
 def f10 (xs: []f64) =
   let n = length xs
   let ys = scatter (copy xs) (map (\i -> (i * 13) % n) (iota (n / 2))) (map f64.sin (take (n / 2) xs))
@@ -29,9 +29,9 @@ def f12 (xs: []f64) =
 def and_then (f: [2]f64) (g: [2]f64) : [2]f64 = [f[0] * g[0], f[1] * g[0] + g[1]]
 def rows (xs: []f64) = map (\x -> [0.5 * f64.sin x, x]) xs
 def f13 (xs: []f64) = reduce (+) 0 (map (\p -> p[0] + p[1]) (scan and_then [1, 0] (rows xs)))
-def f14 (xs: []f64) =
+def f14 [n] (xs: [n]f64) =
   reduce (+) 0 (map (\p -> p[0] + p[1])
-                    (hist and_then [1, 0] 100 (buckets (length xs)) (rows xs)))
+                    (hist and_then [1, 0] 100 (buckets n) (rows xs)))
 
 entry primal (k: i32) (xs: []f64) : f64 =
   match k
