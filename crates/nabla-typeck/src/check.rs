@@ -1690,76 +1690,36 @@ impl Checker {
         span: Span,
         made: &mut Vec<(Size, Size)>,
     ) -> Type {
-        match self.tcx.zonk(t) {
-            Type::Array {
-                elem,
-                shape,
-                unique,
-            } => {
-                let shape = shape
-                    .iter()
-                    .map(|s| {
-                        let Some(n) = names.iter().find(|n| s.mentions(n)) else {
-                            return s.clone();
-                        };
-                        if let Some((_, u)) = made.iter().find(|(o, _)| o == s) {
-                            return u.clone();
-                        }
-                        let what = format!("is unknown because \"{n}\" goes out of scope here");
-                        let u = self.tcx.new_unknown("d", span, what);
-                        made.push((s.clone(), u.clone()));
-                        u
-                    })
-                    .collect();
-                let e = self.unscope_d(&elem, names, span, made);
-                mk_array(e, shape, unique)
+        map_dims(&mut self.tcx, t, true, &mut |tcx, s| {
+            let Some(n) = names.iter().find(|n| s.mentions(n)) else {
+                return s.clone();
+            };
+            if let Some((_, u)) = made.iter().find(|(o, _)| o == s) {
+                return u.clone();
             }
-            t => t.map_children(|c| self.unscope_d(c, names, span, made)),
-        }
+            let what = format!("is unknown because \"{n}\" goes out of scope here");
+            let u = tcx.new_unknown("d", span, what);
+            made.push((s.clone(), u.clone()));
+            u
+        })
     }
 
     /// `t` with each size that refers to one of `names` (going out of
     /// scope) replaced by a fresh flexible size.
     fn flexible_sizes_mentioning(&mut self, t: &Type, names: &[Name]) -> Type {
-        match self.tcx.zonk(t) {
-            Type::Array {
-                elem,
-                shape,
-                unique,
-            } => {
-                let shape = shape
-                    .iter()
-                    .map(|s| {
-                        if names.iter().any(|n| s.mentions(n)) {
-                            self.tcx.fresh_size()
-                        } else {
-                            s.clone()
-                        }
-                    })
-                    .collect();
-                let e = self.flexible_sizes_mentioning(&elem, names);
-                mk_array(e, shape, unique)
+        map_dims(&mut self.tcx, t, true, &mut |tcx, s| {
+            if names.iter().any(|n| s.mentions(n)) {
+                tcx.fresh_size()
+            } else {
+                s.clone()
             }
-            t => t.map_children(|c| self.flexible_sizes_mentioning(c, names)),
-        }
+        })
     }
 
     /// Replaces every size in `t` with a fresh unknown size. Function types
     /// are left as they are.
     fn anon_sizes(&mut self, t: &Type) -> Type {
-        match self.tcx.zonk(t) {
-            Type::Array {
-                elem,
-                shape,
-                unique,
-            } => {
-                let shape = shape.iter().map(|_| self.tcx.fresh_size()).collect();
-                let e = self.anon_sizes(&elem);
-                mk_array(e, shape, unique)
-            }
-            t @ Type::Arrow { .. } => t,
-            t => t.map_children(|c| self.anon_sizes(c)),
-        }
+        map_dims(&mut self.tcx, t, false, &mut |tcx, _| tcx.fresh_size())
     }
 
     // -------------------------------------------------------------- patterns
@@ -3056,8 +3016,30 @@ impl Checker {
     }
 }
 
-/// Replaces any leftover unification variables by `()` (only reachable for
-/// variables created outside the current definition; never observed).
+/// `t` (zonked as it is walked) with each array dimension `s` replaced by
+/// `f(tcx, s)`, inside records and sums, and inside function types where
+/// `into_functions`.
+fn map_dims(
+    tcx: &mut Tcx,
+    t: &Type,
+    into_functions: bool,
+    f: &mut dyn FnMut(&mut Tcx, &Size) -> Size,
+) -> Type {
+    match tcx.zonk(t) {
+        Type::Array {
+            elem,
+            shape,
+            unique,
+        } => {
+            let shape = shape.iter().map(|s| f(tcx, s)).collect();
+            let e = map_dims(tcx, &elem, into_functions, f);
+            mk_array(e, shape, unique)
+        }
+        t @ Type::Arrow { .. } if !into_functions => t,
+        t => t.map_children(|c| map_dims(tcx, c, into_functions, f)),
+    }
+}
+
 /// The type `*t`: uniqueness applies to every array in `t`, also inside
 /// tuples and records (`*([]i64, []i64)` consumes both arrays).
 fn make_unique(t: Type) -> Type {
@@ -3075,6 +3057,8 @@ fn make_unique(t: Type) -> Type {
     }
 }
 
+/// Replaces any leftover unification variables by `()` (only reachable for
+/// variables created outside the current definition; never observed).
 fn subst_vars_unit(t: &Type) -> Type {
     match t {
         Type::Var(_) => Type::unit(),
