@@ -434,6 +434,19 @@ fn prec_of(e: &Expr) -> u8 {
 
 /// Prints `e` in Futhark syntax, parenthesised if its precedence is below
 /// `min`. `None` if `e` contains a construct that may not be in a size.
+/// `open`, the expressions separated by commas, `close`.
+fn print_list(xs: &[Expr], open: char, close: char, out: &mut String) -> Option<()> {
+    out.push(open);
+    for (i, x) in xs.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        print_expr(x, 0, out)?;
+    }
+    out.push(close);
+    Some(())
+}
+
 fn print_expr(e: &Expr, min: u8, out: &mut String) -> Option<()> {
     let e = strip_parens(e);
     let p = prec_of(e);
@@ -488,26 +501,8 @@ fn print_expr(e: &Expr, min: u8, out: &mut String) -> Option<()> {
             out.push('.');
             out.push_str(&f.name);
         }
-        ExprKind::Tuple(xs) => {
-            out.push('(');
-            for (i, x) in xs.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                print_expr(x, 0, out)?;
-            }
-            out.push(')');
-        }
-        ExprKind::ArrayLit(xs) => {
-            out.push('[');
-            for (i, x) in xs.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                print_expr(x, 0, out)?;
-            }
-            out.push(']');
-        }
+        ExprKind::Tuple(xs) => print_list(xs, '(', ')', out)?,
+        ExprKind::ArrayLit(xs) => print_list(xs, '[', ']', out)?,
         ExprKind::Record(fs) => {
             out.push('{');
             for (i, f) in fs.iter().enumerate() {
