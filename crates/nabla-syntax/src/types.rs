@@ -128,6 +128,22 @@ impl Type {
         }
     }
 
+    /// Calls `f` on each direct component type (an array's element, fields,
+    /// payloads, a function's parameter and result, an accumulator's array).
+    pub fn for_each_child(&self, mut f: impl FnMut(&Type)) {
+        match self {
+            Type::Prim(_) | Type::Param(_) | Type::Var(_) => {}
+            Type::Array { elem, .. } => f(elem),
+            Type::Record(fs) => fs.iter().for_each(|(_, t)| f(t)),
+            Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).for_each(f),
+            Type::Arrow { param, ret, .. } => {
+                f(param);
+                f(ret);
+            }
+            Type::Acc { arr, .. } => f(arr),
+        }
+    }
+
     /// If this record is a tuple (fields exactly "0".."n-1", n != 1), its components.
     pub fn as_tuple(&self) -> Option<Vec<&Type>> {
         match self {

@@ -271,15 +271,9 @@ fn final_result(vb: &ValBind) -> Option<&Type> {
 
 /// Whether a type mentions a type parameter (declared or generalised).
 fn mentions_type_param(t: &Type) -> bool {
-    match t {
-        Type::Param(_) => true,
-        Type::Prim(_) | Type::Var(_) => false,
-        Type::Array { elem, .. } => mentions_type_param(elem),
-        Type::Record(fs) => fs.iter().any(|(_, t)| mentions_type_param(t)),
-        Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(mentions_type_param),
-        Type::Arrow { param, ret, .. } => mentions_type_param(param) || mentions_type_param(ret),
-        Type::Acc { arr, .. } => mentions_type_param(arr),
-    }
+    let mut found = matches!(t, Type::Param(_));
+    t.for_each_child(|c| found = found || mentions_type_param(c));
+    found
 }
 
 /// Whether `t` refers to the size `n` (with `direct`, only as a whole

@@ -917,14 +917,9 @@ fn describe(c: &Constraint) -> String {
 
 /// Whether a (zonked) type is or contains a function type.
 pub(crate) fn contains_arrow(t: &Type) -> bool {
-    match t {
-        Type::Arrow { .. } => true,
-        Type::Prim(_) | Type::Param(_) | Type::Var(_) => false,
-        Type::Array { elem, .. } => contains_arrow(elem),
-        Type::Record(fs) => fs.iter().any(|(_, t)| contains_arrow(t)),
-        Type::Sum(cs) => cs.iter().flat_map(|(_, ts)| ts).any(contains_arrow),
-        Type::Acc { arr, .. } => contains_arrow(arr),
-    }
+    let mut found = matches!(t, Type::Arrow { .. });
+    t.for_each_child(|c| found = found || contains_arrow(c));
+    found
 }
 
 /// Unbound variables of an already-zonked type, in order of first appearance.
@@ -935,18 +930,7 @@ pub(crate) fn collect_vars(t: &Type, out: &mut Vec<u32>) {
                 out.push(*v)
             }
         }
-        Type::Prim(_) | Type::Param(_) => {}
-        Type::Array { elem, .. } => collect_vars(elem, out),
-        Type::Record(fs) => fs.iter().for_each(|(_, t)| collect_vars(t, out)),
-        Type::Sum(cs) => cs
-            .iter()
-            .flat_map(|(_, ts)| ts)
-            .for_each(|t| collect_vars(t, out)),
-        Type::Arrow { param, ret, .. } => {
-            collect_vars(param, out);
-            collect_vars(ret, out);
-        }
-        Type::Acc { arr, .. } => collect_vars(arr, out),
+        t => t.for_each_child(|c| collect_vars(c, out)),
     }
 }
 
@@ -1049,25 +1033,12 @@ pub(crate) fn erase_sizes(t: &Type, vars_to_unit: bool) -> Type {
 
 /// The names in the sizes of `t` (each once).
 pub(crate) fn collect_size_names(t: &Type, out: &mut Vec<Name>) {
-    match t {
-        Type::Array { elem, shape, .. } => {
-            for s in shape {
-                s.names(out);
-            }
-            collect_size_names(elem, out);
+    if let Type::Array { shape, .. } = t {
+        for s in shape {
+            s.names(out);
         }
-        Type::Record(fs) => fs.iter().for_each(|(_, t)| collect_size_names(t, out)),
-        Type::Sum(cs) => cs
-            .iter()
-            .flat_map(|(_, ts)| ts)
-            .for_each(|t| collect_size_names(t, out)),
-        Type::Arrow { param, ret, .. } => {
-            collect_size_names(param, out);
-            collect_size_names(ret, out);
-        }
-        Type::Acc { arr, .. } => collect_size_names(arr, out),
-        Type::Prim(_) | Type::Param(_) | Type::Var(_) => {}
     }
+    t.for_each_child(|c| collect_size_names(c, out));
 }
 
 /// The prefix of the name of an existential size of a declared result type
