@@ -115,14 +115,15 @@ fn acc_types(fb: &FunBuilder, arrays: &[Var], span: Span) -> R<Vec<ir::Type>> {
         .collect()
 }
 
-/// `acc_write acc i v`: one `update_acc` per component.
-fn acc_write<'a>(
-    fb: &mut FunBuilder,
+/// The operands of `acc_write acc i v`: the accumulator's variables (one
+/// per component), the index and the value's components; an error if the
+/// value does not have the accumulator's element type.
+fn write_operands<'a>(
     acc: &SV<'a>,
     i: &SV<'a>,
     v: &SV<'a>,
     span: Span,
-) -> R<SV<'a>> {
+) -> R<(Vec<Var>, Atom, Vec<Atom>)> {
     let accs = arr_vars(acc, span)?;
     let i = scalar(i, span)?;
     let vs = atoms_of(v, span)?;
@@ -132,6 +133,18 @@ fn acc_write<'a>(
             "acc_write: the value does not match the accumulator's element type",
         ));
     }
+    Ok((accs, i, vs))
+}
+
+/// `acc_write acc i v`: one `update_acc` per component.
+fn acc_write<'a>(
+    fb: &mut FunBuilder,
+    acc: &SV<'a>,
+    i: &SV<'a>,
+    v: &SV<'a>,
+    span: Span,
+) -> R<SV<'a>> {
+    let (accs, i, vs) = write_operands(acc, i, v, span)?;
     let mut out = Vec::with_capacity(accs.len());
     for (a, x) in accs.into_iter().zip(vs) {
         let t = fb.var_ty(a);
@@ -344,15 +357,7 @@ fn seq_write<'a>(
     v: &SV<'a>,
     span: Span,
 ) -> R<SV<'a>> {
-    let arrs = arr_vars(acc, span)?;
-    let i = scalar(i, span)?;
-    let vs = atoms_of(v, span)?;
-    if arrs.len() != vs.len() {
-        return Err(err(
-            span,
-            "acc_write: the value does not match the accumulator's element type",
-        ));
-    }
+    let (arrs, i, vs) = write_operands(acc, i, v, span)?;
     let acc_sty = sty_of(acc);
     let elem_sty = match &acc_sty {
         STy::Acc { arr, .. } => crate::elab::sty_row(arr),

@@ -407,26 +407,14 @@ fn forget_sizes(t: &STy) -> STy {
 
 /// The size names in a semantic type (including function types).
 fn sty_names(t: &STy, out: &mut BTreeSet<Name>) {
-    match t {
-        STy::Array { elem, shape, .. } => {
-            for s in shape {
-                if let Size::Var(n) = s {
-                    out.insert(n.clone());
-                }
+    if let STy::Array { shape, .. } = t {
+        for s in shape {
+            if let Size::Var(n) = s {
+                out.insert(n.clone());
             }
-            sty_names(elem, out);
         }
-        STy::Record(fs) => fs.iter().for_each(|(_, t)| sty_names(t, out)),
-        STy::Sum(cs) => cs
-            .iter()
-            .for_each(|(_, ts)| ts.iter().for_each(|t| sty_names(t, out))),
-        STy::Arrow { param, ret, .. } => {
-            sty_names(param, out);
-            sty_names(ret, out);
-        }
-        STy::Acc { arr, .. } => sty_names(arr, out),
-        STy::Prim(_) | STy::Param(_) | STy::Var(_) => {}
     }
+    t.for_each_child(|c| sty_names(c, out));
 }
 
 fn typeexp_names(te: &TypeExp, out: &mut BTreeSet<Name>) {
