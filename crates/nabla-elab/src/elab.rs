@@ -150,6 +150,10 @@ pub(crate) struct Elab<'a> {
     steps: usize,
     /// The source text, when the caller has it (for messages that quote it).
     pub sources: Option<&'a nabla_syntax::SourceMap>,
+    /// Copies of the compound size expressions the elaborator evaluates
+    /// (a type's `[n * m]`), kept for as long as the program's own
+    /// expressions, which elaboration borrows.
+    size_exprs: &'a typed_arena::Arena<Expr>,
     /// The streams being elaborated as sequential loops, innermost last
     /// (see `accs.rs`): while there is one, an accumulator is the array
     /// itself, and a write combines into it with the innermost stream's
@@ -672,7 +676,7 @@ fn irrefutable(p: &Pat) -> bool {
 // ---------------------------------------------------------------------------
 
 impl<'a> Elab<'a> {
-    pub fn new(files: &'a [ast::Program]) -> Elab<'a> {
+    pub fn new(files: &'a [ast::Program], size_exprs: &'a typed_arena::Arena<Expr>) -> Elab<'a> {
         let mut defs = HashMap::new();
         fn add<'a>(d: &'a ast::Dec, defs: &mut HashMap<NodeId, &'a ValBind>) {
             match d {
@@ -704,6 +708,7 @@ impl<'a> Elab<'a> {
             depth: 0,
             steps: 0,
             sources: None,
+            size_exprs,
             seq_streams: vec![],
         }
     }
@@ -766,6 +771,36 @@ impl<'a> Elab<'a> {
             },
             Size::Expr(_) | Size::Any => None,
         }
+    }
+
+    /// The atom holding a semantic size, computing a compound size
+    /// expression (`[n * m]`, `[i64.i32 k]`) from the values of the names
+    /// it mentions; `None` where a name is not bound here or the size is
+    /// unknown.
+    pub fn size_value(
+        &mut self,
+        fb: &mut FunBuilder,
+        s: &Size,
+        env: &Env<'a>,
+        subst: &Subst,
+    ) -> Option<Atom> {
+        let Size::Expr(x) = s else {
+            return self.size_atom(s, env);
+        };
+        let mut names = vec![];
+        s.names(&mut names);
+        if !names
+            .iter()
+            .all(|n| matches!(env.get(n), Some(SV::Dyn(a, STy::Prim(_))) if a.len() == 1))
+        {
+            return None;
+        }
+        let e: &'a Expr = self.size_exprs.alloc(x.expr().clone());
+        let ctx = Ctx {
+            env: env.clone(),
+            subst: subst.clone(),
+        };
+        self.index_atom(fb, e, &ctx).ok()
     }
 
     /// IR types of a semantic type's components.
@@ -1894,7 +1929,7 @@ impl<'a> Elab<'a> {
     /// and the environment there), else `None` (unknown).
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn size_args(
-        &self,
+        &mut self,
         fb: &mut FunBuilder,
         params: &'a [Pat],
         tps: &'a [TypeParam],
@@ -1933,8 +1968,27 @@ impl<'a> Elab<'a> {
                         match_sizes(decl, use_ty, &names, &mut m, 0);
                         m
                     });
-                    if let Some(s) = m.get(*n) {
-                        found = self.size_atom(s, env);
+                    if let Some(s) = m.get(*n).cloned() {
+                        found = self.size_value(fb, &s, env, &Subst::default());
+                    }
+                }
+            }
+            // A size that is a part of a parameter's compound size (`n` in
+            // `xs: [n * m]t`), read off the argument's type (`[a * b]`).
+            if found.is_none() {
+                if let Some((_, _, env)) = use_site {
+                    for (p, a) in params.iter().zip(args) {
+                        let (Some(t), SV::Dyn(_, at)) = (&p.ty, a) else {
+                            continue;
+                        };
+                        let mut m = HashMap::new();
+                        match_sizes(&subst_ty(t, subst), at, &names, &mut m, 0);
+                        if let Some(s) = m.get(*n).cloned() {
+                            found = self.size_value(fb, &s, env, &Subst::default());
+                            if found.is_some() {
+                                break;
+                            }
+                        }
                     }
                 }
             }

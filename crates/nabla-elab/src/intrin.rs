@@ -143,6 +143,49 @@ fn check_exponent(fb: &mut FunBuilder, p: PrimType, y: Atom, span: Span) {
     );
 }
 
+/// `unflatten`'s run-time check (Futhark's prelude): every result size is
+/// non-negative and their product is the argument's outer size, else
+/// "Cannot unflatten array of shape [6] to array of shape [2][2]". No check
+/// is made when the sizes are constants that satisfy it.
+fn check_unflatten(fb: &mut FunBuilder, array: nabla_ir::Var, dims: &[Atom], span: Span) {
+    let outer = fb.size_of(array, 0, span);
+    let constants: Option<Vec<i128>> = dims
+        .iter()
+        .chain([&outer])
+        .map(|d| match d {
+            Atom::Const(c) => int_of_const(*c),
+            Atom::Var(_) => None,
+        })
+        .collect();
+    if let Some(cs) = constants {
+        let (total, sizes) = cs.split_last().expect("outer size is last");
+        if sizes.iter().all(|d| *d >= 0) && sizes.iter().product::<i128>() == *total {
+            return;
+        }
+    }
+    let zero = Atom::Const(PrimValue::I64(0));
+    let mut ok = fb.cmp(CmpOp::Le, zero, dims[0], span);
+    let mut product = dims[0];
+    for d in &dims[1..] {
+        let non_negative = fb.cmp(CmpOp::Le, zero, *d, span);
+        ok = fb.binop(BinOp::BitAnd, ok, non_negative, span);
+        product = fb.binop(BinOp::Mul, product, *d, span);
+    }
+    let same = fb.cmp(CmpOp::Eq, product, outer, span);
+    ok = fb.binop(BinOp::BitAnd, ok, same, span);
+    let shape: String = dims.iter().map(|_| "[{}]").collect();
+    let mut values = vec![outer];
+    values.extend_from_slice(dims);
+    fb.effect(
+        Exp::Assert(
+            ok,
+            format!("Cannot unflatten array of shape [{{}}] to array of shape {shape}."),
+            values,
+        ),
+        span,
+    );
+}
+
 /// The value of an integer constant.
 fn int_of_const(c: PrimValue) -> Option<i128> {
     Some(match c {
@@ -1275,7 +1318,8 @@ pub(crate) fn call<'a>(
             let mut dims = vec![];
             if let STy::Array { shape, .. } = &ret_ty {
                 for (i, s) in shape.iter().take(k).enumerate() {
-                    dims.push(el.size_atom(s, env).or(hints.get(i).copied()).ok_or_else(|| {
+                    let known = el.size_value(fb, s, env, &Default::default());
+                    dims.push(known.or(hints.get(i).copied()).ok_or_else(|| {
                         err(
                             span,
                             format!(
@@ -1289,6 +1333,9 @@ pub(crate) fn call<'a>(
                 return Err(err(span, format!("{f}: cannot determine the result sizes")));
             }
             let (atoms, _) = dyn_of(arr, span)?;
+            if let Some(Atom::Var(first)) = atoms.first() {
+                check_unflatten(fb, *first, &dims, span);
+            }
             let mut out = vec![];
             for a in atoms {
                 let Atom::Var(v) = a else {

@@ -84,7 +84,8 @@ fn elaborate_inner(
     files: &[ast::Program],
     sources: Option<&nabla_syntax::SourceMap>,
 ) -> Result<nabla_ir::Program, Vec<Diagnostic>> {
-    let mut el = elab::Elab::new(files);
+    let size_exprs = typed_arena::Arena::new();
+    let mut el = elab::Elab::new(files, &size_exprs);
     el.sources = sources;
     let mut diags = vec![];
     let mut entries = vec![];

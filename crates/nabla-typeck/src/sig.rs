@@ -363,10 +363,11 @@ const ARRAY_SIGS: &[(&str, &str)] = &[
     ("transpose", "[n][m]a -> *[m][n]a"),
     ("flatten", "[n][m]a -> *[n*m]a"),
     ("flatten_3d", "[n][m][l]a -> *[n*m*l]a"),
-    // Current prelude: the result sizes come from the context (usually a
-    // size coercion of the argument or an annotated result).
-    ("unflatten", "[k]a -> *[n][m]a"),
-    ("unflatten_3d", "[k]a -> *[n][m][l]a"),
+    // Current prelude: the result sizes are the factors of the argument's
+    // size expression, found by unification (`[n * m]` against the
+    // argument's `[a * b]`), usually after a size coercion of the argument.
+    ("unflatten", "[n*m]a -> *[n][m]a"),
+    ("unflatten_3d", "[n*m*l]a -> *[n][m][l]a"),
     ("concat", "[n]a -> [m]a -> *[n+m]a"),
     ("++", "[n]a -> [m]a -> *[n+m]a"),
     ("rotate", "i64 -> [n]a -> [n]a"),
