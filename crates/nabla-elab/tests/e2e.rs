@@ -745,7 +745,7 @@ fn unflatten_and_flatten_3d() {
         "[[[1i32, 2i32], [3i32, 4i32]]]",
     );
     check(
-        "def main (xs: [8]i32) : [2][2][2]i32 = unflatten_3d xs",
+        "def main (xs: [8]i32) : [2][2][2]i32 = unflatten_3d (xs :> [2 * 2 * 2]i32)",
         "[1, 2, 3, 4, 5, 6, 7, 8]",
         "[[[1i32, 2i32], [3i32, 4i32]], [[5i32, 6i32], [7i32, 8i32]]]",
     );

@@ -1088,6 +1088,7 @@ impl Checker {
                         .iter()
                         .map(|s| match c.tcx.resolve_size(s) {
                             Size::Var(n) if n.starts_with('?') || is_existential(&n) => Size::Any,
+                            s @ Size::Expr(_) => c.tcx.hinted_size(&s),
                             s => s,
                         })
                         .collect(),
@@ -1207,7 +1208,7 @@ impl Checker {
         let sizes: Vec<(Name, Size)> = s
             .sparams
             .iter()
-            .map(|n| (n.clone(), self.tcx.fresh_size()))
+            .map(|n| (n.clone(), self.tcx.fresh_size_named(n)))
             .collect();
         let t = subst(
             &s.ty,
@@ -2873,6 +2874,7 @@ impl Checker {
                 Some(i) => Some(self.infer(i)?),
                 None => None,
             };
+            let it_shown = it.as_ref().map(|t| self.show(t));
             self.enter_scope();
             for s in sizes.iter() {
                 self.push_local(s.name.clone(), LEntry::Size);
@@ -2880,6 +2882,9 @@ impl Checker {
             let size_vars_before = self.tcx.sizes.len();
             let mut binds = Vec::new();
             let pt = self.infer_pat(pat, &mut binds)?;
+            // The sizes of the loop parameters against the initial values',
+            // position by position (see `loop_param_sizes`).
+            let mut init_pairs: Vec<(Size, Size)> = vec![];
             match it {
                 Some(it) => {
                     let it2 = self.anon_sizes(&it);
@@ -2887,20 +2892,24 @@ impl Checker {
                         &pt,
                         &it2,
                         pat.span,
-                        "the loop parameter does not match the initial value",
+                        "Initial loop values do not have expected type",
                     )?;
+                    let (pz, iz) = (self.tcx.zonk(&pt), self.tcx.zonk(&it));
+                    dim_pairs(&pz, &iz, &mut init_pairs, 0);
                 }
                 None => {
                     for (n, t, sp) in binds.iter() {
                         match self.lookup(n) {
                             Some(Found::Local(vt)) => {
-                                let vt = self.anon_sizes(&vt);
+                                let vt2 = self.anon_sizes(&vt);
                                 self.unify_at(
                                     t,
-                                    &vt,
+                                    &vt2,
                                     *sp,
                                     "the loop parameter does not match the variable's type",
                                 )?;
+                                let (pz, vz) = (self.tcx.zonk(t), self.tcx.zonk(&vt));
+                                dim_pairs(&pz, &vz, &mut init_pairs, 0);
                             }
                             _ => {
                                 return Err(err(
@@ -2912,6 +2921,15 @@ impl Checker {
                     }
                 }
             }
+            let loop_sizes: Vec<Name> = sizes.iter().map(|s| s.name.clone()).collect();
+            self.check_declared_loop_sizes(
+                &pt,
+                it_shown.as_deref(),
+                &init_pairs,
+                size_vars_before,
+                &loop_sizes,
+                pat.span,
+            )?;
             self.push_binds(binds);
             match form {
                 LoopForm::For(i, bound) => {
@@ -2955,18 +2973,163 @@ impl Checker {
                     .filter(|&i| self.tcx.sizes[i].binding.is_none())
                     .map(|i| format!("?{i}")),
             );
+            let variant =
+                self.loop_param_sizes(&pt, &bt, &init_pairs, size_vars_before, level, body.span)?;
+            // The body may give an existential size any value.
+            let pt_body = self.flexible_sizes_mentioning(&pt, &variant);
             let bt = self.flexible_sizes_mentioning(&bt, &bound);
             self.unify_at(
-                &pt,
+                &pt_body,
                 &bt,
                 body.span,
-                "the loop body's type does not match the loop parameter",
+                "Loop body does not have expected type",
             )?;
             Ok(self.flexible_sizes_mentioning(&pt, &bound))
         })();
         self.truncate_locals(mark);
         self.tcx.level = level;
         r
+    }
+
+    /// The sizes a loop parameter's type states (`loop (ys: [n]i32) = xs`)
+    /// must be the initial value's: "Initial loop values do not have
+    /// expected type". Sizes still to be inferred (`init_pairs` entries
+    /// whose parameter size is a flexible variable made for this loop, from
+    /// index `first_var`) and the loop's own size parameters are decided
+    /// after the body (see [`Checker::loop_param_sizes`]).
+    fn check_declared_loop_sizes(
+        &mut self,
+        pt: &Type,
+        init_shown: Option<&str>,
+        init_pairs: &[(Size, Size)],
+        first_var: usize,
+        loop_sizes: &[Name],
+        span: Span,
+    ) -> R<()> {
+        for (p, i) in init_pairs {
+            let p = self.tcx.resolve_size(p);
+            if self.is_loop_variable(&p, first_var) || loop_sizes.iter().any(|n| p.mentions(n)) {
+                continue;
+            }
+            if let Err(detail) = self.tcx.unify_size(&p, i) {
+                let expected = self.show(pt);
+                let found = init_shown.map_or_else(String::new, |f| format!(", found `{f}`"));
+                return Err(err(
+                    span,
+                    format!("Initial loop values do not have expected type: expected `{expected}`{found}"),
+                )
+                .with_note(detail));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether `s` (resolved) is a flexible size variable made for the
+    /// loop being checked (index `first_var` or later) and still unbound.
+    fn is_loop_variable(&self, s: &Size, first_var: usize) -> bool {
+        match s {
+            Size::Var(v) if v.starts_with('?') => v[1..]
+                .parse::<usize>()
+                .is_ok_and(|k| k >= first_var && self.tcx.sizes[k].binding.is_none()),
+            _ => false,
+        }
+    }
+
+    /// Decides the sizes of a loop's parameters that no annotation gave,
+    /// as Futhark does: a size is *invariant*, and is the initial value's
+    /// size, when the body's result has, at every position of the
+    /// parameter size, either the parameter's own size or the initial
+    /// size; otherwise it changes across iterations and is an existential
+    /// size of the loop (a fresh unknown size, `loop₀`, which matches no
+    /// other size). The body's results at the positions of one parameter
+    /// size must agree: "Loop body does not have expected type". Returns
+    /// the names of the loop's existential sizes.
+    fn loop_param_sizes(
+        &mut self,
+        pt: &Type,
+        bt: &Type,
+        init_pairs: &[(Size, Size)],
+        first_var: usize,
+        outer_level: u32,
+        span: Span,
+    ) -> R<Vec<Name>> {
+        let mut variant = vec![];
+        let (pz, bz) = (self.tcx.zonk(pt), self.tcx.zonk(bt));
+        let mut body_pairs = vec![];
+        dim_pairs(&pz, &bz, &mut body_pairs, 0);
+        let mut candidates: Vec<Size> = vec![];
+        for (p, _) in &body_pairs {
+            let p = self.tcx.resolve_size(p);
+            if self.is_loop_variable(&p, first_var) && !candidates.contains(&p) {
+                candidates.push(p);
+            }
+        }
+        for k in candidates {
+            let inits: Vec<Size> = init_pairs
+                .iter()
+                .filter(|(p, _)| self.tcx.resolve_size(p) == k)
+                .map(|(_, i)| self.tcx.resolve_size(i))
+                .collect();
+            let bodies: Vec<Size> = body_pairs
+                .iter()
+                .filter(|(p, _)| self.tcx.resolve_size(p) == k)
+                .map(|(_, b)| self.tcx.resolve_size(b))
+                .collect();
+            let Some(first) = bodies.first().cloned() else {
+                continue;
+            };
+            // A size the checker does not know (a slice's) decides nothing.
+            if inits.iter().chain(&bodies).any(|s| *s == Size::Any) {
+                continue;
+            }
+            for b in &bodies[1..] {
+                let b = self.tcx.resolve_size(b);
+                let first = self.tcx.resolve_size(&first);
+                if b == first {
+                    continue;
+                }
+                let flexible =
+                    |s: &Size| matches!(s, Size::Var(v) if v.starts_with('?')) && *s != k;
+                if (flexible(&b) || flexible(&first)) && self.tcx.unify_size(&first, &b).is_ok() {
+                    continue;
+                }
+                return Err(err(
+                    span,
+                    format!(
+                        "Loop body does not have expected type: the loop parameter's size \"{}\" would be both \"{}\" and \"{}\" after an iteration",
+                        self.tcx.show_size(&k),
+                        self.tcx.show_size(&first),
+                        self.tcx.show_size(&b)
+                    ),
+                ));
+            }
+            let first = self.tcx.resolve_size(&first);
+            let init = inits.first().cloned();
+            let same_inits = inits.iter().all(|i| Some(i) == init.as_ref());
+            let size = match init {
+                Some(i) if same_inits && (first == k || first == i) => i,
+                _ => {
+                    let level = self.tcx.level;
+                    self.tcx.level = outer_level;
+                    let u = self.tcx.new_unknown(
+                        "loop",
+                        span,
+                        "the size of a loop parameter that changes across iterations".into(),
+                    );
+                    self.tcx.level = level;
+                    if let Size::Var(n) = &u {
+                        variant.push(n.clone());
+                    }
+                    u
+                }
+            };
+            if self.tcx.resolve_size(&k) == k {
+                self.tcx.unify_size(&k, &size).map_err(|m| {
+                    err(span, format!("Loop body does not have expected type: {m}"))
+                })?;
+            }
+        }
+        Ok(variant)
     }
 
     fn infer_update(
@@ -3019,6 +3182,51 @@ impl Checker {
 /// `t` (zonked as it is walked) with each array dimension `s` replaced by
 /// `f(tcx, s)`, inside records and sums, and inside function types where
 /// `into_functions`.
+/// The sizes of `a` and `b` (zonked types of the same form) position by
+/// position: array dimensions, then the components of records, tuples and
+/// sums (function types are not entered).
+fn dim_pairs(a: &Type, b: &Type, out: &mut Vec<(Size, Size)>, depth: usize) {
+    if depth > 200 {
+        return;
+    }
+    match (a, b) {
+        (
+            Type::Array {
+                elem: ea,
+                shape: sa,
+                ..
+            },
+            Type::Array {
+                elem: eb,
+                shape: sb,
+                ..
+            },
+        ) => {
+            out.extend(sa.iter().cloned().zip(sb.iter().cloned()));
+            if sa.len() == sb.len() {
+                dim_pairs(ea, eb, out, depth + 1);
+            }
+        }
+        (Type::Record(fa), Type::Record(fb)) => {
+            for ((na, ta), (nb, tb)) in fa.iter().zip(fb) {
+                if na == nb {
+                    dim_pairs(ta, tb, out, depth + 1);
+                }
+            }
+        }
+        (Type::Sum(ca), Type::Sum(cb)) => {
+            for (na, ta) in ca {
+                if let Some((_, tb)) = cb.iter().find(|(nb, _)| nb == na) {
+                    for (x, y) in ta.iter().zip(tb) {
+                        dim_pairs(x, y, out, depth + 1);
+                    }
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
 fn map_dims(
     tcx: &mut Tcx,
     t: &Type,

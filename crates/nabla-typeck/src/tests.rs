@@ -390,7 +390,7 @@ fn loops() {
     assert_eq!(c.ty("sum"), "([n₀]f64) -> f64");
     assert_eq!(c.ty("w"), "(i32, i32)");
     assert_eq!(c.ty("rows"), "([n₀][n₁]i32) -> i32");
-    assert_eq!(c.ty("upd"), "(i64) -> *[n₀]i32");
+    assert_eq!(c.ty("upd"), "(n: i64) -> *[n]i32");
     all_typed(&c);
 }
 
@@ -685,7 +685,7 @@ fn more_positive() {
                 entry e (xs: []f64) : f64 = f64.sum xs\n\
                 def g = let f = \\(x: i32) -> x in f 1\n\
                 def h (xs: [][3]f32) = map (\\r -> r[0]) xs\n\
-                def k = unflatten (iota 6) : [2][3]i64\n\
+                def k = unflatten (iota 6 :> [2 * 3]i64) : [2][3]i64\n\
                 def l (r: {a: i32, b: (f64, bool)}) = r.b.1\n\
                 def m (r: {a: i32, b: (f64, bool)}) = r with b.0 = 1\n\
                 def n = #[unroll] (1 + 1)\n\

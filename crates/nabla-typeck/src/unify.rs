@@ -393,12 +393,16 @@ impl Tcx {
 
     /// A size as messages show it: flexible variables by their hint.
     pub fn show_size(&self, s: &Size) -> String {
-        let s = self.resolve_size(s);
-        let s = s.subst(&|v: &str| {
+        show_size(&self.hinted_size(s))
+    }
+
+    /// `s` resolved, with its flexible variables renamed to their hints
+    /// (for messages only: `?12 * ?13` reads `n * m`).
+    pub fn hinted_size(&self, s: &Size) -> Size {
+        self.resolve_size(s).subst(&|v: &str| {
             let i = Self::size_var_index(&Size::Var(v.to_string()))?;
             Some(Size::Var(self.sizes.get(i)?.hint.clone()))
-        });
-        show_size(&s)
+        })
     }
 
     fn size_var_index(s: &Size) -> Option<usize> {

@@ -202,7 +202,7 @@ fn diagnostics_say_what_and_where() {
         (
             "loop_body_type",
             "def main (n: i64) : i64 =\n  let (a, _) = loop (a, b) = (0, 1) for i < n do\n    (b, a + b, 1)\n  in a\n",
-            &["the loop body's type does not match the loop parameter"],
+            &["Loop body does not have expected type"],
             (3, 5),
         ),
         (
@@ -269,4 +269,68 @@ fn diagnostics_say_what_and_where() {
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// Loop parameter sizes, as Futhark decides them: a size the body keeps
+/// is the initial value's size; one the body changes is an existential
+/// size of the loop, which matches no other size.
+#[test]
+fn loop_parameter_sizes_are_invariant_or_existential() {
+    let invariant = file(
+        "loop_invariant",
+        "def main [n] (xs: *[n]i32) : [n]i32 =\n  loop xs for i < n do xs with [i] = 1\n",
+    );
+    nabla::compile(&invariant).expect("an invariant size keeps the initial value's");
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "loop_invariant_wrong",
+            "def main [n] (xs: *[n]i32) : [10]i32 =\n  loop xs for i < n do xs with [i] = 1\n",
+            "expected `[10]i32`, found `*[n]i32`",
+        ),
+        (
+            "loop_variant",
+            "def main (k: i64) : [1]i32 =\n  loop xs = replicate 1 0i32 for _i < k do xs ++ xs\n",
+            "expected `[1]i32`",
+        ),
+        (
+            "loop_declared_size",
+            "def main [m] (xs: [m]i32) (n: i64) =\n  loop (ys: [n]i32) = xs for _i < 3 do replicate n 0\n",
+            "Initial loop values do not have expected type: expected `[n]i32`",
+        ),
+        (
+            "loop_shared_size",
+            "def main [n] (xs: [n]i32) (ys: [n]i32) =\n  loop (xs, ys) for _i < 2 do\n    let zs = filter (> 0) (map2 (+) xs ys)\n    in (xs, zs)\n",
+            "Loop body does not have expected type",
+        ),
+    ];
+    for (name, src, want) in cases {
+        let (msg, _, _) = first_error(name, src);
+        assert!(msg.contains(want), "{name}: {msg}");
+    }
+}
+
+/// `unflatten` has Futhark's type `[n * m]t -> [n][m]t`: the result sizes
+/// are the factors of the argument's size, and a run-time check refuses
+/// negative factors.
+#[test]
+fn unflatten_takes_the_factors_of_the_argument_size() {
+    let p = file(
+        "unflatten_factors",
+        "def main (n: i64) (m: i64) = unflatten (iota (n * m))\n",
+    );
+    let c = nabla::compile(&p).expect("sizes n and m come from n * m");
+    let r = c.run_on_input("main", b"2 3").expect("runs");
+    assert_eq!(r[0].to_string(), "[[0i64, 1i64, 2i64], [3i64, 4i64, 5i64]]");
+    let e = c.run_on_input("main", b"-2 -3").unwrap_err();
+    assert!(
+        e.message
+            .contains("Cannot unflatten array of shape [6] to array of shape [-2][-3]"),
+        "{}",
+        e.message
+    );
+    let (msg, _, _) = first_error(
+        "unflatten_unrelated_size",
+        "def main (xs: [6]i32) = unflatten xs\n",
+    );
+    assert!(msg.contains("expected `[n * m]_`, found `[6]i32`"), "{msg}");
 }
