@@ -80,6 +80,10 @@ enum Found {
 
 pub(crate) struct Checker {
     tcx: Tcx,
+    /// Warnings found so far (Futhark's: comparing arrays with `==`, a
+    /// size expression with a binding, a uniqueness annotation on a
+    /// non-array, a `#[unroll]` that cannot unroll).
+    pub warnings: Vec<Diagnostic>,
     intrinsics: HashMap<String, Rc<Scheme>>,
     env: HashMap<Name, GEntry>,
     exported: HashMap<Name, GEntry>,
@@ -370,7 +374,13 @@ impl Checker {
             tparam_prev: Vec::new(),
             main_entry: None,
             self_inst: None,
+            warnings: Vec::new(),
         }
+    }
+
+    fn warn(&mut self, span: Span, message: impl Into<String>) {
+        self.warnings
+            .push(Diagnostic::new(DiagnosticKind::Warning, span, message));
     }
 
     // ---------------------------------------------------------------- program
@@ -927,7 +937,14 @@ impl Checker {
                 op_res: res,
                 ..
             } => self.fin_ref_inst(res, inst),
-            ExprKind::Parens(x) | ExprKind::Not(x) | ExprKind::Attr(_, x) => self.fin_expr(x)?,
+            ExprKind::Attr(a, x) => {
+                if a.text.trim() == "unroll" && !unrollable(x) {
+                    let span = a.span;
+                    self.warn(span, UNROLL_WARNING);
+                }
+                self.fin_expr(x)?
+            }
+            ExprKind::Parens(x) | ExprKind::Not(x) => self.fin_expr(x)?,
             ExprKind::LocalOpen(_, x) | ExprKind::Ascribe(x, _) | ExprKind::Coerce(x, _) => {
                 self.fin_expr(x)?
             }
@@ -969,6 +986,18 @@ impl Checker {
                 self.fin_ref_inst(op_res, op_inst);
                 self.fin_expr(lhs)?;
                 self.fin_expr(rhs)?;
+                let eq_op = match op_res {
+                    Some(Res::Intrinsic(n)) if n == "==" || n == "!=" => Some(n.clone()),
+                    _ => None,
+                };
+                if let (Some(op), Some(Type::Array { .. })) = (eq_op, &lhs.ty) {
+                    self.warn(
+                        e.span,
+                        format!(
+                            "Comparing arrays with \"{op}\" is deprecated; compare the elements, e.g. with `and (map2 (==) xs ys)` after checking the lengths"
+                        ),
+                    );
+                }
             }
             ExprKind::OpSectionLeft {
                 op_inst,
@@ -1033,8 +1062,19 @@ impl Checker {
                 init,
                 form,
                 body,
+                attrs,
                 ..
             } => {
+                let bound_is_constant = matches!(
+                    form,
+                    LoopForm::For(_, b) if matches!(strip_parens(b).kind, ExprKind::Lit(Literal::Int { .. }))
+                );
+                if let Some(a) = attrs.iter().find(|a| a.text.trim() == "unroll") {
+                    if !bound_is_constant {
+                        let span = a.span;
+                        self.warn(span, UNROLL_WARNING);
+                    }
+                }
                 self.fin_pat(pat)?;
                 if let Some(i) = init {
                     self.fin_expr(i)?;
@@ -1576,7 +1616,16 @@ impl Checker {
                 }
                 Ok(mk_array(t, vec![s], false))
             }
-            TypeExp::Unique(t, _) => Ok(make_unique(self.resolve_type(t)?)),
+            TypeExp::Unique(t, span) => {
+                let r = self.resolve_type(t)?;
+                if let Type::Prim(p) = &r {
+                    self.warn(
+                        *span,
+                        format!("The uniqueness annotation `*` has no effect on the non-array type `{p}`"),
+                    );
+                }
+                Ok(make_unique(r))
+            }
             TypeExp::Arrow(name, p, r, _) => {
                 self.in_arrow += 1;
                 let r = self.resolve_arrow(name, p, r);
@@ -1933,6 +1982,14 @@ impl Checker {
                 DimIndex::Fix(e) => self.index_int(e, "array index must be an integer", true)?,
                 DimIndex::Slice { start, end, stride } => {
                     let full = start.is_none() && end.is_none() && stride.is_none();
+                    for e in [&*start, &*end, &*stride].into_iter().flatten() {
+                        if binds_names(e) {
+                            self.warn(
+                                e.span,
+                                "Size expression with binding is replaced by unknown size.",
+                            );
+                        }
+                    }
                     for e in [start, end, stride].into_iter().flatten() {
                         self.index_int(e, "slice bound must be an integer", false)?;
                     }
@@ -1969,6 +2026,16 @@ impl Checker {
                 self.unify_at(&param, &at, arg.span, &Self::cannot_apply(fname, arg, k))?;
                 let ret = match param_name {
                     Some(n) => {
+                        if binds_names(arg) && {
+                            let mut names = vec![];
+                            crate::unify::collect_size_names(&ret, &mut names);
+                            names.contains(&n)
+                        } {
+                            self.warn(
+                                arg.span,
+                                "Size expression with binding is replaced by unknown size.",
+                            );
+                        }
                         let s = self.expr_as_size(arg);
                         let mut names = Vec::new();
                         s.names(&mut names);
@@ -3182,6 +3249,33 @@ impl Checker {
 /// `t` (zonked as it is walked) with each array dimension `s` replaced by
 /// `f(tcx, s)`, inside records and sums, and inside function types where
 /// `into_functions`.
+/// Whether an expression (a size argument or slice bound) binds names at
+/// its top (`let m = n + 2 in m * m`): Futhark cannot use it as a size.
+fn binds_names(e: &Expr) -> bool {
+    matches!(
+        strip_parens(e).kind,
+        ExprKind::LetPat { .. }
+            | ExprKind::LetFun { .. }
+            | ExprKind::Loop { .. }
+            | ExprKind::Match { .. }
+    )
+}
+
+const UNROLL_WARNING: &str =
+    "#[unroll] has no effect here: only a `for` loop whose bound is a constant can be unrolled";
+
+/// Whether `#[unroll]` can apply to `e`: a `for i < k` loop with a constant
+/// integer bound.
+fn unrollable(e: &Expr) -> bool {
+    match &strip_parens(e).kind {
+        ExprKind::Loop {
+            form: LoopForm::For(_, bound),
+            ..
+        } => matches!(strip_parens(bound).kind, ExprKind::Lit(Literal::Int { .. })),
+        _ => false,
+    }
+}
+
 /// The sizes of `a` and `b` (zonked types of the same form) position by
 /// position: array dimensions, then the components of records, tuples and
 /// sums (function types are not entered).

@@ -47,30 +47,48 @@ pub const PRELUDE_SOURCE: &str = include_str!("prelude.fut");
 /// definition that fails; checking continues with the next definition.
 /// The AST's annotations are complete only when the result is `Ok`.
 pub fn check_program(
-    _sources: &SourceMap,
+    sources: &SourceMap,
     files: &mut [ast::Program],
 ) -> Result<(), Vec<Diagnostic>> {
+    check_program_with_warnings(sources, files).map(|_| ())
+}
+
+/// [`check_program`], also giving the warnings (kind `Warning`) of a program
+/// that type-checks: comparing arrays with `==`, a size expression with a
+/// binding, a uniqueness annotation on a non-array type, an `#[unroll]` that
+/// cannot apply. Errors as for [`check_program`].
+pub fn check_program_with_warnings(
+    _sources: &SourceMap,
+    files: &mut [ast::Program],
+) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
     // Run on a thread with a big stack so deeply nested (but bounded) input
     // cannot overflow the caller's stack; a panic becomes a diagnostic.
     let result = std::thread::scope(|s| {
         let h = std::thread::Builder::new()
             .stack_size(256 << 20)
-            .spawn_scoped(s, || check::Checker::new().check_files(files));
+            .spawn_scoped(s, || {
+                let mut checker = check::Checker::new();
+                let diags = checker.check_files(files);
+                (diags, std::mem::take(&mut checker.warnings))
+            });
         match h {
             Ok(h) => h.join().map_err(|_| ()),
             Err(_) => Err(()),
         }
     });
-    let diags = match result {
+    let (diags, warnings) = match result {
         Ok(d) => d,
-        Err(()) => vec![Diagnostic::new(
-            DiagnosticKind::Type,
-            Span::default(),
-            "internal error in the type checker (please report)",
-        )],
+        Err(()) => (
+            vec![Diagnostic::new(
+                DiagnosticKind::Type,
+                Span::default(),
+                "internal error in the type checker (please report)",
+            )],
+            vec![],
+        ),
     };
     if diags.is_empty() {
-        Ok(())
+        Ok(warnings)
     } else {
         Err(diags)
     }

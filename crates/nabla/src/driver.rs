@@ -131,9 +131,10 @@ pub fn check(path: &Path) -> Result<Checked, CompileError> {
         Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
     };
     let mut files = expansion.files;
-    let warnings = frontend::user_facing_names(expansion.warnings);
-    if let Err(d) = frontend::check_expanded(&sources, &mut files, &expansion.value_checks) {
-        return Err(CompileError::from_diagnostics(d, &sources));
+    let mut warnings = frontend::user_facing_names(expansion.warnings);
+    match frontend::check_expanded(&sources, &mut files, &expansion.value_checks) {
+        Ok(w) => warnings.extend(w),
+        Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
     }
     if let Some(parsed) = parsed {
         if let Err(d) = frontend::check_opaque_ascription(&sources, parsed, next_id) {

@@ -44,9 +44,13 @@ pub(crate) fn check_expanded(
     sources: &SourceMap,
     files: &mut [ast::Program],
     value_checks: &nabla_modules::ValueChecks,
-) -> Result<(), Vec<Diagnostic>> {
-    let mut diags = match nabla_typeck::check_program(sources, files) {
-        Ok(()) => Vec::new(),
+) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+    let mut warnings = vec![];
+    let mut diags = match nabla_typeck::check_program_with_warnings(sources, files) {
+        Ok(w) => {
+            warnings = w;
+            Vec::new()
+        }
         // A made-up declaration the type checker cannot type is no error
         // of the program (the module pass checked the specification).
         Err(d) => d
@@ -57,7 +61,10 @@ pub(crate) fn check_expanded(
     diags.extend(value_checks.check(files));
     value_checks.remove_declarations(files);
     if diags.is_empty() {
-        return Ok(());
+        // Warnings about declarations the module pass made up are not the
+        // program's.
+        warnings.retain(|w| !value_checks.is_made_up(w.span));
+        return Ok(user_facing_names(warnings));
     }
     diags.sort_by_key(|d| (d.span.file, d.span.start));
     Err(user_facing_names(diags))

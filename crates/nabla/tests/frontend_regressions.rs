@@ -334,3 +334,55 @@ fn unflatten_takes_the_factors_of_the_argument_size() {
     );
     assert!(msg.contains("expected `[n * m]_`, found `[6]i32`"), "{msg}");
 }
+
+/// The type checker's warnings, each on a program that still compiles.
+#[test]
+fn type_checker_warnings() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "warn_eq_arrays",
+            "def main (xs: []i32) (ys: []i32) = xs == ys\n",
+            "Comparing arrays with \"==\" is deprecated",
+        ),
+        (
+            "warn_size_binding",
+            "def main (n: i64) = iota (let m = n + 1 in m * m)\n",
+            "Size expression with binding is replaced by unknown size.",
+        ),
+        (
+            "warn_slice_binding",
+            "def main (n: i64) (xs: [n]i64) = xs[:let m = n - 1 in m]\n",
+            "Size expression with binding is replaced by unknown size.",
+        ),
+        (
+            "warn_unique_prim",
+            "type t = f32\ndef main (x: *t) : t = x\n",
+            "has no effect on the non-array type `f32`",
+        ),
+        (
+            "warn_unroll",
+            "def main (n: i64) = #[unroll] loop s = 0 for i < n do s + i\n",
+            "#[unroll] has no effect here",
+        ),
+    ];
+    for (name, src, want) in cases {
+        let c = nabla::check(&file(name, src)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(
+            c.warnings.iter().any(|w| w.message.contains(want)),
+            "{name}: {:?}",
+            c.warnings
+        );
+    }
+    // No warnings for their correct forms.
+    for (name, src) in [
+        ("nowarn_eq", "def main (x: i32) (y: i32) = x == y\n"),
+        (
+            "nowarn_unroll",
+            "def main = #[unroll] loop s = 0 for i < 4 do s + i\n",
+        ),
+        ("nowarn_unique_array", "def main (x: *[]f32) = x\n"),
+    ] {
+        let c = nabla::check(&file(name, src)).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(c.warnings.is_empty(), "{name}: {:?}", c.warnings);
+    }
+}
