@@ -1,6 +1,6 @@
 -- The parameters of a function must have distinct names.
 -- ==
--- error: `x` is bound twice
+-- error: `x` is also bound earlier
 
 def add (x: i32) (x: i32) : i32 = x + x
 

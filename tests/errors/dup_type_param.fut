@@ -1,6 +1,6 @@
 -- A type parameter may be bound only once in a parameter list.
 -- ==
--- error: type parameter `t` is bound twice
+-- error: type parameter `t` is also bound earlier
 
 def swap 't 't (x: t) (y: t) : (t, t) = (y, x)
 

@@ -1,7 +1,7 @@
 -- A sum type known only from the constructors used is ambiguous (it could
 -- have more constructors): a type annotation must give the whole type.
 -- ==
--- error: type of this value is ambiguous: a sum type with the constructors #some
+-- error: Type is ambiguous: a sum type with the constructors #some
 
 def wrap (x: bool) = #some x
 

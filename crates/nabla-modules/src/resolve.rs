@@ -568,7 +568,7 @@ impl<'a> Resolver<'a> {
             }
             _ => tb.params.iter().find_map(|p| match p {
                 TypeParam::Size(n) if !crate::types::mentions_size(&tb.def, &n.name) => {
-                    Some(format!("Size parameter \"{}\" unused.", n.name))
+                    Some(format!("Size parameter \"[{}]\" unused.", n.name))
                 }
                 _ => None,
             }),

@@ -595,7 +595,7 @@ impl Checker {
                 declared,
                 bt,
                 vb.body.span,
-                "the definition's body does not have its declared type",
+                "Function body does not have expected type",
             )?,
         };
         let ty = self.arrow_chain(&vb.params, ptys, result);
@@ -743,7 +743,7 @@ impl Checker {
                     return Err(err(
                         at,
                         format!(
-                            "the type of this value is ambiguous: a sum type with the constructors {shown}, but it may have others; add a type annotation that gives the whole sum type (on a parameter, the return type, or a `let`)"
+                            "Type is ambiguous: a sum type with the constructors {shown}, but it may have others; add a type annotation that gives the whole sum type (on a parameter, the return type, or a `let`)"
                         ),
                     ));
                 }
@@ -759,7 +759,7 @@ impl Checker {
                         let f = fs.keys().next().cloned().unwrap_or_default();
                         return Err(err(
                             self.tcx.vars[v].span,
-                            format!("cannot infer the record type whose field `{f}` is used here; add a type annotation"),
+                            format!("the record type whose field `{f}` is used here is ambiguous; add a type annotation"),
                         ));
                     }
                     _ => {}
@@ -1491,7 +1491,7 @@ impl Checker {
                             )),
                         };
                     }
-                    return Err(err(*span, format!("unknown type `{q}`")));
+                    return Err(err(*span, format!("Unknown type \"{q}\"")));
                 }
                 if args.is_empty() && self.tparams.contains(&q.name) {
                     return Ok(Type::Param(q.name.clone()));
@@ -1553,7 +1553,7 @@ impl Checker {
                         return Ok(Type::Prim(p));
                     }
                 }
-                Err(err(*span, format!("unknown type `{}`", q.name)))
+                Err(err(*span, format!("Unknown type \"{}\"", q.name)))
             }
             TypeExp::Tuple(ts, _) => {
                 let mut out = Vec::new();
@@ -1566,7 +1566,13 @@ impl Checker {
                 let mut out: Vec<(Name, Type)> = Vec::new();
                 for (i, t) in fs.iter_mut() {
                     if out.iter().any(|(n, _)| n == &i.name) {
-                        return Err(err(i.span, format!("field `{}` appears twice", i.name)));
+                        return Err(err(
+                            i.span,
+                            format!(
+                                "Duplicate field `{}`: it is previously defined in this record",
+                                i.name
+                            ),
+                        ));
                     }
                     let t = self.resolve_type(t)?;
                     out.push((i.name.clone(), t));
@@ -1811,7 +1817,7 @@ impl Checker {
                     return Err(err(
                         i.span,
                         format!(
-                            "`{}` is bound twice in the same pattern or parameter list; rename one of them",
+                            "`{}` is also bound earlier in the same pattern or parameter list; rename one of them",
                             i.name
                         ),
                     ));
@@ -1834,7 +1840,10 @@ impl Checker {
                     if out.iter().any(|(n, _)| n == &i.name) {
                         return Err(err(
                             i.span,
-                            format!("field `{}` appears twice in the pattern", i.name),
+                            format!(
+                                "Duplicate fields in the pattern: field `{}` appears twice",
+                                i.name
+                            ),
                         ));
                     }
                     let t = self.infer_pat(p, binds)?;
@@ -2066,7 +2075,10 @@ impl Checker {
                 if k > 0 {
                     Err(err(
                         arg.span,
-                        format!("{fname} is applied to too many arguments (it takes {k})"),
+                        format!(
+                            "{fname} is applied to too many arguments (it takes {k} argument{})",
+                            if k == 1 { "" } else { "s" }
+                        ),
                     ))
                 } else {
                     Err(err(
@@ -2475,7 +2487,7 @@ impl Checker {
                     &t,
                     &xt,
                     span,
-                    "the expression does not have the ascribed type",
+                    "Expression does not have expected type (the ascribed type)",
                 )?;
                 Ok(xt)
             }
@@ -2526,7 +2538,13 @@ impl Checker {
             }
             if let RecordField::Named(i, x) = f {
                 if out.iter().any(|(n, _)| n == &i.name) {
-                    return Err(err(i.span, format!("field `{}` appears twice", i.name)));
+                    return Err(err(
+                        i.span,
+                        format!(
+                            "Duplicate field `{}`: it is previously defined in this record",
+                            i.name
+                        ),
+                    ));
                 }
                 let t = self.infer(x)?;
                 out.push((i.name.clone(), t));
@@ -2584,7 +2602,7 @@ impl Checker {
             return Err(err(
                 f.span,
                 format!(
-                    "{what} has type `{}` and is not a function, but it is applied to {}",
+                    "Cannot apply expression as function: {what} has type `{}` and is not a function, but it is applied to {}",
                     self.show(&head),
                     if args.len() == 1 {
                         "an argument".to_string()

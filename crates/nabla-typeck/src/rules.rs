@@ -141,7 +141,7 @@ fn check_duplicate_type_params(tps: &[TypeParam]) -> R<()> {
             return Err(err(
                 id.span,
                 format!(
-                    "the {what} `{}` is bound twice in the same parameter list; rename one of them",
+                    "the {what} `{}` is also bound earlier in the same parameter list; rename one of them",
                     id.name
                 ),
             )
@@ -199,10 +199,19 @@ fn check_sizes_used(
                     n.name
                 )
             };
+            if params.is_empty() && what.contains("function") {
+                return Err(err(
+                    n.span,
+                    format!(
+                        "Size parameter `[{0}]` on a size-polymorphic value binding: a definition without parameters cannot have size parameters, as nothing could give `{0}` a value; make `{0}` an ordinary parameter `({0}: i64)`",
+                        n.name
+                    ),
+                ));
+            }
             return Err(err(
                 n.span,
                 format!(
-                    "the size parameter `[{0}]` is not the size of any parameter of this {what}, so its value can never be known; {fix}",
+                    "Size [{0}] unused in a parameter: the size parameter `[{0}]` is not the size of any parameter of this {what}, so its value can never be known; {fix}",
                     n.name
                 ),
             ));
@@ -333,7 +342,7 @@ pub(crate) fn check_existentials_used(names: &[Ident], t: &TypeExp) -> R<()> {
             return Err(err(
                 n.span,
                 format!(
-                    "the existential size `[{0}]` is not used as the size of an array (outside function types), so its value could never be known; use it, e.g. with a witness array of type `[{0}]()`, or drop it",
+                    "Existential size \"{0}\" is not used as the size of an array (outside function types), so its value could never be known; use it, e.g. with a witness array of type `[{0}]()`, or drop it",
                     n.name
                 ),
             ));
@@ -531,7 +540,7 @@ impl Rules {
             return Err(err(
                 p.span,
                 format!(
-                    "this pattern is refutable: it does not match `{}`, but {what} must match every value of its type; use `match` to distinguish the cases",
+                    "Refutable pattern not allowed here: it does not match `{}`, but {what} must match every value of its type; use `match` to distinguish the cases",
                     missing.join(" ")
                 ),
             ));

@@ -684,10 +684,17 @@ impl Tcx {
                 let n1: Vec<&Name> = f1.iter().map(|f| &f.0).collect();
                 let n2: Vec<&Name> = f2.iter().map(|f| &f.0).collect();
                 if n1 != n2 {
+                    let unshared: Vec<&str> = n1
+                        .iter()
+                        .filter(|n| !n2.contains(n))
+                        .chain(n2.iter().filter(|n| !n1.contains(n)))
+                        .map(|n| n.as_str())
+                        .collect();
                     return Err(format!(
-                        "{} and {} have different fields",
+                        "Cannot unify record types {} and {}: unshared fields: {}.",
                         self.zonk(&a),
-                        self.zonk(&b)
+                        self.zonk(&b),
+                        unshared.join(", ")
                     ));
                 }
                 for ((_, t1), (_, t2)) in f1.iter().zip(f2.iter()) {
@@ -699,10 +706,17 @@ impl Tcx {
                 let n1: Vec<(&Name, usize)> = c1.iter().map(|c| (&c.0, c.1.len())).collect();
                 let n2: Vec<(&Name, usize)> = c2.iter().map(|c| (&c.0, c.1.len())).collect();
                 if n1 != n2 {
+                    let unshared: Vec<String> = n1
+                        .iter()
+                        .filter(|n| !n2.contains(n))
+                        .chain(n2.iter().filter(|n| !n1.contains(n)))
+                        .map(|(n, _)| format!("#{n}"))
+                        .collect();
                     return Err(format!(
-                        "{} and {} have different constructors",
+                        "{} and {} have different constructors. Unshared constructors: {}.",
                         self.zonk(&a),
-                        self.zonk(&b)
+                        self.zonk(&b),
+                        unshared.join(", ")
                     ));
                 }
                 for ((_, t1), (_, t2)) in c1.iter().zip(c2.iter()) {
@@ -823,6 +837,23 @@ impl Tcx {
                         Constraint::Constrs(c1)
                     }
                     (c1, c2) => {
+                        let record = match (&c1, &c2) {
+                            (Constraint::Fields(_), other) | (other, Constraint::Fields(_)) => {
+                                Some(other)
+                            }
+                            _ => None,
+                        };
+                        if let Some(other) = record {
+                            let field = [&c1, &c2].into_iter().find_map(|c| match c {
+                                Constraint::Fields(fs) => fs.keys().next().cloned(),
+                                _ => None,
+                            });
+                            return Err(format!(
+                                "Cannot unify {} with type that must be a record with field {}",
+                                describe(other),
+                                field.unwrap_or_default()
+                            ));
+                        }
                         return Err(format!(
                             "{} and {} are incompatible",
                             describe(&c1),
@@ -852,7 +883,12 @@ impl Tcx {
                     for (n, ft) in &fs {
                         match have.iter().find(|(m, _)| m == n) {
                             Some((_, ht)) => self.unify_d(ht, ft, d + 1)?,
-                            None => return Err(format!("{} has no field {n}", self.zonk(t))),
+                            None => {
+                                return Err(format!(
+                                    "Cannot unify record type {} with a type that must be a record with field {n}",
+                                    self.zonk(t)
+                                ))
+                            }
                         }
                     }
                     self.set(v, t.clone());
@@ -884,7 +920,10 @@ impl Tcx {
                             }
                             None => {
                                 self.blame = Some((n.clone(), self.vars[v as usize].span));
-                                return Err(format!("{} has no constructor #{n}", self.zonk(t)));
+                                return Err(format!(
+                                    "{} has no constructor #{n}. Unshared constructors: #{n}.",
+                                    self.zonk(t)
+                                ));
                             }
                         }
                     }

@@ -159,7 +159,7 @@ fn diagnostics_say_what_and_where() {
         (
             "too_many_arguments",
             "def add (a: i32) (b: i32) : i32 = a + b\n\ndef main (x: i32) : i32 = add x x x\n",
-            &["type error", "`add` is applied to too many arguments (it takes 2)"],
+            &["type error", "`add` is applied to too many arguments (it takes 2 arguments)"],
             (3, 35),
         ),
         (
@@ -183,7 +183,7 @@ fn diagnostics_say_what_and_where() {
         (
             "undefined_type",
             "def f (v: vec3) : f64 = 1.0\n\ndef main (x: f64) : f64 = x\n",
-            &["unknown type `vec3`"],
+            &["Unknown type \"vec3\""],
             (1, 11),
         ),
         (
@@ -233,7 +233,7 @@ fn diagnostics_say_what_and_where() {
         (
             "wrong_return_type",
             "def main (x: i32) : f64 =\n  x + 1\n",
-            &["does not have its declared type", "expected `f64`, found `i32`"],
+            &["Function body does not have expected type", "expected `f64`, found `i32`"],
             (2, 3),
         ),
         (
