@@ -684,16 +684,15 @@ impl Tcx {
                 let n1: Vec<&Name> = f1.iter().map(|f| &f.0).collect();
                 let n2: Vec<&Name> = f2.iter().map(|f| &f.0).collect();
                 if n1 != n2 {
-                    let unshared: Vec<&str> = n1
+                    let mut unshared: Vec<&str> = n1
                         .iter()
                         .filter(|n| !n2.contains(n))
                         .chain(n2.iter().filter(|n| !n1.contains(n)))
                         .map(|n| n.as_str())
                         .collect();
+                    unshared.sort_unstable();
                     return Err(format!(
-                        "Cannot unify record types {} and {}: unshared fields: {}.",
-                        self.zonk(&a),
-                        self.zonk(&b),
+                        "Cannot unify record types with unshared fields: {}.",
                         unshared.join(", ")
                     ));
                 }
@@ -706,16 +705,16 @@ impl Tcx {
                 let n1: Vec<(&Name, usize)> = c1.iter().map(|c| (&c.0, c.1.len())).collect();
                 let n2: Vec<(&Name, usize)> = c2.iter().map(|c| (&c.0, c.1.len())).collect();
                 if n1 != n2 {
-                    let unshared: Vec<String> = n1
+                    let mut unshared: Vec<String> = n1
                         .iter()
                         .filter(|n| !n2.contains(n))
                         .chain(n2.iter().filter(|n| !n1.contains(n)))
                         .map(|(n, _)| format!("#{n}"))
                         .collect();
+                    unshared.sort_unstable();
+                    unshared.dedup();
                     return Err(format!(
-                        "{} and {} have different constructors. Unshared constructors: {}.",
-                        self.zonk(&a),
-                        self.zonk(&b),
+                        "The sum types have different constructors. Unshared constructors: {}.",
                         unshared.join(", ")
                     ));
                 }
