@@ -1271,10 +1271,21 @@ impl Checker {
                         let (t, _) = self.instantiate(&s, q.span);
                         Ok((Res::Intrinsic(canon), t, vec![]))
                     }
-                    None => Err(err(
-                        q.span,
-                        format!("module `{m}` has no member `{}`", q.name),
-                    )),
+                    None => {
+                        let prefix = format!("{m}.");
+                        let members = self
+                            .intrinsics
+                            .keys()
+                            .filter_map(|k| k.strip_prefix(prefix.as_str()));
+                        let hint = match closest(&q.name, members) {
+                            Some(near) => format!(" (did you mean `{m}.{near}`?)"),
+                            None => String::new(),
+                        };
+                        Err(err(
+                            q.span,
+                            format!("module `{m}` has no member `{}`{hint}", q.name),
+                        ))
+                    }
                 };
             }
             if m == sig::INTRINSICS_MODULE {
@@ -1326,28 +1337,17 @@ impl Checker {
     }
 
     /// The name in scope (a local, a top-level definition or a prelude
-    /// function) closest to the unknown `name` by edit distance (a swap of
-    /// two neighbouring letters counts as one edit), when it is close
-    /// enough to be a plausible typo: at most two edits, and fewer edits
-    /// than `name` has characters. Ties go to the alphabetically first.
+    /// function) that the unknown `name` is likely a typo of ([`closest`]).
     fn similar_name(&self, name: &str) -> Option<String> {
-        let limit = 2.min(name.chars().count().saturating_sub(1));
         let locals = self.locals.iter().map(|(n, _)| n.as_str());
         let globals = self.env.keys().map(|n| n.as_str());
-        let mut best: Option<(usize, &str)> = None;
-        for candidate in locals.chain(globals) {
-            // Flat names of module members (`M.x`) are not written so, and
-            // a redefinition's `x#2` is written `x`.
-            let candidate = candidate.split('#').next().unwrap_or(candidate);
-            if candidate.contains('.') || candidate == name || candidate.is_empty() {
-                continue;
-            }
-            let d = strsim::osa_distance(name, candidate);
-            if d <= limit && best.is_none_or(|(bd, bn)| (d, candidate) < (bd, bn)) {
-                best = Some((d, candidate));
-            }
-        }
-        best.map(|(_, n)| n.to_string())
+        // Flat names of module members (`M.x`) are not written so, and a
+        // redefinition's `x#2` is written `x`.
+        let candidates = locals
+            .chain(globals)
+            .map(|c| c.split('#').next().unwrap_or(c))
+            .filter(|c| !c.contains('.'));
+        closest(name, candidates)
     }
 
     /// Brings a local name into scope at the current depth.
@@ -3166,4 +3166,23 @@ fn cannot_apply_prefix(fname: &str, arg: &Expr) -> String {
         }
         _ => format!("Cannot apply \"{f}\" (invalid type): "),
     }
+}
+
+/// The candidate closest to `name` by edit distance (a swap of two
+/// neighbouring letters counts as one edit), when it is a plausible typo:
+/// at most two edits, and fewer edits than `name` has characters. Ties go
+/// to the alphabetically first; `name` itself is no candidate.
+fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+    let limit = 2.min(name.chars().count().saturating_sub(1));
+    let mut best: Option<(usize, &str)> = None;
+    for candidate in candidates {
+        if candidate == name || candidate.is_empty() {
+            continue;
+        }
+        let d = strsim::osa_distance(name, candidate);
+        if d <= limit && best.is_none_or(|(bd, bn)| (d, candidate) < (bd, bn)) {
+            best = Some((d, candidate));
+        }
+    }
+    best.map(|(_, n)| n.to_string())
 }

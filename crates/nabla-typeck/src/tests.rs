@@ -565,6 +565,10 @@ fn err_unknown_name_suggests_a_close_one() {
     assert!(m.ends_with("(did you mean `count`?)"), "{m}");
     let (m, _) = first("def main (xs: []i32) = reduse (+) 0 xs");
     assert!(m.ends_with("(did you mean `reduce`?)"), "{m}");
+    // A member of a built-in module.
+    let (m, _) = first("def main (x: f64) = f64.sqtr x");
+    assert!(m.starts_with("module `f64` has no member `sqtr`"), "{m}");
+    assert!(m.ends_with("(did you mean `f64.sqrt`?)"), "{m}");
     // Nothing close: no suggestion.
     let (m, _) = first("def main = zzzzzz");
     assert_eq!(m, "unknown name `zzzzzz`");
