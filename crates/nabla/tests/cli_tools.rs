@@ -423,7 +423,7 @@ fn strip_escapes(text: &str) -> String {
     while let Some(c) = chars.next() {
         if c == '\x1b' && chars.peek() == Some(&'[') {
             chars.next();
-            while let Some(d) = chars.next() {
+            for d in chars.by_ref() {
                 if d.is_ascii_alphabetic() || d == '~' {
                     break;
                 }
