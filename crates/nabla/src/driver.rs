@@ -112,16 +112,24 @@ pub struct Checked {
 /// Parses and type-checks the program whose main file is `path` (with the
 /// prelude and every import). Errors are rendered diagnostics.
 pub fn check(path: &Path) -> Result<Checked, CompileError> {
-    if let Err(e) = std::fs::metadata(path) {
-        return Err(CompileError::plain(
-            if e.kind() == std::io::ErrorKind::NotFound {
-                format!("error: file not found: {}", path.display())
-            } else {
-                format!("error: cannot read {}: {e}", path.display())
-            },
-        ));
-    }
+    main_file_exists(path)?;
     check_loaded(|sources, next_id| frontend::load(sources, path, next_id))
+}
+
+/// `Ok` when the main file `path` is there; otherwise "file not found:
+/// PATH" (or why it cannot be read).
+pub fn main_file_exists(path: &Path) -> Result<(), CompileError> {
+    match std::fs::metadata(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(CompileError::plain(format!(
+            "error: file not found: {}",
+            path.display()
+        ))),
+        Err(e) => Err(CompileError::plain(format!(
+            "error: cannot read {}: {e}",
+            path.display()
+        ))),
+    }
 }
 
 /// Parses the prelude, then the user's files as `load` returns them (in

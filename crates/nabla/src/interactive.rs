@@ -11,7 +11,9 @@
 //! itself, and running it is running an entry point with the interpreter,
 //! whose results are printed as `nabla run` prints them.
 
-use crate::driver::{check_loaded, compile_checked, Checked, CompileError, CompileOptions};
+use crate::driver::{
+    check_loaded, compile_checked, main_file_exists, Checked, CompileError, CompileOptions,
+};
 use nabla_syntax::ast::{Dec, Ident, ModExp, NodeId, Program, ValBind};
 use nabla_syntax::types::Type;
 use nabla_syntax::{Diagnostic, DiagnosticKind, SourceMap, Span};
@@ -69,13 +71,7 @@ impl Session {
             options: self.options.clone(),
         };
         if let Some(f) = &next.file {
-            if let Err(e) = std::fs::metadata(f) {
-                return Err(if e.kind() == std::io::ErrorKind::NotFound {
-                    format!("error: file not found: {}", f.display())
-                } else {
-                    format!("error: cannot read {}: {e}", f.display())
-                });
-            }
+            main_file_exists(f).map_err(|e| e.to_string())?;
         }
         next.check(&[], None).map_err(|e| e.to_string())?;
         *self = next;
