@@ -247,7 +247,16 @@ fn dataset_generates_text_values_of_the_given_types() {
     assert_eq!(ints.len(), 10);
     assert!(ints.iter().all(|x| (-5..=5).contains(x)), "{out}");
     assert!(lines[3] == "true" || lines[3] == "false", "{out}");
-    // Every value is in [0, 1] by default.
+    // Floats are drawn from [0, 1] by default.
+    let floats: Vec<f32> = lines[0]
+        .split(['[', ']', ','])
+        .map(str::trim)
+        .filter(|x| !x.is_empty())
+        .map(|x| x.trim_end_matches("f32").parse().unwrap())
+        .collect();
+    assert_eq!(floats.len(), 12);
+    assert!(floats.iter().all(|x| (0.0..=1.0).contains(x)), "{out}");
+    // The values read back, as their type.
     let values = nabla(&["dataset", "-t"], lines[0].as_bytes());
     assert_eq!(ok(&values), "[3][4]f32\n");
 }
@@ -433,4 +442,49 @@ fn strip_escapes(text: &str) -> String {
         }
     }
     out
+}
+
+/// An executable made by `nabla c` reads what `nabla dataset -b` writes
+/// (skipped without a C compiler).
+#[test]
+fn dataset_binary_output_is_read_by_a_compiled_program() {
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    if Command::new(&cc).arg("--version").output().is_err() {
+        eprintln!("skipped: no C compiler `{cc}`");
+        return;
+    }
+    let d = scratch("dataset-c");
+    let prog = write(
+        &d,
+        "sum.fut",
+        "entry main (xs: [][]f32) (k: i64) = (length xs * k, length xs[0], f32.sum (flatten xs) >= 0)\n",
+    );
+    let exe = d.join("sum");
+    ok(&nabla(
+        &["c", prog.to_str().unwrap(), "-o", exe.to_str().unwrap()],
+        b"",
+    ));
+    let data = nabla(
+        &[
+            "dataset",
+            "-b",
+            "-g",
+            "[3][4]f32",
+            "--i64-bounds=2:2",
+            "-g",
+            "i64",
+        ],
+        b"",
+    );
+    let bytes = data.stdout.clone();
+    ok(&data);
+    let mut child = Command::new(&exe)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the compiled program");
+    child.stdin.take().unwrap().write_all(&bytes).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(ok(&o), "6i64\n4i64\ntrue\n");
 }
