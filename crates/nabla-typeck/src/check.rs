@@ -1111,6 +1111,16 @@ impl Checker {
     /// A type for an error message: unknown types print as `_`, and
     /// overloaded numeric types as their default.
     fn show(&self, t: &Type) -> String {
+        self.show_zonked(&self.tcx.zonk(t))
+    }
+
+    /// [`Checker::show`] without the uniqueness markers of the value's
+    /// arrays: for a mismatch found by unification, which ignores them.
+    fn show_plain(&self, t: &Type) -> String {
+        self.show_zonked(&crate::unify::without_uniqueness(&self.tcx.zonk(t)))
+    }
+
+    fn show_zonked(&self, t: &Type) -> String {
         fn go(c: &Checker, t: &Type) -> Type {
             match t {
                 Type::Var(v) => match c.tcx.vars.get(*v as usize).map(|i| &i.constraint) {
@@ -1137,7 +1147,7 @@ impl Checker {
                 t => t.map_children(|t| go(c, t)),
             }
         }
-        go(self, &self.tcx.zonk(t)).to_string()
+        go(self, t).to_string()
     }
 
     /// Brings a definition's `[n]` size parameters into scope as local sizes
@@ -1196,7 +1206,7 @@ impl Checker {
 
     /// Unifies `expected` with `found`, reporting a mismatch at `span`.
     fn unify_at(&mut self, expected: &Type, found: &Type, span: Span, ctx: &str) -> R<()> {
-        let (es, fs) = (self.show(expected), self.show(found));
+        let (es, fs) = (self.show_plain(expected), self.show_plain(found));
         let r = self.tcx.unify(expected, found);
         if let (Err(_), Some(f)) = (&r, self.tcx.functional.take()) {
             return Err(self.functional_error(span, &f, ctx));
@@ -1302,10 +1312,21 @@ impl Checker {
                         let (t, _) = self.instantiate(&s, q.span);
                         Ok((Res::Intrinsic(canon), t, vec![]))
                     }
-                    None => Err(err(
-                        q.span,
-                        format!("module `{m}` has no member `{}`", q.name),
-                    )),
+                    None => {
+                        let prefix = format!("{m}.");
+                        let members = self
+                            .intrinsics
+                            .keys()
+                            .filter_map(|k| k.strip_prefix(prefix.as_str()));
+                        let hint = match closest(&q.name, members) {
+                            Some(near) => format!(" (did you mean `{m}.{near}`?)"),
+                            None => String::new(),
+                        };
+                        Err(err(
+                            q.span,
+                            format!("module `{m}` has no member `{}`{hint}", q.name),
+                        ))
+                    }
                 };
             }
             if m == sig::INTRINSICS_MODULE {
@@ -1346,8 +1367,28 @@ impl Checker {
                     q.name
                 ),
             )),
-            None => Err(err(q.span, format!("unknown name `{}`", q.name))),
+            None => {
+                let hint = match self.similar_name(&q.name) {
+                    Some(near) => format!(" (did you mean `{near}`?)"),
+                    None => String::new(),
+                };
+                Err(err(q.span, format!("unknown name `{}`{hint}", q.name)))
+            }
         }
+    }
+
+    /// The name in scope (a local, a top-level definition or a prelude
+    /// function) that the unknown `name` is likely a typo of ([`closest`]).
+    fn similar_name(&self, name: &str) -> Option<String> {
+        let locals = self.locals.iter().map(|(n, _)| n.as_str());
+        let globals = self.env.keys().map(|n| n.as_str());
+        // Flat names of module members (`M.x`) are not written so, and a
+        // redefinition's `x#2` is written `x`.
+        let candidates = locals
+            .chain(globals)
+            .map(|c| c.split('#').next().unwrap_or(c))
+            .filter(|c| !c.contains('.'));
+        closest(name, candidates)
     }
 
     /// Brings a local name into scope at the current depth.
@@ -3445,4 +3486,23 @@ fn cannot_apply_prefix(fname: &str, arg: &Expr) -> String {
         }
         _ => format!("Cannot apply \"{f}\" (invalid type): "),
     }
+}
+
+/// The candidate closest to `name` by edit distance (a swap of two
+/// neighbouring letters counts as one edit), when it is a plausible typo:
+/// at most two edits, and fewer edits than `name` has characters. Ties go
+/// to the alphabetically first; `name` itself is no candidate.
+fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<String> {
+    let limit = 2.min(name.chars().count().saturating_sub(1));
+    let mut best: Option<(usize, &str)> = None;
+    for candidate in candidates {
+        if candidate == name || candidate.is_empty() {
+            continue;
+        }
+        let d = strsim::osa_distance(name, candidate);
+        if d <= limit && best.is_none_or(|(bd, bn)| (d, candidate) < (bd, bn)) {
+            best = Some((d, candidate));
+        }
+    }
+    best.map(|(_, n)| n.to_string())
 }

@@ -556,6 +556,32 @@ fn err_unknown_name() {
 }
 
 #[test]
+fn err_unknown_name_suggests_a_close_one() {
+    let (m, _) = first("def square (x: i32) = x * x\ndef main = sqaure 3");
+    assert!(m.starts_with("unknown name `sqaure`"), "{m}");
+    assert!(m.ends_with("(did you mean `square`?)"), "{m}");
+    // A local, and a prelude function.
+    let (m, _) = first("def main (count: i32) = cuont + 1");
+    assert!(m.ends_with("(did you mean `count`?)"), "{m}");
+    let (m, _) = first("def main (xs: []i32) = reduse (+) 0 xs");
+    assert!(m.ends_with("(did you mean `reduce`?)"), "{m}");
+    // A member of a built-in module.
+    let (m, _) = first("def main (x: f64) = f64.sqtr x");
+    assert!(m.starts_with("module `f64` has no member `sqtr`"), "{m}");
+    assert!(m.ends_with("(did you mean `f64.sqrt`?)"), "{m}");
+    // Nothing close: no suggestion.
+    let (m, _) = first("def main = zzzzzz");
+    assert_eq!(m, "unknown name `zzzzzz`");
+}
+
+#[test]
+fn err_mismatch_does_not_show_uniqueness() {
+    let (m, _) = first("def f (x: *[3]f64) = f64.sqrt x");
+    assert!(m.contains("found `[3]f64`"), "{m}");
+    assert!(!m.contains('*'), "{m}");
+}
+
+#[test]
 fn err_mismatch() {
     let (m, s) = first("def main (x: i32) : f64 = x");
     assert!(m.contains("expected `f64`, found `i32`"), "{m}");

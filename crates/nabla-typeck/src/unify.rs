@@ -554,6 +554,13 @@ impl Tcx {
     }
 
     /// Substitutes all bound variables (unbound ones stay; unknown sizes stay).
+    /// `t` with its bindings filled in, as a message about unification
+    /// shows it: without the uniqueness markers of its values' arrays
+    /// (unification ignores them; `*[3]f64 is not f64` would mislead).
+    pub fn shown(&self, t: &Type) -> Type {
+        without_uniqueness(&self.zonk(t))
+    }
+
     pub fn zonk(&self, t: &Type) -> Type {
         self.zonk_d(t, 0)
     }
@@ -674,8 +681,8 @@ impl Tcx {
                 {
                     return Err(format!(
                         "arrays of different rank: {} and {}",
-                        self.zonk(&a),
-                        self.zonk(&b)
+                        self.shown(&a),
+                        self.shown(&b)
                     ));
                 }
                 self.unify_d(&r1, &r2, d + 1)
@@ -744,7 +751,7 @@ impl Tcx {
                 self.unify_d(&r1, &r2, d + 1)
             }
             (Type::Acc { arr: a1, .. }, Type::Acc { arr: a2, .. }) => self.unify_d(a1, a2, d + 1),
-            _ => Err(format!("{} is not {}", self.zonk(&b), self.zonk(&a))),
+            _ => Err(format!("{} is not {}", self.shown(&b), self.shown(&a))),
         }
     }
 
@@ -868,7 +875,7 @@ impl Tcx {
                     self.set(v, t.clone());
                     Ok(())
                 }
-                _ => Err(format!("{} is not {what}", self.zonk(t))),
+                _ => Err(format!("{} is not {what}", self.shown(t))),
             },
             (Constraint::Eq, t) => {
                 if let Type::Arrow { .. } = t {
@@ -885,7 +892,7 @@ impl Tcx {
                             None => {
                                 return Err(format!(
                                     "Cannot unify record type {} with a type that must be a record with field {n}",
-                                    self.zonk(t)
+                                    self.shown(t)
                                 ))
                             }
                         }
@@ -895,7 +902,7 @@ impl Tcx {
                 }
                 _ => Err(format!(
                     "{} is not a record (has no field {})",
-                    self.zonk(t),
+                    self.shown(t),
                     fs.keys().next().map(|s| s.as_str()).unwrap_or("")
                 )),
             },
@@ -914,14 +921,14 @@ impl Tcx {
                                     "the uses of constructor #{n} differ in arity: {} payloads here, {} in {}",
                                     ts.len(),
                                     hts.len(),
-                                    self.zonk(t)
+                                    self.shown(t)
                                 ));
                             }
                             None => {
                                 self.blame = Some((n.clone(), self.vars[v as usize].span));
                                 return Err(format!(
                                     "{} has no constructor #{n}. Unshared constructors: #{n}.",
-                                    self.zonk(t)
+                                    self.shown(t)
                                 ));
                             }
                         }
@@ -931,7 +938,7 @@ impl Tcx {
                 }
                 _ => Err(format!(
                     "{} is not a sum type (with constructor #{})",
-                    self.zonk(t),
+                    self.shown(t),
                     cs.keys().next().map(|s| s.as_str()).unwrap_or("")
                 )),
             },
@@ -1092,4 +1099,23 @@ pub(crate) const EXISTENTIAL: &str = "∃";
 /// Whether a size name is an existential size of a result type.
 pub(crate) fn is_existential(n: &str) -> bool {
     n.starts_with(EXISTENTIAL)
+}
+
+/// `t` without the uniqueness markers (`*`) of its arrays and accumulators,
+/// also inside tuples, records, sums and array elements; those of function
+/// types' parameters and results are kept (there they mean something).
+pub(crate) fn without_uniqueness(t: &Type) -> Type {
+    match t {
+        Type::Array { elem, shape, .. } => Type::Array {
+            elem: Box::new(without_uniqueness(elem)),
+            shape: shape.clone(),
+            unique: false,
+        },
+        Type::Acc { arr, .. } => Type::Acc {
+            arr: arr.clone(),
+            unique: false,
+        },
+        Type::Arrow { .. } => t.clone(),
+        t => t.map_children(without_uniqueness),
+    }
 }

@@ -112,6 +112,34 @@ pub struct Checked {
 /// Parses and type-checks the program whose main file is `path` (with the
 /// prelude and every import). Errors are rendered diagnostics.
 pub fn check(path: &Path) -> Result<Checked, CompileError> {
+    main_file_exists(path)?;
+    check_loaded(|sources, next_id| frontend::load(sources, path, next_id))
+}
+
+/// `Ok` when the main file `path` is there; otherwise "file not found:
+/// PATH" (or why it cannot be read).
+pub fn main_file_exists(path: &Path) -> Result<(), CompileError> {
+    match std::fs::metadata(path) {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(CompileError::plain(format!(
+            "error: file not found: {}",
+            path.display()
+        ))),
+        Err(e) => Err(CompileError::plain(format!(
+            "error: cannot read {}: {e}",
+            path.display()
+        ))),
+    }
+}
+
+/// Parses the prelude, then the user's files as `load` returns them (in
+/// dependency order, the main file last; `load` adds them to the source
+/// map and draws node ids from the counter), and type-checks the whole.
+/// [`check`] loads a file and its imports; `nabla eval` and `nabla repl`
+/// add the declarations and the expression typed at the prompt.
+pub fn check_loaded(
+    load: impl FnOnce(&mut SourceMap, &mut u32) -> Result<Vec<ast::Program>, Vec<Diagnostic>>,
+) -> Result<Checked, CompileError> {
     let mut sources = SourceMap::new();
     let mut next_id = 0u32;
     let mut files = Vec::new();
@@ -119,7 +147,7 @@ pub fn check(path: &Path) -> Result<Checked, CompileError> {
         Ok(p) => files.push(p),
         Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
     }
-    match frontend::load(&mut sources, path, &mut next_id) {
+    match load(&mut sources, &mut next_id) {
         Ok(ps) => files.extend(ps),
         Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
     }
@@ -254,11 +282,17 @@ pub fn compile(path: &Path) -> Result<Compiled, CompileError> {
 /// and elaborates it, then runs `opts.pipeline` (up to `opts.stop_after`).
 /// Stopping after a pass the pipeline does not contain is an error.
 pub fn compile_with(path: &Path, opts: &CompileOptions) -> Result<Compiled, CompileError> {
+    compile_checked(check(path)?, opts)
+}
+
+/// Elaborates a checked program and runs `opts.pipeline` on it, as
+/// [`compile_with`] does.
+pub fn compile_checked(checked: Checked, opts: &CompileOptions) -> Result<Compiled, CompileError> {
     let Checked {
         sources,
         files,
         warnings,
-    } = check(path)?;
+    } = checked;
     let mut program = match nabla_elab::elaborate_with_sources(&files, Some(&sources)) {
         Ok(p) => p,
         Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),

@@ -3,15 +3,17 @@
 
 pub mod bench;
 pub mod cbackend;
+pub mod dataset;
 pub mod driver;
 mod frontend;
 pub mod fuzzing;
 pub mod gradbench;
+pub mod interactive;
 pub mod pkg;
 pub mod testrunner;
 
 pub use driver::{
-    check, compile, compile_with, Checked, CompileError, CompileOptions, Compiled, EntryTypes,
-    RunError, StopAfter,
+    check, check_loaded, compile, compile_checked, compile_with, Checked, CompileError,
+    CompileOptions, Compiled, EntryTypes, RunError, StopAfter,
 };
 pub use nabla_opt::Pipeline;

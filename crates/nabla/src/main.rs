@@ -1,5 +1,6 @@
-//! The `nabla` command line: `run`, `check`, `dump-ir`, `passes`, `test`,
-//! `bench`, `gradbench`, `adbench`.
+//! The `nabla` command line: `run`, `c`, `eval`, `repl`, `dataset`,
+//! `check`, `dump-ir`, `passes`, `test`, `bench`, `gradbench`, `adbench`,
+//! `pkg`.
 
 use clap::{Args, Parser, Subcommand};
 use nabla::{CompileOptions, Pipeline, StopAfter};
@@ -90,7 +91,12 @@ enum Command {
         /// The program's main file.
         file: PathBuf,
         /// The entry point to run.
-        #[arg(short = 'e', long = "entry", default_value = "main")]
+        #[arg(
+            short = 'e',
+            long = "entry",
+            visible_alias = "entry-point",
+            default_value = "main"
+        )]
         entry: String,
         /// Print the results in Futhark's binary value format.
         #[arg(short = 'b', long = "binary-output")]
@@ -124,6 +130,39 @@ enum Command {
         server: bool,
         #[command(flatten)]
         pipeline: PipelineArgs,
+    },
+    /// Evaluate expressions with the interpreter and print their values
+    /// (like `futhark eval`), in the context of FILE's definitions when
+    /// `-f FILE` is given, one value per line.
+    Eval {
+        /// Evaluate the expressions in the context of this file.
+        #[arg(short = 'f', long = "file", value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// The expressions, e.g. `'map (+1) (iota 3)'`.
+        #[arg(required = true, value_name = "EXPR")]
+        exprs: Vec<String>,
+        #[command(flatten)]
+        pipeline: PipelineArgs,
+    },
+    /// An interactive session (like `futhark repl`): expressions are
+    /// evaluated and printed, declarations (`def`, `let`, `type`, …) are
+    /// added; `:help` lists the commands (`:load`, `:type`, `:quit`, …).
+    /// Reads lines from standard input when it is not a terminal.
+    Repl {
+        /// A program whose definitions are in scope (as after `:load`).
+        file: Option<PathBuf>,
+        #[command(flatten)]
+        pipeline: PipelineArgs,
+    },
+    /// Generate random values of given types, e.g. `-g [100][100]f32`, in
+    /// the textual or (`-b`) binary value format (like `futhark dataset`;
+    /// `nabla dataset --help` lists the options).
+    #[command(disable_help_flag = true)]
+    Dataset {
+        /// Options, in order: `-g TYPE`, `-s SEED`, `--T-bounds=MIN:MAX`,
+        /// `-b`, `--text`, `-t`, …
+        #[arg(allow_hyphen_values = true, trailing_var_arg = true, num_args = 0..)]
+        args: Vec<String>,
     },
     /// Type-check a program (prints nothing when it is fine).
     Check {
@@ -324,6 +363,29 @@ fn run(cli: Cli) -> ExitCode {
             };
             compile_c(&file, out, only_c, mode, pipeline)
         }
+        Command::Eval {
+            file,
+            exprs,
+            pipeline,
+        } => eval(file, &exprs, pipeline.compile_options()),
+        Command::Repl { file, pipeline } => repl(file, pipeline.compile_options()),
+        Command::Dataset { args } => {
+            let stdin = || {
+                let mut input = Vec::new();
+                std::io::stdin().read_to_end(&mut input).map(|_| input)
+            };
+            let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+            match nabla::dataset::run(&args, stdin, &mut out).and_then(|()| {
+                out.flush()
+                    .map_err(|e| format!("cannot write the output: {e}"))
+            }) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Command::Check { file } => match nabla::check(&file) {
             Ok(checked) => {
                 if !checked.warnings.is_empty() {
@@ -523,6 +585,217 @@ fn interrupt_flag() -> nabla_interp::Cancel {
         eprintln!("warning: cannot install the Ctrl-C handler");
     }
     cancel
+}
+
+/// `nabla eval`: each expression's value on a line of its own; the first
+/// error ends the command.
+fn eval(file: Option<PathBuf>, exprs: &[String], options: CompileOptions) -> ExitCode {
+    let mut session = nabla::interactive::Session::new(options);
+    if let Err(e) = session.load(file) {
+        eprintln!("{e}");
+        return ExitCode::FAILURE;
+    }
+    let cancel = interrupt_flag();
+    let mut stdout = std::io::stdout().lock();
+    for e in exprs {
+        match session.eval(e, &cancel) {
+            Ok(text) => {
+                if writeln!(stdout, "{text}").is_err() {
+                    return ExitCode::FAILURE;
+                }
+            }
+            Err(msg) => {
+                eprintln!("{msg}");
+                if cancel.reason() == Some(nabla_interp::CancelReason::Interrupted) {
+                    return ExitCode::from(130);
+                }
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// The REPL's commands: name, argument, what it does.
+const REPL_COMMANDS: [(&str, &str, &str); 6] = [
+    (
+        "load",
+        "FILE",
+        "Load a program (replacing the loaded one and the declarations entered so far); without FILE, load the loaded one again.",
+    ),
+    ("type", "EXPR", "Show the type of an expression."),
+    ("pwd", "", "Print the current working directory."),
+    ("cd", "DIR", "Change the current working directory."),
+    ("help", "", "Print this list of commands."),
+    ("quit", "", "Leave the REPL (so does end of input, Ctrl-D)."),
+];
+
+/// What the REPL does after a line.
+enum ReplStep {
+    Continue,
+    Quit,
+}
+
+/// `nabla repl`: with line editing and history on a terminal, otherwise
+/// reading standard input line by line (without prompts).
+fn repl(file: Option<PathBuf>, options: CompileOptions) -> ExitCode {
+    use std::io::{BufRead, IsTerminal};
+    let mut session = nabla::interactive::Session::new(options);
+    if let Some(f) = file {
+        if let Err(e) = session.load(Some(f)) {
+            eprintln!("{e}");
+        }
+    }
+    // Ctrl-C during an evaluation stops it (at the prompt, the line editor
+    // handles Ctrl-C itself).
+    let cancel = nabla_interp::Cancel::new();
+    let flag = cancel.clone();
+    if ctrlc::set_handler(move || flag.cancel(nabla_interp::CancelReason::Interrupted)).is_err() {
+        eprintln!("warning: cannot install the Ctrl-C handler");
+    }
+    if !std::io::stdin().is_terminal() {
+        for line in std::io::stdin().lock().lines() {
+            let Ok(line) = line else { break };
+            if let ReplStep::Quit = repl_line(&mut session, &line, &cancel) {
+                break;
+            }
+        }
+        return ExitCode::SUCCESS;
+    }
+    let mut editor = match rustyline::DefaultEditor::new() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: cannot start the line editor: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    println!(
+        "nabla {} — a Futhark REPL. Type :help for a list of commands.",
+        env!("CARGO_PKG_VERSION")
+    );
+    let mut count = 0;
+    loop {
+        match editor.readline(&format!("[{count}]> ")) {
+            Ok(line) => {
+                if line.trim().is_empty() {
+                    continue;
+                }
+                let _ = editor.add_history_entry(line.as_str());
+                count += 1;
+                if let ReplStep::Quit = repl_line(&mut session, &line, &cancel) {
+                    break;
+                }
+            }
+            Err(rustyline::error::ReadlineError::Interrupted) => continue,
+            Err(rustyline::error::ReadlineError::Eof) => break,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    println!("Leaving the nabla REPL.");
+    ExitCode::SUCCESS
+}
+
+/// One line at the REPL: a command (`:name ARG`; a unique prefix of the
+/// name will do), a declaration or an expression.
+fn repl_line(
+    session: &mut nabla::interactive::Session,
+    line: &str,
+    cancel: &nabla_interp::Cancel,
+) -> ReplStep {
+    use nabla::interactive::{LineKind, Session};
+    let line = line.trim();
+    if line.is_empty() {
+        return ReplStep::Continue;
+    }
+    let Some(command) = line.strip_prefix(':') else {
+        let result = match Session::classify(line) {
+            LineKind::Declaration => session.declare(line).map(|()| None),
+            LineKind::Expression => {
+                cancel.reset();
+                session.eval(line, cancel).map(Some)
+            }
+        };
+        match result {
+            Ok(Some(text)) => println!("{text}"),
+            Ok(None) => {}
+            Err(e) => eprintln!("{e}"),
+        }
+        return ReplStep::Continue;
+    };
+    let (name, arg) = command
+        .split_once(char::is_whitespace)
+        .map_or((command, ""), |(n, a)| (n, a.trim()));
+    let matching: Vec<&str> = REPL_COMMANDS
+        .iter()
+        .map(|c| c.0)
+        .filter(|c| !name.is_empty() && c.starts_with(name))
+        .collect();
+    let name = match matching.as_slice() {
+        [one] => *one,
+        _ if REPL_COMMANDS.iter().any(|c| c.0 == name) => name,
+        [] => {
+            eprintln!("Unknown command `:{name}`; :help lists the commands.");
+            return ReplStep::Continue;
+        }
+        several => {
+            eprintln!(
+                "Ambiguous command `:{name}`: {}.",
+                several
+                    .iter()
+                    .map(|c| format!(":{c}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            return ReplStep::Continue;
+        }
+    };
+    match name {
+        "load" => {
+            let file = if arg.is_empty() {
+                match session.file() {
+                    Some(f) => f.to_path_buf(),
+                    None => {
+                        eprintln!("No file given and no file loaded.");
+                        return ReplStep::Continue;
+                    }
+                }
+            } else {
+                PathBuf::from(arg)
+            };
+            match session.load(Some(file.clone())) {
+                Ok(()) => println!("Loaded {}.", file.display()),
+                Err(e) => eprintln!("{e}"),
+            }
+        }
+        "type" if arg.is_empty() => eprintln!("Usage: :type EXPR"),
+        "type" => match session.type_of(arg) {
+            Ok(t) => println!("{t}"),
+            Err(e) => eprintln!("{e}"),
+        },
+        "pwd" => match std::env::current_dir() {
+            Ok(d) => println!("{}", d.display()),
+            Err(e) => eprintln!("error: {e}"),
+        },
+        "cd" if arg.is_empty() => eprintln!("Usage: :cd DIR"),
+        "cd" => {
+            if let Err(e) = std::env::set_current_dir(arg) {
+                eprintln!("error: cannot change to {arg}: {e}");
+            }
+        }
+        "help" => {
+            println!("Enter an expression to evaluate it, or a declaration (def, let, type, …) to add it.");
+            println!("Commands (a unique prefix will do, e.g. :t for :type):");
+            for (name, arg, what) in REPL_COMMANDS {
+                let usage = format!(":{name} {arg}");
+                println!("  {usage:<12} {what}");
+            }
+        }
+        _ => return ReplStep::Quit,
+    }
+    ReplStep::Continue
 }
 
 /// `nabla passes`: one line per registered pass, then the default pipeline.
