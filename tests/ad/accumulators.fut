@@ -23,7 +23,7 @@ def f1 (x: [6]f64) : f64 =
   let d =
     intrinsics.scatter_stream (copy x[0:4])
                               (\(a: *acc ([]f64)) (i, v) -> put (put a (2 * i + 1) (v * v)) (i + 6) v)
-                              (zip (iota 2) x[4:6])
+                              (zip (iota 2) (x[4:6] :> [2]f64))
   in f64.sum (map2 (*) d [1, 2, 3, 4])
 
 -- h0 = x0² + x3² + sin x2 + sin x5, h1 = x1² + x4² + sin x1 + sin x4,

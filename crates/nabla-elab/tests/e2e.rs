@@ -726,7 +726,7 @@ fn undeterminable_size_parameter_is_reported_at_the_call() {
     );
     // A size parameter that is never used as a value may stay unknown.
     check(
-        "def f [n] [m] (xs: [n + m]i32) : [m]i32 = xs[1:]\ndef main (xs: []i32) : []i32 = f xs",
+        "def f [n] [m] (xs: [n + m]i32) : [m]i32 = xs[1:] :> [m]i32\ndef main (xs: []i32) : []i32 = f xs",
         "[1, 2, 3]",
         "[2i32, 3i32]",
     );

@@ -2008,7 +2008,73 @@ impl Checker {
         }
     }
 
+    /// The type of `t[idx]` where an index reads (Futhark's "rigid"
+    /// slices, which get sizes from their bounds; see [`Checker::slice_size`]).
     fn index_type(&mut self, t: &Type, idx: &mut [DimIndex], span: Span) -> R<Type> {
+        self.index_type_with(t, idx, span, true)
+    }
+
+    /// The size of a slice `d[i:j:s]` of a dimension of size `d`, as
+    /// Futhark gives it: `j` for `[:j]` and `[0:j]` (stride 1), `j - i` for
+    /// `[i:j]`, `d - i` for `[i:]`, `d` for `[::-1]`, `i - j` for
+    /// `[i:j:-1]`; any other slice has a size the checker does not know
+    /// (`None`). Bounds that bind names (`let`) give no size either.
+    fn slice_size(
+        &self,
+        d: &Size,
+        start: Option<&Expr>,
+        end: Option<&Expr>,
+        stride: Option<&Expr>,
+    ) -> Option<Size> {
+        let int_lit = |e: &Expr| match &strip_parens(e).kind {
+            ExprKind::Lit(Literal::Int { value, .. }) => Some(*value),
+            ExprKind::Negate(x) => match &strip_parens(x).kind {
+                ExprKind::Lit(Literal::Int { value, .. }) => Some(-*value),
+                _ => None,
+            },
+            _ => None,
+        };
+        let size = |e: &Expr| -> Option<Size> {
+            if binds_names(e) {
+                return None;
+            }
+            match self.expr_as_size(e) {
+                Size::Any => None,
+                s => Some(s),
+            }
+        };
+        let stride_value = stride.map(int_lit);
+        let span = Span::default();
+        match stride_value {
+            None | Some(Some(1)) => {
+                let j = match end {
+                    Some(e) => size(e)?,
+                    None => d.clone(),
+                };
+                match start {
+                    None => Some(j),
+                    Some(i) if int_lit(i) == Some(0) => Some(j),
+                    Some(i) => nabla_syntax::size_expr::size_binop("-", &j, &size(i)?, span),
+                }
+            }
+            Some(Some(-1)) => match (start, end) {
+                (None, None) => Some(d.clone()),
+                (Some(i), Some(j)) => {
+                    nabla_syntax::size_expr::size_binop("-", &size(i)?, &size(j)?, span)
+                }
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    fn index_type_with(
+        &mut self,
+        t: &Type,
+        idx: &mut [DimIndex],
+        span: Span,
+        refine: bool,
+    ) -> R<Type> {
         let n = idx.len();
         let shape: Vec<Size> = (0..n).map(|_| self.tcx.fresh_size()).collect();
         let elem = self.tcx.fresh(span);
@@ -2040,10 +2106,16 @@ impl Checker {
                             );
                         }
                     }
-                    for e in [start, end, stride].into_iter().flatten() {
+                    for e in [&mut *start, &mut *end, &mut *stride].into_iter().flatten() {
                         self.index_int(e, "slice bound must be an integer", false)?;
                     }
-                    dims.push(if full { s } else { Size::Any });
+                    let known = if refine && !full {
+                        let d = self.tcx.resolve_size(&s);
+                        self.slice_size(&d, start.as_ref(), end.as_ref(), stride.as_ref())
+                    } else {
+                        None
+                    };
+                    dims.push(if full { s } else { known.unwrap_or(Size::Any) });
                 }
             }
         }
@@ -2612,22 +2684,61 @@ impl Checker {
         }
         let et = self.infer(end)?;
         self.unify_at(&t, &et, end.span, "range bounds have different types")?;
-        let size = match (&start.kind, &second, kind, &end.kind) {
-            (
-                ExprKind::Lit(Literal::Int { value: 0, .. }),
-                None,
-                RangeKind::UpToExclusive,
-                ExprKind::Var {
-                    name,
-                    res: Some(Res::Size | Res::Local),
-                    ..
-                },
-            ) if name.quals.is_empty() && self.tcx.head(&t) == i64t() => {
-                Size::Var(name.name.clone())
-            }
-            _ => Size::Any,
-        };
+        let size = self.range_size(start, second.as_deref(), end, kind, &t, span);
         Ok(mk_array(t, vec![size], false))
+    }
+
+    /// The size of a range, as Futhark gives it for `i64` ranges: `e` for
+    /// `0..<e` and `0..1..<e`, `e - s` for `s..<e`, `e - s + 1` for `s...e`,
+    /// `e` for `1..2...e`; any other range has an unknown length of its own
+    /// (a fresh unknown size, which matches no other size).
+    fn range_size(
+        &mut self,
+        start: &Expr,
+        second: Option<&Expr>,
+        end: &Expr,
+        kind: RangeKind,
+        t: &Type,
+        span: Span,
+    ) -> Size {
+        let int_lit = |e: &Expr| match &strip_parens(e).kind {
+            ExprKind::Lit(Literal::Int { value, .. }) => Some(*value),
+            _ => None,
+        };
+        let size = |c: &Self, e: &Expr| -> Option<Size> {
+            match c.expr_as_size(e) {
+                Size::Any => None,
+                s => Some(s),
+            }
+        };
+        let known = if self.tcx.head(t) != i64t() || binds_names(start) || binds_names(end) {
+            None
+        } else {
+            (|| {
+                use nabla_syntax::size_expr::size_binop;
+                let first = int_lit(start);
+                let step = second.map(int_lit);
+                let sp = Span::default();
+                match (first, step, kind) {
+                    (Some(0), None | Some(Some(1)), RangeKind::UpToExclusive) => size(self, end),
+                    (_, None, RangeKind::UpToExclusive) => {
+                        size_binop("-", &size(self, end)?, &size(self, start)?, sp)
+                    }
+                    (_, None, RangeKind::ToInclusive) => size_binop(
+                        "+",
+                        &size_binop("-", &size(self, end)?, &size(self, start)?, sp)?,
+                        &Size::Const(1),
+                        sp,
+                    ),
+                    (Some(1), Some(Some(2)), RangeKind::ToInclusive) => size(self, end),
+                    _ => None,
+                }
+            })()
+        };
+        known.unwrap_or_else(|| {
+            self.tcx
+                .new_unknown("range", span, "the unknown length of range".into())
+        })
     }
 
     fn infer_apply(&mut self, f: &mut Expr, args: &mut [Expr]) -> R<Type> {
@@ -2909,7 +3020,7 @@ impl Checker {
                 ))
             }
         };
-        let et = self.index_type(&t, indices, dest.span)?;
+        let et = self.index_type_with(&t, indices, dest.span, false)?;
         let vt = self.infer(value)?;
         self.unify_at(
             &et,
@@ -3231,7 +3342,18 @@ impl Checker {
             }
             let first = self.tcx.resolve_size(&first);
             let init = inits.first().cloned();
-            let same_inits = inits.iter().all(|i| Some(i) == init.as_ref());
+            // Initial sizes still to be inferred (those of an enclosing
+            // loop's parameters) are the same size as the others here.
+            let same_inits = inits.iter().all(|i| {
+                let i = self.tcx.resolve_size(i);
+                let init = init.as_ref().map(|s| self.tcx.resolve_size(s));
+                Some(&i) == init.as_ref()
+                    || init.is_some_and(|s| {
+                        let flexible = |x: &Size| matches!(x, Size::Var(v) if v.starts_with('?'));
+                        (flexible(&i) || flexible(&s)) && self.tcx.unify_size(&s, &i).is_ok()
+                    })
+            });
+            let init = init.map(|s| self.tcx.resolve_size(&s));
             let size = match init {
                 Some(i) if same_inits && (first == k || first == i) => i,
                 _ => {
@@ -3272,7 +3394,7 @@ impl Checker {
         for f in path.iter() {
             at = self.project_type(&at, f)?;
         }
-        let et = self.index_type(&at, indices, span)?;
+        let et = self.index_type_with(&at, indices, span, false)?;
         let vt = self.infer(value)?;
         self.unify_at(
             &et,

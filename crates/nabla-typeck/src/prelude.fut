@@ -33,7 +33,7 @@ def take [n] 't (i: i64) (x: [n]t): [i]t = x[0:i]
 def drop [n] 't (i: i64) (x: [n]t): [n-i]t = x[i:]
 -- As in the current Futhark prelude, the split point `n` comes from the
 -- context (the result type at the call, usually via a size coercion).
-def split [n] [m] 't (xs: [n + m]t): ([n]t, [m]t) = (xs[0:n], xs[n:])
+def split [n] [m] 't (xs: [n + m]t): ([n]t, [m]t) = (xs[0:n], xs[n:] :> [m]t)
 def indices [n] 't (_: [n]t): *[n]i64 = iota n
 -- `rep x` is `replicate n x` with `n` from the context (the type the
 -- result must have), as in Futhark's prelude.

@@ -471,6 +471,14 @@ impl Tcx {
         if a == b {
             return Ok(());
         }
+        // An existential size of a declared result type (`: []t`) takes any
+        // size the body has; it constrains nothing, and a flexible size is
+        // not bound to it (it would leak into the parameters).
+        if matches!(&a, Size::Var(n) if is_existential(n))
+            || matches!(&b, Size::Var(n) if is_existential(n))
+        {
+            return Ok(());
+        }
         if let Some(i) = Self::size_var_index(&a) {
             return self.bind_size(i, b);
         }
@@ -493,11 +501,20 @@ impl Tcx {
                 return Ok(());
             }
         }
-        Err(format!(
+        let mut msg = format!(
             "Sizes \"{}\" and \"{}\" do not match",
             self.show_size(&a),
             self.show_size(&b)
-        ))
+        );
+        for s in [&a, &b] {
+            if let Some(u) = match s {
+                Size::Var(n) => self.unknowns.get(n).map(|u| (n, u)),
+                _ => None,
+            } {
+                msg.push_str(&format!("; \"{}\" is {}", u.0, u.1.what));
+            }
+        }
+        Err(msg)
     }
 
     /// Follows variable bindings at the top and normalises nested arrays.
