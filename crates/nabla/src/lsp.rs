@@ -234,6 +234,21 @@ impl Server<'_> {
                     if let Some(path) = uri_to_path(&p.text_document.uri) {
                         self.docs.remove(&path);
                         self.analyses.remove(&path);
+                        // Its diagnostics go, except those of the files
+                        // still open (their own checks keep them).
+                        for file in self.published.remove(&path).unwrap_or_default() {
+                            if self.docs.contains_key(&file) {
+                                continue;
+                            }
+                            let uri = if file == path {
+                                Some(p.text_document.uri.clone())
+                            } else {
+                                path_to_uri(&file)
+                            };
+                            if let Some(uri) = uri {
+                                self.publish(uri, Vec::new());
+                            }
+                        }
                     }
                 }
             }
@@ -253,22 +268,13 @@ impl Server<'_> {
             .map(|(p, d)| (p.clone(), d.text.clone()))
             .collect();
         let main = path.to_path_buf();
-        // The front end recurses over the syntax tree: a deep stack, and a
-        // thread of its own so that a panic is caught.
-        let outcome = std::thread::Builder::new()
-            .stack_size(crate::testrunner::runner::STACK_SIZE)
-            .spawn(move || {
-                let read = |p: &Path| match overlay.get(&canonical(p)) {
-                    Some(text) => Ok(text.clone()),
-                    None => std::fs::read_to_string(p),
-                };
-                check_reading(&main, &read)
-            })
-            .map_err(|e| e.to_string())
-            .and_then(|h| {
-                h.join()
-                    .map_err(|_| "the type checker panicked".to_string())
-            });
+        let outcome = guarded(move || {
+            let read = |p: &Path| match overlay.get(&canonical(p)) {
+                Some(text) => Ok(text.clone()),
+                None => std::fs::read_to_string(p),
+            };
+            check_reading(&main, &read)
+        });
         let (diags, sources) = match outcome {
             Ok(Ok(checked)) => {
                 let diags = checked.warnings.clone();
@@ -320,13 +326,17 @@ impl Server<'_> {
                     None => continue,
                 }
             };
-            let params = PublishDiagnosticsParams {
-                uri,
-                diagnostics,
-                version: None,
-            };
-            self.send(Notification::new(PublishDiagnostics::METHOD.to_string(), params).into());
+            self.publish(uri, diagnostics);
         }
+    }
+
+    fn publish(&self, uri: Uri, diagnostics: Vec<lsp_types::Diagnostic>) {
+        let params = PublishDiagnosticsParams {
+            uri,
+            diagnostics,
+            version: None,
+        };
+        self.send(Notification::new(PublishDiagnostics::METHOD.to_string(), params).into());
     }
 
     fn convert_diagnostic(&self, d: &Diagnostic, sources: &SourceMap) -> lsp_types::Diagnostic {
@@ -418,6 +428,7 @@ impl Server<'_> {
                 let ty = vb.ty.as_ref()?;
                 (vb.name.span, format!("{} : {ty}", source(vb.name.span)))
             }
+            Node::LocalFun(_) => return None,
         };
         Some(Hover {
             contents: HoverContents::Markup(MarkupContent {
@@ -442,10 +453,29 @@ impl Server<'_> {
             },
             Node::Pat(_, name) => name.span,
             Node::Def(vb) => vb.name.span,
+            Node::LocalFun(name) => name.span,
             Node::Expr(_) => return None,
         };
         self.location(&analysis.checked.sources, span)
     }
+}
+
+/// Runs `f` (the front end, which recurses over the syntax tree) on a
+/// thread of its own with a deep stack; a panic in it becomes an error.
+fn guarded<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Result<T, String> {
+    std::thread::Builder::new()
+        .stack_size(crate::testrunner::runner::STACK_SIZE)
+        .spawn(f)
+        .map_err(|e| format!("cannot start the type checker's thread: {e}"))?
+        .join()
+        .map_err(|payload| {
+            let what = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "unknown panic".to_string());
+            format!("internal error in the type checker: {what}")
+        })
 }
 
 /// A value's type as hover shows it: without the uniqueness markers of
@@ -625,6 +655,8 @@ enum Node<'a> {
     Pat(&'a Pat, &'a ast::Ident),
     /// The name of a top-level definition.
     Def(&'a ast::ValBind),
+    /// The name of a local function where it is defined.
+    LocalFun(&'a ast::Ident),
 }
 
 struct Hit<'a> {
@@ -870,6 +902,7 @@ impl<'a> Finder<'a> {
                 }
                 self.expr(value);
                 self.scope.truncate(mark);
+                self.offer(Node::LocalFun(name), name.span, Some(name.span));
                 self.bind(name);
                 self.expr(body);
             }
@@ -975,6 +1008,13 @@ mod tests {
         // Past the end of a line: its end.
         assert_eq!(position_to_offset(text, Position::new(0, 9)), 2);
         assert_eq!(position_to_offset(text, Position::new(7, 0)), 13);
+    }
+
+    #[test]
+    fn a_panic_in_the_checker_is_an_error() {
+        assert_eq!(guarded(|| 7), Ok(7));
+        let e = guarded(|| -> i32 { panic!("boom") }).unwrap_err();
+        assert!(e.contains("boom"), "{e}");
     }
 
     #[test]

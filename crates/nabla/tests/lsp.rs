@@ -403,3 +403,41 @@ fn requests_about_unknown_documents_answer_null() {
     assert_eq!(diags.len(), 1, "{diags:?}");
     c.shut_down();
 }
+
+#[test]
+fn saving_rechecks_the_documents_that_import_the_file() {
+    let dir = temp_dir("save");
+    let lib = dir.join("lib.fut");
+    let lib_text = "def inc (x: i32) : i32 = x + 1\n";
+    std::fs::write(&lib, lib_text).unwrap();
+    let main = dir.join("main.fut");
+    let text = "import \"lib\"\n\ndef main (x: i32) : i32 = inc x\n";
+    std::fs::write(&main, text).unwrap();
+    let (lib_uri, main_uri) = (uri(&lib), uri(&main));
+    let mut c = Client::start();
+    c.initialize();
+    c.open(&main_uri, text);
+    assert!(c.diagnostics_for(&main_uri).is_empty());
+    c.open(&lib_uri, lib_text);
+    assert!(c.diagnostics_for(&lib_uri).is_empty());
+    // `inc` now returns a bool: lib.fut checks, main.fut no longer does,
+    // which shows once lib.fut is saved.
+    let changed = "def inc (x: i32) : bool = x > 1\n";
+    c.change(&lib_uri, 2, changed);
+    assert!(c.diagnostics_for(&lib_uri).is_empty());
+    std::fs::write(&lib, changed).unwrap();
+    c.notify(
+        "textDocument/didSave",
+        json!({"textDocument": {"uri": lib_uri}}),
+    );
+    let diags = c.diagnostics_for(&main_uri);
+    assert_eq!(diags.len(), 1, "{diags:?}");
+    assert_eq!(diags[0]["range"]["start"]["line"], json!(2), "{diags:?}");
+    // Closing main.fut clears its diagnostics.
+    c.notify(
+        "textDocument/didClose",
+        json!({"textDocument": {"uri": main_uri}}),
+    );
+    assert!(c.diagnostics_for(&main_uri).is_empty());
+    c.shut_down();
+}
