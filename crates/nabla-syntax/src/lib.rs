@@ -16,7 +16,7 @@ pub mod lexer;
 pub mod load;
 pub mod parser;
 
-pub use load::load_program;
+pub use load::{load_program, load_program_with};
 pub use parser::{
     parse_expr_text, parse_file, parse_pat_text, parse_program_text, parse_type_text,
 };

@@ -27,14 +27,27 @@ pub fn load_program(
     main: &Path,
     next_id: &mut u32,
 ) -> Result<Vec<Program>, Vec<Diagnostic>> {
+    load_program_with(sources, main, next_id, &|p| std::fs::read_to_string(p))
+}
+
+/// [`load_program`], reading every file (the main file and each import)
+/// with `read` instead of from disk: the language server reads the
+/// editor's unsaved buffers this way.
+pub fn load_program_with(
+    sources: &mut SourceMap,
+    main: &Path,
+    next_id: &mut u32,
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
+) -> Result<Vec<Program>, Vec<Diagnostic>> {
     let mut ld = Loader {
         sources,
         next_id,
+        read,
         state: HashMap::new(),
         order: Vec::new(),
         errs: Vec::new(),
     };
-    let text = match std::fs::read_to_string(main) {
+    let text = match read(main) {
         Ok(t) => t,
         Err(e) => {
             return Err(vec![Diagnostic::new(
@@ -61,6 +74,7 @@ enum State {
 struct Loader<'a> {
     sources: &'a mut SourceMap,
     next_id: &'a mut u32,
+    read: &'a dyn Fn(&Path) -> std::io::Result<String>,
     state: HashMap<PathBuf, State>,
     order: Vec<Program>,
     errs: Vec<Diagnostic>,
@@ -144,7 +158,7 @@ impl Loader<'_> {
                 }
                 None => {}
             }
-            match std::fs::read_to_string(&target) {
+            match (self.read)(&target) {
                 Ok(t) => self.visit(target, t, Some(span)),
                 Err(e) => self.errs.push(Diagnostic::new(
                     DiagnosticKind::Import,

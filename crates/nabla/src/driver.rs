@@ -116,6 +116,24 @@ pub fn check(path: &Path) -> Result<Checked, CompileError> {
     check_loaded(|sources, next_id| frontend::load(sources, path, next_id))
 }
 
+/// Like [`check`], but every file (the main file and each import) is read
+/// with `read` (the language server passes the editor's open buffers,
+/// falling back to the disk). On failure, the error comes with the source
+/// map of the files that were loaded, against which its diagnostics' spans
+/// are to be read.
+pub fn check_reading(
+    path: &Path,
+    read: &dyn Fn(&Path) -> std::io::Result<String>,
+) -> Result<Checked, (CompileError, SourceMap)> {
+    let mut loaded = None;
+    let result = check_loaded(|sources, next_id| {
+        let files = nabla_syntax::load_program_with(sources, path, next_id, read);
+        loaded = Some(sources.clone());
+        files
+    });
+    result.map_err(|e| (e, loaded.unwrap_or_default()))
+}
+
 /// `Ok` when the main file `path` is there; otherwise "file not found:
 /// PATH" (or why it cannot be read).
 pub fn main_file_exists(path: &Path) -> Result<(), CompileError> {

@@ -9,6 +9,7 @@ mod frontend;
 pub mod fuzzing;
 pub mod gradbench;
 pub mod interactive;
+pub mod lsp;
 pub mod pkg;
 pub mod testrunner;
 

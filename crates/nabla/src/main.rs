@@ -252,6 +252,11 @@ enum Command {
         /// The ADBench text file.
         file: PathBuf,
     },
+    /// A Language Server Protocol server on standard input and output
+    /// (like `futhark lsp`, for editors): diagnostics as documents are
+    /// opened and changed, the type under the cursor on hover, and go to
+    /// definition.
+    Lsp,
     /// Manage the packages of the project in the current directory
     /// (Futhark's `futhark.pkg`; packages go to `lib/`).
     Pkg {
@@ -508,6 +513,13 @@ fn run(cli: Cli) -> ExitCode {
         ),
         Command::Adbench { problem, file } => adbench(&problem, &file),
         Command::Pkg { action } => pkg(action),
+        Command::Lsp => match nabla::lsp::serve() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("nabla lsp: {e}");
+                ExitCode::FAILURE
+            }
+        },
     }
 }
 

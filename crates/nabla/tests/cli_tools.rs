@@ -328,6 +328,7 @@ fn help_lists_every_subcommand() {
         "gradbench",
         "adbench",
         "pkg",
+        "lsp",
     ] {
         assert!(
             help.lines()
