@@ -924,8 +924,8 @@ const HEADER_COMMENT: &str = r#"/* The C API of a nabla-compiled Futhark program
  * risking the kernel's out-of-memory killer. The default limit is three
  * quarters of the physical memory; futhark_context_config_set_memory_limit
  * sets it (bytes > 0: the limit, 0: none, < 0: the default) for the
- * contexts made from the configuration (one limit per process: the last
- * context made sets it). */
+ * contexts made from the configuration (one limit per loaded library:
+ * the context made last sets it). */
 "#;
 
 /// The generic library runtime.

@@ -180,7 +180,8 @@ static int64_t nb_count(const int64_t *shape, int rank) {
  * `--memory-limit SIZE` (executables, servers) or
  * futhark_context_config_set_memory_limit (libraries); by default it is
  * three quarters of the physical memory (sysconf), and 0 means none. It
- * is one limit per process (as the runtime's other state). */
+ * is one limit for the whole runtime (like its other state: per process,
+ * or per loaded library). */
 static int64_t nb_mem_limit = -1; /* bytes; 0: none; -1: the default, not yet computed */
 static int64_t nb_mem_used;       /* bytes counted now */
 
