@@ -183,7 +183,7 @@ static int64_t nb_count(const int64_t *shape, int rank) {
  * is one limit for the whole runtime (like its other state: per process,
  * or per loaded library). */
 static int64_t nb_mem_limit = -1; /* bytes; 0: none; -1: the default, not yet computed */
-static int64_t nb_mem_used;       /* bytes counted now */
+static int64_t nb_mem_used;       /* bytes counted now (not atomic: one call at a time) */
 
 /* Three quarters of the physical memory; 0 (no limit) where unknown. */
 static int64_t nb_default_memory_limit(void) {
@@ -202,14 +202,13 @@ static int64_t nb_memory_limit(void) {
  * not fit under it. */
 static bool nb_mem_take(size_t bytes) {
   int64_t lim = nb_memory_limit();
-  int64_t used = __atomic_load_n(&nb_mem_used, __ATOMIC_RELAXED);
-  if (lim > 0 && (bytes > (uint64_t)lim || used > lim - (int64_t)bytes)) return false;
-  __atomic_add_fetch(&nb_mem_used, (int64_t)bytes, __ATOMIC_RELAXED);
+  if (lim > 0 && (bytes > (uint64_t)lim || nb_mem_used > lim - (int64_t)bytes)) return false;
+  nb_mem_used += (int64_t)bytes;
   return true;
 }
 
 static void nb_mem_give(size_t bytes) {
-  __atomic_sub_fetch(&nb_mem_used, (int64_t)bytes, __ATOMIC_RELAXED);
+  nb_mem_used -= (int64_t)bytes;
 }
 
 /* Fails with "out of memory: N bytes for WHAT" (error code 3 in the C API). */
@@ -220,7 +219,7 @@ __attribute__((noreturn)) static void nb_oom(const char *loc, size_t bytes, cons
   int64_t lim = nb_memory_limit();
   if (lim > 0)
     nb_fail(loc, "out of memory: %zu bytes for %s (%" PRId64 " bytes in use, the memory limit is %" PRId64 " bytes)",
-            bytes, what, __atomic_load_n(&nb_mem_used, __ATOMIC_RELAXED), lim);
+            bytes, what, nb_mem_used, lim);
   nb_fail(loc, "out of memory: %zu bytes for %s", bytes, what);
 }
 
