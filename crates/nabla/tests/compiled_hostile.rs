@@ -497,3 +497,246 @@ fn the_gradbench_child_dies_with_the_tool_on_sigterm() {
         assert!(st.success());
     });
 }
+
+// ---- the generated value reader and the server's command parser, fuzzed ----
+
+/// A small deterministic generator (xorshift64*).
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+}
+
+/// A mutation of `input`: bytes flipped, inserted, deleted or duplicated,
+/// or an 8-byte field (a binary value's dimension) set to an extreme.
+fn mutate(rng: &mut Rng, input: &[u8]) -> Vec<u8> {
+    let mut v = input.to_vec();
+    for _ in 0..1 + rng.below(4) {
+        let at = rng.below(v.len() + 1);
+        match rng.below(6) {
+            0 if at < v.len() => v[at] ^= 1 << rng.below(8),
+            1 => v.insert(at, rng.next() as u8),
+            2 if at < v.len() => {
+                v.remove(at);
+            }
+            3 => {
+                let end = (at + rng.below(16)).min(v.len());
+                let chunk = v[at..end].to_vec();
+                v.splice(at..at, chunk);
+            }
+            4 if at + 8 <= v.len() => {
+                let x: i64 = [0, -1, 1, i64::MAX, i64::MIN, 1 << 62, 3_037_000_500][rng.below(7)];
+                v[at..at + 8].copy_from_slice(&x.to_le_bytes());
+            }
+            _ => {
+                let words = [
+                    " ", "\"", "[", "]", "empty(", "[0]", "i64", "f32", "b", "\u{2}", "-",
+                ];
+                let w = words[rng.below(words.len())].as_bytes();
+                v.splice(at..at, w.iter().copied());
+            }
+        }
+    }
+    v
+}
+
+/// A binary value's bytes: header, dimensions, elements.
+fn binary(tag: &str, dims: &[i64], elems: &[u8]) -> Vec<u8> {
+    let mut v = vec![b'b', 2, dims.len() as u8];
+    v.extend_from_slice(tag.as_bytes());
+    for d in dims {
+        v.extend_from_slice(&d.to_le_bytes());
+    }
+    v.extend_from_slice(elems);
+    v
+}
+
+#[test]
+fn the_servers_value_reader_and_command_parser_survive_mutated_input() {
+    let d = scratch("fuzz-server");
+    let exe = d.join("fuzz_types");
+    // Under the sanitizers: a memory error is a report, not luck.
+    let o = Command::new(nabla_bin())
+        .args(["c", "--server"])
+        .arg(data("fuzz_types.fut"))
+        .arg("-o")
+        .arg(&exe)
+        .env(
+            "CFLAGS",
+            "-O1 -g -fsanitize=address,undefined -fno-sanitize-recover=undefined",
+        )
+        .output()
+        .expect("nabla runs");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // Seed values, their types, and calls on them (X: the restored names).
+    type Seed = (Vec<u8>, &'static [&'static str], &'static [&'static str]);
+    let seeds: Vec<Seed> = vec![
+        (
+            b"[[1f32, 2f32], [3f32, 4f32]]".to_vec(),
+            &["[][]f32"],
+            &["call sum2 rK X0"],
+        ),
+        (
+            b"empty([0][3]f32)".to_vec(),
+            &["[][]f32"],
+            &["call sum2 rK X0"],
+        ),
+        (
+            b"[[[1u8]], [[2u8]]] [true, false] 42i64".to_vec(),
+            &["[][][]u8", "[]bool", "i64"],
+            &["call depth rK X0", "call count sK X1 X2"],
+        ),
+        (
+            b"1.5f64 -3i32".to_vec(),
+            &["f64", "i32"],
+            &[
+                "call mk pK X0 X1",
+                "call norm qK pK",
+                "project zK pK x",
+                "new nK pt X0 X1",
+            ],
+        ),
+        (b"-- a comment\n[true]".to_vec(), &["[]bool"], &["type X0"]),
+        (
+            binary(" f32", &[2, 2], &[0; 16]),
+            &["[][]f32"],
+            &["call sum2 rK X0", "shape X0"],
+        ),
+        (
+            binary("  u8", &[1, 1, 3], &[1, 2, 3]),
+            &["[][][]u8"],
+            &["call depth rK X0"],
+        ),
+        (binary("bool", &[3], &[0, 1, 2]), &["[]bool"], &["shape X0"]),
+        (
+            binary(" i64", &[], &7i64.to_le_bytes()),
+            &["i64"],
+            &["type X0"],
+        ),
+    ];
+    let types = [
+        "[][]f32", "[][][]u8", "[]bool", "i64", "f64", "i32", "pt", "bool", "u8",
+    ];
+    let commands = [
+        "call sum2 r v0",
+        "free v0 v1",
+        "rename v2 w2",
+        "kind pt",
+        "fields pt",
+        "inputs mk",
+        "outputs count",
+        "entry_points",
+        "types",
+        "rank [][]f32",
+        "elemtype [][][]u8",
+        "report",
+        "clear",
+        "restore f0 \"v 0\" [][]f32",
+    ];
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut session = Vec::new();
+    let mut lines = 0;
+    for k in 0..400 {
+        let file = format!("f{k}");
+        let (seed, seed_types, calls) = &seeds[rng.below(seeds.len())];
+        let value = if rng.below(3) == 0 {
+            seed.clone()
+        } else {
+            mutate(&mut rng, seed)
+        };
+        std::fs::write(d.join(&file), &value).expect("write");
+        // Mostly the seed's types (so that unmutated values are read and
+        // called on), sometimes any.
+        let mut line = format!("restore {file}");
+        let mut names = vec![];
+        for (j, t) in seed_types.iter().enumerate() {
+            let t = if rng.below(8) == 0 {
+                types[rng.below(types.len())]
+            } else {
+                t
+            };
+            line.push_str(&format!(" x{k}_{j} {t}"));
+            names.push(format!("x{k}_{j}"));
+        }
+        let mut cmds = vec![line.into_bytes()];
+        for c in calls.iter() {
+            let mut c = c.replace('K', &k.to_string());
+            for (j, n) in names.iter().enumerate() {
+                c = c.replace(&format!("X{j}"), n);
+            }
+            cmds.push(c.into_bytes());
+        }
+        for _ in 0..2 {
+            let c = commands[rng.below(commands.len())].as_bytes();
+            cmds.push(if rng.below(2) == 0 {
+                c.to_vec()
+            } else {
+                mutate(&mut rng, c)
+            });
+        }
+        if rng.below(2) == 0 {
+            cmds.push(format!("free {}", names.join(" ")).into_bytes());
+        }
+        if k % 50 == 0 {
+            // A line of many words, quoted and not.
+            let many: Vec<String> = (0..3000).map(|i| format!("\"w {i}\" v{i}")).collect();
+            cmds.push(format!("free {}", many.join(" ")).into_bytes());
+        }
+        for mut c in cmds {
+            c.retain(|&b| b != b'\n');
+            // Never a command that may write files (`store`, perhaps quoted).
+            if !c.starts_with(b"restore ") && c.windows(5).any(|w| w == b"store") {
+                continue;
+            }
+            session.extend_from_slice(&c);
+            session.push(b'\n');
+            lines += 1;
+        }
+    }
+    let mut child = Command::new(&exe)
+        .args(["--memory-limit", "256M"])
+        .current_dir(&d)
+        .env("ASAN_OPTIONS", "allocator_may_return_null=1:detect_leaks=1")
+        .env("UBSAN_OPTIONS", "print_stacktrace=1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the server starts");
+    let mut sin = child.stdin.take().expect("stdin");
+    let writer = std::thread::spawn(move || {
+        let _ = sin.write_all(&session);
+    });
+    let out = child.wait_with_output().expect("the server ends");
+    let _ = writer.join();
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{:?}: {err}", out.status);
+    assert!(
+        !err.contains("Sanitizer") && !err.contains("runtime error"),
+        "{err}"
+    );
+    let replies = text(&out.stdout);
+    let oks = replies.lines().filter(|l| *l == "%%% OK").count();
+    assert_eq!(oks, lines + 1, "every command answered once");
+    // The inputs reach both outcomes: values read and called on, and
+    // values refused.
+    let calls = replies
+        .lines()
+        .filter(|l| l.starts_with("runtime:"))
+        .count();
+    let refused = replies.matches("cannot read input").count();
+    eprintln!("{lines} commands, {calls} calls, {refused} values refused");
+    assert!(
+        calls > 10 && refused > 10,
+        "{calls} calls, {refused} refused"
+    );
+}
