@@ -130,9 +130,10 @@ void futhark_context_config_set_cache_file(struct futhark_context_config *cfg, c
 
 /* The memory limit of the contexts made from `cfg` (see runtime.c's
  * "the memory limit"): `bytes` > 0 the limit, 0 no limit, < 0 the default
- * (three quarters of the physical memory). Allocations past it fail with
- * error code 3 and "out of memory: N bytes for ...". The limit is the
- * library's (the runtime's state is): the context made last sets it. */
+ * (three quarters of the physical memory, at most `ulimit -v`).
+ * Allocations past it fail with error code 3 and "out of memory: N bytes
+ * for ...". The limit is the library's (the runtime's state is): the
+ * context made last sets it. */
 void futhark_context_config_set_memory_limit(struct futhark_context_config *cfg, int64_t bytes) {
   if (!cfg) return;
   cfg->memory_limit_set = true;

@@ -922,7 +922,8 @@ const HEADER_COMMENT: &str = r#"/* The C API of a nabla-compiled Futhark program
  * Memory: every allocation counts against a memory limit, and one past it
  * fails with error code 3 and "out of memory: N bytes for ..." instead of
  * risking the kernel's out-of-memory killer. The default limit is three
- * quarters of the physical memory; futhark_context_config_set_memory_limit
+ * quarters of the physical memory (at most `ulimit -v`);
+ * futhark_context_config_set_memory_limit
  * sets it (bytes > 0: the limit, 0: none, < 0: the default) for the
  * contexts made from the configuration (one limit per loaded library:
  * the context made last sets it). */

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -179,17 +180,23 @@ static int64_t nb_count(const int64_t *shape, int rank) {
  * malloc that succeeds is no promise). The limit is set by
  * `--memory-limit SIZE` (executables, servers) or
  * futhark_context_config_set_memory_limit (libraries); by default it is
- * three quarters of the physical memory (sysconf), and 0 means none. It
+ * three quarters of the physical memory (sysconf), at most the
+ * address-space limit (`ulimit -v`), and 0 means none. It
  * is one limit for the whole runtime (like its other state: per process,
  * or per loaded library). */
 static int64_t nb_mem_limit = -1; /* bytes; 0: none; -1: the default, not yet computed */
 static int64_t nb_mem_used;       /* bytes counted now (not atomic: one call at a time) */
 
-/* Three quarters of the physical memory; 0 (no limit) where unknown. */
+/* Three quarters of the physical memory, at most the address-space limit
+ * (`ulimit -v`); 0 (no limit) where neither is known. */
 static int64_t nb_default_memory_limit(void) {
+  __int128 b = 0;
   long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-  if (pages <= 0 || page <= 0) return 0;
-  __int128 b = (__int128)pages * page / 4 * 3;
+  if (pages > 0 && page > 0) b = (__int128)pages * page / 4 * 3;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+      (b == 0 || (__int128)rl.rlim_cur < b))
+    b = (__int128)rl.rlim_cur;
   return b > (__int128)INT64_MAX ? INT64_MAX : (int64_t)b;
 }
 
@@ -1652,7 +1659,7 @@ static void nb_parse_options(int argc, char **argv, nb_options *o) {
     } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       printf("usage: %s [-e ENTRY] [-r RUNS] [-t FILE] [-b] [-n] [--memory-limit SIZE] < input\n"
              "  --memory-limit SIZE  refuse allocations past SIZE bytes in all (K, M, G, T "
-             "suffixes; 0: no limit; default: 3/4 of the physical memory)\n",
+             "suffixes; 0: no limit; default: 3/4 of the physical memory, at most ulimit -v)\n",
              argv[0]);
       exit(0);
     } else {

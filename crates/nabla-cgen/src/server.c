@@ -496,7 +496,7 @@ static int nb_server_main(int argc, char **argv) {
       printf("usage: %s [-D] [-L] [-P] [--param NAME=VALUE] [--tuning FILE] [--cache-file FILE] "
              "[--print-params] [--memory-limit SIZE]\n(Futhark's server protocol on stdin/stdout)\n"
              "  --memory-limit SIZE  refuse allocations past SIZE bytes in all (K, M, G, T "
-             "suffixes; 0: no limit; default: 3/4 of the physical memory)\n",
+             "suffixes; 0: no limit; default: 3/4 of the physical memory, at most ulimit -v)\n",
              argv[0]);
       return 0;
     } else if (nb_is_option(a, "--memory-limit")) {

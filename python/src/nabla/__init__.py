@@ -108,9 +108,10 @@ def compile(
     :class:`FileNotFoundError` when ``path`` does not exist.
 
     ``memory_limit`` (bytes) bounds what the program may allocate in all
-    (0: no limit; default: three quarters of the physical memory; one limit
-    per compiled program, set by the module of that program loaded last):
-    an allocation past it raises :class:`OutOfMemoryError`."""
+    (0: no limit; default: three quarters of the physical memory, at most
+    ``ulimit -v``; one limit per compiled program, set by the module of that
+    program loaded last): an allocation past it raises
+    :class:`OutOfMemoryError`."""
     if (path is None) == (source is None):
         raise TypeError("nabla.compile takes a path or source=…, not both")
     if source is not None:
