@@ -215,3 +215,15 @@ def test_compiler_lookup(monkeypatch):
     monkeypatch.delenv("NABLA")
     found = nabla.find_nabla()
     assert os.path.basename(found) == "nabla" and os.access(found, os.X_OK)
+
+
+def test_out_of_memory_is_a_memory_error():
+    # A program of its own: the memory limit is its library's.
+    m = nabla.compile(
+        source="entry ones_oom (n: i64) : []f64 = replicate n 1", memory_limit=1 << 20
+    )
+    with pytest.raises(nabla.OutOfMemoryError, match=r"out of memory: 8000000 bytes") as info:
+        m.ones_oom(1_000_000)
+    assert isinstance(info.value, MemoryError) and isinstance(info.value, nabla.Error)
+    # The module still works within its limit.
+    assert m.ones_oom(1000).shape == (1000,)

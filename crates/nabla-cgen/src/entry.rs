@@ -113,8 +113,11 @@ pub(crate) fn entries_and_main(
     let _ = writeln!(out, "  nb_tune_malloc();");
     let _ = writeln!(out, "  nb_options o;");
     let _ = writeln!(out, "  nb_parse_options(argc, argv, &o);");
-    let _ = writeln!(out, "  size_t len;");
-    let _ = writeln!(out, "  unsigned char *buf = nb_read_all(stdin, &len);");
+    let _ = writeln!(out, "  size_t len, cap;");
+    let _ = writeln!(
+        out,
+        "  unsigned char *buf = nb_read_all(stdin, &len, &cap);"
+    );
     let _ = writeln!(out, "  nb_reader r = {{buf, len, 0}};");
     let mut first = true;
     for (k, e) in program.entries.iter().enumerate() {
@@ -144,7 +147,7 @@ pub(crate) fn entries_and_main(
         if first { "" } else { "else " },
         c_string(&listed)
     );
-    let _ = writeln!(out, "  free(buf);");
+    let _ = writeln!(out, "  nb_counted_free(buf, cap);");
     let _ = writeln!(out, "  fflush(stdout);");
     let _ = writeln!(out, "  return 0;");
     let _ = writeln!(out, "}}");

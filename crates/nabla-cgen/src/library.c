@@ -14,6 +14,8 @@
 struct futhark_context_config {
   int debugging, profiling, logging;
   char *cache_file;
+  bool memory_limit_set;
+  int64_t memory_limit;
 };
 
 struct futhark_context {
@@ -89,8 +91,7 @@ static int nb_failed(struct futhark_context *ctx, int64_t epoch) {
     if (m->epoch == epoch) nb_free_block(m);
     m = next;
   }
-  free(nb_text_elems.data);
-  nb_text_elems.data = NULL;
+  nb_elems_reset(&nb_text_elems);
   nb_leave();
   nb_set_error(ctx, nb_fail_message ? nb_fail_message : "Error: out of memory\n");
   free(nb_fail_message);
@@ -127,6 +128,18 @@ void futhark_context_config_set_cache_file(struct futhark_context_config *cfg, c
   cfg->cache_file = f ? strdup(f) : NULL;
 }
 
+/* The memory limit of the contexts made from `cfg` (see runtime.c's
+ * "the memory limit"): `bytes` > 0 the limit, 0 no limit, < 0 the default
+ * (three quarters of the physical memory, at most `ulimit -v`).
+ * Allocations past it fail with error code 3 and "out of memory: N bytes
+ * for ...". The limit is the library's (the runtime's state is): the
+ * context made last sets it. */
+void futhark_context_config_set_memory_limit(struct futhark_context_config *cfg, int64_t bytes) {
+  if (!cfg) return;
+  cfg->memory_limit_set = true;
+  cfg->memory_limit = bytes;
+}
+
 int futhark_context_config_set_tuning_param(struct futhark_context_config *cfg,
                                             const char *param_name, size_t new_value) {
   (void)cfg, (void)param_name, (void)new_value;
@@ -146,6 +159,7 @@ const char *futhark_get_tuning_param_class(int i) {
 struct futhark_context *futhark_context_new(struct futhark_context_config *cfg) {
   struct futhark_context *ctx = (struct futhark_context *)calloc(1, sizeof(struct futhark_context));
   if (ctx && cfg) ctx->profiling = cfg->profiling;
+  if (ctx && cfg && cfg->memory_limit_set) nb_mem_limit = cfg->memory_limit < 0 ? -1 : cfg->memory_limit;
   return ctx;
 }
 
@@ -184,6 +198,15 @@ void futhark_context_unpause_profiling(struct futhark_context *ctx) { ctx->profi
 
 static void *nb_array_new(struct futhark_context *ctx, const nb_type_info *ti, const void *data,
                           const int64_t *shape) {
+  if (!data) {
+    /* NULL is data enough for an empty array. */
+    bool empty = false;
+    for (int k = 0; k < ti->rank; k++) empty |= shape[k] == 0;
+    if (!empty) {
+      nb_set_error(ctx, "Error: the data pointer of a new array is NULL\n");
+      return NULL;
+    }
+  }
   nb_array_obj *o = (nb_array_obj *)malloc(sizeof(nb_array_obj));
   if (!o) {
     nb_set_error(ctx, "Error: out of memory\n");
@@ -225,9 +248,16 @@ static int nb_array_free(struct futhark_context *ctx, void *obj) {
 
 static int nb_array_values(struct futhark_context *ctx, const nb_type_info *ti, const void *obj,
                            void *out) {
-  (void)ctx;
   const nb_array_obj *o = (const nb_array_obj *)obj;
+  if (!o) {
+    nb_set_error(ctx, "Error: the array passed to values is NULL\n");
+    return 1;
+  }
   size_t bytes = (size_t)nb_count(o->arr.shape, ti->rank) * nb_type_sizes[ti->elem];
+  if (bytes && !out) {
+    nb_set_error(ctx, "Error: the destination passed to values is NULL\n");
+    return 1;
+  }
   if (bytes) memcpy(out, o->arr.data, bytes);
   return 0;
 }
@@ -235,6 +265,11 @@ static int nb_array_values(struct futhark_context *ctx, const nb_type_info *ti, 
 static int nb_array_index(struct futhark_context *ctx, const nb_type_info *ti, void *out,
                           const void *obj, const int64_t *is) {
   const nb_array_obj *o = (const nb_array_obj *)obj;
+  if (!o || !out) {
+    nb_set_error(ctx, o ? "Error: the destination passed to index is NULL\n"
+                        : "Error: the array passed to index is NULL\n");
+    return 1;
+  }
   int64_t pos = 0;
   for (int k = 0; k < ti->rank; k++) {
     if (is[k] < 0 || is[k] >= o->arr.shape[k]) {
@@ -296,6 +331,10 @@ static unsigned char *nb_put_flat_binary(unsigned char *p, int elem, int rank, c
 
 static int nb_opaque_store(struct futhark_context *ctx, const void *obj, void **p, size_t *n) {
   const nb_opaque_obj *o = (const nb_opaque_obj *)obj;
+  if (!o) {
+    nb_set_error(ctx, "Error: the object passed to store is NULL\n");
+    return 1;
+  }
   const nb_type_info *ti = o->type;
   size_t total = 0;
   for (int i = 0; i < ti->nflat; i++)
@@ -349,6 +388,10 @@ static size_t nb_opaque_stored_length(const nb_type_info *ti, const unsigned cha
 
 static void *nb_opaque_restore(struct futhark_context *ctx, const nb_type_info *ti,
                                const void *p) {
+  if (!p) {
+    nb_set_error(ctx, "Error: the data passed to restore is NULL\n");
+    return NULL;
+  }
   size_t len = nb_opaque_stored_length(ti, (const unsigned char *)p);
   if (len == 0 && ti->nflat > 0) {
     nb_set_error(ctx, "Error: cannot restore an opaque value: the data does not have its type\n");
@@ -379,6 +422,11 @@ static void *nb_opaque_restore(struct futhark_context *ctx, const nb_type_info *
 static int nb_opaque_project(struct futhark_context *ctx, const nb_type_info *types, void *out,
                              const void *obj, int f) {
   const nb_opaque_obj *o = (const nb_opaque_obj *)obj;
+  if (!o || !out) {
+    nb_set_error(ctx, o ? "Error: the destination passed to project is NULL\n"
+                        : "Error: the object passed to project is NULL\n");
+    return 1;
+  }
   const nb_field_info *fi = &o->type->fields[f];
   const nb_type_info *ft = &types[fi->type];
   if (ft->kind == NB_KIND_PRIM) {
@@ -411,6 +459,10 @@ static int nb_opaque_project(struct futhark_context *ctx, const nb_type_info *ty
  * array/opaque objects. */
 static int nb_opaque_new(struct futhark_context *ctx, const nb_type_info *types,
                          const nb_type_info *ti, void **out, const void *const *fields) {
+  if (!out) {
+    nb_set_error(ctx, "Error: the destination of the new record is NULL\n");
+    return 1;
+  }
   nb_opaque_obj *r = nb_opaque_alloc(ti);
   if (!r) {
     nb_set_error(ctx, "Error: out of memory\n");

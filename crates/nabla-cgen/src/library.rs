@@ -352,6 +352,7 @@ fn declarations(types: &Types, entries: &[Entry]) -> String {
          void futhark_context_config_set_profiling(struct futhark_context_config *cfg, int flag);\n\
          void futhark_context_config_set_logging(struct futhark_context_config *cfg, int flag);\n\
          void futhark_context_config_set_cache_file(struct futhark_context_config *cfg, const char *f);\n\
+         void futhark_context_config_set_memory_limit(struct futhark_context_config *cfg, int64_t bytes);\n\
          int futhark_context_config_set_tuning_param(struct futhark_context_config *cfg, const char *param_name, size_t new_value);\n\
          int futhark_get_tuning_param_count(void);\n\
          const char *futhark_get_tuning_param_name(int i);\n\
@@ -526,7 +527,7 @@ fn definitions(types: &Types) -> String {
                 let _ = writeln!(out, "int futhark_free_{c}(struct futhark_context *ctx, struct futhark_{c} *arr) {{\n  return nb_array_free(ctx, arr);\n}}");
                 let _ = writeln!(out, "int futhark_values_{c}(struct futhark_context *ctx, struct futhark_{c} *arr, {et} *data) {{\n  return nb_array_values(ctx, &nb_types[{k}], arr, data);\n}}");
                 let _ = writeln!(out, "int futhark_index_{c}(struct futhark_context *ctx, {et} *out, struct futhark_{c} *arr, {}) {{\n  int64_t is[{rank}] = {{{}}};\n  return nb_array_index(ctx, &nb_types[{k}], out, arr, is);\n}}", idx.join(", "), ixn.join(", "));
-                let _ = writeln!(out, "const int64_t *futhark_shape_{c}(struct futhark_context *ctx, struct futhark_{c} *arr) {{\n  (void)ctx;\n  return arr->arr.shape;\n}}\n");
+                let _ = writeln!(out, "const int64_t *futhark_shape_{c}(struct futhark_context *ctx, struct futhark_{c} *arr) {{\n  if (!arr) {{\n    nb_set_error(ctx, \"Error: the array passed to shape is NULL\\n\");\n    return NULL;\n  }}\n  return arr->arr.shape;\n}}\n");
             }
             Kind::Opaque { fields, .. } => {
                 let _ = writeln!(
@@ -617,6 +618,9 @@ fn entry_wrapper(types: &Types, e: &Entry) -> Result<String, CgenError> {
             }
             flat_i += 1;
         }
+    }
+    for r in 0..e.outputs.len() {
+        let _ = writeln!(checks, "  if (!out{r}) {{\n    nb_set_error(ctx, \"Error: entry point output {r} is NULL\\n\");\n    return 1;\n  }}");
     }
     o.push_str(&checks);
     o.push_str(&size_checks(types, e));
@@ -907,6 +911,24 @@ fn manifest(types: &Types, entries: &[Entry]) -> String {
     serde_json::to_string_pretty(&m).unwrap_or_default() + "\n"
 }
 
+/// The comment at the top of the header: the API's error codes and the
+/// memory limit.
+const HEADER_COMMENT: &str = r#"/* The C API of a nabla-compiled Futhark program (Futhark's C API).
+ *
+ * Errors: a function that fails returns non-zero (1: a bad argument, such
+ * as a NULL pointer; 2: a program error; 3: out of memory) or NULL, and
+ * futhark_context_get_error returns the message (to be freed).
+ *
+ * Memory: every allocation counts against a memory limit, and one past it
+ * fails with error code 3 and "out of memory: N bytes for ..." instead of
+ * risking the kernel's out-of-memory killer. The default limit is three
+ * quarters of the physical memory (at most `ulimit -v`);
+ * futhark_context_config_set_memory_limit
+ * sets it (bytes > 0: the limit, 0: none, < 0: the default) for the
+ * contexts made from the configuration (one limit per loaded library:
+ * the context made last sets it). */
+"#;
+
 /// The generic library runtime.
 const LIBRARY_C: &str = include_str!("library.c");
 /// The generic server.
@@ -925,7 +947,7 @@ pub(crate) fn generate(
     let decls = declarations(&types, &entries);
     let guard = format!("NABLA_{}_H", c_ident(header_name).to_uppercase());
     let header = format!(
-        "/* The C API of a nabla-compiled Futhark program (Futhark's C API). */\n\
+        "{HEADER_COMMENT}\
          #ifndef {guard}\n#define {guard}\n#include <stdint.h>\n#include <stddef.h>\n#include <stdbool.h>\n\
 \n{decls}\n#endif\n"
     );

@@ -10,6 +10,7 @@
  * protected call instead (see nb_fail). */
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -18,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/resource.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -81,7 +84,7 @@ typedef struct nb_mem {
   int64_t rc;
   int64_t epoch;
   struct nb_mem *prev, *next;
-  int64_t pad; /* the block's size class (see nb_free_lists), 0: none */
+  int64_t pad; /* the block's size class (see nb_free_lists), or minus its size in bytes */
   int64_t unused; /* keeps the data 16-byte aligned */
 } nb_mem;
 static nb_mem nb_live = {0, 0, &nb_live, &nb_live, 0, 0};
@@ -91,7 +94,7 @@ static int64_t nb_epoch;
 #else
 typedef struct nb_mem {
   int64_t rc;
-  int64_t pad; /* the block's size class (see nb_free_lists), 0: none */
+  int64_t pad; /* the block's size class (see nb_free_lists), or minus its size in bytes */
 } nb_mem;
 #endif
 
@@ -158,10 +161,118 @@ nb_fail(const char *loc, const char *fmt, ...) {
 
 /* ---------- memory ---------- */
 
+/* The number of elements of an array of this shape. Multiplied as
+ * unsigned (wrapping, so never undefined): the product of the dimensions
+ * of an allocated array is either below 2^63 or 0 (a zero dimension makes
+ * the wrapped product 0 too, whatever the others are). */
 static int64_t nb_count(const int64_t *shape, int rank) {
-  int64_t n = 1;
-  for (int k = 0; k < rank; k++) n *= shape[k];
-  return n;
+  uint64_t n = 1;
+  for (int k = 0; k < rank; k++) n *= (uint64_t)shape[k];
+  return (int64_t)n;
+}
+
+/* ---------- the memory limit ----------
+ * Every block the runtime allocates (arrays, the input buffer, the text
+ * reader's elements) counts against a limit, so that an absurd size fails
+ * at once with "out of memory: N bytes for ..." (status 1 in executables,
+ * error code 3 in the C API) instead of paging the machine until the
+ * kernel's out-of-memory killer ends the process (Linux overcommits: a
+ * malloc that succeeds is no promise). The limit is set by
+ * `--memory-limit SIZE` (executables, servers) or
+ * futhark_context_config_set_memory_limit (libraries); by default it is
+ * three quarters of the physical memory (sysconf), at most the
+ * address-space limit (`ulimit -v`), and 0 means none. It
+ * is one limit for the whole runtime (like its other state: per process,
+ * or per loaded library). */
+static int64_t nb_mem_limit = -1; /* bytes; 0: none; -1: the default, not yet computed */
+static int64_t nb_mem_used;       /* bytes counted now (not atomic: one call at a time) */
+
+/* Three quarters of the physical memory, at most the address-space limit
+ * (`ulimit -v`); 0 (no limit) where neither is known. */
+static int64_t nb_default_memory_limit(void) {
+  __int128 b = 0;
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+  if (pages > 0 && page > 0) b = (__int128)pages * page / 4 * 3;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+      (b == 0 || (__int128)rl.rlim_cur < b))
+    b = (__int128)rl.rlim_cur;
+  return b > (__int128)INT64_MAX ? INT64_MAX : (int64_t)b;
+}
+
+static int64_t nb_memory_limit(void) {
+  if (nb_mem_limit < 0) nb_mem_limit = nb_default_memory_limit();
+  return nb_mem_limit;
+}
+
+/* Counts `bytes` against the limit: false (nothing counted) when they do
+ * not fit under it. */
+static bool nb_mem_take(size_t bytes) {
+  int64_t lim = nb_memory_limit();
+  if (lim > 0 && (bytes > (uint64_t)lim || nb_mem_used > lim - (int64_t)bytes)) return false;
+  nb_mem_used += (int64_t)bytes;
+  return true;
+}
+
+static void nb_mem_give(size_t bytes) {
+  nb_mem_used -= (int64_t)bytes;
+}
+
+/* Fails with "out of memory: N bytes for WHAT" (error code 3 in the C API). */
+__attribute__((noreturn)) static void nb_oom(const char *loc, size_t bytes, const char *what) {
+#ifdef NB_LIBRARY
+  nb_fail_code = 3;
+#endif
+  int64_t lim = nb_memory_limit();
+  if (lim > 0)
+    nb_fail(loc, "out of memory: %zu bytes for %s (%" PRId64 " bytes in use, the memory limit is %" PRId64 " bytes)",
+            bytes, what, nb_mem_used, lim);
+  nb_fail(loc, "out of memory: %zu bytes for %s", bytes, what);
+}
+
+/* malloc/realloc counted against the limit (`old`: the bytes the block
+ * had); they fail through nb_oom. */
+static void *nb_counted_realloc(void *p, size_t old, size_t bytes, const char *loc, const char *what) {
+  if (bytes > old && !nb_mem_take(bytes - old)) nb_oom(loc, bytes, what);
+  void *q = realloc(p, bytes ? bytes : 1);
+  if (!q) {
+    if (bytes > old) nb_mem_give(bytes - old);
+    nb_oom(loc, bytes, what);
+  }
+  if (bytes < old) nb_mem_give(old - bytes);
+  return q;
+}
+
+static void nb_counted_free(void *p, size_t bytes) {
+  if (!p) return;
+  free(p);
+  nb_mem_give(bytes);
+}
+
+/* Parses a memory size: digits with an optional K, M, G or T suffix
+ * (powers of 1024). False for anything else or a size past 2^63. */
+static bool nb_parse_size(const char *s, int64_t *out) {
+  if (!*s) return false;
+  uint64_t v = 0;
+  const char *p = s;
+  for (; *p >= '0' && *p <= '9'; p++) {
+    if (v > (UINT64_MAX - 9) / 10) return false;
+    v = v * 10 + (uint64_t)(*p - '0');
+  }
+  if (p == s) return false;
+  int shift = 0;
+  switch (*p) {
+  case 0: break;
+  case 'k': case 'K': shift = 10; p++; break;
+  case 'm': case 'M': shift = 20; p++; break;
+  case 'g': case 'G': shift = 30; p++; break;
+  case 't': case 'T': shift = 40; p++; break;
+  default: return false;
+  }
+  if (*p) return false;
+  if (v > ((uint64_t)INT64_MAX >> shift)) return false;
+  *out = (int64_t)(v << shift);
+  return true;
 }
 
 /* Library mode: puts a block on the live list, stamped with the current
@@ -187,18 +298,44 @@ static inline void nb_unlink(nb_mem *m) {
 #endif
 }
 
+/* Describes an array's shape for an out-of-memory message. */
+static void nb_shape_what(char *buf, size_t cap, int rank, const int64_t *shape, size_t elem) {
+  int at = snprintf(buf, cap, "an array of shape ");
+  for (int k = 0; k < rank && at > 0 && (size_t)at < cap; k++)
+    at += snprintf(buf + at, cap - (size_t)at, "[%" PRId64 "]", shape[k]);
+  if (at > 0 && (size_t)at < cap) snprintf(buf + at, cap - (size_t)at, " (%zu-byte elements)", elem);
+}
+
+__attribute__((noreturn, cold, noinline)) static void nb_alloc_oom(const char *loc, int rank, const int64_t *shape,
+                                                                 size_t elem, size_t bytes) {
+  char what[640];
+  nb_shape_what(what, sizeof what, rank, shape, elem);
+  if (bytes == 0) {
+#ifdef NB_LIBRARY
+    nb_fail_code = 3;
+#endif
+    nb_fail(loc, "out of memory: more than %" PRId64 " bytes for %s", INT64_MAX, what);
+  }
+  nb_oom(loc, bytes, what);
+}
+
 static nb_arr nb_alloc(int rank, const int64_t *shape, size_t elem, const char *loc) {
   nb_arr a;
-  int64_t n = 1;
+  /* Any zero dimension makes the array empty (0 bytes), whatever the
+   * others are: look for one before multiplying. */
+  bool empty = false;
   for (int k = 0; k < rank; k++) {
     if (shape[k] < 0) nb_fail(loc, "negative array size %" PRId64, shape[k]);
-    /* n * shape[k] must stay within INT64_MAX / 8 (no division here: this
-     * runs for every allocation) */
-    if (__builtin_mul_overflow(n, shape[k], &n) || n > INT64_MAX / 8)
-      nb_fail(loc, "array too large");
+    empty |= shape[k] == 0;
+  }
+  int64_t nbytes = 0;
+  if (!empty) {
+    nbytes = (int64_t)elem;
+    for (int k = 0; k < rank; k++)
+      if (__builtin_mul_overflow(nbytes, shape[k], &nbytes)) nb_alloc_oom(loc, rank, shape, elem, 0);
   }
   for (int k = 0; k < NB_MAX_RANK; k++) a.shape[k] = k < rank ? shape[k] : 0;
-  size_t bytes = (size_t)n * elem;
+  size_t bytes = (size_t)nbytes;
 #ifndef NB_NO_RECYCLE
   if (bytes <= NB_SMALL_CLASSES * 16) {
     size_t cls = bytes ? (bytes + 15) / 16 : 1;
@@ -206,12 +343,12 @@ static nb_arr nb_alloc(int rank, const int64_t *shape, size_t elem, const char *
     if (a.mem) {
       memcpy(&nb_free_lists[cls], a.mem + 1, sizeof nb_free_lists[0]);
     } else {
-      a.mem = (nb_mem *)malloc(sizeof(nb_mem) + cls * 16);
+      size_t total = sizeof(nb_mem) + cls * 16;
+      if (!nb_mem_take(total)) nb_alloc_oom(loc, rank, shape, elem, bytes);
+      a.mem = (nb_mem *)malloc(total);
       if (!a.mem) {
-#ifdef NB_LIBRARY
-        nb_fail_code = 3;
-#endif
-        nb_fail(loc, "out of memory (allocating %zu bytes)", bytes);
+        nb_mem_give(total);
+        nb_alloc_oom(loc, rank, shape, elem, bytes);
       }
     }
     a.mem->rc = 1;
@@ -221,15 +358,15 @@ static nb_arr nb_alloc(int rank, const int64_t *shape, size_t elem, const char *
     return a;
   }
 #endif
-  a.mem = (nb_mem *)malloc(sizeof(nb_mem) + (bytes ? bytes : 1));
+  size_t total = sizeof(nb_mem) + (bytes ? bytes : 1);
+  if (!nb_mem_take(total)) nb_alloc_oom(loc, rank, shape, elem, bytes);
+  a.mem = (nb_mem *)malloc(total);
   if (!a.mem) {
-#ifdef NB_LIBRARY
-    nb_fail_code = 3;
-#endif
-    nb_fail(loc, "out of memory (allocating %zu bytes)", bytes);
+    nb_mem_give(total);
+    nb_alloc_oom(loc, rank, shape, elem, bytes);
   }
   a.mem->rc = 1;
-  a.mem->pad = 0;
+  a.mem->pad = -(int64_t)bytes;
   nb_link(a.mem);
   a.data = (char *)(a.mem + 1);
   return a;
@@ -241,8 +378,15 @@ static inline nb_arr nb_retain(nb_arr a) {
 }
 
 /* Frees a block (off the live list in library mode). */
+/* The bytes a block counts against the memory limit (its `pad`: the size
+ * class, or minus its size). */
+static inline size_t nb_block_bytes(const nb_mem *m) {
+  return sizeof(nb_mem) + (m->pad > 0 ? (size_t)m->pad * 16 : m->pad < 0 ? (size_t)-m->pad : 1);
+}
+
 static void nb_free_block(nb_mem *m) {
   nb_unlink(m);
+  nb_mem_give(nb_block_bytes(m));
   free(m);
 }
 
@@ -268,6 +412,7 @@ __attribute__((unused)) static void nb_drain_free_lists(void) {
     while (nb_free_lists[cls]) {
       nb_mem *m = nb_free_lists[cls];
       memcpy(&nb_free_lists[cls], m + 1, sizeof nb_free_lists[0]);
+      nb_mem_give(nb_block_bytes(m));
       free(m);
     }
   }
@@ -711,7 +856,8 @@ static nb_arr nb_concat(const char *loc, int rank, size_t elem, int n, const nb_
         nb_fail(loc, "size error: cannot concatenate arrays of shapes %s and %s", x, y);
       }
     }
-    shape[0] += xs[j].shape[0];
+    if (__builtin_add_overflow(shape[0], xs[j].shape[0], &shape[0]))
+      nb_fail(loc, "size error: the concatenation has more than %" PRId64 " rows", INT64_MAX);
   }
   nb_arr r = nb_alloc(rank, shape, elem, loc);
   size_t off = 0;
@@ -733,7 +879,7 @@ static nb_arr nb_permute_rows(const nb_arr *a, int rank, size_t elem, int mode, 
     rot = r % n;
     if (rot < 0) rot += n;
   }
-  for (int64_t i = 0; i < n; i++) {
+  for (int64_t i = 0; row && i < n; i++) {
     int64_t src = mode == 0 ? (i + rot) % n : n - 1 - i;
     memcpy(out.data + (size_t)i * row, a->data + (size_t)src * row, row);
   }
@@ -748,7 +894,9 @@ static nb_arr nb_replicate(const char *loc, int64_t n, int rank, size_t elem, co
   for (int k = 0; k < x_rank; k++) shape[k + 1] = x_shape[k];
   nb_arr r = nb_alloc(rank, shape, elem, loc);
   size_t row = (size_t)nb_count(x_shape, x_rank) * elem;
-  for (int64_t i = 0; i < n; i++) memcpy(r.data + (size_t)i * row, x, row);
+  /* Rows of 0 bytes: nothing to fill (n may be huge). */
+  if (row)
+    for (int64_t i = 0; i < n; i++) memcpy(r.data + (size_t)i * row, x, row);
   return r;
 }
 
@@ -1005,17 +1153,24 @@ static bool nb_accept(nb_reader *r, const char *s) {
   return false;
 }
 
-/* A growing buffer of elements. */
+/* A growing buffer of elements (counted against the memory limit). */
 typedef struct nb_elems {
   char *data;
   size_t n, cap, elem;
 } nb_elems;
 
+static void nb_elems_reset(nb_elems *e) {
+  nb_counted_free(e->data, e->cap * e->elem);
+  e->data = NULL;
+  e->n = e->cap = 0;
+}
+
 static void nb_push(nb_elems *e, const void *x) {
   if (e->n == e->cap) {
-    e->cap = e->cap ? e->cap * 2 : 64;
-    e->data = (char *)realloc(e->data, e->cap * e->elem);
-    if (!e->data) nb_fail("", "out of memory while reading input");
+    size_t cap = e->cap ? e->cap * 2 : 64, bytes;
+    if (__builtin_mul_overflow(cap, e->elem, &bytes)) nb_oom("", SIZE_MAX, "the input's elements");
+    e->data = (char *)nb_counted_realloc(e->data, e->cap * e->elem, bytes, "", "the input's elements");
+    e->cap = cap;
   }
   memcpy(e->data + e->n * e->elem, x, e->elem);
   e->n++;
@@ -1259,16 +1414,13 @@ static void nb_read_value(nb_reader *r, int t, int rank, void *scalar, nb_arr *a
   int64_t shape[NB_MAX_RANK] = {0};
   bool seen[NB_MAX_RANK] = {0};
   nb_elems *e = &nb_text_elems;
-  free(e->data);
-  e->data = NULL;
-  e->n = e->cap = 0;
+  nb_elems_reset(e);
   e->elem = elem;
   nb_read_text_array(r, t, rank, 0, shape, seen, e);
   if ((int64_t)e->n != nb_count(shape, rank)) nb_input_error(r, "irregular array");
   *arr = nb_alloc(rank, shape, elem, "");
   if (e->n) memcpy(arr->data, e->data, e->n * elem);
-  free(e->data);
-  e->data = NULL;
+  nb_elems_reset(e);
 }
 
 static void nb_read_end(nb_reader *r) {
@@ -1276,19 +1428,41 @@ static void nb_read_end(nb_reader *r) {
   if (r->pos < r->len) nb_input_error(r, "more values than the entry point takes");
 }
 
-static unsigned char *nb_read_all(FILE *f, size_t *len) {
+/* All of `f`, in a buffer counted against the memory limit: its length
+ * in *len and its capacity (for nb_counted_free) in *cap_out. NULL, with
+ * nothing allocated or counted, when it does not fit. */
+static unsigned char *nb_try_read_all(FILE *f, size_t *len, size_t *cap_out) {
   size_t cap = 1 << 16, n = 0;
+  if (!nb_mem_take(cap)) return NULL;
   unsigned char *b = (unsigned char *)malloc(cap);
-  if (!b) nb_fail("", "out of memory");
+  if (!b) {
+    nb_mem_give(cap);
+    return NULL;
+  }
   for (;;) {
     size_t got = fread(b + n, 1, cap - n, f);
     n += got;
     if (n < cap) break;
+    bool taken = cap <= SIZE_MAX / 2 && nb_mem_take(cap);
+    unsigned char *grown = taken ? (unsigned char *)realloc(b, cap * 2) : NULL;
+    if (!grown) {
+      if (taken) nb_mem_give(cap);
+      nb_counted_free(b, cap);
+      *len = n;
+      return NULL;
+    }
+    b = grown;
     cap *= 2;
-    b = (unsigned char *)realloc(b, cap);
-    if (!b) nb_fail("", "out of memory");
   }
   *len = n;
+  *cap_out = cap;
+  return b;
+}
+
+/* nb_try_read_all, failing with "out of memory" when the input does not fit. */
+static unsigned char *nb_read_all(FILE *f, size_t *len, size_t *cap_out) {
+  unsigned char *b = nb_try_read_all(f, len, cap_out);
+  if (!b) nb_oom("", *len * 2, "the input");
   return b;
 }
 
@@ -1420,6 +1594,39 @@ typedef struct nb_options {
   bool no_output;
 } nb_options;
 
+/* The value of option `name` at argv[*i] ("--name=VALUE" in `a` itself, or
+ * the next word); exits with status 2 when there is none. */
+static const char *nb_option_value(int argc, char **argv, int *i, const char *name) {
+  const char *a = argv[*i];
+  size_t n = strlen(name);
+  if (strncmp(a, name, n) == 0 && a[n] == '=') return a + n + 1;
+  if (*i + 1 >= argc) {
+    fprintf(stderr, "%s: option %s needs a value\n", argv[0], a);
+    exit(2);
+  }
+  return argv[++*i];
+}
+
+/* Whether `a` is option `name`, alone or as "name=VALUE" (long options). */
+static bool nb_is_option(const char *a, const char *name) {
+  size_t n = strlen(name);
+  return strncmp(a, name, n) == 0 && (a[n] == 0 || (name[1] == '-' && a[n] == '='));
+}
+
+/* `--memory-limit SIZE`'s value (see nb_parse_size; 0: no limit); exits
+ * with status 2 when it is not a size. */
+static void nb_set_memory_limit_option(const char *prog, const char *v) {
+  int64_t lim;
+  if (!nb_parse_size(v, &lim)) {
+    fprintf(stderr,
+            "%s: --memory-limit needs a size in bytes (digits, optionally followed by K, M, G or "
+            "T; 0: no limit), not '%s'\n",
+            prog, v);
+    exit(2);
+  }
+  nb_mem_limit = lim;
+}
+
 static void nb_parse_options(int argc, char **argv, nb_options *o) {
   o->entry = "main";
   o->runs = 0;
@@ -1428,19 +1635,32 @@ static void nb_parse_options(int argc, char **argv, nb_options *o) {
   o->no_output = false;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
-    if ((strcmp(a, "-e") == 0 || strcmp(a, "--entry-point") == 0) && i + 1 < argc) {
-      o->entry = argv[++i];
-    } else if ((strcmp(a, "-r") == 0 || strcmp(a, "--runs") == 0) && i + 1 < argc) {
-      o->runs = atoi(argv[++i]);
-      if (o->runs < 1) o->runs = 1;
-    } else if ((strcmp(a, "-t") == 0 || strcmp(a, "--write-runtime-to") == 0) && i + 1 < argc) {
-      o->timing_file = argv[++i];
+    if (nb_is_option(a, "-e") || nb_is_option(a, "--entry-point")) {
+      o->entry = nb_option_value(argc, argv, &i, "--entry-point");
+    } else if (nb_is_option(a, "-r") || nb_is_option(a, "--runs")) {
+      const char *v = nb_option_value(argc, argv, &i, "--runs");
+      char *end;
+      errno = 0;
+      long runs = strtol(v, &end, 10);
+      if (end == v || *end || errno || runs < 1 || runs > 1000000000L) {
+        fprintf(stderr, "%s: -r needs a positive number of runs (at most 10^9), not '%s'\n",
+                argv[0], v);
+        exit(2);
+      }
+      o->runs = (int)runs;
+    } else if (nb_is_option(a, "-t") || nb_is_option(a, "--write-runtime-to")) {
+      o->timing_file = nb_option_value(argc, argv, &i, "--write-runtime-to");
+    } else if (nb_is_option(a, "--memory-limit")) {
+      nb_set_memory_limit_option(argv[0], nb_option_value(argc, argv, &i, "--memory-limit"));
     } else if (strcmp(a, "-b") == 0 || strcmp(a, "--binary-output") == 0) {
       o->binary = true;
     } else if (strcmp(a, "-n") == 0 || strcmp(a, "--no-print-result") == 0) {
       o->no_output = true;
     } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-      printf("usage: %s [-e ENTRY] [-r RUNS] [-t FILE] [-b] [-n] < input\n", argv[0]);
+      printf("usage: %s [-e ENTRY] [-r RUNS] [-t FILE] [-b] [-n] [--memory-limit SIZE] < input\n"
+             "  --memory-limit SIZE  refuse allocations past SIZE bytes in all (K, M, G, T "
+             "suffixes; 0: no limit; default: 3/4 of the physical memory, at most ulimit -v)\n",
+             argv[0]);
       exit(0);
     } else {
       fprintf(stderr, "%s: unknown option %s\n", argv[0], a);

@@ -179,36 +179,41 @@ static void nb_cmd_call(char **w, int n) {
   nb_add_var(outs[0], e->tuple_type, tuple, 0);
 }
 
-static unsigned char *nb_slurp(const char *path, size_t *len) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  unsigned char *b = nb_read_all(f, len);
-  fclose(f);
-  return b;
-}
-
 static void nb_cmd_restore(char **w, int n) {
   if (n < 2 || n % 2 != 0) {
     nb_failure("Usage: restore FILE (VAR TYPE)...");
     return;
   }
   int m = (n - 2) / 2;
-  int types[m + 1];
-  for (int i = 0; i < m; i++) {
-    if (!nb_check_new_name(w[2 + 2 * i])) return;
-    types[i] = nb_get_type(w[3 + 2 * i]);
-    if (types[i] < 0) return;
-  }
-  size_t len;
-  unsigned char *buf = nb_slurp(w[1], &len);
-  if (!buf) {
-    nb_failure("Failed to open %s: %s", w[1], strerror(errno));
+  int *types = (int *)malloc(((size_t)m + 1) * sizeof(int));
+  if (!types) {
+    nb_failure("Out of memory");
     return;
   }
-  nb_var *tmp = (nb_var *)calloc((size_t)m + 1, sizeof(nb_var));
+  bool ok = true;
+  for (int i = 0; i < m && ok; i++) {
+    ok = nb_check_new_name(w[2 + 2 * i]);
+    if (ok) types[i] = nb_get_type(w[3 + 2 * i]);
+    ok = ok && types[i] >= 0;
+  }
+  if (!ok) {
+    free(types);
+    return;
+  }
+  FILE *f = fopen(w[1], "rb");
+  if (!f) {
+    nb_failure("Failed to open %s: %s", w[1], strerror(errno));
+    free(types);
+    return;
+  }
+  size_t len = 0, cap = 0;
+  unsigned char *buf = nb_try_read_all(f, &len, &cap);
+  fclose(f);
+  nb_var *tmp = buf ? (nb_var *)calloc((size_t)m + 1, sizeof(nb_var)) : NULL;
   if (!tmp) {
-    free(buf);
-    nb_failure("Out of memory");
+    nb_counted_free(buf, cap);
+    free(types);
+    nb_failure("Out of memory: %zu bytes for the file %s", len * 2, w[1]);
     return;
   }
   nb_reader r = {buf, len, 0};
@@ -222,7 +227,8 @@ static void nb_cmd_restore(char **w, int n) {
       free(tmp[i].obj);
     }
     free(tmp);
-    free(buf);
+    free(types);
+    nb_counted_free(buf, cap);
     nb_failed(nb_ctx, ep);
     nb_failure_ctx();
     return;
@@ -248,7 +254,8 @@ static void nb_cmd_restore(char **w, int n) {
   nb_leave();
   for (int i = 0; i < m; i++) nb_add_var(w[2 + 2 * i], types[i], tmp[i].obj, tmp[i].scalar);
   free(tmp);
-  free(buf);
+  free(types);
+  nb_counted_free(buf, cap);
 }
 
 static bool nb_write_flat(FILE *f, int elem, int rank, const nb_flat *x) {
@@ -459,13 +466,15 @@ static void nb_command(char **w, int n) {
   }
 }
 
-/* Splits `line` into words in place (spaces; "quoted" words); the count. */
-static int nb_split(char *line, char **w, int cap) {
+/* Splits `line` into words in place (spaces; "quoted" words); the count.
+ * `w` has room for every word: at most one per two bytes of the line, and
+ * one more. */
+static int nb_split(char *line, char **w) {
   int n = 0;
   char *p = line;
   for (;;) {
     while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n') p++;
-    if (!*p || n == cap) return n;
+    if (!*p) return n;
     if (*p == '"') {
       char *q = ++p;
       w[n++] = q;
@@ -485,9 +494,13 @@ static int nb_server_main(int argc, char **argv) {
     const char *a = argv[i];
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       printf("usage: %s [-D] [-L] [-P] [--param NAME=VALUE] [--tuning FILE] [--cache-file FILE] "
-             "[--print-params]\n(Futhark's server protocol on stdin/stdout)\n",
+             "[--print-params] [--memory-limit SIZE]\n(Futhark's server protocol on stdin/stdout)\n"
+             "  --memory-limit SIZE  refuse allocations past SIZE bytes in all (K, M, G, T "
+             "suffixes; 0: no limit; default: 3/4 of the physical memory, at most ulimit -v)\n",
              argv[0]);
       return 0;
+    } else if (nb_is_option(a, "--memory-limit")) {
+      nb_set_memory_limit_option(argv[0], nb_option_value(argc, argv, &i, "--memory-limit"));
     } else if (strcmp(a, "--tuning") == 0 || strcmp(a, "--cache-file") == 0 ||
                strcmp(a, "--param") == 0) {
       if (++i >= argc) {
@@ -514,13 +527,34 @@ static int nb_server_main(int argc, char **argv) {
   char *line = NULL;
   size_t cap = 0;
   ssize_t got;
+  char **w = NULL;
+  size_t wcap = 0;
   while ((got = getline(&line, &cap, stdin)) >= 0) {
-    char *w[1024];
-    int n = nb_split(line, w, 1024);
+    /* Any number of words: the array grows with the line. */
+    size_t need = (size_t)got / 2 + 2;
+    if (need > INT_MAX) {
+      nb_failure("The command has too many words");
+      printf("%%%%%% OK\n");
+      fflush(stdout);
+      continue;
+    }
+    if (need > wcap) {
+      char **nw = (char **)realloc(w, need * sizeof(char *));
+      if (!nw) {
+        nb_failure("Out of memory: the command has too many words");
+        printf("%%%%%% OK\n");
+        fflush(stdout);
+        continue;
+      }
+      w = nw;
+      wcap = need;
+    }
+    int n = nb_split(line, w);
     if (n > 0) nb_command(w, n);
     printf("%%%%%% OK\n");
     fflush(stdout);
   }
+  free(w);
   free(line);
   while (nb_nvars > 0) nb_remove_var(&nb_vars[nb_nvars - 1]);
   free(nb_vars);

@@ -129,32 +129,27 @@ impl Executable {
         results: &[ValueType],
         runs: Option<u64>,
     ) -> Result<(Vec<Value>, Vec<u64>), RunError> {
-        let timing_file = runs.map(|_| {
-            std::env::temp_dir().join(format!(
-                "nabla-runtimes-{}-{}.txt",
-                std::process::id(),
-                unique()
-            ))
-        });
         let mut command = Command::new(&self.path);
         command.args(["-e", entry, "-b"]);
-        if let (Some(n), Some(file)) = (runs, &timing_file) {
-            command.arg("-r").arg(n.to_string()).arg("-t").arg(file);
-        }
-        let ran = self.run_command(c, command, input, results);
-        let timings = match &timing_file {
-            Some(file) => {
-                let text = std::fs::read_to_string(file);
-                let _ = std::fs::remove_file(file);
+        let timings = match runs {
+            Some(n) => {
+                let t = TimingSink::new()
+                    .map_err(|e| c.run_error(format!("cannot collect the run times: {e}"), None))?;
+                command.arg("-r").arg(n.to_string()).arg("-t").arg(t.path());
+                Some(t)
+            }
+            None => None,
+        };
+        let ran = self.run_command(c, command, input, results, timings.as_ref());
+        let timings = match timings {
+            Some(t) => {
+                let text = t.finish();
                 match (&ran, text) {
                     (Ok(_), Ok(text)) => parse_runtimes(&text).map_err(|e| {
                         c.run_error(format!("cannot read the run times: {e}"), None)
                     })?,
                     (Ok(_), Err(e)) => {
-                        return Err(c.run_error(
-                            format!("cannot read the run times from {}: {e}", file.display()),
-                            None,
-                        ))
+                        return Err(c.run_error(format!("cannot read the run times: {e}"), None))
                     }
                     (Err(_), _) => Vec::new(),
                 }
@@ -166,13 +161,17 @@ impl Executable {
 
     /// Runs `command` (this executable with its options) with `input` on
     /// stdin, within [`Executable::timeout`], and reads its binary output.
+    /// On Linux the child gets the parent-death signal SIGKILL, so that it
+    /// never outlives the tool, whatever ends the tool.
     fn run_command(
         &self,
         c: &Compiled,
         mut command: Command,
         input: &Arc<Vec<u8>>,
         results: &[ValueType],
+        timings: Option<&TimingSink>,
     ) -> Result<Vec<Value>, RunError> {
+        die_with_parent(&mut command, timings);
         let child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -184,6 +183,9 @@ impl Executable {
                 return Err(c.run_error(format!("cannot run {}: {e}", self.path.display()), None))
             }
         };
+        if let Some(t) = timings {
+            t.spawned();
+        }
         let input = Arc::clone(input);
         let writer = child.stdin.take().map(|mut stdin| {
             std::thread::spawn(move || {
@@ -290,7 +292,124 @@ fn parse_runtimes(text: &str) -> Result<Vec<u64>, String> {
         .collect()
 }
 
+/// Where an executable writes its run times (`-t`). On Linux a pipe that
+/// the child inherits (`-t /dev/fd/N`), read by a thread while it runs, so
+/// that no file is ever left behind (not even when the tool is killed);
+/// elsewhere a file in the temporary folder, removed after the run.
+struct TimingSink {
+    #[cfg(target_os = "linux")]
+    pipe: std::sync::Mutex<Option<std::os::fd::OwnedFd>>,
+    #[cfg(target_os = "linux")]
+    reader: std::sync::Mutex<Option<std::thread::JoinHandle<std::io::Result<String>>>>,
+    #[cfg(target_os = "linux")]
+    write_fd: i32,
+    #[cfg(not(target_os = "linux"))]
+    file: PathBuf,
+}
+
+impl TimingSink {
+    #[cfg(target_os = "linux")]
+    fn new() -> std::io::Result<TimingSink> {
+        use std::os::fd::{FromRawFd, OwnedFd};
+        let mut fds = [0i32; 2];
+        // SAFETY: pipe2 writes two new descriptors into `fds`.
+        if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: both descriptors are new and owned here.
+        let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+        let reader = std::thread::spawn(move || {
+            let mut text = String::new();
+            std::fs::File::from(r).read_to_string(&mut text)?;
+            Ok(text)
+        });
+        Ok(TimingSink {
+            write_fd: fds[1],
+            pipe: std::sync::Mutex::new(Some(w)),
+            reader: std::sync::Mutex::new(Some(reader)),
+        })
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn new() -> std::io::Result<TimingSink> {
+        Ok(TimingSink {
+            file: std::env::temp_dir().join(format!(
+                "nabla-runtimes-{}-{}.txt",
+                std::process::id(),
+                unique()
+            )),
+        })
+    }
+
+    /// The path to pass to `-t`.
+    fn path(&self) -> PathBuf {
+        #[cfg(target_os = "linux")]
+        return PathBuf::from(format!("/dev/fd/{}", self.write_fd));
+        #[cfg(not(target_os = "linux"))]
+        return self.file.clone();
+    }
+
+    /// After the child started: the parent's copy of the pipe's write end
+    /// is closed, so that the reader sees the end when the child ends.
+    fn spawned(&self) {
+        #[cfg(target_os = "linux")]
+        if let Ok(mut p) = self.pipe.lock() {
+            p.take();
+        }
+    }
+
+    /// The run times written (after the child ended).
+    fn finish(self) -> std::io::Result<String> {
+        #[cfg(target_os = "linux")]
+        {
+            self.spawned();
+            let reader = self.reader.lock().ok().and_then(|mut r| r.take());
+            match reader.map(|r| r.join()) {
+                Some(Ok(text)) => text,
+                _ => Err(std::io::Error::other("the reader of the run times failed")),
+            }
+        }
+        #[cfg(not(target_os = "linux"))]
+        {
+            let text = std::fs::read_to_string(&self.file);
+            let _ = std::fs::remove_file(&self.file);
+            text
+        }
+    }
+}
+
+/// Makes the child of `command` die with this process (Linux: the
+/// parent-death signal SIGKILL, checked against a parent that ended before
+/// it was set) and inherit the write end of the timing pipe.
+#[cfg(target_os = "linux")]
+fn die_with_parent(command: &mut Command, timings: Option<&TimingSink>) {
+    use std::os::unix::process::CommandExt;
+    let parent = std::process::id() as libc::pid_t;
+    let keep_fd = timings.map(|t| t.write_fd);
+    // SAFETY: the closure calls only async-signal-safe functions (prctl,
+    // getppid, fcntl) between fork and exec.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong) != 0
+                || libc::getppid() != parent
+            {
+                return Err(std::io::Error::other("the parent process ended"));
+            }
+            if let Some(fd) = keep_fd {
+                if libc::fcntl(fd, libc::F_SETFD, 0) != 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn die_with_parent(_command: &mut Command, _timings: Option<&TimingSink>) {}
+
 /// A per-process counter, so that two runs never share a timing file.
+#[cfg(not(target_os = "linux"))]
 fn unique() -> usize {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static N: AtomicUsize = AtomicUsize::new(0);

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Union
 
 from ._build import build, cache_dir, find_nabla, source_file
-from ._errors import CompileError, Error, SizeError
+from ._errors import CompileError, Error, OutOfMemoryError, SizeError
 from ._runtime import Context, Opaque, TypeTable, make_entry
 
 __all__ = [
@@ -27,6 +27,7 @@ __all__ = [
     "Opaque",
     "Error",
     "SizeError",
+    "OutOfMemoryError",
     "CompileError",
     "cache_dir",
     "find_nabla",
@@ -47,10 +48,16 @@ class Module:
     names to the functions; ``manifest`` is the compiler's JSON manifest;
     ``library`` is the path of the shared library."""
 
-    def __init__(self, library: Union[str, Path], manifest: dict, origin: str = "a program"):
+    def __init__(
+        self,
+        library: Union[str, Path],
+        manifest: dict,
+        origin: str = "a program",
+        memory_limit: Optional[int] = None,
+    ):
         self.library = Path(library)
         self.manifest = manifest
-        self._context = Context(str(self.library))
+        self._context = Context(str(self.library), memory_limit)
         self._types = TypeTable(self._context, manifest.get("types", {}))
         self.entry_points: Dict[str, Callable[..., Any]] = {}
         for name, info in manifest.get("entry_points", {}).items():
@@ -87,6 +94,7 @@ def compile(
     *,
     source: Optional[str] = None,
     force: bool = False,
+    memory_limit: Optional[int] = None,
 ) -> Module:
     """Compiles the program in the file ``path`` (with its imports), or the
     program text ``source``, and loads it.
@@ -97,7 +105,13 @@ def compile(
     program again is instant; ``force=True`` rebuilds it. The compiler is
     found as :func:`find_nabla` says. Raises :class:`CompileError` (with the
     compiler's messages) when the program does not compile, and
-    :class:`FileNotFoundError` when ``path`` does not exist."""
+    :class:`FileNotFoundError` when ``path`` does not exist.
+
+    ``memory_limit`` (bytes) bounds what the program may allocate in all
+    (0: no limit; default: three quarters of the physical memory, at most
+    ``ulimit -v``; one limit per compiled program, set by the module of that
+    program loaded last): an allocation past it raises
+    :class:`OutOfMemoryError`."""
     if (path is None) == (source is None):
         raise TypeError("nabla.compile takes a path or source=…, not both")
     if source is not None:
@@ -107,4 +121,4 @@ def compile(
         file = Path(path)
         origin = str(path)
     built = build(file, force=force)
-    return Module(built.library, built.manifest(), origin)
+    return Module(built.library, built.manifest(), origin, memory_limit)

@@ -8,6 +8,13 @@ class Error(RuntimeError):
     FILE:LINE:COL``)."""
 
 
+class OutOfMemoryError(Error, MemoryError):
+    """The program ran out of memory: an allocation past the module's
+    memory limit (see :func:`nabla.compile`'s ``memory_limit``) or one the
+    system refused. Both an :class:`Error` and a :class:`MemoryError`; the
+    message is ``out of memory: N bytes for …`` with the source location."""
+
+
 class SizeError(Error, ValueError):
     """The argument arrays' sizes do not fit the entry point's size
     parameters (``[n]f64 -> [n]f64 -> …`` called with two lengths). Both an

@@ -20,7 +20,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from ._errors import Error, SizeError
+from ._errors import Error, OutOfMemoryError, SizeError
 
 # name -> (NumPy dtype, ctypes type of a scalar in the C API)
 PRIMITIVES: Dict[str, Tuple[np.dtype, Any]] = {
@@ -57,7 +57,7 @@ class Context:
     opaque values made in the context keep it alive; it is freed when the
     last of them and the module are gone."""
 
-    def __init__(self, library_path: str):
+    def __init__(self, library_path: str, memory_limit: Optional[int] = None):
         self.dll = ctypes.CDLL(library_path)
         self.lock = _CALL_LOCK
         dll = self.dll
@@ -74,6 +74,12 @@ class Context:
         self.cfg = dll.futhark_context_config_new()
         if not self.cfg:
             raise Error("futhark_context_config_new failed")
+        if memory_limit is not None:
+            # bytes > 0: the limit; 0: none; < 0: the default.
+            setter = dll.futhark_context_config_set_memory_limit
+            setter.restype = None
+            setter.argtypes = [ctypes.c_void_p, ctypes.c_int64]
+            setter(self.cfg, int(memory_limit))
         self.ctx = dll.futhark_context_new(self.cfg)
         if not self.ctx:
             dll.futhark_context_config_free(self.cfg)
@@ -105,8 +111,10 @@ class Context:
         message = message.strip()
         if message.startswith("Error: "):
             message = message[len("Error: ") :]
-        if code == _OUT_OF_MEMORY and "memory" not in message:
-            message = f"out of memory: {message}"
+        if code == _OUT_OF_MEMORY:
+            if "memory" not in message:
+                message = f"out of memory: {message}"
+            return OutOfMemoryError(message)
         return Error(message)
 
     def function(self, name: str, restype: Any, argtypes: Sequence[Any]) -> Any:

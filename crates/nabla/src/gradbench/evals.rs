@@ -169,6 +169,38 @@ pub fn prepare(module: &str, function: &str, input: &Json) -> Result<Call, Strin
     }
 }
 
+/// The memory an evaluation may use in all: three quarters of the physical
+/// memory (as the generated runtime's default limit), and at most the
+/// process's address-space limit (`ulimit -v`); `u64::MAX` where neither
+/// is known.
+pub fn memory_budget() -> u64 {
+    let mut budget = u64::MAX;
+    #[cfg(unix)]
+    {
+        // SAFETY: sysconf only reads system configuration.
+        let (pages, page) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        if pages > 0 && page > 0 {
+            budget = ((pages as u128 * page as u128) / 4 * 3).min(u64::MAX as u128) as u64;
+        }
+        let mut rl = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: getrlimit writes the limit into `rl`.
+        if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut rl) } == 0
+            && rl.rlim_cur != libc::RLIM_INFINITY
+        {
+            budget = budget.min(rl.rlim_cur);
+        }
+    }
+    budget
+}
+
 /// `k` copies of `v`, allocated fallibly: an input too large for memory is
 /// the error `out of memory: N bytes for WHAT`, never an abort.
 fn repeated<T: Copy>(v: &[T], k: usize, what: &str) -> Result<Vec<T>, String> {
@@ -200,6 +232,18 @@ fn prepare_ba(function: &str, input: &Json) -> Result<Call, String> {
     let (_, feat) = f64_flat(field(input, "feat")?, 1, "feat")?;
     if cam.len() != 11 || x.len() != 3 || feat.len() != 2 {
         return Err("cam must have 11 values, x 3 and feat 2".to_string());
+    }
+    // The expanded input (f64 cameras, points, weights, features and i64
+    // observations) is held about four times at once: as values and in
+    // the binary format by the tool, and as the input and its arrays by
+    // the executable. Refused at once when that is more than the memory
+    // budget, instead of filling memory first.
+    let input_bytes = 8 * (11 * n as u128 + 3 * m as u128 + 5 * p as u128);
+    let budget = memory_budget();
+    if 4 * input_bytes > budget as u128 {
+        return Err(format!(
+            "out of memory: {input_bytes} bytes for the ba input (n = {n}, m = {m}, p = {p}), held about 4 times, is more than the memory budget of {budget} bytes (3/4 of the physical memory, at most the address-space limit)"
+        ));
     }
     let (nu, mu, pu) = (n as usize, m as usize, p as usize);
     let cams = ArrayValue::from_vec(&[n, 11], repeated(&cam, nu, "the cameras")?);

@@ -19,8 +19,12 @@
 //!   answered with `success: false`; the session serves the next messages.
 //! * `analysis` and any other kind → `{"id"}`.
 //!
-//! A line that is not JSON or has no `id` gets no response (there is no id
-//! to answer to); a message is logged on stderr instead.
+//! A line that cannot be read as a message (not JSON, or JSON that
+//! serde_json refuses, such as a number out of range like `1e400`) is
+//! answered `{"id", "success": false, "error"}` when the `id` of its
+//! top-level object can still be read (see [`recover_id`]). A line without a
+//! readable `id` gets no response (there is no id to answer to); a message
+//! is logged on stderr instead.
 
 use super::evals::{prepare, Call};
 use super::executables::CachedExecutable;
@@ -330,12 +334,91 @@ impl Session {
         if line.trim().is_empty() {
             return Ok(None);
         }
-        let msg: Json = serde_json::from_str(line)
-            .map_err(|e| format!("ignoring a line that is not JSON ({e})"))?;
+        let msg: Json = match serde_json::from_str(line) {
+            Ok(m) => m,
+            Err(e) => {
+                return match recover_id(line) {
+                    Some(id) => Ok(Some(
+                        json!({"id": id, "success": false, "error": format!("the message cannot be read: {e}")})
+                            .to_string(),
+                    )),
+                    None => Err(format!("ignoring a line that is not JSON ({e})")),
+                }
+            }
+        };
         if msg.get("id").is_none() {
             return Err("ignoring a message without an \"id\"".to_string());
         }
         Ok(Some(self.handle(&msg).to_string()))
+    }
+}
+
+/// The `id` of a line that serde_json cannot read as a whole: the line is
+/// scanned as a JSON object (strings with their escapes, nested arrays and
+/// objects, other values up to the next `,` or closing bracket), and the
+/// text of its top-level `id` member is parsed alone. `None` when the line
+/// is not an object or its `id` cannot be read.
+pub fn recover_id(line: &str) -> Option<Json> {
+    let b = line.as_bytes();
+    let mut i = 0;
+    let skip_ws = |i: &mut usize| {
+        while *i < b.len() && b[*i].is_ascii_whitespace() {
+            *i += 1;
+        }
+    };
+    // The end of the string starting at b[i] == b'"' (past its closing quote).
+    let string_end = |mut i: usize| -> Option<usize> {
+        i += 1;
+        while i < b.len() {
+            match b[i] {
+                b'\\' => i += 2,
+                b'"' => return Some(i + 1),
+                _ => i += 1,
+            }
+        }
+        None
+    };
+    skip_ws(&mut i);
+    if b.get(i) != Some(&b'{') {
+        return None;
+    }
+    i += 1;
+    loop {
+        skip_ws(&mut i);
+        if b.get(i) != Some(&b'"') {
+            return None;
+        }
+        let key_end = string_end(i)?;
+        let key: String = serde_json::from_str(&line[i..key_end]).ok()?;
+        i = key_end;
+        skip_ws(&mut i);
+        if b.get(i) != Some(&b':') {
+            return None;
+        }
+        i += 1;
+        skip_ws(&mut i);
+        let start = i;
+        let mut depth = 0usize;
+        while i < b.len() {
+            match b[i] {
+                b'"' => {
+                    i = string_end(i)?;
+                    continue;
+                }
+                b'[' | b'{' => depth += 1,
+                b']' | b'}' if depth > 0 => depth -= 1,
+                b',' | b']' | b'}' if depth == 0 => break,
+                _ => {}
+            }
+            i += 1;
+        }
+        if key == "id" {
+            return serde_json::from_str(line[start..i].trim()).ok();
+        }
+        match b.get(i) {
+            Some(b',') => i += 1,
+            _ => return None,
+        }
     }
 }
 
@@ -372,4 +455,38 @@ pub fn serve_with(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_id_of_an_unreadable_message_is_recovered() {
+        let id = |l: &str| recover_id(l);
+        assert_eq!(id(r#"{"id":27,"input":{"w":1e400}}"#), Some(json!(27)));
+        assert_eq!(
+            id(r#" { "kind" : "x", "input": [1e400, {"a": "}"}], "id" : "a\"b" } "#),
+            Some(json!("a\"b"))
+        );
+        assert_eq!(id(r#"{"input":{"id":3,"w":1e400}}"#), None);
+        assert_eq!(id(r#"{"id":1e400}"#), None);
+        assert_eq!(id(r#"[{"id":1}]"#), None);
+        assert_eq!(id(r#"{"id":5"#), Some(json!(5)));
+        assert_eq!(id("not json"), None);
+        assert_eq!(
+            id(r#"{"k\u00e9y":[1,2],"id":[1,{"x":2}]}"#),
+            Some(json!([1, {"x": 2}]))
+        );
+    }
+
+    #[test]
+    fn an_unreadable_message_with_an_id_is_answered() {
+        let mut s = Session::default();
+        let r = s.handle_line(r#"{"id":4,"kind":"evaluate","input":1e400}"#);
+        let r: Json = serde_json::from_str(&r.unwrap().unwrap()).unwrap();
+        assert_eq!(r["id"], json!(4));
+        assert_eq!(r["success"], json!(false));
+        assert!(s.handle_line(r#"{"input":1e400}"#).is_err());
+    }
 }
