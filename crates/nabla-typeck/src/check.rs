@@ -671,6 +671,18 @@ impl Checker {
         self.truncate_locals(mark);
         let implicit = self.implicit_sizes.take().unwrap_or_default();
         r?;
+        // A size named in a parameter's type that the same parameter binds
+        // as a value (`(n: f64, a: [n]i32)`) is not that value: the value is
+        // not in scope in its own parameter.
+        if let Some((n, t, sp)) = binds.iter().find(|(n, _, _)| implicit.contains(n)) {
+            return Err(err(
+                *sp,
+                format!(
+                    "\"{n}\" is used as a size in this parameter's type, but it is bound here as a value of type `{}`, which is not in scope in its own parameter; rename one of them",
+                    self.show(t)
+                ),
+            ));
+        }
         let level = self.tcx.level;
         // Sizes named in the parameters without a declaration are size
         // parameters (as deep as the declared ones).
@@ -754,6 +766,12 @@ impl Checker {
                 match &self.tcx.vars[v].constraint {
                     Constraint::Prims { default, .. } => {
                         self.tcx.vars[v].binding = Some(Type::Prim(*default));
+                    }
+                    Constraint::Eq => {
+                        return Err(err(
+                            self.tcx.vars[v].span,
+                            "Type is ambiguous: this value is compared with == (or !=), but its type is not known here, and a type parameter does not support equality; add a type annotation",
+                        ));
                     }
                     Constraint::Fields(fs) => {
                         let f = fs.keys().next().cloned().unwrap_or_default();

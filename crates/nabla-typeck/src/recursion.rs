@@ -240,7 +240,7 @@ fn for_each_child<'e>(e: &'e Expr, f: &mut dyn FnMut(&'e Expr)) {
 }
 
 /// The names a pattern binds.
-fn pat_names(p: &Pat, out: &mut Vec<Name>) {
+pub(crate) fn pat_names(p: &Pat, out: &mut Vec<Name>) {
     match &p.kind {
         PatKind::Id(i) => out.push(i.name.clone()),
         PatKind::Wildcard | PatKind::Lit(_) => {}

@@ -67,7 +67,17 @@ pub(crate) fn check_valbind(vb: &ValBind, entry: bool) -> R<()> {
         lifted: Vec::new(),
         depth: 0,
     };
+    if vb.name.name == "&&" || vb.name.name == "||" {
+        return Err(err(
+            vb.name.span,
+            format!(
+                "The operator `{}` cannot be defined: it is built in, and short-circuiting",
+                vb.name.name
+            ),
+        ));
+    }
     check_duplicate_type_params(&vb.type_params)?;
+    check_sizes_vs_params(&vb.type_params, &vb.params)?;
     let mark = cx.push_lifted(&vb.type_params);
     if entry {
         cx.entry_point(vb)?;
@@ -125,6 +135,30 @@ fn entry_accumulators(vb: &ValBind) -> R<()> {
 /// duplicates.
 pub(crate) fn check_typebind(tb: &TypeBind) -> R<()> {
     check_duplicate_type_params(&tb.params)
+}
+
+/// A size parameter and a value parameter (or a name the `let` pattern
+/// binds) may not share a name: Futhark's "also bound" (`def f [m] (m:
+/// [m]i64)`, `let [n] (n: [n]i32) = x`).
+fn check_sizes_vs_params(tps: &[TypeParam], params: &[Pat]) -> R<()> {
+    let mut names = vec![];
+    for p in params {
+        crate::recursion::pat_names(p, &mut names);
+    }
+    for tp in tps {
+        if let TypeParam::Size(i) = tp {
+            if names.contains(&i.name) {
+                return Err(err(
+                    i.span,
+                    format!(
+                        "`{}` is a size parameter and is also bound as a parameter; rename one of them",
+                        i.name
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Size parameters and type parameters live in different name spaces, so a
@@ -676,6 +710,7 @@ impl Rules {
             } => {
                 let tps: Vec<TypeParam> = sizes.iter().cloned().map(TypeParam::Size).collect();
                 check_duplicate_type_params(&tps)?;
+                check_sizes_vs_params(&tps, std::slice::from_ref(pat))?;
                 check_sizes_used(
                     &tps,
                     std::slice::from_ref(pat),
@@ -695,6 +730,7 @@ impl Rules {
                 ..
             } => {
                 check_duplicate_type_params(type_params)?;
+                check_sizes_vs_params(type_params, params)?;
                 check_sizes_used(type_params, params, None, "local function", false)?;
                 let mark = self.push_lifted(type_params);
                 let r = (|| {

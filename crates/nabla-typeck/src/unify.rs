@@ -898,6 +898,11 @@ impl Tcx {
                 if let Type::Arrow { .. } = t {
                     return Err("values of function type cannot be compared".to_string());
                 }
+                if let Type::Param(p) = t {
+                    return Err(format!(
+                        "the type parameter `{p}` does not support equality: a type parameter may be instantiated with a type that cannot be compared with =="
+                    ));
+                }
                 self.set(v, t.clone());
                 Ok(())
             }

@@ -436,3 +436,46 @@ fn slice_and_range_sizes() {
         assert!(e.rendered.contains(want), "{name}: {}", e.rendered);
     }
 }
+
+/// Programs Futhark rejects for how they bind names or compare values.
+#[test]
+fn binding_and_equality_rules() {
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "size_and_value_param",
+            "def f [m] (m: [m]i64) = m\n",
+            "is also bound as a parameter",
+        ),
+        (
+            "let_size_and_value",
+            "def f (x: []i32) =\n  let [n] (n: [n]i32) = x\n  in n\n",
+            "is also bound as a parameter",
+        ),
+        (
+            "size_names_value_in_same_param",
+            "def main (n: f64, a: [n]i32) : []i32 = map (+ 2) a\n",
+            "\"n\" is used as a size in this parameter's type",
+        ),
+        (
+            "redefine_and",
+            "def (&&) (x: bool) (y: bool) = x\n",
+            "The operator `&&` cannot be defined",
+        ),
+        (
+            "equality_on_type_parameter",
+            "def f 't (x: t) = x == x\n",
+            "does not support equality",
+        ),
+        (
+            "ambiguous_equality",
+            "def same x y = x == y\n",
+            "does not support equality",
+        ),
+    ];
+    for (name, src, want) in cases {
+        let e = nabla::compile(&file(name, src)).expect_err(name);
+        assert!(e.rendered.contains(want), "{name}: {}", e.rendered);
+    }
+    // Equality at a known type is fine.
+    nabla::compile(&file("equality_known", "def same (x: i32) y = x == y\n")).expect("compiles");
+}
