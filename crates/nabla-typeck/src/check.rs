@@ -3074,7 +3074,45 @@ impl Checker {
         );
         self.tcx.lenient_sizes = lenient;
         r?;
-        Ok(tt)
+        Ok(self.join_branch_sizes(&tt, &et, else_.span))
+    }
+
+    /// The type of an `if` whose branches have types `a` and `b` (already
+    /// unified up to sizes): where their sizes differ, the result has a
+    /// fresh unknown size (Futhark's existential size of a branch).
+    fn join_branch_sizes(&mut self, a: &Type, b: &Type, span: Span) -> Type {
+        let (az, bz) = (self.tcx.zonk(a), self.tcx.zonk(b));
+        let mut pairs = vec![];
+        dim_pairs(&az, &bz, &mut pairs, 0);
+        // Per position, the pair of sizes if they differ; one unknown size
+        // per distinct pair (the same pair twice is the same size).
+        let differ: Vec<Option<(Size, Size)>> = pairs
+            .iter()
+            .map(|(x, y)| {
+                let (x, y) = (self.tcx.resolve_size(x), self.tcx.resolve_size(y));
+                (x != y && x != Size::Any && y != Size::Any).then_some((x, y))
+            })
+            .collect();
+        if differ.iter().all(Option::is_none) {
+            return az;
+        }
+        let mut made: Vec<((Size, Size), Size)> = vec![];
+        let mut k = 0;
+        map_dims(&mut self.tcx, &az, false, &mut |tcx, s| {
+            let d = differ.get(k).cloned().flatten();
+            k += 1;
+            match d {
+                Some(pair) => {
+                    if let Some((_, u)) = made.iter().find(|(p, _)| *p == pair) {
+                        return u.clone();
+                    }
+                    let u = tcx.new_unknown("d", span, "the size of a branch of `if`".into());
+                    made.push((pair, u.clone()));
+                    u
+                }
+                None => s.clone(),
+            }
+        })
     }
 
     fn infer_match(&mut self, scrutinee: &mut Expr, cases: &mut [Case], span: Span) -> R<Type> {

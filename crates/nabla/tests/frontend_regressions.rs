@@ -479,3 +479,24 @@ fn binding_and_equality_rules() {
     // Equality at a known type is fine.
     nabla::compile(&file("equality_known", "def same (x: i32) y = x == y\n")).expect("compiles");
 }
+
+/// The branches of `if` may have different sizes: the result has an
+/// existential size (one per distinct pair of branch sizes), also where a
+/// branch's size is bound inside the branch's scope.
+#[test]
+fn if_branches_with_different_sizes() {
+    let p = file(
+        "if_branch_deeper_size",
+        "def main (k: i64) : i64 =\n  let b = loop b = iota 3 for i < k do\n    (let m = i + 2 in if m < length b then b else map (+ 1) (iota m))\n  in length b\n",
+    );
+    let c = nabla::compile(&p).expect("compiles");
+    let r = c.run_on_input("main", b"4").expect("runs");
+    assert_eq!(r[0].to_string(), "5i64");
+    let p = file(
+        "if_branch_same_pair",
+        "def main (b: bool) : i64 =\n  let (xs, ys) = if b then ([1, 2, 3], [4, 5, 6]) else ([1, 2], [3, 4])\n  in length (zip xs ys)\n",
+    );
+    let c = nabla::compile(&p).expect("the two sizes are one existential");
+    let r = c.run_on_input("main", b"false").expect("runs");
+    assert_eq!(r[0].to_string(), "2i64");
+}
