@@ -1083,10 +1083,8 @@ impl Checker {
                 attrs,
                 ..
             } => {
-                let bound_is_constant = matches!(
-                    form,
-                    LoopForm::For(_, b) if matches!(strip_parens(b).kind, ExprKind::Lit(Literal::Int { .. }))
-                );
+                let bound_is_constant =
+                    matches!(form, LoopForm::For(_, b) if int_literal(b).is_some());
                 if let Some(a) = attrs.iter().find(|a| a.text.trim() == "unroll") {
                     if !bound_is_constant {
                         let span = a.span;
@@ -1625,13 +1623,7 @@ impl Checker {
                 let mut out: Vec<(Name, Type)> = Vec::new();
                 for (i, t) in fs.iter_mut() {
                     if out.iter().any(|(n, _)| n == &i.name) {
-                        return Err(err(
-                            i.span,
-                            format!(
-                                "Duplicate field `{}`: it is previously defined in this record",
-                                i.name
-                            ),
-                        ));
+                        return Err(duplicate_field(i));
                     }
                     let t = self.resolve_type(t)?;
                     out.push((i.name.clone(), t));
@@ -2044,14 +2036,6 @@ impl Checker {
         end: Option<&Expr>,
         stride: Option<&Expr>,
     ) -> Option<Size> {
-        let int_lit = |e: &Expr| match &strip_parens(e).kind {
-            ExprKind::Lit(Literal::Int { value, .. }) => Some(*value),
-            ExprKind::Negate(x) => match &strip_parens(x).kind {
-                ExprKind::Lit(Literal::Int { value, .. }) => Some(-*value),
-                _ => None,
-            },
-            _ => None,
-        };
         let size = |e: &Expr| -> Option<Size> {
             if binds_names(e) {
                 return None;
@@ -2061,7 +2045,7 @@ impl Checker {
                 s => Some(s),
             }
         };
-        let stride_value = stride.map(int_lit);
+        let stride_value = stride.map(int_literal);
         let span = Span::default();
         match stride_value {
             None | Some(Some(1)) => {
@@ -2071,7 +2055,7 @@ impl Checker {
                 };
                 match start {
                     None => Some(j),
-                    Some(i) if int_lit(i) == Some(0) => Some(j),
+                    Some(i) if int_literal(i) == Some(0) => Some(j),
                     Some(i) => nabla_syntax::size_expr::size_binop("-", &j, &size(i)?, span),
                 }
             }
@@ -2669,13 +2653,7 @@ impl Checker {
             }
             if let RecordField::Named(i, x) = f {
                 if out.iter().any(|(n, _)| n == &i.name) {
-                    return Err(err(
-                        i.span,
-                        format!(
-                            "Duplicate field `{}`: it is previously defined in this record",
-                            i.name
-                        ),
-                    ));
+                    return Err(duplicate_field(i));
                 }
                 let t = self.infer(x)?;
                 out.push((i.name.clone(), t));
@@ -2719,10 +2697,6 @@ impl Checker {
         t: &Type,
         span: Span,
     ) -> Size {
-        let int_lit = |e: &Expr| match &strip_parens(e).kind {
-            ExprKind::Lit(Literal::Int { value, .. }) => Some(*value),
-            _ => None,
-        };
         let size = |c: &Self, e: &Expr| -> Option<Size> {
             match c.expr_as_size(e) {
                 Size::Any => None,
@@ -2734,8 +2708,8 @@ impl Checker {
         } else {
             (|| {
                 use nabla_syntax::size_expr::size_binop;
-                let first = int_lit(start);
-                let step = second.map(int_lit);
+                let first = int_literal(start);
+                let step = second.map(int_literal);
                 let sp = Span::default();
                 match (first, step, kind) {
                     (Some(0), None | Some(Some(1)), RangeKind::UpToExclusive) => size(self, end),
@@ -3498,6 +3472,27 @@ fn binds_names(e: &Expr) -> bool {
     )
 }
 
+/// The value of an integer literal, possibly negated and in parentheses
+/// (`1`, `(-1)`); `None` for any other expression.
+fn int_literal(e: &Expr) -> Option<i128> {
+    match &strip_parens(e).kind {
+        ExprKind::Lit(Literal::Int { value, .. }) => Some(*value),
+        ExprKind::Negate(x) => int_literal(x).map(|v| -v),
+        _ => None,
+    }
+}
+
+/// "Duplicate field `x`" in a record expression or record type.
+fn duplicate_field(i: &Ident) -> Diagnostic {
+    err(
+        i.span,
+        format!(
+            "Duplicate field `{}`: it is previously defined in this record",
+            i.name
+        ),
+    )
+}
+
 const UNROLL_WARNING: &str =
     "#[unroll] has no effect here: only a `for` loop whose bound is a constant can be unrolled";
 
@@ -3508,7 +3503,7 @@ fn unrollable(e: &Expr) -> bool {
         ExprKind::Loop {
             form: LoopForm::For(_, bound),
             ..
-        } => matches!(strip_parens(bound).kind, ExprKind::Lit(Literal::Int { .. })),
+        } => int_literal(bound).is_some(),
         _ => false,
     }
 }
