@@ -75,10 +75,11 @@ fn corpus_passes(dirs: &[&str], env: &[(&str, &str)]) -> usize {
     summary.0
 }
 
-/// Compiles `tests/programs/NAME.fut` with `nabla c` and `env`, and
-/// returns the executable's bytes.
-fn compiled_bytes(name: &str, env: &[(&str, &str)]) -> Vec<u8> {
-    let dir = scratch(name);
+/// Compiles `tests/programs/NAME.fut` with `nabla c` and `env` in a
+/// scratch directory of its own for the test `test` (the tests run at
+/// once, on the same program), and returns the executable's bytes.
+fn compiled_bytes(test: &str, name: &str, env: &[(&str, &str)]) -> Vec<u8> {
+    let dir = scratch(&format!("{test}-{name}"));
     let src = dir.join(format!("{name}.fut"));
     std::fs::copy(root().join(format!("tests/programs/{name}.fut")), &src)
         .expect("the test program exists");
@@ -123,7 +124,7 @@ fn some_program() -> String {
 #[test]
 fn clang_compiles_the_corpus() {
     let env = [("CC", "clang")];
-    let bytes = compiled_bytes(&some_program(), &env);
+    let bytes = compiled_bytes("clang", &some_program(), &env);
     assert!(
         contains(&bytes, "clang version"),
         "the executable was not built by clang"
@@ -142,7 +143,7 @@ fn part_of_the_corpus_runs_under_the_sanitizers() {
         ("ASAN_OPTIONS", "detect_leaks=1"),
         ("UBSAN_OPTIONS", "halt_on_error=1:print_stacktrace=1"),
     ];
-    let bytes = compiled_bytes(&some_program(), &env);
+    let bytes = compiled_bytes("sanitizers", &some_program(), &env);
     assert!(
         contains(&bytes, "__asan_init") && contains(&bytes, "__ubsan_handle"),
         "the executable is not instrumented by the sanitizers"
