@@ -1,7 +1,7 @@
 -- A top-level `local` declaration of an imported file is not visible to
 -- the importer.
 -- ==
--- error: unknown name `twice`
+-- error: Unknown name "twice"
 
 import "../programs/modules/lib/github.com/example/linalg/linalg"
 

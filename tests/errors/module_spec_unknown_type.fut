@@ -1,6 +1,6 @@
 -- The types in a module type must be known where it is written.
 -- ==
--- error: Unknown type `elem`
+-- error: Unknown type "elem"
 
 module type stack = { type t  val push : elem -> t -> t }
 

@@ -1,6 +1,6 @@
 -- A module is in scope only after its declaration.
 -- ==
--- error: Unknown name `Later.value`
+-- error: Unknown name "Later.value"
 
 def early (x: i32) = x + Later.value
 

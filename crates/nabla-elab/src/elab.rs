@@ -789,10 +789,7 @@ impl<'a> Elab<'a> {
         };
         let mut names = vec![];
         s.names(&mut names);
-        if !names
-            .iter()
-            .all(|n| matches!(env.get(n), Some(SV::Dyn(a, STy::Prim(_))) if a.len() == 1))
-        {
+        if !names.iter().all(|n| env.get(n).is_some()) {
             return None;
         }
         let e: &'a Expr = self.size_exprs.alloc(x.expr().clone());
@@ -1005,6 +1002,15 @@ impl<'a> Elab<'a> {
                     }
                 }
                 let l = self.elab_expr(fb, lhs, ctx)?;
+                // The left operand is evaluated first: its sizes are known
+                // to the right one (`filter p xs |> f g`, where `f`'s size
+                // parameter is the size of the filtered array).
+                let mut after_lhs = ctx.clone();
+                if let Some(t) = &lhs.ty {
+                    let t = subst_ty(t, &ctx.subst);
+                    self.bind_value_sizes(fb, &t, &l, &mut after_lhs, lhs.span);
+                }
+                let ctx = &after_lhs;
                 let r = self.elab_expr(fb, rhs, ctx)?;
                 let ty = match (&lhs.ty, &rhs.ty, &e.ty) {
                     (Some(a), Some(b), Some(c)) => Some(subst_ty(
@@ -1994,7 +2000,80 @@ impl<'a> Elab<'a> {
             }
             out.push((n.to_string(), found));
         }
+        // A size that is one term of a parameter's sum or difference
+        // (`n` in `xs: [n + m]t`), the other term known: solved from the
+        // argument's length (the argument's own size may be one no name
+        // here holds: `f (let ys = filter p xs in ys ++ xs)`).
+        for k in 0..out.len() {
+            if out[k].1.is_some() {
+                continue;
+            }
+            let env = out.iter().filter_map(|(m, a)| Some((m, (*a)?))).fold(
+                use_site.map(|u| u.2.clone()).unwrap_or_default(),
+                |env, (m, a)| env.bind(m, SV::Dyn(vec![a], STy::Prim(PrimType::I64))),
+            );
+            let n = out[k].0.clone();
+            for (p, a) in params.iter().zip(args) {
+                let (Some(t), SV::Dyn(atoms, _)) = (&p.ty, a) else {
+                    continue;
+                };
+                if let Some(x) =
+                    self.solve_size_term(fb, &n, &subst_ty(t, subst), atoms, &env, span)
+                {
+                    out[k].1 = Some(x);
+                    break;
+                }
+            }
+        }
         out
+    }
+
+    /// The value of the size `n` where a dimension of the parameter type
+    /// `t` is `n + e`, `e + n` or `n - e` and `e` can be computed in `env`:
+    /// the matching dimension of the argument (its `atoms`) minus (plus) `e`.
+    fn solve_size_term(
+        &mut self,
+        fb: &mut FunBuilder,
+        n: &str,
+        t: &STy,
+        atoms: &[Atom],
+        env: &Env<'a>,
+        span: Span,
+    ) -> Option<Atom> {
+        use nabla_syntax::size_expr::{size_of_expr, strip_parens};
+        let comps = flat(t).ok()?;
+        if comps.len() != atoms.len() {
+            return None;
+        }
+        for ((_, shape), a) in comps.iter().zip(atoms) {
+            let Atom::Var(arr) = a else { continue };
+            for (d, s) in shape.iter().enumerate() {
+                let Size::Expr(x) = s else { continue };
+                let ExprKind::BinOp { op, lhs, rhs, .. } = &strip_parens(x.expr()).kind else {
+                    continue;
+                };
+                let is_n = |e: &Expr| matches!(size_of_expr(e), Some(Size::Var(v)) if v == n);
+                let (other, op) = match op.name.as_str() {
+                    "+" if is_n(lhs) => (rhs, ir::BinOp::Sub),
+                    "+" if is_n(rhs) => (lhs, ir::BinOp::Sub),
+                    "-" if is_n(lhs) => (rhs, ir::BinOp::Add),
+                    _ => continue,
+                };
+                if fb.atom_ty(*a).rank() <= d {
+                    continue;
+                }
+                let other = size_of_expr(other)?;
+                if other.mentions(n) {
+                    continue;
+                }
+                let Some(e) = self.size_value(fb, &other, env, &Subst::default()) else {
+                    continue;
+                };
+                let len = fb.size_of(*arr, d, span);
+                return Some(fb.binop(op, len, e, span));
+            }
+        }
+        None
     }
 
     /// Finds an atom holding the size `name` in a value of type `t` (by its shape).
@@ -2099,6 +2178,13 @@ impl<'a> Elab<'a> {
     ) -> R<()> {
         match &p.kind {
             PatKind::Id(x) => {
+                // `let ys = filter p xs`: the existential size of `ys`'s
+                // type is known from here on (Futhark's sizes of a
+                // binding).
+                if let Some(t) = &p.ty {
+                    let t = subst_ty(t, &ctx.subst);
+                    self.bind_value_sizes(fb, &t, &v, ctx, p.span);
+                }
                 ctx.env = ctx.env.bind(&x.name, v);
             }
             PatKind::Wildcard | PatKind::Lit(_) => {}
@@ -2121,16 +2207,7 @@ impl<'a> Elab<'a> {
                 self.bind_pat(fb, q, v.clone(), ctx)?;
                 if let Some(t) = &p.ty {
                     let t = subst_ty(t, &ctx.subst);
-                    let mut names = vec![];
-                    size_names(&t, &mut names);
-                    for n in names {
-                        if ctx.env.get(&n).is_none() {
-                            if let Some(a) = self.find_size(fb, &n, &t, &v, p.span) {
-                                ctx.env =
-                                    ctx.env.bind(&n, SV::Dyn(vec![a], STy::Prim(PrimType::I64)));
-                            }
-                        }
-                    }
+                    self.bind_value_sizes(fb, &t, &v, ctx, p.span);
                     self.check_named_sizes(fb, q, &t, &v, &ctx.env, p.span);
                 }
             }
@@ -2175,6 +2252,29 @@ impl<'a> Elab<'a> {
             }
         }
         Ok(())
+    }
+
+    /// Binds each size name of `t` not yet bound in `ctx` to the matching
+    /// dimension of the value `v` of type `t` (the sizes a value makes
+    /// known: an existential size of a `let`-bound value, the sizes of a
+    /// pipeline's left operand before its right one is evaluated).
+    fn bind_value_sizes(
+        &mut self,
+        fb: &mut FunBuilder,
+        t: &STy,
+        v: &SV<'a>,
+        ctx: &mut Ctx<'a>,
+        span: Span,
+    ) {
+        let mut names = vec![];
+        size_names(t, &mut names);
+        for n in names {
+            if ctx.env.get(&n).is_none() {
+                if let Some(a) = self.find_size(fb, &n, t, v, span) {
+                    ctx.env = ctx.env.bind(&n, SV::Dyn(vec![a], STy::Prim(PrimType::I64)));
+                }
+            }
+        }
     }
 
     /// The run-time test that a value matches a pattern (`None`: always matches).

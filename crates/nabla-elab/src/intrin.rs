@@ -1315,24 +1315,43 @@ pub(crate) fn call<'a>(
             let arr = args.pop().ok_or_else(|| err(span, "missing argument"))?;
             // The result sizes come from the use site: the result type, or
             // size hints from a coerced argument (`xs :> [a * b]t`).
-            let mut dims = vec![];
+            let mut known = vec![];
             if let STy::Array { shape, .. } = &ret_ty {
                 for (i, s) in shape.iter().take(k).enumerate() {
-                    let known = el.size_value(fb, s, env, &Default::default());
-                    dims.push(known.or(hints.get(i).copied()).ok_or_else(|| {
-                        err(
-                            span,
-                            format!(
-                                "{f}: the result sizes are not known here (result type {ret_ty}); coerce the argument or ascribe the result type, e.g. `unflatten (xs :> [n * m]t)`"
-                            ),
-                        )
-                    })?);
+                    let size = el.size_value(fb, s, env, &Default::default());
+                    known.push(size.or(hints.get(i).copied()));
                 }
             }
-            if dims.len() != k {
+            if known.len() != k {
                 return Err(err(span, format!("{f}: cannot determine the result sizes")));
             }
             let (atoms, _) = dyn_of(arr, span)?;
+            // One result size unknown: the argument's length divided by
+            // the product of the others (at least 1; where that product is
+            // 0 the length must be 0 too, which `check_unflatten` checks).
+            if known.iter().filter(|d| d.is_none()).count() == 1 {
+                if let Some(Atom::Var(first)) = atoms.first() {
+                    let len = fb.size_of(*first, 0, span);
+                    let mut product = i64c(1);
+                    for d in known.iter().flatten() {
+                        product = fb.binop(ir::BinOp::Mul, product, *d, span);
+                    }
+                    let divisor = fb.binop(ir::BinOp::Max, product, i64c(1), span);
+                    let missing = fb.binop(ir::BinOp::Quot, len, divisor, span);
+                    known.iter_mut().for_each(|d| *d = d.or(Some(missing)));
+                }
+            }
+            let dims = known
+                .into_iter()
+                .collect::<Option<Vec<Atom>>>()
+                .ok_or_else(|| {
+                    err(
+                        span,
+                        format!(
+                            "{f}: the result sizes are not known here (result type {ret_ty}); coerce the argument or ascribe the result type, e.g. `unflatten (xs :> [n * m]t)`"
+                        ),
+                    )
+                })?;
             if let Some(Atom::Var(first)) = atoms.first() {
                 check_unflatten(fb, *first, &dims, span);
             }

@@ -220,7 +220,7 @@ impl<'a> Resolver<'a> {
                 self.diags.push(error(
                     q.span,
                     format!(
-                        "Unknown name `{q}`: no module or variable `{}` is in scope here",
+                        "Unknown name \"{q}\": no module or variable `{}` is in scope here",
                         q.quals[0]
                     ),
                 ));
@@ -432,7 +432,7 @@ impl<'a> Resolver<'a> {
                     TypeRef::Unknown => {
                         if self.unknown_types_are_errors {
                             self.diags
-                                .push(error(q.span, format!("Unknown type `{q}`")));
+                                .push(error(q.span, format!("Unknown type \"{q}\"")));
                         }
                         Liftedness::Unlifted
                     }

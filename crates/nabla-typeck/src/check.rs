@@ -801,7 +801,7 @@ impl Checker {
                 self.tcx.vars[v].binding = Some(Type::unit());
             }
         }
-        Ok((self.final_ty(ty), unlifted))
+        Ok((self.final_def_ty(ty), unlifted))
     }
 
     /// The sizes of a definition's type still to be inferred become size
@@ -838,6 +838,19 @@ impl Checker {
     }
 
     fn final_ty(&self, t: &Type) -> Type {
+        let t = self.tcx.finalize_keeping_unknowns(t);
+        let mut fv = Vec::new();
+        collect_vars(&t, &mut fv);
+        if fv.is_empty() {
+            t
+        } else {
+            subst_vars_unit(&t)
+        }
+    }
+
+    /// The final type of a definition: its unknown sizes are existential
+    /// (`Size::Any`), as no caller can name them.
+    fn final_def_ty(&self, t: &Type) -> Type {
         let t = self.tcx.finalize(t);
         let mut fv = Vec::new();
         collect_vars(&t, &mut fv);
@@ -1359,7 +1372,7 @@ impl Checker {
                     )),
                 };
             }
-            return Err(err(q.span, format!("unknown name `{q}`")));
+            return Err(err(q.span, format!("Unknown name \"{q}\"")));
         }
         match self.lookup(&q.name) {
             Some(Found::Local(t)) => Ok((Res::Local, t, vec![])),
@@ -1388,7 +1401,7 @@ impl Checker {
                     Some(near) => format!(" (did you mean `{near}`?)"),
                     None => String::new(),
                 };
-                Err(err(q.span, format!("unknown name `{}`{hint}", q.name)))
+                Err(err(q.span, format!("Unknown name \"{}\"{hint}", q.name)))
             }
         }
     }
@@ -1804,7 +1817,7 @@ impl Checker {
             if let Some((_, u)) = made.iter().find(|(o, _)| o == s) {
                 return u.clone();
             }
-            let what = format!("is unknown because \"{n}\" goes out of scope here");
+            let what = format!("unknown because \"{n}\" goes out of scope here");
             let u = tcx.new_unknown("d", span, what);
             made.push((s.clone(), u.clone()));
             u
@@ -2242,14 +2255,14 @@ impl Checker {
                 for s in shape {
                     shape2.push(match s {
                         Size::Any if !in_arrow => {
-                            let what = format!("is the unknown size of the result of {fname}");
+                            let what = format!("the unknown size of the result of {fname}");
                             self.tcx.new_unknown("d", span, what)
                         }
                         Size::Var(n) if is_existential(n) => {
                             if let Some((_, u)) = made.iter().find(|(m, _)| m == n) {
                                 u.clone()
                             } else {
-                                let what = format!("is the unknown size of the result of {fname}");
+                                let what = format!("the unknown size of the result of {fname}");
                                 let u = self.tcx.new_unknown("d", span, what);
                                 made.push((n.clone(), u.clone()));
                                 u
@@ -3181,7 +3194,7 @@ impl Checker {
                             _ => {
                                 return Err(err(
                                     *sp,
-                                    format!("unknown name `{n}` (loop without initial value)"),
+                                    format!("Unknown name \"{n}\" (loop without initial value)"),
                                 ))
                             }
                         }

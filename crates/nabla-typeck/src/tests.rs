@@ -551,14 +551,14 @@ fn first(src: &str) -> (String, String) {
 #[test]
 fn err_unknown_name() {
     let (m, s) = first("def main = foo + 1");
-    assert!(m.contains("unknown name `foo`"), "{m}");
+    assert!(m.contains("Unknown name \"foo\""), "{m}");
     assert_eq!(s, "foo");
 }
 
 #[test]
 fn err_unknown_name_suggests_a_close_one() {
     let (m, _) = first("def square (x: i32) = x * x\ndef main = sqaure 3");
-    assert!(m.starts_with("unknown name `sqaure`"), "{m}");
+    assert!(m.starts_with("Unknown name \"sqaure\""), "{m}");
     assert!(m.ends_with("(did you mean `square`?)"), "{m}");
     // A local, and a prelude function.
     let (m, _) = first("def main (count: i32) = cuont + 1");
@@ -571,7 +571,7 @@ fn err_unknown_name_suggests_a_close_one() {
     assert!(m.ends_with("(did you mean `f64.sqrt`?)"), "{m}");
     // Nothing close: no suggestion.
     let (m, _) = first("def main = zzzzzz");
-    assert_eq!(m, "unknown name `zzzzzz`");
+    assert_eq!(m, "Unknown name \"zzzzzz\"");
 }
 
 #[test]

@@ -607,27 +607,47 @@ impl Tcx {
     /// Like `zonk`, and unknown sizes become `Size::Any`; the types inside
     /// compound size expressions are finalised too.
     pub fn finalize(&self, t: &Type) -> Type {
-        fn go(tcx: &Tcx, t: &Type) -> Type {
+        self.finalize_with(t, false)
+    }
+
+    /// Like [`Tcx::finalize`], but an unknown size (`d₁₄`: the size of a
+    /// function's result at one application, of a range, …) keeps its name:
+    /// the type of an expression or a local binding, inside the definition
+    /// where that size is made, so that the elaborator can bind it to the
+    /// value's dimension and use it where a later size depends on it
+    /// (`let ys = filter p xs in f g ys`, where `f`'s size parameter is
+    /// `ys`'s length). A name the elaborator has not bound is an unknown
+    /// size there, as `Size::Any` is.
+    pub fn finalize_keeping_unknowns(&self, t: &Type) -> Type {
+        self.finalize_with(t, true)
+    }
+
+    fn finalize_with(&self, t: &Type, keep_unknowns: bool) -> Type {
+        fn go(tcx: &Tcx, t: &Type, keep: bool) -> Type {
             match t {
                 Type::Array {
                     elem,
                     shape,
                     unique,
                 } => Type::Array {
-                    elem: Box::new(go(tcx, elem)),
-                    shape: shape.iter().map(|s| tcx.finalize_size(s)).collect(),
+                    elem: Box::new(go(tcx, elem, keep)),
+                    shape: shape
+                        .iter()
+                        .map(|s| tcx.finalize_size_with(s, keep))
+                        .collect(),
                     unique: *unique,
                 },
-                t => t.map_children(|c| go(tcx, c)),
+                t => t.map_children(|c| go(tcx, c, keep)),
             }
         }
-        go(self, &self.zonk(t))
+        go(self, &self.zonk(t), keep_unknowns)
     }
 
     /// A resolved size in final form: an unbound flexible variable (also
-    /// inside a compound expression), or an unknown size, becomes
-    /// `Size::Any`.
-    pub fn finalize_size(&self, s: &Size) -> Size {
+    /// inside a compound expression) becomes `Size::Any`, and so does an
+    /// unknown size unless `keep_unknowns` (see
+    /// [`Tcx::finalize_keeping_unknowns`]).
+    fn finalize_size_with(&self, s: &Size, keep_unknowns: bool) -> Size {
         let s = self.resolve_size(s);
         let mut names = vec![];
         s.names(&mut names);
@@ -635,7 +655,7 @@ impl Tcx {
         // existential there: no caller can name it.
         if names
             .iter()
-            .any(|n| n.starts_with('?') || self.unknowns.contains_key(n))
+            .any(|n| n.starts_with('?') || (!keep_unknowns && self.unknowns.contains_key(n)))
         {
             return Size::Any;
         }

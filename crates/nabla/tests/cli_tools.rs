@@ -125,7 +125,7 @@ fn eval_suggests_a_close_name() {
         &["eval", "-f", f.to_str().unwrap(), "sqaure 3"],
         b"",
     ));
-    assert!(err.contains("unknown name `sqaure`"), "{err}");
+    assert!(err.contains("Unknown name \"sqaure\""), "{err}");
     assert!(err.contains("did you mean `square`?"), "{err}");
     assert!(err.contains("<expr>:1:1"), "{err}");
 }

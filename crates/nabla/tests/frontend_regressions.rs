@@ -227,7 +227,7 @@ fn diagnostics_say_what_and_where() {
         (
             "unknown_name",
             "def main (x: i32) : i32 =\n  let y = x + 1\n  in z + y\n",
-            &["unknown name `z`"],
+            &["Unknown name \"z\""],
             (3, 6),
         ),
         (
