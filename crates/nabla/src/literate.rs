@@ -299,7 +299,7 @@ pub fn literate(
                         md.push_str(t.trim_end());
                         md.push_str("\n```\n\n");
                     }
-                    Ok(Output::Image(name, png)) => {
+                    Ok(Output::Image(name, png, caption)) => {
                         if !img_dir_ready {
                             if img_dir.is_dir() {
                                 std::fs::remove_dir_all(&img_dir).map_err(|e| {
@@ -314,6 +314,9 @@ pub fn literate(
                         std::fs::write(&path, &png)
                             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
                         md.push_str(&format!("![]({img_name}/{name})\n\n"));
+                        if let Some(c) = caption {
+                            md.push_str(&format!("*{c}*\n\n"));
+                        }
                         images.push(path);
                     }
                     Err(e) => {
@@ -370,8 +373,8 @@ fn strip_modifiers(text: &str, params: &[String]) -> (String, bool, String) {
 
 enum Output {
     Text(String),
-    /// A file name in the image directory and its PNG bytes.
-    Image(String, Vec<u8>),
+    /// A file name in the image directory, its PNG bytes, and a caption.
+    Image(String, Vec<u8>, Option<String>),
 }
 
 fn param<'p>(params: &'p [String], key: &str) -> Option<&'p str> {
@@ -414,7 +417,7 @@ fn run_directive(
             let v = runner.eval_text(rest, origin, Some(line))?;
             let name = file_param(params, format!("img-{n}.png"))?;
             let png = image_png(&v)?;
-            Ok(Output::Image(name, png))
+            Ok(Output::Image(name, png, None))
         }
         Some("plot2d") => {
             let v = runner.eval_text(rest, origin, Some(line))?;
@@ -424,12 +427,13 @@ fn run_directive(
             };
             let name = file_param(params, format!("plot-{n}.png"))?;
             let series = plot_series(&v)?;
-            Ok(Output::Image(name, plot_png(&series, w, h)?))
+            let (png, caption) = plot_png(&series, w, h)?;
+            Ok(Output::Image(name, png, Some(caption)))
         }
         Some("gnuplot") => {
             let v = runner.eval_text(rest, origin, Some(line))?;
             let name = file_param(params, format!("plot-{n}.png"))?;
-            gnuplot(&v, params, &name).map(|png| Output::Image(name, png))
+            gnuplot(&v, params, &name).map(|png| Output::Image(name, png, None))
         }
         Some("video") => Err(
             "`:video` is not supported by nabla (Futhark makes videos with ffmpeg); use `:img` on single frames"
@@ -609,10 +613,14 @@ const SERIES_COLOURS: [(u8, u8, u8); 6] = [
     (0x8c, 0x56, 0x4b),
 ];
 
-/// Draws line plots of `series` on a `w`×`h` white PNG: a frame, a light
-/// grid and one coloured line per series (no text, so that no fonts are
-/// needed).
-pub fn plot_png(series: &[Series], w: u32, h: u32) -> Result<Vec<u8>, String> {
+/// Colour names of [`SERIES_COLOURS`], for captions.
+const SERIES_COLOUR_NAMES: [&str; 6] = ["blue", "red", "green", "orange", "purple", "brown"];
+
+/// Draws line plots of `series` on a `w`×`h` white PNG: a frame, a grid
+/// of tenths of the axes' ranges and one coloured line per series. The
+/// image has no text (so that no fonts are needed); the caption returned
+/// with it gives the ranges and, for several series, their colours.
+pub fn plot_png(series: &[Series], w: u32, h: u32) -> Result<(Vec<u8>, String), String> {
     use plotters::prelude::*;
     let finite = |x: &f64| x.is_finite();
     let xs = series
@@ -623,21 +631,27 @@ pub fn plot_png(series: &[Series], w: u32, h: u32) -> Result<Vec<u8>, String> {
         .iter()
         .flat_map(|s| s.1.iter().map(|p| p.1))
         .filter(finite);
+    // The data's ranges, then the axes': 5% wider on each side.
     let range = |it: &mut dyn Iterator<Item = f64>| {
         let (lo, hi) = it.fold((f64::INFINITY, f64::NEG_INFINITY), |(l, h), x| {
             (l.min(x), h.max(x))
         });
         if lo > hi {
             (0.0, 1.0)
-        } else if lo == hi {
-            (lo - 1.0, hi + 1.0)
         } else {
-            let pad = (hi - lo) * 0.05;
-            (lo - pad, hi + pad)
+            (lo, hi)
         }
     };
-    let (x0, x1) = range(&mut { xs });
-    let (y0, y1) = range(&mut { ys });
+    let pad = |(lo, hi): (f64, f64)| {
+        if lo == hi {
+            (lo - 1.0, hi + 1.0)
+        } else {
+            let p = (hi - lo) * 0.05;
+            (lo - p, hi + p)
+        }
+    };
+    let (dx, dy) = (range(&mut { xs }), range(&mut { ys }));
+    let ((x0, x1), (y0, y1)) = (pad(dx), pad(dy));
     let mut buf = vec![255u8; (w as usize) * (h as usize) * 3];
     let err = |e: &dyn std::fmt::Display| format!("cannot draw the plot: {e}");
     {
@@ -683,7 +697,46 @@ pub fn plot_png(series: &[Series], w: u32, h: u32) -> Result<Vec<u8>, String> {
         }
         root.present().map_err(|e| err(&e))?;
     }
-    encode_png_rgb(w, h, &buf)
+    let mut caption = format!(
+        "x from {} to {}, y from {} to {}",
+        short(dx.0),
+        short(dx.1),
+        short(dy.0),
+        short(dy.1)
+    );
+    if series.len() > 1 || series.iter().any(|s| !s.0.is_empty()) {
+        let names: Vec<String> = series
+            .iter()
+            .enumerate()
+            .map(|(k, s)| {
+                format!(
+                    "{}: {}",
+                    s.0,
+                    SERIES_COLOUR_NAMES[k % SERIES_COLOUR_NAMES.len()]
+                )
+            })
+            .collect();
+        caption.push_str(&format!("; {}", names.join(", ")));
+    }
+    Ok((encode_png_rgb(w, h, &buf)?, caption))
+}
+
+/// A number to four significant digits, without trailing zeros.
+fn short(x: f64) -> String {
+    if x == 0.0 || !x.is_finite() {
+        return format!("{x}");
+    }
+    let mag = x.abs().log10().floor() as i32;
+    if !(-3..6).contains(&mag) {
+        return format!("{x:.3e}");
+    }
+    let decimals = (3 - mag).max(0) as usize;
+    let t = format!("{x:.decimals$}");
+    if t.contains('.') {
+        t.trim_end_matches('0').trim_end_matches('.').to_string()
+    } else {
+        t
+    }
 }
 
 /// Where `name` is found on `PATH`.
