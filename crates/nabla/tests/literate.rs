@@ -161,10 +161,10 @@ fn plot2d_draws_pngs() {
     assert_eq!((w, h), (200, 120));
     // A white background with the (blue) line drawn on it.
     assert_eq!(px[0], [255, 255, 255]);
-    assert!(px.iter().any(|p| *p == [0x1f, 0x77, 0xb4]));
+    assert!(px.contains(&[0x1f, 0x77, 0xb4]));
     let (w, h, px) = decode_png(&d.join("plots-img/plot-1.png"));
     assert_eq!((w, h), (640, 480));
-    assert!(px.iter().any(|p| *p == [0xd6, 0x27, 0x28]), "no red series");
+    assert!(px.contains(&[0xd6, 0x27, 0x28]), "no red series");
 }
 
 #[test]
