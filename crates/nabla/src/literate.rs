@@ -32,6 +32,8 @@ pub enum ScriptBackend {
 pub struct ScriptRunner {
     compiled: Compiled,
     exe: Option<Executable>,
+    /// Entry points the executable left out (run in the interpreter).
+    left_out: Vec<String>,
     work_dir: Option<PathBuf>,
     dir: PathBuf,
 }
@@ -59,6 +61,7 @@ impl ScriptRunner {
         let mut runner = ScriptRunner {
             compiled,
             exe: None,
+            left_out: Vec::new(),
             work_dir: None,
             dir,
         };
@@ -78,9 +81,10 @@ impl ScriptRunner {
                 Ok(left_out) => {
                     for (name, why) in left_out {
                         note(&format!(
-                            "note: entry point {name} is not compiled ({}); calling it fails",
+                            "note: the C backend leaves out entry point {name} ({}); the interpreter runs it",
                             one_line(&why.message)
                         ));
+                        runner.left_out.push(name);
                     }
                     runner.exe = Some(Executable::new(exe));
                 }
@@ -88,7 +92,12 @@ impl ScriptRunner {
                     "note: the C backend does not support this program ({}); using the interpreter",
                     one_line(&e.message)
                 )),
-                Err(e) => return Err(e.message),
+                Err(e) => {
+                    return Err(format!(
+                        "{}\n(--backend=interp runs the program in the interpreter)",
+                        e.message.trim_end()
+                    ))
+                }
             }
         }
         Ok(runner)
@@ -104,8 +113,9 @@ impl ScriptRunner {
     pub fn eval(&self, e: &script::Exp) -> Result<ScriptValue, script::ScriptError> {
         let compiled = &self.compiled;
         let exe = self.exe.as_ref();
+        let left_out = &self.left_out;
         let mut call = |f: &str, args: Vec<Value>| -> Result<Vec<Value>, String> {
-            let r = match exe {
+            let r = match exe.filter(|_| !left_out.iter().any(|n| n == f)) {
                 None => compiled.run(f, args),
                 Some(exe) => {
                     let types = compiled.entry_types(f)?;
@@ -498,7 +508,7 @@ pub fn image_png(v: &ScriptValue) -> Result<Vec<u8>, String> {
         ));
     }
     let (h, w) = (shape[0], shape[1]);
-    if h <= 0 || w <= 0 || h > 1 << 15 || w > 1 << 15 {
+    if h <= 0 || w <= 0 || h > 1 << 15 || w > 1 << 15 || h * w > 1 << 26 {
         return Err(format!("`:img`: cannot make a {h}x{w} image"));
     }
     let mut rgb = Vec::with_capacity((h * w * 3) as usize);
