@@ -1075,4 +1075,17 @@ mod tests {
         assert_eq!(flatten_args(&[pair], &[i64t, i64t]).unwrap().len(), 2);
         assert!(flatten_args(&[ScriptValue::Literal("1".into())], &[i64t, i64t]).is_err());
     }
+
+    proptest::proptest! {
+        /// Any text parses or gives an error with a span inside it (whose
+        /// rendering does not panic either).
+        #[test]
+        fn parsing_never_panics(src in "[ -~λ\n]{0,40}|[()\\[\\]{}, =$a-z0-9.\"-]{0,40}") {
+            if let Err(e) = parse(&src) {
+                let sp = e.span.expect("parse errors have spans");
+                proptest::prop_assert!(sp.start <= sp.end && sp.end <= src.len());
+                let _ = e.render(&src, "<p>");
+            }
+        }
+    }
 }

@@ -151,7 +151,8 @@ entry line (n: i64) : ([]f64, []f64) = (map f64.i64 (iota n), map (\\i -> f64.i6
 fn plot2d_draws_pngs() {
     let d = scratch("plots");
     let prog = write(&d, "plots.fut", PLOTS);
-    let o = nabla(&["literate", "--backend=interp", prog.to_str().unwrap()]);
+    // The default backend: an executable made by the C backend.
+    let o = nabla(&["literate", prog.to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let md = std::fs::read_to_string(d.join("plots.md")).unwrap();
     assert!(md.contains("![](plots-img/plot-0.png)"), "{md}");
