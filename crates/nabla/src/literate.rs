@@ -309,7 +309,7 @@ pub fn literate(
                         md.push_str(t.trim_end());
                         md.push_str("\n```\n\n");
                     }
-                    Ok(Output::Image(name, png, caption)) => {
+                    Ok(out @ (Output::Image(..) | Output::Video(..))) => {
                         if !img_dir_ready {
                             if img_dir.is_dir() {
                                 std::fs::remove_dir_all(&img_dir).map_err(|e| {
@@ -320,11 +320,23 @@ pub fn literate(
                                 .map_err(|e| format!("cannot create {}: {e}", img_dir.display()))?;
                             img_dir_ready = true;
                         }
-                        let path = img_dir.join(&name);
-                        std::fs::write(&path, &png)
+                        let (name, bytes) = match &out {
+                            Output::Image(n, b, _) | Output::Video(n, b, _) => (n, b),
+                            Output::Text(_) => unreachable!("matched above"),
+                        };
+                        let path = img_dir.join(name);
+                        std::fs::write(&path, bytes)
                             .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-                        md.push_str(&format!("![]({img_name}/{name})\n\n"));
-                        if let Some(c) = caption {
+                        match &out {
+                            Output::Video(_, _, repeat) if !name.ends_with(".gif") => {
+                                let attrs = if *repeat { " autoplay loop" } else { "" };
+                                md.push_str(&format!(
+                                    "<video src=\"{img_name}/{name}\" controls{attrs}></video>\n\n"
+                                ));
+                            }
+                            _ => md.push_str(&format!("![]({img_name}/{name})\n\n")),
+                        }
+                        if let Output::Image(_, _, Some(c)) = &out {
                             md.push_str(&format!("*{c}*\n\n"));
                         }
                         images.push(path);
@@ -385,6 +397,9 @@ enum Output {
     Text(String),
     /// A file name in the image directory, its PNG bytes, and a caption.
     Image(String, Vec<u8>, Option<String>),
+    /// A video's file name in the image directory, its bytes, and whether
+    /// it repeats.
+    Video(String, Vec<u8>, bool),
 }
 
 fn param<'p>(params: &'p [String], key: &str) -> Option<&'p str> {
@@ -445,13 +460,35 @@ fn run_directive(
             let name = file_param(params, format!("plot-{n}.png"))?;
             gnuplot(&v, params, &name).map(|png| Output::Image(name, png, None))
         }
-        Some("video") => Err(
-            "`:video` is not supported by nabla (Futhark makes videos with ffmpeg); use `:img` on single frames"
-                .into(),
-        ),
+        Some("video") => {
+            let Some(ffmpeg) = find_program("ffmpeg") else {
+                return Err("`:video` needs the ffmpeg program, which is not installed (not found on PATH); `:img` shows single frames".into());
+            };
+            let v = runner.eval_text(rest, origin, Some(line))?;
+            let format = param(params, "format").unwrap_or("webm");
+            if !matches!(format, "webm" | "gif") {
+                return Err(format!("format: `{format}` is not webm or gif"));
+            }
+            let fps: u32 = match param(params, "fps") {
+                None => 30,
+                Some(f) => f
+                    .parse()
+                    .ok()
+                    .filter(|f| (1..=1000).contains(f))
+                    .ok_or_else(|| format!("fps: `{f}` is not a frame rate"))?,
+            };
+            let repeat = match param(params, "repeat") {
+                None | Some("true") => true,
+                Some("false") => false,
+                Some(r) => return Err(format!("repeat: `{r}` is not true or false")),
+            };
+            let name = file_param(params, format!("video-{n}.{format}"))?;
+            let bytes = video(&ffmpeg, &v, fps, repeat, &name)?;
+            Ok(Output::Video(name, bytes, repeat))
+        }
         Some("audio") => Err("`:audio` is not supported by nabla".into()),
         Some(other) => Err(format!(
-            "unknown directive `:{other}` (directives: `> e`, `:img`, `:plot2d`, `:gnuplot`, `:brief`, `:covert`)"
+            "unknown directive `:{other}` (directives: `> e`, `:img`, `:plot2d`, `:gnuplot`, `:video`, `:brief`, `:covert`)"
         )),
     }
 }
@@ -539,6 +576,60 @@ pub fn image_png(v: &ScriptValue) -> Result<Vec<u8>, String> {
         }
     }
     encode_png_rgb(w as u32, h as u32, &rgb)
+}
+
+/// Makes a video of the frames of `v` (a `[n]` array of images `:img`
+/// accepts) with ffmpeg: the frames are written as PNG files, ffmpeg
+/// encodes them to `name` (its extension gives the format) at `fps`
+/// frames a second; a GIF repeats forever when `repeat`.
+fn video(
+    ffmpeg: &Path,
+    v: &ScriptValue,
+    fps: u32,
+    repeat: bool,
+    name: &str,
+) -> Result<Vec<u8>, String> {
+    let Some(Value::Array(a)) = v.as_value().filter(|v| v.rank() >= 3) else {
+        return Err("`:video` needs an array of frames, each an image `:img` accepts (the state-function form is not supported)".into());
+    };
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static COUNTER: AtomicUsize = AtomicUsize::new(0);
+    let dir = std::env::temp_dir().join(format!(
+        "nabla-video-{}-{}",
+        std::process::id(),
+        COUNTER.fetch_add(1, Ordering::SeqCst)
+    ));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let result = (|| {
+        for (i, frame) in a.rows().enumerate() {
+            let png = image_png(&ScriptValue::Value(frame))?;
+            let f = dir.join(format!("frame-{i:06}.png"));
+            std::fs::write(&f, png).map_err(|e| format!("cannot write {}: {e}", f.display()))?;
+        }
+        let out = dir.join(name);
+        let mut cmd = std::process::Command::new(ffmpeg);
+        cmd.args(["-y", "-loglevel", "error", "-framerate"])
+            .arg(fps.to_string())
+            .arg("-i")
+            .arg(dir.join("frame-%06d.png"));
+        if name.ends_with(".gif") {
+            cmd.args(["-loop", if repeat { "0" } else { "-1" }]);
+        }
+        let res = cmd
+            .arg(&out)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot run ffmpeg: {e}"))?;
+        if !res.status.success() {
+            return Err(format!(
+                "ffmpeg failed: {}",
+                String::from_utf8_lossy(&res.stderr).trim()
+            ));
+        }
+        std::fs::read(&out).map_err(|e| format!("ffmpeg wrote no video: {e}"))
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
 }
 
 /// Reads a PNG file as a `[h][w]u32` array of ARGB pixels (`$loadimg`).

@@ -174,7 +174,7 @@ fn literate_failures_are_reported() {
     let prog = write(
         &d,
         "bad.fut",
-        "entry f (x: i32) : i32 = x\n\n-- > f 1\n\n-- > g 2\n\n-- > :img f 3\n\n-- > :gnuplot {a = (f 1, f 2)};\n-- plot a\n",
+        "entry f (x: i32) : i32 = x\n\n-- > f 1\n\n-- > g 2\n\n-- > :img f 3\n\n-- > :gnuplot {a = (f 1, f 2)};\n-- plot a\n\n-- > :video f 1\n",
     );
     // Without gnuplot on PATH, `:gnuplot` fails with a clear message.
     let empty = d.join("empty-path");
@@ -191,6 +191,7 @@ fn literate_failures_are_reported() {
     assert!(md.contains("no entry point named g"), "{md}");
     assert!(md.contains("`:img` needs a two-dimensional array"), "{md}");
     assert!(md.contains("needs the gnuplot program"), "{md}");
+    assert!(md.contains("`:video` needs the ffmpeg program"), "{md}");
     let err = stderr(&o);
     assert!(err.contains("bad.fut:5: no entry point named g"), "{err}");
 
@@ -379,6 +380,49 @@ fn script_input_datasets_in_nabla_test() {
             "{backend}: {out}"
         );
     }
+}
+
+/// `:video` writes the frames as PNGs and runs ffmpeg on them (here a
+/// stand-in script that records its arguments and the frames it was given).
+#[cfg(unix)]
+#[test]
+fn video_runs_ffmpeg_on_the_frames() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = scratch("video");
+    let bin = d.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = write(
+        &bin,
+        "ffmpeg",
+        "#!/bin/sh\nfor a; do out=$a; done\ndir=$(dirname \"$out\")\n\
+         { echo \"$@\"; ls \"$dir\" | grep -c '^frame-.*png$'; } > \"$out\"\n",
+    );
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let prog = write(
+        &d,
+        "v.fut",
+        "entry frames (n: i64) : [n][2][3]u8 = tabulate_3d n 2 3 (\\i _ _ -> u8.i64 i)\n\n\
+         -- > :video frames 3;\n-- fps: 5\n-- format: gif\n\n-- > :video frames 2\n",
+    );
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let o = nabla_env(
+        &["literate", "--backend=interp", prog.to_str().unwrap()],
+        &[("PATH", &path)],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(d.join("v.md")).unwrap();
+    assert!(md.contains("![](v-img/video-0.gif)"), "{md}");
+    assert!(
+        md.contains("<video src=\"v-img/video-1.webm\" controls autoplay loop></video>"),
+        "{md}"
+    );
+    let gif = std::fs::read_to_string(d.join("v-img/video-0.gif")).unwrap();
+    assert!(gif.contains("-framerate 5 -i"), "{gif}");
+    assert!(gif.contains("-loop 0"), "{gif}");
+    assert_eq!(gif.lines().nth(1), Some("3"), "three frames: {gif}");
+    let webm = std::fs::read_to_string(d.join("v-img/video-1.webm")).unwrap();
+    assert!(webm.contains("-framerate 30 -i"), "{webm}");
+    assert_eq!(webm.lines().nth(1), Some("2"), "two frames: {webm}");
 }
 
 /// The example's Markdown is what `nabla literate` makes of it now.
