@@ -425,6 +425,46 @@ fn video_runs_ffmpeg_on_the_frames() {
     assert_eq!(webm.lines().nth(1), Some("2"), "two frames: {webm}");
 }
 
+/// `:gnuplot` writes each record field's arrays as columns of a data file
+/// named by a gnuplot variable and runs the script (here a stand-in
+/// gnuplot that writes the script and the data to the image file).
+#[cfg(unix)]
+#[test]
+fn gnuplot_gets_the_data_and_the_script() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = scratch("gnuplot");
+    let bin = d.join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let fake = write(
+        &bin,
+        "gnuplot",
+        "#!/bin/sh\nout=$(sed -n \"s/^set output '\\(.*\\)'$/\\1/p\" \"$1\")\n\
+         data=$(sed -n \"s/^pts='\\(.*\\)'$/\\1/p\" \"$1\")\n\
+         { cat \"$1\"; echo DATA; cat \"$data\"; } > \"$out\"\n",
+    );
+    std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let prog = write(
+        &d,
+        "g.fut",
+        "entry sq (n: i64) : ([]i64, []i64) = (iota n, map (\\i -> i * i) (iota n))\n\n\
+         -- > :gnuplot {pts = sq 3};\n-- plot pts with lines\n",
+    );
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let o = nabla_env(
+        &["literate", "--backend=interp", prog.to_str().unwrap()],
+        &[("PATH", &path)],
+    );
+    assert!(o.status.success(), "{}", stderr(&o));
+    let md = std::fs::read_to_string(d.join("g.md")).unwrap();
+    assert!(md.contains("![](g-img/plot-0.png)"), "{md}");
+    let out = std::fs::read_to_string(d.join("g-img/plot-0.png")).unwrap();
+    assert!(out.contains("set term png"), "{out}");
+    assert!(
+        out.contains("plot pts with lines\nDATA\n0 0\n1 1\n2 4\n"),
+        "{out}"
+    );
+}
+
 /// The example's Markdown is what `nabla literate` makes of it now.
 #[test]
 fn example_markdown_is_up_to_date() {
