@@ -1,7 +1,9 @@
 -- # Fitting a line by gradient descent
 --
--- A literate program: `nabla literate --backend=interp
--- examples/literate/descent.fut`
+-- A literate program: the command
+--
+--     nabla literate --backend=interp examples/literate/descent.fut
+--
 -- runs the directives below (the lines that start with `-- >`) and
 -- writes `descent.md` beside this file, with the plots in
 -- `descent-img/`.
