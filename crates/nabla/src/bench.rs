@@ -122,10 +122,9 @@ pub fn bench(
                 idx += 1;
                 let interp_only = matches!(backend, BenchBackend::Interp);
                 let skipped = (interp_only && ds.skipped())
-                    || ds
-                        .tags
-                        .iter()
-                        .any(|t| t == "nobench" || crate::testrunner::spec::excluded_tag(t))
+                    || ds.tags.iter().any(|t| {
+                        t == "nobench" || t == "script" || crate::testrunner::spec::excluded_tag(t)
+                    })
                     || matches!(ds.expected, Expected::Error(_));
                 if skipped {
                     continue;

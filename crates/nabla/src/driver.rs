@@ -545,7 +545,7 @@ impl Compiled {
 /// `[…, …]` (`empty([0]t)` when empty), a primitive or an array of
 /// primitives in the value format. `None` when the values do not fit the
 /// type's layout.
-fn show_structured(ty: &nabla_ir::EntryType, vs: &[Value]) -> Option<String> {
+pub(crate) fn show_structured(ty: &nabla_ir::EntryType, vs: &[Value]) -> Option<String> {
     let Some(opaque) = &ty.opaque else {
         return match vs {
             [v] => Some(nabla_values::write_value_text(v)),

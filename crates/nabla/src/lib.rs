@@ -9,8 +9,10 @@ mod frontend;
 pub mod fuzzing;
 pub mod gradbench;
 pub mod interactive;
+pub mod literate;
 pub mod lsp;
 pub mod pkg;
+pub mod script;
 pub mod testrunner;
 
 pub use driver::{

@@ -1,5 +1,6 @@
 //! The `nabla` command line: `run`, `c`, `eval`, `repl`, `dataset`,
-//! `check`, `dump-ir`, `passes`, `test`, `bench`, `gradbench`, `adbench`,
+//! `check`, `dump-ir`, `passes`, `test`, `bench`, `script`, `literate`,
+//! `gradbench`, `adbench`,
 //! `pkg`.
 
 use clap::{Args, Parser, Subcommand};
@@ -225,6 +226,63 @@ enum Command {
         /// layout.
         #[arg(long = "json", value_name = "FILE")]
         json: Option<PathBuf>,
+        #[command(flatten)]
+        pipeline: PipelineArgs,
+    },
+    /// Evaluate a FutharkScript expression (calls of the program's entry
+    /// points, literals, tuples, records, `let`, `$loaddata` …) and print
+    /// its value (like `futhark script`).
+    Script {
+        /// The program's main file.
+        file: PathBuf,
+        /// The expression, e.g. `'f (g 3) [1, 2]'`.
+        #[arg(value_name = "EXPR")]
+        expr: Option<String>,
+        /// Evaluate this expression (in order, with `-f`; only the last
+        /// one's value is printed).
+        #[arg(short = 'e', long = "expression", value_name = "EXP")]
+        expressions: Vec<String>,
+        /// Evaluate the expression in this file.
+        #[arg(short = 'f', long = "file", value_name = "FILE")]
+        files: Vec<PathBuf>,
+        /// Print the value in the binary value format (a primitive or an
+        /// array of primitives only).
+        #[arg(short = 'b', long = "binary")]
+        binary: bool,
+        /// What runs the entry points: `c` (an executable made as by `nabla
+        /// c`; programs it does not support run in the interpreter) or
+        /// `interp` (the interpreter).
+        #[arg(long = "backend", value_enum, default_value_t = BackendArg::C)]
+        backend: BackendArg,
+        /// Report what is evaluated on stderr.
+        #[arg(short = 'v', long = "verbose")]
+        verbose: bool,
+        #[command(flatten)]
+        pipeline: PipelineArgs,
+    },
+    /// Run the `-- >` directives of a program and write it as Markdown
+    /// (like `futhark literate`): `prog.fut` gives `prog.md`, with comments
+    /// as text, code in code blocks, results, and images (`:img`,
+    /// `:plot2d`, `:gnuplot`) in `prog-img/`.
+    Literate {
+        /// The program's main file.
+        file: PathBuf,
+        /// The Markdown file to write (images go to its name without the
+        /// extension, plus `-img/`).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+        /// Stop at the first failing directive and write no file (otherwise
+        /// a failure is shown after its directive, and the exit status is 1).
+        #[arg(long = "stop-on-error")]
+        stop_on_error: bool,
+        /// What runs the entry points: `c` (an executable made as by `nabla
+        /// c`; programs it does not support run in the interpreter) or
+        /// `interp` (the interpreter).
+        #[arg(long = "backend", value_enum, default_value_t = BackendArg::C)]
+        backend: BackendArg,
+        /// Report each directive on stderr as it runs.
+        #[arg(short = 'v', long = "verbose")]
+        verbose: bool,
         #[command(flatten)]
         pipeline: PipelineArgs,
     },
@@ -509,6 +567,42 @@ fn run(cli: Cli) -> ExitCode {
             runs,
             entry.as_deref(),
             json.as_deref(),
+            pipeline,
+        ),
+        Command::Script {
+            file,
+            expr,
+            expressions,
+            files,
+            binary,
+            backend,
+            verbose,
+            pipeline,
+        } => script_command(
+            &file,
+            expr,
+            &expressions,
+            &files,
+            binary,
+            backend,
+            verbose,
+            pipeline,
+        ),
+        Command::Literate {
+            file,
+            output,
+            stop_on_error,
+            backend,
+            verbose,
+            pipeline,
+        } => literate_command(
+            &file,
+            nabla::literate::LiterateOptions {
+                output,
+                stop_on_error,
+                verbose,
+            },
+            backend,
             pipeline,
         ),
         Command::Adbench { problem, file } => adbench(&problem, &file),
@@ -929,5 +1023,152 @@ fn main() -> ExitCode {
     match worker.map(|h| h.join()) {
         Ok(Ok(code)) => code,
         _ => ExitCode::FAILURE,
+    }
+}
+
+/// The compiled program of `nabla script`/`nabla literate`, or the error
+/// already reported.
+fn script_runner(
+    file: &std::path::Path,
+    backend: BackendArg,
+    pipeline: PipelineArgs,
+) -> Option<nabla::literate::ScriptRunner> {
+    let (opts, backend) = match backend {
+        BackendArg::Interp => (
+            pipeline.compile_options(),
+            nabla::literate::ScriptBackend::Interp,
+        ),
+        BackendArg::C => (
+            pipeline.c_backend_options(),
+            nabla::literate::ScriptBackend::C,
+        ),
+    };
+    match nabla::literate::ScriptRunner::new(file, &opts, backend, &mut |n| eprintln!("{n}")) {
+        Ok(r) => Some(r),
+        Err(e) => {
+            eprintln!("{e}");
+            None
+        }
+    }
+}
+
+/// `nabla script`.
+#[allow(clippy::too_many_arguments)]
+fn script_command(
+    file: &std::path::Path,
+    expr: Option<String>,
+    expressions: &[String],
+    files: &[PathBuf],
+    binary: bool,
+    backend: BackendArg,
+    verbose: bool,
+    pipeline: PipelineArgs,
+) -> ExitCode {
+    // The expressions in order: `-e`, then `-f`, then the positional one.
+    let mut scripts: Vec<(String, String)> = expressions
+        .iter()
+        .map(|e| ("<expression>".to_string(), e.clone()))
+        .collect();
+    for f in files {
+        match std::fs::read_to_string(f) {
+            Ok(t) => scripts.push((f.display().to_string(), t)),
+            Err(e) => {
+                eprintln!("error: cannot read {}: {e}", f.display());
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    if let Some(e) = expr {
+        scripts.push(("<expression>".to_string(), e));
+    }
+    if scripts.is_empty() {
+        eprintln!("error: no expression given (EXPR, -e EXP or -f FILE)");
+        return ExitCode::FAILURE;
+    }
+    // Parse everything first: a syntax error costs no compilation.
+    let mut parsed = Vec::new();
+    for (origin, text) in &scripts {
+        match nabla::script::parse(text) {
+            Ok(e) => parsed.push(e),
+            Err(e) => {
+                eprintln!("error: {}", e.render(text, origin));
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let Some(runner) = script_runner(file, backend, pipeline) else {
+        return ExitCode::FAILURE;
+    };
+    let mut last = None;
+    for ((origin, text), e) in scripts.iter().zip(&parsed) {
+        if verbose {
+            eprintln!("Evaluating: {}", text.trim());
+        }
+        match runner.eval(e) {
+            Ok(v) => last = Some(v),
+            Err(err) => {
+                eprintln!("error: {}", err.render(text, origin));
+                return ExitCode::FAILURE;
+            }
+        }
+    }
+    let Some(v) = last else {
+        return ExitCode::FAILURE;
+    };
+    let mut out = Vec::new();
+    if binary {
+        match v.as_value() {
+            Some(v) => nabla_values::write_value_binary(&v, &mut out),
+            None => {
+                eprintln!(
+                    "error: binary output needs a primitive or an array of primitives, not {}",
+                    v.to_text()
+                );
+                return ExitCode::FAILURE;
+            }
+        }
+    } else {
+        out.extend_from_slice(v.to_text().as_bytes());
+        out.push(b'\n');
+    }
+    let mut stdout = std::io::stdout().lock();
+    if stdout.write_all(&out).and_then(|_| stdout.flush()).is_err() {
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+/// `nabla literate`.
+fn literate_command(
+    file: &std::path::Path,
+    opts: nabla::literate::LiterateOptions,
+    backend: BackendArg,
+    pipeline: PipelineArgs,
+) -> ExitCode {
+    let source = match std::fs::read_to_string(file) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: cannot read {}: {e}", file.display());
+            return ExitCode::FAILURE;
+        }
+    };
+    let Some(runner) = script_runner(file, backend, pipeline) else {
+        return ExitCode::FAILURE;
+    };
+    match nabla::literate::literate(&runner, file, &source, &opts) {
+        Ok(report) => {
+            for f in &report.failures {
+                eprintln!("{f}");
+            }
+            if report.failures.is_empty() {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::FAILURE
+            }
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
     }
 }

@@ -325,6 +325,8 @@ fn help_lists_every_subcommand() {
         "passes",
         "test",
         "bench",
+        "script",
+        "literate",
         "gradbench",
         "adbench",
         "pkg",

@@ -108,12 +108,13 @@ fn random_compiled_script_and_named_datasets() {
     assert_eq!(ds[4].name.as_deref(), Some("my data"));
     assert_eq!(ds[4].expected, Expected::Auto);
     assert_eq!(ds[4].describe(), "\"my data\"");
-    assert!(ds[5].skipped());
-    // Compiled code runs `compiled` and `auto output` datasets, never scripts.
+    assert!(!ds[5].skipped() && ds[5].is_script());
+    assert_eq!(ds[5].input, InputSpec::Values(" mk 10 ".into()));
+    // Compiled code runs `compiled` and `auto output` datasets, and scripts.
     assert_eq!(ds[1].skip_reason(true), None);
     assert_eq!(ds[4].skip_reason(true), None);
     assert!(ds[4].skip_reason(false).unwrap().contains("auto output"));
-    assert!(ds[5].skip_reason(true).unwrap().contains("script"));
+    assert_eq!(ds[5].skip_reason(true), None);
 }
 
 #[test]

@@ -651,6 +651,52 @@ pub(crate) fn dataset_args(
     Ok(args)
 }
 
+/// The arguments of a `script input` dataset for entry point `entry`: the
+/// value of its FutharkScript expression (the text in braces, or the
+/// file's contents), whose entry point calls run on the same backend as
+/// the dataset (`exe`, else the interpreter), spread over the entry's
+/// flat parameters `params`. Builtins read files relative to the test
+/// file `path`'s directory.
+fn script_args(
+    c: &Compiled,
+    path: &Path,
+    entry: &str,
+    ds: &Dataset,
+    exe: Option<&Executable>,
+    cancel: &nabla_interp::Cancel,
+    params: &[ValueType],
+) -> Result<Vec<Value>, String> {
+    let (text, origin) = match &ds.input {
+        InputSpec::Values(t) => (t.clone(), "script input".to_string()),
+        InputSpec::File(f) => (
+            std::fs::read_to_string(f)
+                .map_err(|e| format!("bad script input: {}: {e}", f.display()))?,
+            f.display().to_string(),
+        ),
+        InputSpec::Random(_) => return Err("a random input cannot be a script".into()),
+    };
+    let bad = |e: crate::script::ScriptError| {
+        format!("bad script input: {}", one_line(&e.render(&text, &origin)))
+    };
+    let e = crate::script::parse(&text).map_err(bad)?;
+    let mut call = |f: &str, args: Vec<Value>| -> Result<Vec<Value>, String> {
+        let r = match exe {
+            None => c.run_cancellable(f, args, cancel),
+            Some(exe) => {
+                let types = c.entry_types(f)?;
+                exe.run(c, f, &args, &types.results)
+            }
+        };
+        r.map_err(|e| e.summary)
+    };
+    let base = path.parent().map(Path::to_path_buf).unwrap_or_default();
+    let v = crate::script::Evaluator::new(c, &base, &mut call)
+        .eval(&e)
+        .map_err(bad)?;
+    crate::script::flatten_args(&[v], params)
+        .map_err(|m| format!("script input for entry point {entry}: {m}"))
+}
+
 /// Runs one dataset on one entry point; `Err` carries the failure reason.
 fn run_dataset(
     c: &Compiled,
@@ -662,7 +708,11 @@ fn run_dataset(
     cancel: &nabla_interp::Cancel,
 ) -> Result<(), String> {
     let types = c.entry_types(entry)?;
-    let args = dataset_args(path, entry, ds, idx, &types.params)?;
+    let args = if ds.is_script() {
+        script_args(c, path, entry, ds, exe, cancel, &types.params)?
+    } else {
+        dataset_args(path, entry, ds, idx, &types.params)?
+    };
     // `auto output`: the interpreter (the oracle) gives the expected values.
     let reference = match (&ds.expected, exe) {
         (Expected::Auto, Some(_)) => Some(c.run_cancellable(entry, args.clone(), cancel)),

@@ -18,8 +18,9 @@
 //!
 //! Values in braces may span several comment lines. Datasets that a backend
 //! does not run are *skipped* (counted apart, with a reason; see
-//! [`Dataset::skip_reason`]): `script` datasets always, `compiled` datasets
-//! and `auto output` by the interpreter. Like `futhark test -i`, nabla does
+//! [`Dataset::skip_reason`]): `compiled` datasets and `auto output` by the
+//! interpreter. A `script input { e }` dataset's arguments are the value
+//! of the FutharkScript expression `e` (see [`crate::script`]). Like `futhark test -i`, nabla does
 //! not check `structure` blocks: they describe the IR of Futhark's own
 //! compiler.
 
@@ -82,16 +83,12 @@ impl Dataset {
     /// Why a backend does not run this dataset, or `None` if it does.
     /// `compiled_backend`: the datasets run through compiled code (`nabla
     /// test --backend=c`). Skipped: datasets tagged `notest`/`disable`;
-    /// `script` datasets (FutharkScript is not supported); and, for the
-    /// interpreter, `compiled` datasets and `auto output` (whose expected
+    /// and, for the interpreter, `compiled` datasets and `auto output` (whose expected
     /// values come from a reference run: with `--backend=c` the interpreter
     /// provides them).
     pub fn skip_reason(&self, compiled_backend: bool) -> Option<String> {
         if let Some(t) = self.tags.iter().find(|t| excluded_tag(t)) {
             return Some(format!("dataset tagged `{t}`"));
-        }
-        if self.tags.iter().any(|t| t == "script") {
-            return Some("`script input` (FutharkScript) is not supported".into());
         }
         if !compiled_backend {
             if self.tags.iter().any(|t| t == "compiled") {
@@ -105,6 +102,11 @@ impl Dataset {
             }
         }
         None
+    }
+
+    /// Whether the input is FutharkScript (`script input`).
+    pub fn is_script(&self) -> bool {
+        self.tags.iter().any(|t| t == "script")
     }
 
     /// A short description of the input for failure messages.
@@ -307,7 +309,9 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Reads `{ … }` (possibly across lines) and returns the inside.
+    /// Reads `{ … }` (possibly across lines) and returns the inside; inner
+    /// braces (FutharkScript records) nest, and braces in string literals
+    /// do not count.
     fn braces(&mut self) -> Result<String, SpecError> {
         let line = self.line_no();
         if !self.skip_ws() || !self.rest_of_line().starts_with('{') {
@@ -318,6 +322,8 @@ impl<'a> Cursor<'a> {
         }
         self.advance(1);
         let mut out = String::new();
+        let mut depth = 0usize;
+        let mut in_string = false;
         loop {
             let Some((_, l)) = self.lines.get(self.li) else {
                 return Err(SpecError {
@@ -326,7 +332,30 @@ impl<'a> Cursor<'a> {
                 });
             };
             let rest = l.get(self.col..).unwrap_or("");
-            if let Some(p) = rest.find('}') {
+            let mut close = None;
+            let mut escaped = false;
+            for (p, c) in rest.char_indices() {
+                if in_string {
+                    match c {
+                        _ if escaped => escaped = false,
+                        '\\' => escaped = true,
+                        '"' => in_string = false,
+                        _ => {}
+                    }
+                    continue;
+                }
+                match c {
+                    '"' => in_string = true,
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        close = Some(p);
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+            }
+            if let Some(p) = close {
                 out.push_str(&rest[..p]);
                 self.advance(p + 1);
                 return Ok(out);
