@@ -761,11 +761,21 @@ impl Checker {
                 }
             }
         }
+        // A numeric type left open in the definition's own type is
+        // defaulted with a warning (Futhark: only for a top-level
+        // definition's type, not for its local values).
+        let mut in_type = Vec::new();
+        collect_vars(&self.tcx.zonk(ty), &mut in_type);
         for v in mark..n {
             if self.tcx.vars[v].binding.is_none() {
                 match &self.tcx.vars[v].constraint {
                     Constraint::Prims { default, .. } => {
-                        self.tcx.vars[v].binding = Some(Type::Prim(*default));
+                        let default = *default;
+                        self.tcx.vars[v].binding = Some(Type::Prim(default));
+                        if in_type.contains(&(v as u32)) {
+                            let span = self.tcx.vars[v].span;
+                            self.warn(span, format!("Defaulting ambiguous type to {default}."));
+                        }
                     }
                     Constraint::Eq => {
                         return Err(err(

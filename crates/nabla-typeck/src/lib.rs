@@ -90,6 +90,11 @@ pub fn check_program_with_warnings(
     if diags.is_empty() {
         Ok(warnings)
     } else {
+        // The warnings of the definitions checked before the error come
+        // after it (Futhark prints them too: "Defaulting ambiguous type"
+        // often explains a later error).
+        let mut diags = diags;
+        diags.extend(warnings);
         Err(diags)
     }
 }

@@ -2,7 +2,7 @@
 //! loading the user's program with its imports), so the driver does not
 //! depend on their exact signatures.
 
-use nabla_syntax::{ast, Diagnostic, SourceMap, Span};
+use nabla_syntax::{ast, Diagnostic, DiagnosticKind, SourceMap, Span};
 use std::path::{Path, PathBuf};
 
 /// Adds the prelude to `sources` as the first file (path `<prelude>`) and parses it.
@@ -53,20 +53,27 @@ pub(crate) fn check_expanded(
         }
         // A made-up declaration the type checker cannot type is no error
         // of the program (the module pass checked the specification).
-        Err(d) => d
-            .into_iter()
-            .filter(|d| !value_checks.is_made_up(d.span))
-            .collect(),
+        Err(d) => {
+            let (w, errors): (Vec<_>, Vec<_>) = d
+                .into_iter()
+                .filter(|d| !value_checks.is_made_up(d.span))
+                .partition(|d| d.kind == DiagnosticKind::Warning);
+            warnings = w;
+            errors
+        }
     };
     diags.extend(value_checks.check(files));
     value_checks.remove_declarations(files);
+    // Warnings about declarations the module pass made up are not the
+    // program's.
+    warnings.retain(|w| !value_checks.is_made_up(w.span));
     if diags.is_empty() {
-        // Warnings about declarations the module pass made up are not the
-        // program's.
-        warnings.retain(|w| !value_checks.is_made_up(w.span));
         return Ok(user_facing_names(warnings));
     }
+    // The errors in source order, then the warnings (which may explain
+    // them: "Defaulting ambiguous type to i32.").
     diags.sort_by_key(|d| (d.span.file, d.span.start));
+    diags.extend(warnings);
     Err(user_facing_names(diags))
 }
 
