@@ -1,0 +1,363 @@
+//! TODO
+
+use super::adjoints::{iota, sequence, Adjoints, Reverse};
+use super::operators::{exclusive, single_binop};
+use crate::util::type_of;
+use crate::{error, AdError};
+use nabla_ir::builder::FunctionBuilder;
+use nabla_ir::rewrite::dim_of_atom;
+use nabla_ir::{
+    Atom, BinOp, Body, CmpOp, Dim, DimIndex, Exp, Lambda, PrimType, PrimValue, Soac, Type, Var,
+};
+
+impl Reverse<'_> {
+    /// The generic rule for `reduce op ne xs` on tuples of scalars (seed
+    /// 003 §5.1): with `l[i]` the reduction of the elements before `i` and
+    /// `r[i]` of those after it (exclusive scans from both ends), the result
+    /// is `op(op(l[i], xs[i]), r[i])` for every `i`, so `x̄[i]` is the `vjp`
+    /// of that function of `xs[i]` (itself differentiated statically).
+    /// `arrs` are the `k` arrays of the operator's `k` components (of
+    /// scalars, or of rows for an operator on arrays that is not a mapped
+    /// scalar operator), `seeds` the `k` adjoints of the result.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn reduce_generic(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        w: Atom,
+        op: &Lambda,
+        neutral: &[Atom],
+        arrs: &[Var],
+        seeds: Vec<Atom>,
+    ) -> Result<(), AdError> {
+        let k = arrs.len();
+        if op.params.len() != 2 * k || op.ret.len() != k || neutral.len() != k {
+            return error(self.span, "internal error: malformed reduce operator");
+        }
+        let ts: Vec<Type> = op.ret.iter().map(crate::util::existential).collect();
+        let ats: Vec<Type> = ts.iter().map(|t| t.array_of(Dim::Ext)).collect();
+        let i64t = Type::Prim(PrimType::I64);
+        // Inclusive scans from the front, and from the back (on the
+        // reversed arrays, with the operator's arguments swapped).
+        let front_op = self.fresh_lambda(b, op)?;
+        let front = b.bind(
+            "prefix",
+            ats.clone(),
+            Exp::Soac(Soac::Scan {
+                w,
+                lam: front_op,
+                neutral: neutral.to_vec(),
+                arrs: arrs.to_vec(),
+            }),
+        );
+        let reversed: Vec<Var> = arrs
+            .iter()
+            .zip(&ats)
+            .map(|(a, at)| b.bind1("reversed", at.clone(), Exp::Reverse(*a)))
+            .collect();
+        let mut back_op = self.fresh_lambda(b, op)?;
+        let (left, right) = back_op.params.split_at(k);
+        back_op.params = right.iter().chain(left).cloned().collect();
+        let back = b.bind(
+            "suffix",
+            ats.clone(),
+            Exp::Soac(Soac::Scan {
+                w,
+                lam: back_op,
+                neutral: neutral.to_vec(),
+                arrs: reversed,
+            }),
+        );
+        let iota = iota(b, w);
+        let mut lam_types = ts.clone();
+        lam_types.push(i64t.clone());
+        let lam = b.lambda::<AdError>("x", lam_types, |b, ps| {
+            let (xs, i) = (&ps[..k], Atom::Var(ps[k]));
+            // l = i == 0 ? ne : prefix[i-1]; r = i == w-1 ? ne : suffix[w-2-i]
+            let first = b.cmp(CmpOp::Eq, i, Atom::Const(PrimValue::I64(0)));
+            let before = b.binop(BinOp::Sub, i, Atom::Const(PrimValue::I64(1)))?;
+            let last_index = b.binop(BinOp::Sub, w, Atom::Const(PrimValue::I64(1)))?;
+            let last = b.cmp(CmpOp::Eq, i, last_index);
+            let w2 = b.binop(BinOp::Sub, w, Atom::Const(PrimValue::I64(2)))?;
+            let after = b.binop(BinOp::Sub, w2, i)?;
+            let mut ls = Vec::with_capacity(k);
+            let mut rs = Vec::with_capacity(k);
+            for j in 0..k {
+                ls.push(exclusive(b, first, neutral[j], front[j], before, &ts[j])?);
+                rs.push(exclusive(b, last, neutral[j], back[j], after, &ts[j])?);
+            }
+            // vjp (\x -> op (op l x) r) x g
+            let primals = xs.iter().map(|x| Atom::Var(*x)).collect();
+            self.local_vjp(b, &ts, &ts, primals, seeds.clone(), |this, b, x| {
+                let first = this.applied(b, op, &[&ls[..], x].concat())?;
+                let second = this.applied(b, op, &[&first.result[..], &rs[..]].concat())?;
+                Ok(sequence(vec![first, second]))
+            })
+        })?;
+        let mut map_arrs = arrs.to_vec();
+        map_arrs.push(iota);
+        let xbar = b.bind(
+            "adj_reduce",
+            ats,
+            Exp::Soac(Soac::Map {
+                w,
+                lam,
+                arrs: map_arrs,
+            }),
+        );
+        for (a, x) in arrs.iter().zip(xbar) {
+            self.add(b, adj, *a, Atom::Var(x), true)?;
+        }
+        Ok(())
+    }
+
+    /// A reduction whose operator is a scalar operator mapped over rows
+    /// (`reduce (map2 op) ne xss`, seed 003 §5.1's vectorised operators): a
+    /// map of scalar reductions over the columns, each differentiated with
+    /// the scalar rule of `op` (the `+`, `*`, min/max or generic rule).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn reduce_vectorised(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        w: Atom,
+        op: &Lambda,
+        neutral: Atom,
+        arr: Var,
+        result: Var,
+        g: Var,
+    ) -> Result<(), AdError> {
+        self.by_columns(
+            b,
+            adj,
+            arr,
+            neutral,
+            result,
+            g,
+            |this, b, local, [col, ne_j, r_j, g_j]| {
+                let t = type_of(b, this.span, r_j)?;
+                let elem = t.elem();
+                let (ne_j, g_j) = (Atom::Var(ne_j), Atom::Var(g_j));
+                match single_binop(op) {
+                    Some(BinOp::Add) => {
+                        let col_t = type_of(b, this.span, col)?;
+                        let bc = b.bind1("adj_bcast", col_t, Exp::Replicate(w, g_j));
+                        this.add(b, local, col, Atom::Var(bc), true)
+                    }
+                    Some(BinOp::Min | BinOp::Max) => {
+                        this.reduce_min_max(b, local, w, col, r_j, g_j)
+                    }
+                    Some(BinOp::Mul)
+                        if elem.is_float()
+                            && ne_j == Atom::Const(nabla_ir::derivatives::constant(elem, 1.0)) =>
+                    {
+                        this.reduce_product(b, local, w, col, &t, g_j)
+                    }
+                    _ => this.reduce_generic(b, local, w, op, &[ne_j], &[col], vec![g_j]),
+                }
+            },
+        )
+    }
+
+    /// `reduce (*) 1 xs` on floats (seed 003 §5.1, the special case of
+    /// `*`): with `p` the product of the non-zero elements and `z` the
+    /// number of zeros, `x̄[i] = ȳ·p/x[i]` when `z = 0`, `ȳ·p` for the one
+    /// zero when `z = 1`, and 0 otherwise — no division by zero, one pass
+    /// for `(p, z)` and one for the adjoints.
+    pub(super) fn reduce_product(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        w: Atom,
+        arr: Var,
+        t: &Type,
+        g: Atom,
+    ) -> Result<(), AdError> {
+        let elem = t.elem();
+        let one = Atom::Const(nabla_ir::derivatives::constant(elem, 1.0));
+        let zero = Atom::Const(PrimValue::zero(elem));
+        let i64t = Type::Prim(PrimType::I64);
+        let at = Type::Array(elem, vec![Dim::Ext]);
+        let i64s = Type::Array(PrimType::I64, vec![Dim::Ext]);
+        // (x ≠ 0 ? x : 1, x = 0 ? 1 : 0) per element, then their product
+        // and sum.
+        let split = b.lambda::<AdError>("x", vec![t.clone()], |b, ps| {
+            let x = Atom::Var(ps[0]);
+            let is_zero = b.cmp(CmpOp::Eq, x, zero);
+            let nonzero = b.select(is_zero, one, x)?;
+            let count = b.select(
+                is_zero,
+                Atom::Const(PrimValue::I64(1)),
+                Atom::Const(PrimValue::I64(0)),
+            )?;
+            Ok(vec![nonzero, count])
+        })?;
+        let parts = b.bind(
+            "split",
+            vec![at.clone(), i64s],
+            Exp::Soac(Soac::Map {
+                w,
+                lam: split,
+                arrs: vec![arr],
+            }),
+        );
+        let op = b.lambda::<AdError>(
+            "p",
+            vec![t.clone(), i64t.clone(), t.clone(), i64t.clone()],
+            |b, ps| {
+                let p = b.binop(BinOp::Mul, Atom::Var(ps[0]), Atom::Var(ps[2]))?;
+                let z = b.binop(BinOp::Add, Atom::Var(ps[1]), Atom::Var(ps[3]))?;
+                Ok(vec![p, z])
+            },
+        )?;
+        let pz = b.bind(
+            "product",
+            vec![t.clone(), i64t],
+            Exp::Soac(Soac::Reduce {
+                w,
+                lam: op,
+                neutral: vec![one, Atom::Const(PrimValue::I64(0))],
+                arrs: parts,
+                commutative: true,
+            }),
+        );
+        let (p, z) = (Atom::Var(pz[0]), Atom::Var(pz[1]));
+        let scaled = b.binop(BinOp::Mul, g, p)?;
+        let no_zeros = b.cmp(CmpOp::Eq, z, Atom::Const(PrimValue::I64(0)));
+        let one_zero = b.cmp(CmpOp::Eq, z, Atom::Const(PrimValue::I64(1)));
+        let lam = b.lambda::<AdError>("x", vec![t.clone()], |b, ps| {
+            let x = Atom::Var(ps[0]);
+            let is_zero = b.cmp(CmpOp::Eq, x, zero);
+            let safe = b.select(is_zero, one, x)?;
+            let quotient = b.binop(BinOp::Div, scaled, safe)?;
+            let lone_zero = b.binop(BinOp::LogAnd, one_zero, is_zero)?;
+            let other = b.select(lone_zero, scaled, zero)?;
+            Ok(vec![b.select(no_zeros, quotient, other)?])
+        })?;
+        let xbar = b.bind1(
+            "adj_product",
+            at,
+            Exp::Soac(Soac::Map {
+                w,
+                lam,
+                arrs: vec![arr],
+            }),
+        );
+        self.add(b, adj, arr, Atom::Var(xbar), true)
+    }
+
+    /// `reduce min`/`reduce max`: the result's adjoint goes to the first
+    /// element equal to the result (seed 003 §5.1: ties to the smallest
+    /// index), one sparse update.
+    pub(super) fn reduce_min_max(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        w: Atom,
+        arr: Var,
+        result: Var,
+        g: Atom,
+    ) -> Result<(), AdError> {
+        if !self.active.contains(&arr) {
+            return Ok(());
+        }
+        let span = self.span;
+        let t = type_of(b, span, result)?;
+        let iota = iota(b, w);
+        // The first index whose element equals the result (w if none).
+        let candidates =
+            b.lambda::<AdError>("i", vec![t.clone(), Type::Prim(PrimType::I64)], |b, ps| {
+                let eq = b.cmp(CmpOp::Eq, Atom::Var(ps[0]), Atom::Var(result));
+                Ok(vec![b.select(eq, Atom::Var(ps[1]), w)?])
+            })?;
+        let positions = b.bind1(
+            "positions",
+            Type::Array(PrimType::I64, vec![Dim::Ext]),
+            Exp::Soac(Soac::Map {
+                w,
+                lam: candidates,
+                arrs: vec![arr, iota],
+            }),
+        );
+        let min = b.lambda::<AdError>(
+            "i",
+            vec![Type::Prim(PrimType::I64), Type::Prim(PrimType::I64)],
+            |b, ps| {
+                Ok(vec![b.binop(
+                    BinOp::Min,
+                    Atom::Var(ps[0]),
+                    Atom::Var(ps[1]),
+                )?])
+            },
+        )?;
+        let first = b.bind1(
+            "first",
+            Type::Prim(PrimType::I64),
+            Exp::Soac(Soac::Reduce {
+                w,
+                lam: min,
+                neutral: vec![w],
+                arrs: vec![positions],
+                commutative: true,
+            }),
+        );
+        if adj.get(arr).is_some() {
+            // An adjoint exists already: one element update, in place.
+            let a = self.owned_adjoint(b, adj, arr)?;
+            let at = crate::util::existential(&type_of(b, span, a)?);
+            let found = b.cmp(CmpOp::Lt, Atom::Var(first), w);
+            let idx = vec![DimIndex::Fix(Atom::Var(first))];
+            b.begin();
+            let old = b.bind1("adj_elem", t.clone(), Exp::Index(a, idx.clone()));
+            let new = b.binop(BinOp::Add, Atom::Var(old), g)?;
+            let upd = b.bind1("adj_upd", at.clone(), Exp::Update(a, idx, new));
+            let then_ = b.end(vec![Atom::Var(upd)]);
+            let else_ = Body {
+                stms: vec![],
+                result: vec![Atom::Var(a)],
+            };
+            let r = b.bind1(
+                "adj_arg",
+                at,
+                Exp::If {
+                    cond: found,
+                    then_,
+                    else_,
+                },
+            );
+            adj.map.insert(arr, Atom::Var(r));
+            adj.owned.insert(r);
+            return Ok(());
+        }
+        // Otherwise the one-hot adjoint `map (\i -> if i == first then g else 0)
+        // (iota w)`: pure and total, so it disappears when a `map` reverses
+        // the one element alone (see `map_one_hot`).
+        let w_dim = dim_of_atom(w);
+        let indices = b.bind1(
+            "iota",
+            Type::Array(PrimType::I64, vec![w_dim]),
+            Exp::Iota {
+                n: w,
+                start: Atom::Const(PrimValue::I64(0)),
+                step: Atom::Const(PrimValue::I64(1)),
+                ty: PrimType::I64,
+            },
+        );
+        let zero = Atom::Const(PrimValue::zero(t.elem()));
+        let pick = b.lambda::<AdError>("i", vec![Type::Prim(PrimType::I64)], |b, ps| {
+            let here = b.cmp(CmpOp::Eq, Atom::Var(ps[0]), Atom::Var(first));
+            Ok(vec![b.select(here, g, zero)?])
+        })?;
+        let one_hot = b.bind1(
+            "adj_one_hot",
+            Type::Array(t.elem(), vec![w_dim]),
+            Exp::Soac(Soac::Map {
+                w,
+                lam: pick,
+                arrs: vec![indices],
+            }),
+        );
+        self.one_hot.insert(one_hot, (Atom::Var(first), g));
+        self.add(b, adj, arr, Atom::Var(one_hot), true)
+    }
+}
