@@ -1,9 +1,18 @@
-//! TODO
+//! The state of a return sweep ([`Reverse`]) and the adjoint bookkeeping that
+//! every rule uses: the map of adjoints ([`Adjoints`], absent: zero), adding a
+//! contribution (in place where the adjoint array is owned, into an accumulator
+//! for a free array of a map's lambda), zero seeds, summing rows, and small IR
+//! helpers (`iota`, sequencing bodies, pruning recomputed statements). The
+//! adjoint map and the redirection of free arrays to accumulators follow
+//! Schenck, Rønning, Henriksen and Oancea, "AD for an Array Language with
+//! Nested Parallelism" (SC22), §4.1 and §5.4.
 
 use crate::util::{type_of, zero_like, zero_of};
 use crate::{error, unsupported, Ad, AdError};
 use nabla_ir::builder::{FunctionBuilder, UnknownVariable};
-use nabla_ir::{Atom, BinOp, Body, Dim, Exp, PrimType, PrimValue, Soac, Span, Stm, Type, Var};
+use nabla_ir::{
+    Atom, BinOp, Body, Dim, Exp, Param, PrimType, PrimValue, Soac, Span, Stm, Type, Var,
+};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// The adjoints accumulated so far (absent: zero).
@@ -34,7 +43,7 @@ pub(super) struct Reverse<'a> {
     /// an accumulator: the accumulator variable now in scope.
     pub(super) redirect: HashMap<Var, Var>,
     /// The first variable bound by each `with_vjp` inside the rules the
-    /// return sweep emitted (see [`expand_vjp`]).
+    /// return sweep emitted (see [`super::expand_vjp`]).
     pub(super) in_rules: HashSet<Var>,
     /// Adjoint arrays that are zero except at one index (made by the rule
     /// of `reduce min`/`max`): the index (the array's width where there is
@@ -54,7 +63,7 @@ pub(super) struct Reverse<'a> {
 /// until none is left. Unlike dead-code elimination in general, this may
 /// remove statements that could fail (an index, a division): they are
 /// re-executions, in the return sweep, of statements that the forward sweep
-/// already ran on the same values, so they cannot fail here (seed 003 §4:
+/// already ran on the same values, so they cannot fail here (Schenck et al. §4:
 /// redundant execution). Statements with accumulators stay (an
 /// accumulator is used exactly once, by its successor).
 pub(super) fn prune_recomputed(body: &mut Body, recomputed: &HashSet<Var>) {
@@ -161,6 +170,14 @@ pub(crate) fn add_values(
             Ok(Atom::Var(sum))
         }
     }
+}
+
+/// A statement's results in the return sweep: its pattern and their
+/// adjoints (`None`: zero), taken out of the [`Adjoints`].
+#[derive(Clone, Copy)]
+pub(super) struct Results<'s> {
+    pub(super) pat: &'s [Param],
+    pub(super) ybar: &'s [Option<Atom>],
 }
 
 impl Reverse<'_> {

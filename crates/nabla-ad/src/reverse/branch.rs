@@ -1,4 +1,7 @@
-//! TODO
+//! The rule of `if` (Schenck, Rønning, Henriksen and Oancea, "AD for an Array
+//! Language with Nested Parallelism" (SC22), §4.2): the return sweep is an `if`
+//! on the same condition whose branches rerun their primal code and then return
+//! the adjoints of the variables free in either branch.
 
 use super::adjoints::{bound_vars, prune_recomputed, Adjoints, Reverse};
 use crate::util::{type_of, zero_like};
@@ -11,7 +14,6 @@ impl Reverse<'_> {
     /// `if`: each branch run again (on fresh variables) followed by its
     /// return sweep; the branches return the adjoint contributions of the
     /// free variables.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn branch(
         &mut self,
         b: &mut FunctionBuilder,

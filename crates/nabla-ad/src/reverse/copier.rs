@@ -1,4 +1,7 @@
-//! TODO
+//! Copying code with fresh variables: the [`Copier`] (the redundant execution
+//! of a scope's primal code in the return sweep runs such a copy), fresh copies
+//! of bodies and lambdas, and the inlining of calls before a `vjp` is
+//! differentiated.
 
 use super::adjoints::Reverse;
 use crate::util::nested_bodies_mut;

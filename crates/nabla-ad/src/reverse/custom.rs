@@ -1,10 +1,12 @@
-//! TODO
+//! User-given rules: the return sweep of `with_vjp` (Futhark's custom
+//! derivatives, futhark-internals.md §2) applies the rule to the saved values
+//! and the results' adjoints.
 
-use super::adjoints::{Adjoints, Reverse};
+use super::adjoints::{Adjoints, Results, Reverse};
 use crate::util::{type_of, zero_like};
 use crate::{error, AdError};
 use nabla_ir::builder::FunctionBuilder;
-use nabla_ir::{Atom, Exp, Lambda, Param, PrimType, Stm, Type};
+use nabla_ir::{Atom, Exp, Lambda, PrimType, Stm, Type};
 use std::collections::HashMap;
 
 impl Reverse<'_> {
@@ -14,17 +16,16 @@ impl Reverse<'_> {
     /// forward sweep, which keeps the statement) and the results' adjoints
     /// (zero where absent); its results are added to the arguments'
     /// adjoints. The free variables of `f` and the saved values get none.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn custom_rule(
         &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
-        pat: &[Param],
-        ybar: &[Option<Atom>],
+        res: Results,
         rule: &Lambda,
         args: &[Atom],
         tape: usize,
     ) -> Result<(), AdError> {
+        let Results { pat, ybar } = res;
         if ybar[tape..].iter().all(|y| y.is_none()) {
             return Ok(());
         }

@@ -1,6 +1,14 @@
-//! TODO
+//! Loops (Schenck, Rønning, Henriksen and Oancea, "AD for an Array Language
+//! with Nested Parallelism" (SC22), §4.2–4.3 and §6.2): the forward sweep
+//! checkpoints the parameters of every `for` loop at each iteration's entry
+//! (one array per parameter); the return sweep runs the iterations backwards,
+//! each from its checkpoint. A `while` loop first counts its iterations (the
+//! inspector of §6.2) and is then reversed as a `for` loop. A loop whose array
+//! sizes may change checkpoints only while they keep their initial shapes, and
+//! otherwise reruns the loop from its initial values (the far end of §4.3's
+//! time/space trade-off). There is no strip-mining yet.
 
-use super::adjoints::{bound_vars, prune_recomputed, Adjoints, Reverse};
+use super::adjoints::{bound_vars, prune_recomputed, Adjoints, Results, Reverse};
 use crate::util::{atom_type, type_of, zero_like, zero_of};
 use crate::AdError;
 use nabla_ir::builder::FunctionBuilder;
@@ -14,17 +22,17 @@ use std::collections::{HashMap, HashSet};
 /// at an iteration's entry, its trip count and index variable.
 #[derive(Clone, Debug)]
 pub(super) struct LoopCheckpoints {
-    pub(super) restore: Restore,
-    pub(super) bound: Atom,
-    pub(super) i: Var,
+    restore: Restore,
+    bound: Atom,
+    i: Var,
 }
 
 /// How the return sweep gets a loop's parameters at the entry of an
 /// iteration.
 #[derive(Clone, Debug)]
-pub(super) enum Restore {
+enum Restore {
     /// From checkpoint arrays, one per parameter, a row per iteration
-    /// (seed 003 §4.2).
+    /// (Schenck et al. §4.2).
     Checkpoints(Vec<Var>),
     /// For a loop whose array sizes may change from one iteration to the
     /// next (its parameters' types have existential sizes): the
@@ -33,7 +41,7 @@ pub(super) enum Restore {
     /// rectangular checkpoint array can hold the states, and the return
     /// sweep runs the loop again from its `initial` values up to the
     /// iteration (quadratic in the trip count, no memory per iteration:
-    /// the far end of seed 003 §4.3's time/space trade-off; such loops
+    /// the far end of Schenck et al. §4.3's time/space trade-off; such loops
     /// usually halve or double their arrays, so they run few iterations).
     Guarded {
         checkpoints: Vec<Var>,
@@ -60,24 +68,65 @@ fn size_varies(t: &Type, params: &[Param]) -> bool {
 /// The checkpoints of the loops of a forward sweep, by statement position.
 pub(super) type Checkpoints = Vec<Option<LoopCheckpoints>>;
 
+/// The parts of a loop statement (`loop params = init ... do body`) that
+/// its rules read.
+#[derive(Clone, Copy)]
+pub(super) struct LoopParts<'a> {
+    pub(super) params: &'a [Param],
+    pub(super) init: &'a [Atom],
+    pub(super) body: &'a Body,
+}
+
 impl Reverse<'_> {
+    /// The forward sweep of the loop `stm` (its parts `parts`, its form
+    /// `form`): a `for` loop runs checkpointing its parameters; a `while`
+    /// loop first counts its iterations and then runs as a `for` loop of
+    /// that many iterations (Schenck et al. §6.2).
+    pub(super) fn checkpointed_loop(
+        &mut self,
+        b: &mut FunctionBuilder,
+        stm: &Stm,
+        parts: LoopParts,
+        form: &LoopForm,
+    ) -> Result<LoopCheckpoints, AdError> {
+        match form {
+            LoopForm::For { i, bound } => {
+                let restore = self.checkpointing_loop(b, stm, parts, *i, *bound)?;
+                Ok(LoopCheckpoints {
+                    restore,
+                    bound: *bound,
+                    i: *i,
+                })
+            }
+            LoopForm::While { cond } => {
+                let LoopParts { params, init, body } = parts;
+                let count = self.count_iterations(b, params, init, cond, body)?;
+                let i = b.vars.fresh("i", Type::Prim(PrimType::I64));
+                let restore = self.checkpointing_loop(b, stm, parts, i, count)?;
+                Ok(LoopCheckpoints {
+                    restore,
+                    bound: count,
+                    i,
+                })
+            }
+        }
+    }
+
     /// The loop, also writing each parameter's value at each iteration's
     /// entry into a checkpoint array (`[bound]` rows); returns the final
     /// checkpoint arrays. A loop whose array sizes may change writes a state
     /// only while every array keeps its initial shape, and also keeps its
     /// initial values (copies of those the loop consumes) for the return
     /// sweep to run it again from ([`Restore::Guarded`]).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn checkpointing_loop(
+    fn checkpointing_loop(
         &mut self,
         b: &mut FunctionBuilder,
         stm: &Stm,
-        params: &[Param],
-        init: &[Atom],
+        parts: LoopParts,
         i: Var,
         bound: Atom,
-        body: &Body,
     ) -> Result<Restore, AdError> {
+        let LoopParts { params, init, body } = parts;
         // Loops whose sizes may change keep their initial values (copies
         // of those the loop consumes) and the initial shapes.
         let varying = params.iter().any(|p| size_varies(&p.ty, params));
@@ -227,7 +276,7 @@ impl Reverse<'_> {
 
     /// Runs a `while` loop (on fresh variables) counting its iterations;
     /// returns the count (an `i64`).
-    pub(super) fn count_iterations(
+    fn count_iterations(
         &mut self,
         b: &mut FunctionBuilder,
         params: &[Param],
@@ -333,22 +382,20 @@ impl Reverse<'_> {
         Ok(out)
     }
 
-    /// A `for` loop, reversed (seed 003 §4.2): iteration `n-1-j` of the
+    /// A `for` loop, reversed (Schenck et al. §4.2): iteration `n-1-j` of the
     /// adjoint loop restores the parameters from the checkpoints, runs the
     /// body again and then its return sweep, carrying the adjoints of the
     /// parameters and of the body's free variables.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn for_loop(
         &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
-        ybar: &[Option<Atom>],
-        pat: &[Param],
-        params: &[Param],
-        init: &[Atom],
+        res: Results,
+        parts: LoopParts,
         ck: &LoopCheckpoints,
-        body: &Body,
     ) -> Result<(), AdError> {
+        let Results { pat, ybar } = res;
+        let LoopParts { params, init, body } = parts;
         let (i, bound) = (ck.i, ck.bound);
         let mut exclude: Vec<Var> = params.iter().map(|p| p.var).collect();
         exclude.push(i);

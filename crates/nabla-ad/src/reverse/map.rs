@@ -1,6 +1,12 @@
-//! TODO
+//! The rule of `map` (Schenck, Rønning, Henriksen and Oancea, "AD for an Array
+//! Language with Nested Parallelism" (SC22), §5.4): the adjoint is a map over
+//! the inputs and the results' adjoints whose lambda is the reversed lambda;
+//! the adjoints of the lambda's free arrays are accumulated through a
+//! `with_acc` around it (§6.1, accumulators). A map whose only result adjoint
+//! is one-hot (from `reduce min`/`max`) reverses one element only; values the
+//! primal map already stored are not recomputed.
 
-use super::adjoints::{prune_recomputed, Adjoints, Reverse};
+use super::adjoints::{prune_recomputed, Adjoints, Results, Reverse};
 use crate::util::{type_of, zero_like};
 use crate::{error, AdError};
 use nabla_ir::builder::FunctionBuilder;
@@ -107,7 +113,7 @@ impl Reverse<'_> {
     /// adjoint `g` — its reads `arrs[index]` give the inputs sparse
     /// adjoints (one-row updates, or accumulator updates inside an
     /// enclosing map) and its free variables their adjoints directly, with
-    /// no per-element adjoint arrays (seed 003 §5.1's min/max rule carried
+    /// no per-element adjoint arrays (Schenck et al. §5.1's min/max rule carried
     /// through the map that computed the reduced values).
     fn map_one_hot(
         &mut self,
@@ -156,24 +162,23 @@ impl Reverse<'_> {
         Ok(true)
     }
 
-    /// `map`: the adjoint is a map (seed 003 §5.4) over the inputs and the
+    /// `map`: the adjoint is a map (Schenck et al. §5.4) over the inputs and the
     /// results' adjoints whose lambda runs the primal lambda again and then
     /// its return sweep, returning the adjoints of its parameters (rows of
     /// the inputs' adjoints) and its contributions to free scalars (summed
     /// afterwards). Free arrays receive their adjoints through accumulators
-    /// (seed 003 §5.4): a `with_acc` around the adjoint map at the outermost
+    /// (Schenck et al. §5.4): a `with_acc` around the adjoint map at the outermost
     /// map, the enclosing accumulators threaded through nested maps.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn map(
         &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
-        ybar: &[Option<Atom>],
+        res: Results,
         w: Atom,
         lam: &Lambda,
         arrs: &[Var],
-        pat: &[Param],
     ) -> Result<(), AdError> {
+        let Results { pat, ybar } = res;
         if self.map_one_hot(b, adj, ybar, w, lam, arrs)? {
             return Ok(());
         }
@@ -297,7 +302,7 @@ impl Reverse<'_> {
     /// inputs, then per-element contributions to `scalar_fvs`) and the
     /// final accumulators.
     ///
-    /// Seed 003 §4 re-executes the lambda's body in the return sweep; a
+    /// Schenck et al. §4 re-executes the lambda's body in the return sweep; a
     /// statement whose values the lambda returns is not re-executed: the
     /// forward sweep's map already stored them (so `vjp` of
     /// `sum (map exp xs)` evaluates `exp` once per element, not twice).

@@ -58,19 +58,13 @@ mod scatter;
 
 pub use adjoints::Adjoints;
 
-use crate::util::{shape_of, type_of, zero_like, zero_of};
+use crate::util::type_of;
 use crate::{error, Ad, AdError};
-use adjoints::Reverse;
-use loops::{Checkpoints, LoopCheckpoints};
+use adjoints::{Results, Reverse};
+use loops::{Checkpoints, LoopCheckpoints, LoopParts};
 use nabla_ir::builder::FunctionBuilder;
 use nabla_ir::derivatives::ScalarOp;
-use nabla_ir::{
-    Atom, BinOp, Dim, DimIndex, Exp, Lambda, LoopForm, Param, PrimType, PrimValue, Soac, Span, Stm,
-    Type, UnOp, Var,
-};
-use operators::{is_min_or_max, is_plus, single_binop, vectorised_operator};
-use scalar::Slice;
-use scan::ScanAdjoint;
+use nabla_ir::{Atom, Exp, Lambda, LoopForm, Param, Soac, Span, Stm, Var};
 use std::collections::{HashMap, HashSet};
 
 /// `let pat = vjp lam primals adjoints`: the forward sweep and the return
@@ -137,7 +131,7 @@ pub(crate) fn expand_vjp(
 impl Reverse<'_> {
     /// Emits `stms` (the forward sweep); `for` loops also checkpoint their
     /// parameters at each iteration's entry.
-    pub(super) fn forward_sweep(
+    fn forward_sweep(
         &mut self,
         b: &mut FunctionBuilder,
         stms: &[Stm],
@@ -156,33 +150,11 @@ impl Reverse<'_> {
                 Exp::Loop {
                     params,
                     init,
-                    form: LoopForm::For { i, bound },
+                    form,
                     body,
-                } => {
-                    let restore =
-                        self.checkpointing_loop(b, stm, params, init, *i, *bound, body)?;
-                    out.push(Some(LoopCheckpoints {
-                        restore,
-                        bound: *bound,
-                        i: *i,
-                    }));
-                }
-                Exp::Loop {
-                    params,
-                    init,
-                    form: LoopForm::While { cond },
-                    body,
-                } if self.is_active_stm(stm) => {
-                    // Seed 003 §6.2: count the iterations first, then run
-                    // the loop as a `for` loop of that many iterations.
-                    let count = self.count_iterations(b, params, init, cond, body)?;
-                    let i = b.vars.fresh("i", Type::Prim(PrimType::I64));
-                    let restore = self.checkpointing_loop(b, stm, params, init, i, count, body)?;
-                    out.push(Some(LoopCheckpoints {
-                        restore,
-                        bound: count,
-                        i,
-                    }));
+                } if matches!(form, LoopForm::For { .. }) || self.is_active_stm(stm) => {
+                    let parts = LoopParts { params, init, body };
+                    out.push(Some(self.checkpointed_loop(b, stm, parts, form)?));
                 }
                 Exp::Soac(soac @ (Soac::Hist { dest, .. } | Soac::Scatter { dest, .. })) => {
                     // As for updates: the return sweep may read the old
@@ -230,7 +202,7 @@ impl Reverse<'_> {
     }
 
     /// Visits `stms` backwards, accumulating adjoints.
-    pub(super) fn return_sweep(
+    fn return_sweep(
         &mut self,
         b: &mut FunctionBuilder,
         stms: &[Stm],
@@ -246,7 +218,9 @@ impl Reverse<'_> {
         Ok(())
     }
 
-    /// The adjoint contributions of one statement.
+    /// The return sweep of one statement: the adjoints of its results
+    /// (taken out of `adj`) go to the variables it reads, by the rule of
+    /// its construct.
     fn stm(
         &mut self,
         b: &mut FunctionBuilder,
@@ -261,536 +235,55 @@ impl Reverse<'_> {
         if ybar.iter().all(|y| y.is_none()) {
             return Ok(());
         }
+        let res = Results { pat, ybar: &ybar };
         let g = ybar[0];
         match &stm.exp {
-            Exp::Atoms(xs) => {
-                for (x, y) in xs.iter().zip(&ybar) {
-                    if let (Atom::Var(x), Some(y)) = (x, y) {
-                        self.add_shared(b, adj, *x, *y)?;
-                    }
-                }
-            }
-            Exp::BinOp(op, x, y) => self.scalar(b, adj, g, pat, ScalarOp::Bin(*op), &[*x, *y])?,
-            Exp::UnOp(op, x) => self.scalar(b, adj, g, pat, ScalarOp::Un(*op), &[*x])?,
+            Exp::Atoms(xs) => self.atoms(b, adj, xs, &ybar),
+            Exp::BinOp(op, x, y) => self.scalar(b, adj, g, pat, ScalarOp::Bin(*op), &[*x, *y]),
+            Exp::UnOp(op, x) => self.scalar(b, adj, g, pat, ScalarOp::Un(*op), &[*x]),
             Exp::TernOp(op, x, y, z) => {
-                self.scalar(b, adj, g, pat, ScalarOp::Tern(*op), &[*x, *y, *z])?
+                self.scalar(b, adj, g, pat, ScalarOp::Tern(*op), &[*x, *y, *z])
             }
-            Exp::Conv(op, x) => self.scalar(b, adj, g, pat, ScalarOp::Conv(*op), &[*x])?,
+            Exp::Conv(op, x) => self.scalar(b, adj, g, pat, ScalarOp::Conv(*op), &[*x]),
             Exp::CmpOp(..)
             | Exp::Iota { .. }
             | Exp::Size(..)
             | Exp::Assert(..)
-            | Exp::AssertEqSizes(..) => {}
-            Exp::Index(v, idx) if self.redirect.contains_key(v) => {
-                let Some(g) = g else { return Ok(()) };
-                if !self.active.contains(v) {
-                    return Ok(());
-                }
-                let slices = idx
-                    .iter()
-                    .filter(|d| matches!(d, DimIndex::Slice { .. }))
-                    .count();
-                if slices > 1 {
-                    return self.unsupported("a free array of a map sliced in several dimensions");
-                }
-                let mut indices = Vec::with_capacity(idx.len());
-                for (k, d) in idx.iter().enumerate() {
-                    match d {
-                        DimIndex::Fix(a) => indices.push(*a),
-                        DimIndex::Slice { start, len, stride } => {
-                            let mut after = Vec::with_capacity(idx.len() - k - 1);
-                            for d in &idx[k + 1..] {
-                                match d {
-                                    DimIndex::Fix(a) => after.push(*a),
-                                    DimIndex::Slice { .. } => {
-                                        return error(self.span, "internal error: two slices")
-                                    }
-                                }
-                            }
-                            let slice = Slice {
-                                before: indices,
-                                start: *start,
-                                len: *len,
-                                stride: *stride,
-                                after,
-                            };
-                            return self.slice_into_accumulator(b, *v, slice, g, &pat[0].ty);
-                        }
-                    }
-                }
-                let acc = self.redirect[v];
-                let t = type_of(b, self.span, acc)?;
-                let next = b.bind1(
-                    "acc",
-                    t,
-                    Exp::UpdateAcc {
-                        acc,
-                        indices,
-                        value: g,
-                    },
-                );
-                self.redirect.insert(*v, next);
-            }
-            Exp::Index(v, idx) => {
-                let Some(g) = g else { return Ok(()) };
-                if !Self::differentiable(&type_of(b, self.span, *v)?) {
-                    return Ok(());
-                }
-                let a = self.owned_adjoint(b, adj, *v)?;
-                let t = pat[0].ty.clone();
-                let old = Atom::Var(b.bind1(
-                    "adj_elem",
-                    crate::util::existential(&t.clone()),
-                    Exp::Index(a, idx.clone()),
-                ));
-                let new = self.add_values(b, &t, old, g)?;
-                let at = type_of(b, self.span, a)?;
-                let updated = b.bind1(
-                    "adj_upd",
-                    crate::util::existential(&at),
-                    Exp::Update(a, idx.clone(), new),
-                );
-                adj.map.insert(*v, Atom::Var(updated));
-                adj.owned.insert(updated);
-            }
-            Exp::Update(arr, idx, val) => {
-                let Some(g) = g else { return Ok(()) };
-                let Atom::Var(gv) = g else {
-                    return error(self.span, "internal error: scalar adjoint of an array");
-                };
-                if let Atom::Var(val) = val {
-                    let vt = type_of(b, self.span, *val)?;
-                    if Self::differentiable(&vt) {
-                        let mut part = b.bind1(
-                            "adj_part",
-                            crate::util::existential(&vt),
-                            Exp::Index(gv, idx.clone()),
-                        );
-                        // ȳ is about to be updated in place: a row read
-                        // from it must be a copy, not a view.
-                        let copied = vt.rank() > 0 && adj.owned.contains(&gv);
-                        if copied {
-                            part =
-                                b.bind1("adj_part", crate::util::existential(&vt), Exp::Copy(part));
-                        }
-                        self.add(b, adj, *val, Atom::Var(part), copied)?;
-                    }
-                }
-                // The adjoint of the old array: ȳ with the overwritten part
-                // zeroed (in place when ȳ is ours alone).
-                let gt = type_of(b, self.span, gv)?;
-                let owned = if adj.owned.remove(&gv) {
-                    gv
-                } else {
-                    b.bind1(
-                        "adj_copy",
-                        crate::util::existential(&gt.clone()),
-                        Exp::Copy(gv),
-                    )
-                };
-                let zero = zero_of(b, self.span, val)?;
-                let cleared = b.bind1(
-                    "adj_cleared",
-                    crate::util::existential(&gt),
-                    Exp::Update(owned, idx.clone(), zero),
-                );
-                self.add(b, adj, *arr, Atom::Var(cleared), true)?;
-            }
-            Exp::ArrayLit(xs, row) => {
-                let Some(Atom::Var(gv)) = g else {
-                    return Ok(());
-                };
-                for (i, x) in xs.iter().enumerate() {
-                    if let Atom::Var(x) = x {
-                        let part = b.bind1(
-                            "adj_row",
-                            crate::util::existential(&row.clone()),
-                            Exp::Index(
-                                gv,
-                                vec![DimIndex::Fix(Atom::Const(PrimValue::I64(i as i64)))],
-                            ),
-                        );
-                        self.add(b, adj, *x, Atom::Var(part), false)?;
-                    }
-                }
-            }
-            Exp::Replicate(n, x) => {
-                let (Some(Atom::Var(gv)), Atom::Var(x)) = (g, x) else {
-                    return Ok(());
-                };
-                let xt = type_of(b, self.span, *x)?;
-                if !Self::differentiable(&xt) {
-                    return Ok(());
-                }
-                let sum = self.sum_rows(b, *n, gv, &xt, Atom::Var(*x))?;
-                self.add(b, adj, *x, sum, true)?;
-            }
-            Exp::Copy(v) => {
-                if let Some(g) = g {
-                    self.add_shared(b, adj, *v, g)?;
-                }
-            }
-            Exp::Reshape(_, v) => {
-                let Some(Atom::Var(gv)) = g else {
-                    return Ok(());
-                };
-                let vt = type_of(b, self.span, *v)?;
-                let shape: Vec<Atom> = shape_of(b, self.span, *v)?
-                    .into_iter()
-                    .map(|s| s.0)
-                    .collect();
-                let r = b.bind1(
-                    "adj_reshape",
-                    crate::util::existential(&vt),
-                    Exp::Reshape(shape, gv),
-                );
-                self.add(b, adj, *v, Atom::Var(r), false)?;
-            }
-            Exp::Rearrange(perm, v) => {
-                let Some(Atom::Var(gv)) = g else {
-                    return Ok(());
-                };
-                let mut inverse = vec![0; perm.len()];
-                for (k, &p) in perm.iter().enumerate() {
-                    if p < inverse.len() {
-                        inverse[p] = k;
-                    }
-                }
-                let vt = type_of(b, self.span, *v)?;
-                let r = b.bind1(
-                    "adj_rearrange",
-                    crate::util::existential(&vt),
-                    Exp::Rearrange(inverse, gv),
-                );
-                self.add(b, adj, *v, Atom::Var(r), false)?;
-            }
-            Exp::Reverse(v) => {
-                let Some(Atom::Var(gv)) = g else {
-                    return Ok(());
-                };
-                let vt = type_of(b, self.span, *v)?;
-                let r = b.bind1(
-                    "adj_reverse",
-                    crate::util::existential(&vt),
-                    Exp::Reverse(gv),
-                );
-                self.add(b, adj, *v, Atom::Var(r), false)?;
-            }
-            Exp::Rotate(r, v) => {
-                let Some(Atom::Var(gv)) = g else {
-                    return Ok(());
-                };
-                let vt = type_of(b, self.span, *v)?;
-                let neg = b.unop(UnOp::Neg, *r).map_err(|u| self.unknown(u))?;
-                let x = b.bind1(
-                    "adj_rotate",
-                    crate::util::existential(&vt),
-                    Exp::Rotate(neg, gv),
-                );
-                self.add(b, adj, *v, Atom::Var(x), false)?;
-            }
-            Exp::Concat(vs) => {
-                let Some(Atom::Var(gv)) = g else {
-                    return Ok(());
-                };
-                let mut offset = Atom::Const(PrimValue::I64(0));
-                for v in vs {
-                    let vt = type_of(b, self.span, *v)?;
-                    let n = Atom::Var(b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(*v, 0)));
-                    let part = b.bind1(
-                        "adj_part",
-                        crate::util::existential(&vt.clone()),
-                        Exp::Index(
-                            gv,
-                            vec![DimIndex::Slice {
-                                start: offset,
-                                len: n,
-                                stride: Atom::Const(PrimValue::I64(1)),
-                            }],
-                        ),
-                    );
-                    if Self::differentiable(&vt) {
-                        self.add(b, adj, *v, Atom::Var(part), false)?;
-                    }
-                    offset = b
-                        .binop(BinOp::Add, offset, n)
-                        .map_err(|u| self.unknown(u))?;
-                }
-            }
-            Exp::If { cond, then_, else_ } => self.branch(b, adj, &ybar, *cond, then_, else_)?,
+            | Exp::AssertEqSizes(..) => Ok(()),
+            Exp::Index(v, idx) => self.index(b, adj, res, v, idx),
+            Exp::Update(arr, idx, val) => self.update(b, adj, arr, idx, val, g),
+            Exp::ArrayLit(xs, row) => self.array_lit(b, adj, xs, row, g),
+            Exp::Replicate(n, x) => self.replicate(b, adj, n, x, g),
+            Exp::Copy(v) => match g {
+                Some(g) => self.add_shared(b, adj, *v, g),
+                None => Ok(()),
+            },
+            Exp::Reshape(_, v) => self.reshape(b, adj, v, g),
+            Exp::Rearrange(perm, v) => self.rearrange(b, adj, perm, v, g),
+            Exp::Reverse(v) => self.reverse(b, adj, v, g),
+            Exp::Rotate(r, v) => self.rotate(b, adj, r, v, g),
+            Exp::Concat(vs) => self.concat(b, adj, vs, g),
+            Exp::If { cond, then_, else_ } => self.branch(b, adj, &ybar, *cond, then_, else_),
             Exp::Loop {
                 params, init, body, ..
             } => {
                 let Some(ck) = checkpoints else {
                     return error(self.span, "internal error: loop without checkpoints");
                 };
-                self.for_loop(b, adj, &ybar, pat, params, init, ck, body)?
+                self.for_loop(b, adj, res, LoopParts { params, init, body }, ck)
             }
-            Exp::Soac(Soac::Map { w, lam, arrs }) => self.map(b, adj, &ybar, *w, lam, arrs, pat)?,
-            Exp::Soac(Soac::Reduce { w, lam, arrs, .. })
-                if arrs.len() == 1 && is_min_or_max(lam) =>
-            {
-                let Some(g) = g else { return Ok(()) };
-                self.reduce_min_max(b, adj, *w, arrs[0], pat[0].var, g)?;
-            }
-            Exp::Soac(Soac::Reduce {
-                w,
-                lam,
-                arrs,
-                neutral,
-                ..
-            }) if arrs.len() == 1
-                && lam.ret[0].rank() == 1
-                && vectorised_operator(lam).is_some() =>
-            {
-                let Some(Atom::Var(g)) = g else { return Ok(()) };
-                if !self.active.contains(&arrs[0]) {
-                    return Ok(());
-                }
-                let Some(op) = vectorised_operator(lam) else {
-                    return Ok(());
-                };
-                self.reduce_vectorised(b, adj, *w, &op, neutral[0], arrs[0], pat[0].var, g)?;
-            }
-            Exp::Soac(Soac::Reduce {
-                w,
-                lam,
-                arrs,
-                neutral,
-                ..
-            }) if arrs.len() == 1
-                && single_binop(lam) == Some(BinOp::Mul)
-                && lam.ret[0].elem().is_float()
-                && neutral[0]
-                    == Atom::Const(nabla_ir::derivatives::constant(lam.ret[0].elem(), 1.0)) =>
-            {
-                let Some(g) = g else { return Ok(()) };
-                if !self.active.contains(&arrs[0]) {
-                    return Ok(());
-                }
-                self.reduce_product(b, adj, *w, arrs[0], &lam.ret[0], g)?;
-            }
-            Exp::Soac(Soac::Reduce {
-                w,
-                lam,
-                neutral,
-                arrs,
-                ..
-            }) if arrs.len() > 1 || !is_plus(lam) => {
-                if !arrs.iter().any(|a| self.active.contains(a)) {
-                    return Ok(());
-                }
-                // Zero seeds for results without an adjoint (arrays of
-                // zeros for array results: rows of arrays of arrays).
-                let mut seeds = self.seeds(&lam.ret, &ybar);
-                for (j, t) in lam.ret.iter().enumerate() {
-                    if ybar[j].is_none() && t.rank() > 0 {
-                        seeds[j] = zero_like(b, self.span, pat[j].var)?;
-                    }
-                }
-                self.reduce_generic(b, adj, *w, lam, neutral, arrs, seeds)?;
-            }
-            Exp::Soac(Soac::Reduce { w, arrs, .. }) => {
-                let Some(g) = g else { return Ok(()) };
-                let at = type_of(b, self.span, arrs[0])?;
-                // The adjoint of every element is the result's (seed 003
-                // §5.1, the special case of +).
-                let bc = b.bind1(
-                    "adj_bcast",
-                    crate::util::existential(&at),
-                    Exp::Replicate(*w, g),
-                );
-                self.add(b, adj, arrs[0], Atom::Var(bc), true)?;
-            }
-            Exp::Soac(Soac::Scan {
-                w,
-                lam,
-                arrs,
-                neutral,
-            }) if arrs.len() == 1
-                && lam.ret[0].rank() == 1
-                && vectorised_operator(lam).is_some() =>
-            {
-                let Some(Atom::Var(g)) = g else { return Ok(()) };
-                if !self.active.contains(&arrs[0]) {
-                    return Ok(());
-                }
-                let Some(op) = vectorised_operator(lam) else {
-                    return Ok(());
-                };
-                self.scan_vectorised(b, adj, *w, &op, neutral[0], arrs[0], pat[0].var, g)?;
-            }
-            Exp::Soac(Soac::Scan { w, lam, arrs, .. }) if arrs.len() == 1 && is_plus(lam) => {
-                let Some(Atom::Var(g)) = g else { return Ok(()) };
-                if !self.active.contains(&arrs[0]) {
-                    return Ok(());
-                }
-                let x = self.plus_scan_adjoint(b, *w, lam, g)?;
-                self.add(b, adj, arrs[0], Atom::Var(x), true)?;
-            }
-            Exp::Soac(Soac::Scan {
-                w,
-                lam,
-                neutral,
-                arrs,
-            }) => {
-                if !arrs.iter().any(|a| self.active.contains(a)) {
-                    return Ok(());
-                }
-                let k = arrs.len();
-                if lam.params.len() != 2 * k
-                    || lam.ret.len() != k
-                    || neutral.len() != k
-                    || pat.len() != k
-                {
-                    return error(self.span, "internal error: malformed scan operator");
-                }
-                let scan = ScanAdjoint {
-                    w: *w,
-                    op: lam,
-                    neutral,
-                    arrs,
-                    ys: pat.iter().map(|p| p.var).collect(),
-                    gs: self.array_adjoints(&ybar)?,
-                };
-                // Scalar components: seed 002's rule; rows: the sequential
-                // one.
-                if lam.ret.iter().all(|t| t.rank() == 0) {
-                    self.scan_generic(b, adj, &scan)?;
-                } else {
-                    self.scan_sequential(b, adj, &scan)?;
-                }
-            }
-            Exp::Soac(Soac::Hist {
-                w,
-                dest,
-                lam,
-                indices,
-                values,
-                ..
-            }) if dest.len() == 1 && is_plus(lam) => {
-                // `+` histogram (seed 002): the destination's adjoint passes
-                // through; each value gets the adjoint of its bucket.
-                let Some(Atom::Var(g)) = g else { return Ok(()) };
-                if type_of(b, self.span, g)?.rank() != 1 {
-                    return self.unsupported("reduce_by_index into arrays of rank > 1");
-                }
-                self.add_shared(b, adj, dest[0], Atom::Var(g))?;
-                if self.active.contains(&values[0]) {
-                    let gathered = self.gather(b, g, &[*indices], *w, false)?;
-                    self.add(b, adj, values[0], Atom::Var(gathered), true)?;
-                }
-            }
-            Exp::Soac(Soac::Hist {
-                w,
-                dest,
-                lam,
-                indices,
-                values,
-                ..
-            }) if dest.len() == 1 && is_min_or_max(lam) => {
-                let Some(Atom::Var(g)) = g else { return Ok(()) };
-                if type_of(b, self.span, g)?.rank() != 1 {
-                    return self.unsupported("reduce_by_index into arrays of rank > 1");
-                }
-                self.hist_min_max(b, adj, *w, dest[0], pat[0].var, *indices, values[0], g)?;
-            }
-            Exp::Soac(Soac::Hist {
-                w,
-                dest,
-                lam,
-                neutral,
-                indices,
-                values,
-            }) if dest.len() == lam.ret.len() => {
-                if ybar.iter().all(|a| a.is_none()) {
-                    return Ok(());
-                }
-                // Components without an adjoint get zeros.
-                let mut gs = Vec::with_capacity(dest.len());
-                for (k, p) in pat.iter().enumerate() {
-                    let g = match ybar[k] {
-                        Some(Atom::Var(g)) => g,
-                        _ => match zero_like(b, self.span, p.var)? {
-                            Atom::Var(z) => z,
-                            Atom::Const(_) => {
-                                return error(self.span, "internal error: a scalar histogram")
-                            }
-                        },
-                    };
-                    if type_of(b, self.span, g)?.rank() != 1 + lam.ret[k].rank() {
-                        return error(self.span, "internal error: a histogram's adjoint");
-                    }
-                    gs.push(g);
-                }
-                self.hist_generic(b, adj, *w, lam, neutral, dest, *indices, values, &gs)?;
-            }
-            Exp::Soac(Soac::Hist { .. }) => {
-                return error(self.span, "internal error: a histogram of the wrong arity")
-            }
-            Exp::Soac(Soac::Scatter {
-                w,
-                dest,
-                indices,
-                values,
-            }) => {
-                // Seed 003 §5.3: each written value gets the adjoint of the
-                // cell it wrote; the destination's adjoint is the result's
-                // with the written cells zeroed.
-                for (k, (d, v)) in dest.iter().zip(values).enumerate() {
-                    let Some(Atom::Var(g)) = ybar[k] else {
-                        continue;
-                    };
-                    let gt = type_of(b, self.span, g)?;
-                    if gt.rank() < indices.len() {
-                        return error(
-                            self.span,
-                            "internal error: scatter with more indices than dimensions",
-                        );
-                    }
-                    if self.active.contains(v) {
-                        let gathered = self.gather(b, g, indices, *w, true)?;
-                        self.add(b, adj, *v, Atom::Var(gathered), true)?;
-                    }
-                    if self.active.contains(d) {
-                        let t = crate::util::existential(&gt);
-                        let copy = b.bind1("adj_copy", t.clone(), Exp::Copy(g));
-                        // One zero (a row of zeros, for rows) per write.
-                        let sizes = shape_of(b, self.span, g)?;
-                        let mut sizes = sizes[indices.len()..].to_vec();
-                        sizes.insert(0, (*w, Dim::Ext));
-                        let zero = Atom::Const(PrimValue::zero(gt.elem()));
-                        let Atom::Var(zeros) = crate::util::replicated(
-                            b,
-                            "zero_row",
-                            &sizes,
-                            zero,
-                            Type::Prim(gt.elem()),
-                        ) else {
-                            return error(self.span, "internal error: scatter without writes");
-                        };
-                        let cleared = b.bind1(
-                            "adj_cleared",
-                            t,
-                            Exp::Soac(Soac::Scatter {
-                                w: *w,
-                                dest: vec![copy],
-                                indices: indices.clone(),
-                                values: vec![zeros],
-                            }),
-                        );
-                        self.add(b, adj, *d, Atom::Var(cleared), true)?;
-                    }
-                }
-            }
-            Exp::Apply(..) => return error(self.span, "internal error: a call left in a vjp"),
-            Exp::WithAcc { inputs, lam } => self.with_acc(b, adj, pat, inputs, lam, &ybar)?,
-            Exp::UpdateAcc { .. } => return self.unsupported("accumulators"),
-            Exp::Jvp { .. } | Exp::Vjp { .. } => return self.unsupported("a nested jvp/vjp"),
+            Exp::Soac(Soac::Map { w, lam, arrs }) => self.map(b, adj, res, *w, lam, arrs),
+            Exp::Soac(soac @ Soac::Reduce { .. }) => self.reduce(b, adj, res, soac),
+            Exp::Soac(soac @ Soac::Scan { .. }) => self.scan(b, adj, res, soac),
+            Exp::Soac(soac @ Soac::Hist { .. }) => self.reduce_by_index(b, adj, res, soac),
+            Exp::Soac(soac @ Soac::Scatter { .. }) => self.scatter(b, adj, res, soac),
+            Exp::Apply(..) => error(self.span, "internal error: a call left in a vjp"),
+            Exp::WithAcc { inputs, lam } => self.with_acc(b, adj, pat, inputs, lam, &ybar),
+            Exp::UpdateAcc { .. } => self.unsupported("accumulators"),
+            Exp::Jvp { .. } | Exp::Vjp { .. } => self.unsupported("a nested jvp/vjp"),
             Exp::WithVjp {
                 rule, args, tape, ..
-            } => self.custom_rule(b, adj, pat, &ybar, rule, args, *tape)?,
+            } => self.custom_rule(b, adj, res, rule, args, *tape),
         }
-        Ok(())
     }
 }

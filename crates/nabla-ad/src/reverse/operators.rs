@@ -1,4 +1,10 @@
-//! TODO
+//! The operators of `reduce`, `scan` and `reduce_by_index`: recognising the
+//! special ones (`+`, `*`, `min`/`max`, vectorised operators, after Schenck,
+//! Rønning, Henriksen and Oancea, "AD for an Array Language with Nested
+//! Parallelism" (SC22), §5.1–5.2, and Bruun and Larsen, "Reverse Automatic
+//! Differentiation in Futhark" (master's thesis, 2022), §6.5 and §7.3),
+//! applying an operator, its local vjp (the partial derivatives of the generic
+//! rules), exclusive scans, and the loops the sequential rules emit.
 
 use super::adjoints::{Adjoints, Reverse};
 use super::expand_vjp;
@@ -148,6 +154,20 @@ pub(super) fn is_min_or_max(lam: &Lambda) -> bool {
     matches!(single_binop(lam), Some(BinOp::Min | BinOp::Max))
 }
 
+/// A reduction or scan `result = soac op neutral arr` over `w` rows whose
+/// operator `op` is a scalar operator mapped over the rows (a vectorised
+/// operator, recognised by [`vectorised_operator`]), in the return sweep
+/// with the adjoint `g` of its result.
+#[derive(Clone, Copy)]
+pub(super) struct Vectorised<'a> {
+    pub(super) w: Atom,
+    pub(super) op: &'a Lambda,
+    pub(super) neutral: Atom,
+    pub(super) arr: Var,
+    pub(super) result: Var,
+    pub(super) g: Var,
+}
+
 impl Reverse<'_> {
     /// Copies the operator's body applied to `args` into the open body;
     /// returns its results.
@@ -210,22 +230,19 @@ impl Reverse<'_> {
         Ok(out[ret.len()..].iter().map(|p| Atom::Var(p.var)).collect())
     }
 
-    /// The adjoint of a reduction or scan with a vectorised operator over
-    /// `arr: [n][m]` (floats): the columns of `arr` (its transpose), of
-    /// `result` and of its adjoint `g` (transposed too where they have rank
-    /// 2, as a scan's do) and the `m` neutral elements go through one map;
+    /// The adjoint of a reduction or scan `v` with a vectorised operator
+    /// over `arr: [n][m]` (floats): the columns of `arr` (its transpose),
+    /// of `result` and of its adjoint `g` (transposed too where they have
+    /// rank 2, as a scan's do) and the `m` neutral elements go through one
+    /// map;
     /// per column, `column_rule(col, ne_j, result_j, g_j)` adds the column's
     /// adjoint to the `Adjoints` it is given. The columns' adjoints are
     /// transposed back and added to `arr`'s.
-    #[allow(clippy::too_many_arguments)]
     pub(super) fn by_columns(
         &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
-        arr: Var,
-        neutral: Atom,
-        result: Var,
-        g: Var,
+        v: Vectorised,
         mut column_rule: impl FnMut(
             &mut Self,
             &mut FunctionBuilder,
@@ -233,6 +250,13 @@ impl Reverse<'_> {
             [Var; 4],
         ) -> Result<(), AdError>,
     ) -> Result<(), AdError> {
+        let Vectorised {
+            arr,
+            neutral,
+            result,
+            g,
+            ..
+        } = v;
         let span = self.span;
         let at = type_of(b, span, arr)?;
         if at.rank() != 2 {

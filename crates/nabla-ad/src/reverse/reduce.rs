@@ -1,8 +1,15 @@
-//! TODO
+//! The rules of `reduce` (Schenck, Rønning, Henriksen and Oancea, "AD for an
+//! Array Language with Nested Parallelism" (SC22), §5.1; Bruun and Larsen,
+//! "Reverse Automatic Differentiation in Futhark" (master's thesis, 2022), §4):
+//! the generic rule (exclusive scans of the operator from both ends and its
+//! local vjp), and the special cases of `+`, `*` on floats, `min`/`max` and
+//! vectorised operators (`reduce (map2 op)`).
 
-use super::adjoints::{iota, sequence, Adjoints, Reverse};
-use super::operators::{exclusive, single_binop};
-use crate::util::type_of;
+use super::adjoints::{iota, sequence, Adjoints, Results, Reverse};
+use super::operators::{
+    exclusive, is_min_or_max, is_plus, single_binop, vectorised_operator, Vectorised,
+};
+use crate::util::{type_of, zero_like};
 use crate::{error, AdError};
 use nabla_ir::builder::FunctionBuilder;
 use nabla_ir::rewrite::dim_of_atom;
@@ -10,26 +17,123 @@ use nabla_ir::{
     Atom, BinOp, Body, CmpOp, Dim, DimIndex, Exp, Lambda, PrimType, PrimValue, Soac, Type, Var,
 };
 
+/// A reduction `reduce op neutral arrs` over `w` elements, one array per
+/// component of the operator.
+#[derive(Clone, Copy)]
+struct Reduction<'a> {
+    w: Atom,
+    op: &'a Lambda,
+    neutral: &'a [Atom],
+    arrs: &'a [Var],
+}
+
 impl Reverse<'_> {
-    /// The generic rule for `reduce op ne xs` on tuples of scalars (seed
-    /// 003 §5.1): with `l[i]` the reduction of the elements before `i` and
-    /// `r[i]` of those after it (exclusive scans from both ends), the result
-    /// is `op(op(l[i], xs[i]), r[i])` for every `i`, so `x̄[i]` is the `vjp`
-    /// of that function of `xs[i]` (itself differentiated statically).
-    /// `arrs` are the `k` arrays of the operator's `k` components (of
-    /// scalars, or of rows for an operator on arrays that is not a mapped
-    /// scalar operator), `seeds` the `k` adjoints of the result.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn reduce_generic(
+    /// `pat = reduce lam neutral arrs`: the special cases of `min`/`max`,
+    /// vectorised operators, `*` and `+` (Schenck et al. §5.1), else the
+    /// generic rule.
+    pub(super) fn reduce(
         &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
-        w: Atom,
-        op: &Lambda,
-        neutral: &[Atom],
-        arrs: &[Var],
+        res: Results,
+        soac: &Soac,
+    ) -> Result<(), AdError> {
+        let Soac::Reduce {
+            w,
+            lam,
+            arrs,
+            neutral,
+            ..
+        } = soac
+        else {
+            return error(self.span, "internal error: not a reduce");
+        };
+        let (pat, ybar, g) = (res.pat, res.ybar, res.ybar[0]);
+        if arrs.len() == 1 && is_min_or_max(lam) {
+            let Some(g) = g else { return Ok(()) };
+            self.reduce_min_max(b, adj, *w, arrs[0], pat[0].var, g)?;
+        } else if arrs.len() == 1 && lam.ret[0].rank() == 1 && vectorised_operator(lam).is_some() {
+            let Some(Atom::Var(g)) = g else { return Ok(()) };
+            if !self.active.contains(&arrs[0]) {
+                return Ok(());
+            }
+            let Some(op) = vectorised_operator(lam) else {
+                return Ok(());
+            };
+            let v = Vectorised {
+                w: *w,
+                op: &op,
+                neutral: neutral[0],
+                arr: arrs[0],
+                result: pat[0].var,
+                g,
+            };
+            self.reduce_vectorised(b, adj, v)?;
+        } else if arrs.len() == 1
+            && single_binop(lam) == Some(BinOp::Mul)
+            && lam.ret[0].elem().is_float()
+            && neutral[0] == Atom::Const(nabla_ir::derivatives::constant(lam.ret[0].elem(), 1.0))
+        {
+            let Some(g) = g else { return Ok(()) };
+            if !self.active.contains(&arrs[0]) {
+                return Ok(());
+            }
+            self.reduce_product(b, adj, *w, arrs[0], &lam.ret[0], g)?;
+        } else if arrs.len() > 1 || !is_plus(lam) {
+            if !arrs.iter().any(|a| self.active.contains(a)) {
+                return Ok(());
+            }
+            // Zero seeds for results without an adjoint (arrays of
+            // zeros for array results: rows of arrays of arrays).
+            let mut seeds = self.seeds(&lam.ret, ybar);
+            for (j, t) in lam.ret.iter().enumerate() {
+                if ybar[j].is_none() && t.rank() > 0 {
+                    seeds[j] = zero_like(b, self.span, pat[j].var)?;
+                }
+            }
+            let r = Reduction {
+                w: *w,
+                op: lam,
+                neutral,
+                arrs,
+            };
+            self.reduce_generic(b, adj, r, seeds)?;
+        } else {
+            let Some(g) = g else { return Ok(()) };
+            let at = type_of(b, self.span, arrs[0])?;
+            // The adjoint of every element is the result's (Schenck et al.
+            // §5.1, the special case of +).
+            let bc = b.bind1(
+                "adj_bcast",
+                crate::util::existential(&at),
+                Exp::Replicate(*w, g),
+            );
+            self.add(b, adj, arrs[0], Atom::Var(bc), true)?;
+        }
+        Ok(())
+    }
+
+    /// The generic rule for `reduce op ne xs` on tuples of scalars (Schenck
+    /// et al. §5.1): with `l[i]` the reduction of the elements before `i` and
+    /// `r[i]` of those after it (exclusive scans from both ends), the result
+    /// is `op(op(l[i], xs[i]), r[i])` for every `i`, so `x̄[i]` is the `vjp`
+    /// of that function of `xs[i]` (itself differentiated statically).
+    /// `r.arrs` are the `k` arrays of the operator's `k` components (of
+    /// scalars, or of rows for an operator on arrays that is not a mapped
+    /// scalar operator), `seeds` the `k` adjoints of the result.
+    fn reduce_generic(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        r: Reduction,
         seeds: Vec<Atom>,
     ) -> Result<(), AdError> {
+        let Reduction {
+            w,
+            op,
+            neutral,
+            arrs,
+        } = r;
         let k = arrs.len();
         if op.params.len() != 2 * k || op.ret.len() != k || neutral.len() != k {
             return error(self.span, "internal error: malformed reduce operator");
@@ -112,59 +216,52 @@ impl Reverse<'_> {
     }
 
     /// A reduction whose operator is a scalar operator mapped over rows
-    /// (`reduce (map2 op) ne xss`, seed 003 §5.1's vectorised operators): a
+    /// (`reduce (map2 op) ne xss`, Schenck et al. §5.1's vectorised operators): a
     /// map of scalar reductions over the columns, each differentiated with
     /// the scalar rule of `op` (the `+`, `*`, min/max or generic rule).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn reduce_vectorised(
+    fn reduce_vectorised(
         &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
-        w: Atom,
-        op: &Lambda,
-        neutral: Atom,
-        arr: Var,
-        result: Var,
-        g: Var,
+        v: Vectorised,
     ) -> Result<(), AdError> {
-        self.by_columns(
-            b,
-            adj,
-            arr,
-            neutral,
-            result,
-            g,
-            |this, b, local, [col, ne_j, r_j, g_j]| {
-                let t = type_of(b, this.span, r_j)?;
-                let elem = t.elem();
-                let (ne_j, g_j) = (Atom::Var(ne_j), Atom::Var(g_j));
-                match single_binop(op) {
-                    Some(BinOp::Add) => {
-                        let col_t = type_of(b, this.span, col)?;
-                        let bc = b.bind1("adj_bcast", col_t, Exp::Replicate(w, g_j));
-                        this.add(b, local, col, Atom::Var(bc), true)
-                    }
-                    Some(BinOp::Min | BinOp::Max) => {
-                        this.reduce_min_max(b, local, w, col, r_j, g_j)
-                    }
-                    Some(BinOp::Mul)
-                        if elem.is_float()
-                            && ne_j == Atom::Const(nabla_ir::derivatives::constant(elem, 1.0)) =>
-                    {
-                        this.reduce_product(b, local, w, col, &t, g_j)
-                    }
-                    _ => this.reduce_generic(b, local, w, op, &[ne_j], &[col], vec![g_j]),
+        let Vectorised { w, op, .. } = v;
+        self.by_columns(b, adj, v, |this, b, local, [col, ne_j, r_j, g_j]| {
+            let t = type_of(b, this.span, r_j)?;
+            let elem = t.elem();
+            let (ne_j, g_j) = (Atom::Var(ne_j), Atom::Var(g_j));
+            match single_binop(op) {
+                Some(BinOp::Add) => {
+                    let col_t = type_of(b, this.span, col)?;
+                    let bc = b.bind1("adj_bcast", col_t, Exp::Replicate(w, g_j));
+                    this.add(b, local, col, Atom::Var(bc), true)
                 }
-            },
-        )
+                Some(BinOp::Min | BinOp::Max) => this.reduce_min_max(b, local, w, col, r_j, g_j),
+                Some(BinOp::Mul)
+                    if elem.is_float()
+                        && ne_j == Atom::Const(nabla_ir::derivatives::constant(elem, 1.0)) =>
+                {
+                    this.reduce_product(b, local, w, col, &t, g_j)
+                }
+                _ => {
+                    let r = Reduction {
+                        w,
+                        op,
+                        neutral: &[ne_j],
+                        arrs: &[col],
+                    };
+                    this.reduce_generic(b, local, r, vec![g_j])
+                }
+            }
+        })
     }
 
-    /// `reduce (*) 1 xs` on floats (seed 003 §5.1, the special case of
+    /// `reduce (*) 1 xs` on floats (Schenck et al. §5.1, the special case of
     /// `*`): with `p` the product of the non-zero elements and `z` the
     /// number of zeros, `x̄[i] = ȳ·p/x[i]` when `z = 0`, `ȳ·p` for the one
     /// zero when `z = 1`, and 0 otherwise — no division by zero, one pass
     /// for `(p, z)` and one for the adjoints.
-    pub(super) fn reduce_product(
+    fn reduce_product(
         &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
@@ -247,9 +344,9 @@ impl Reverse<'_> {
     }
 
     /// `reduce min`/`reduce max`: the result's adjoint goes to the first
-    /// element equal to the result (seed 003 §5.1: ties to the smallest
+    /// element equal to the result (Schenck et al. §5.1: ties to the smallest
     /// index), one sparse update.
-    pub(super) fn reduce_min_max(
+    fn reduce_min_max(
         &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,

@@ -1,7 +1,13 @@
-//! TODO
+//! The rules of `reduce_by_index` (Bruun and Larsen, "Reverse Automatic
+//! Differentiation in Futhark" (master's thesis, 2022), §6; Schenck, Rønning,
+//! Henriksen and Oancea, "AD for an Array Language with Nested Parallelism"
+//! (SC22), §5.1, multi-reduce): the special cases of `+` (§6.2: each value gets
+//! the adjoint of its bucket) and `min`/`max` (§6.4), and the generic rule,
+//! computed sequentially per bucket. The histograms are first lowered to these
+//! forms by `histograms.rs`.
 
-use super::adjoints::{iota, sequence, Adjoints, Reverse};
-use super::operators::push_for_loop;
+use super::adjoints::{iota, sequence, Adjoints, Results, Reverse};
+use super::operators::{is_min_or_max, is_plus, push_for_loop};
 use crate::util::{type_of, zero_like};
 use crate::{error, AdError};
 use nabla_ir::builder::FunctionBuilder;
@@ -10,9 +16,97 @@ use nabla_ir::{
     Type, UnOp, Var,
 };
 
+/// A histogram `reduce_by_index dest op neutral indices values` of `w`
+/// values, one array per component of the operator.
+#[derive(Clone, Copy)]
+struct Histogram<'a> {
+    w: Atom,
+    op: &'a Lambda,
+    neutral: &'a [Atom],
+    dest: &'a [Var],
+    indices: Var,
+    values: &'a [Var],
+}
+
 impl Reverse<'_> {
+    /// `pat = reduce_by_index dest lam neutral indices values`: the special
+    /// cases of `+` and `min`/`max` (Bruun and Larsen §6.2, §6.4), else
+    /// the generic rule.
+    pub(super) fn reduce_by_index(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        res: Results,
+        soac: &Soac,
+    ) -> Result<(), AdError> {
+        let Soac::Hist {
+            w,
+            dest,
+            lam,
+            neutral,
+            indices,
+            values,
+        } = soac
+        else {
+            return error(self.span, "internal error: not a histogram");
+        };
+        let (pat, ybar, g) = (res.pat, res.ybar, res.ybar[0]);
+        let h = Histogram {
+            w: *w,
+            op: lam,
+            neutral,
+            dest,
+            indices: *indices,
+            values,
+        };
+        if dest.len() == 1 && is_plus(lam) {
+            // `+` histogram (Bruun and Larsen): the destination's adjoint passes
+            // through; each value gets the adjoint of its bucket.
+            let Some(Atom::Var(g)) = g else { return Ok(()) };
+            if type_of(b, self.span, g)?.rank() != 1 {
+                return self.unsupported("reduce_by_index into arrays of rank > 1");
+            }
+            self.add_shared(b, adj, dest[0], Atom::Var(g))?;
+            if self.active.contains(&values[0]) {
+                let gathered = self.gather(b, g, &[*indices], *w, false)?;
+                self.add(b, adj, values[0], Atom::Var(gathered), true)?;
+            }
+        } else if dest.len() == 1 && is_min_or_max(lam) {
+            let Some(Atom::Var(g)) = g else { return Ok(()) };
+            if type_of(b, self.span, g)?.rank() != 1 {
+                return self.unsupported("reduce_by_index into arrays of rank > 1");
+            }
+            self.hist_min_max(b, adj, h, pat[0].var, g)?;
+        } else if dest.len() == lam.ret.len() {
+            if ybar.iter().all(|a| a.is_none()) {
+                return Ok(());
+            }
+            // Components without an adjoint get zeros.
+            let mut gs = Vec::with_capacity(dest.len());
+            for (k, p) in pat.iter().enumerate() {
+                let g = match ybar[k] {
+                    Some(Atom::Var(g)) => g,
+                    _ => match zero_like(b, self.span, p.var)? {
+                        Atom::Var(z) => z,
+                        Atom::Const(_) => {
+                            return error(self.span, "internal error: a scalar histogram")
+                        }
+                    },
+                };
+                if type_of(b, self.span, g)?.rank() != 1 + lam.ret[k].rank() {
+                    return error(self.span, "internal error: a histogram's adjoint");
+                }
+                gs.push(g);
+            }
+            self.hist_generic(b, adj, h, &gs)?;
+        } else {
+            return error(self.span, "internal error: a histogram of the wrong arity");
+        }
+        Ok(())
+    }
+
     /// `reduce_by_index` with any associative operator on scalars or on
-    /// tuples of `k` scalars (seed 002's generic rule, computed sequentially
+    /// tuples of `k` scalars (Bruun and Larsen's generic rule, computed sequentially
     /// instead of by sorting): a loop over the values in order gives each
     /// value `l[i]`, the reduction of the earlier values of its bucket, and
     /// each bucket its total `t`; a loop in reverse order gives `r[i]`, the
@@ -23,19 +117,21 @@ impl Reverse<'_> {
     /// Out-of-bounds values go to an extra bucket (index `n`) and get a zero
     /// adjoint. One array per component throughout: `dest`, `neutral`,
     /// `values` and the result adjoints `g` (`[n]` each) have `k` entries.
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn hist_generic(
+    fn hist_generic(
         &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
-        w: Atom,
-        op: &Lambda,
-        neutral: &[Atom],
-        dest: &[Var],
-        indices: Var,
-        values: &[Var],
+        h: Histogram,
         g: &[Var],
     ) -> Result<(), AdError> {
+        let Histogram {
+            w,
+            op,
+            neutral,
+            dest,
+            indices,
+            values,
+        } = h;
         let k = dest.len();
         if op.params.len() != 2 * k || neutral.len() != k || values.len() != k || g.len() != k {
             return error(
@@ -263,20 +359,17 @@ impl Reverse<'_> {
 
     /// `reduce_by_index` with `min` or `max`: in each bucket the adjoint of
     /// the result goes to the first contributor equal to it — the old
-    /// destination element, else the first value in order (seed 002, the
+    /// destination element, else the first value in order (Bruun and Larsen, the
     /// min/max special case; ties like the reduce rule).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn hist_min_max(
+    fn hist_min_max(
         &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
-        w: Atom,
-        dest: Var,
+        h: Histogram,
         result: Var,
-        indices: Var,
-        values: Var,
         g: Var,
     ) -> Result<(), AdError> {
+        let (w, dest, indices, values) = (h.w, h.dest[0], h.indices, h.values[0]);
         let span = self.span;
         let elem = type_of(b, span, g)?.elem();
         let t = Type::Prim(elem);

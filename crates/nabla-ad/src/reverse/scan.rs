@@ -1,9 +1,17 @@
-//! TODO
+//! The rules of `scan` (Schenck, Rønning, Henriksen and Oancea, "AD for an
+//! Array Language with Nested Parallelism" (SC22), §5.2; Bruun and Larsen,
+//! "Reverse Automatic Differentiation in Futhark" (master's thesis, 2022), §5
+//! and §7): the generic rule on scalar components (a scan over the composition
+//! of linear functions, their Jacobians from the operator's local vjp), a
+//! sequential rule for rows, and the special cases of `+` (§7.2) and vectorised
+//! operators (§7.3).
 
-use super::adjoints::{iota, Adjoints, Reverse};
-use super::operators::{exclusive, push_for_loop, single_binop};
+use super::adjoints::{iota, Adjoints, Results, Reverse};
+use super::operators::{
+    exclusive, is_plus, push_for_loop, single_binop, vectorised_operator, Vectorised,
+};
 use crate::util::{type_of, zero_like};
-use crate::AdError;
+use crate::{error, AdError};
 use nabla_ir::builder::FunctionBuilder;
 use nabla_ir::{
     Atom, BinOp, CmpOp, Dim, DimIndex, Exp, Lambda, PrimType, PrimValue, Soac, Type, Var,
@@ -12,18 +20,93 @@ use nabla_ir::{
 /// A scan `ys = scan op neutral arrs` (`w` elements, `k` components) in
 /// the return sweep, with the adjoints `gs` of its results (absent: zero);
 /// its arities are checked where it is made.
-pub(super) struct ScanAdjoint<'a> {
-    pub(super) w: Atom,
-    pub(super) op: &'a Lambda,
-    pub(super) neutral: &'a [Atom],
-    pub(super) arrs: &'a [Var],
-    pub(super) ys: Vec<Var>,
-    pub(super) gs: Vec<Option<Var>>,
+struct ScanAdjoint<'a> {
+    w: Atom,
+    op: &'a Lambda,
+    neutral: &'a [Atom],
+    arrs: &'a [Var],
+    ys: Vec<Var>,
+    gs: Vec<Option<Var>>,
 }
 
 impl Reverse<'_> {
+    /// `pat = scan lam neutral arrs`: the special cases of vectorised
+    /// operators and `+` (Bruun and Larsen §7.2–7.3), else the generic
+    /// rule on scalars and the sequential one on rows.
+    pub(super) fn scan(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        res: Results,
+        soac: &Soac,
+    ) -> Result<(), AdError> {
+        let Soac::Scan {
+            w,
+            lam,
+            arrs,
+            neutral,
+        } = soac
+        else {
+            return error(self.span, "internal error: not a scan");
+        };
+        let (pat, ybar, g) = (res.pat, res.ybar, res.ybar[0]);
+        if arrs.len() == 1 && lam.ret[0].rank() == 1 && vectorised_operator(lam).is_some() {
+            let Some(Atom::Var(g)) = g else { return Ok(()) };
+            if !self.active.contains(&arrs[0]) {
+                return Ok(());
+            }
+            let Some(op) = vectorised_operator(lam) else {
+                return Ok(());
+            };
+            let v = Vectorised {
+                w: *w,
+                op: &op,
+                neutral: neutral[0],
+                arr: arrs[0],
+                result: pat[0].var,
+                g,
+            };
+            self.scan_vectorised(b, adj, v)?;
+        } else if arrs.len() == 1 && is_plus(lam) {
+            let Some(Atom::Var(g)) = g else { return Ok(()) };
+            if !self.active.contains(&arrs[0]) {
+                return Ok(());
+            }
+            let x = self.plus_scan_adjoint(b, *w, lam, g)?;
+            self.add(b, adj, arrs[0], Atom::Var(x), true)?;
+        } else {
+            if !arrs.iter().any(|a| self.active.contains(a)) {
+                return Ok(());
+            }
+            let k = arrs.len();
+            if lam.params.len() != 2 * k
+                || lam.ret.len() != k
+                || neutral.len() != k
+                || pat.len() != k
+            {
+                return error(self.span, "internal error: malformed scan operator");
+            }
+            let scan = ScanAdjoint {
+                w: *w,
+                op: lam,
+                neutral,
+                arrs,
+                ys: pat.iter().map(|p| p.var).collect(),
+                gs: self.array_adjoints(ybar)?,
+            };
+            // Scalar components: Bruun and Larsen's rule; rows: the sequential
+            // one.
+            if lam.ret.iter().all(|t| t.rank() == 0) {
+                self.scan_generic(b, adj, &scan)?;
+            } else {
+                self.scan_sequential(b, adj, &scan)?;
+            }
+        }
+        Ok(())
+    }
+
     /// The generic rule for an inclusive scan with any associative operator
-    /// on tuples of `k` scalars (seed 002, scan as linear-function
+    /// on tuples of `k` scalars (Bruun and Larsen, scan as linear-function
     /// composition). Only the float components (all of one type) are
     /// linearised; integer and boolean ones (flags, indices) get no
     /// adjoint, so below `k` counts the float components. With `A[i]` the
@@ -35,7 +118,7 @@ impl Reverse<'_> {
     /// flattened row-major into `k²` arrays); then `x̄[i]` is the operator's
     /// vjp in `x` at `(ys[i-1], xs[i])` with seed `r[i]`. `gs[p]` is the
     /// adjoint of result `p` (absent: zero).
-    pub(super) fn scan_generic(
+    fn scan_generic(
         &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
@@ -273,15 +356,15 @@ impl Reverse<'_> {
     /// over the elements from the last to the first carries `r`, the
     /// adjoint that `ys[i]` receives from `ys[i+1]` (zero for the last), and
     /// computes `(r', x̄[i]) = vjp op (prev, xs[i]) (ȳ[i] + r)`. This is the
-    /// adjoint of the scan as a loop (seed 003 §4.2 with the loop's states
+    /// adjoint of the scan as a loop (Schenck et al. §4.2 with the loop's states
     /// the scan's own results, so nothing is checkpointed): `O(w)` vjps of
-    /// the operator, where seed 002's parallel rule for rows of width `m`
+    /// the operator, where Bruun and Larsen's parallel rule for rows of width `m`
     /// would compose `m×m` Jacobians. It serves the operators that rule
     /// cannot linearise into one matrix: components that are arrays, or
     /// floats of different types. `gs[p]` is the adjoint of result `p`
     /// (absent: zero); the neutral element gets no adjoint (as in the other
     /// scan and reduce rules).
-    pub(super) fn scan_sequential(
+    fn scan_sequential(
         &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
@@ -385,48 +468,35 @@ impl Reverse<'_> {
     /// (map2 op) ne xss`): a map of scalar scans over the columns, each
     /// differentiated with the scalar rule (`+`: the reversed scan of the
     /// reversed adjoints; otherwise the generic affine-map rule).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn scan_vectorised(
+    fn scan_vectorised(
         &mut self,
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
-        w: Atom,
-        op: &Lambda,
-        neutral: Atom,
-        arr: Var,
-        result: Var,
-        g: Var,
+        v: Vectorised,
     ) -> Result<(), AdError> {
-        self.by_columns(
-            b,
-            adj,
-            arr,
-            neutral,
-            result,
-            g,
-            |this, b, local, [col, ne_j, ys_j, g_j]| {
-                if single_binop(op) == Some(BinOp::Add) {
-                    let x = this.plus_scan_adjoint(b, w, op, g_j)?;
-                    this.add(b, local, col, Atom::Var(x), true)
-                } else {
-                    let column = ScanAdjoint {
-                        w,
-                        op,
-                        neutral: &[Atom::Var(ne_j)],
-                        arrs: &[col],
-                        ys: vec![ys_j],
-                        gs: vec![Some(g_j)],
-                    };
-                    this.scan_generic(b, local, &column)
-                }
-            },
-        )
+        let Vectorised { w, op, .. } = v;
+        self.by_columns(b, adj, v, |this, b, local, [col, ne_j, ys_j, g_j]| {
+            if single_binop(op) == Some(BinOp::Add) {
+                let x = this.plus_scan_adjoint(b, w, op, g_j)?;
+                this.add(b, local, col, Atom::Var(x), true)
+            } else {
+                let column = ScanAdjoint {
+                    w,
+                    op,
+                    neutral: &[Atom::Var(ne_j)],
+                    arrs: &[col],
+                    ys: vec![ys_j],
+                    gs: vec![Some(g_j)],
+                };
+                this.scan_generic(b, local, &column)
+            }
+        })
     }
 
-    /// Seed 003 §5.2: the adjoint of an inclusive (+)-scan (operator `op`,
+    /// Schenck et al. §5.2: the adjoint of an inclusive (+)-scan (operator `op`,
     /// width `w`) whose results have adjoints `g`: the reversed (+)-scan of
     /// the reversed adjoints.
-    pub(super) fn plus_scan_adjoint(
+    fn plus_scan_adjoint(
         &self,
         b: &mut FunctionBuilder,
         w: Atom,

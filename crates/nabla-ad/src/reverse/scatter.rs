@@ -1,6 +1,10 @@
-//! TODO
+//! The rule of `scatter` (Schenck, Rønning, Henriksen and Oancea, "AD for an
+//! Array Language with Nested Parallelism" (SC22), §5.3): each written value
+//! gets the adjoint of the cell it wrote, and the destination's adjoint is the
+//! result's with the written cells zeroed; also `gather`, the read of the
+//! adjoints of written cells that this rule and `reduce_by_index` share.
 
-use super::adjoints::{iota, Reverse};
+use super::adjoints::{iota, Adjoints, Results, Reverse};
 use crate::util::{shape_of, type_of};
 use crate::{error, AdError};
 use nabla_ir::builder::FunctionBuilder;
@@ -9,6 +13,70 @@ use nabla_ir::{
 };
 
 impl Reverse<'_> {
+    /// `pat = scatter dest indices values` (Schenck et al. §5.3): each
+    /// written value gets the adjoint of the cell it wrote; the
+    /// destination's adjoint is the result's with the written cells zeroed.
+    pub(super) fn scatter(
+        &mut self,
+        b: &mut FunctionBuilder,
+        adj: &mut Adjoints,
+        res: Results,
+        soac: &Soac,
+    ) -> Result<(), AdError> {
+        let Soac::Scatter {
+            w,
+            dest,
+            indices,
+            values,
+        } = soac
+        else {
+            return error(self.span, "internal error: not a scatter");
+        };
+        let ybar = res.ybar;
+        for (k, (d, v)) in dest.iter().zip(values).enumerate() {
+            let Some(Atom::Var(g)) = ybar[k] else {
+                continue;
+            };
+            let gt = type_of(b, self.span, g)?;
+            if gt.rank() < indices.len() {
+                return error(
+                    self.span,
+                    "internal error: scatter with more indices than dimensions",
+                );
+            }
+            if self.active.contains(v) {
+                let gathered = self.gather(b, g, indices, *w, true)?;
+                self.add(b, adj, *v, Atom::Var(gathered), true)?;
+            }
+            if self.active.contains(d) {
+                let t = crate::util::existential(&gt);
+                let copy = b.bind1("adj_copy", t.clone(), Exp::Copy(g));
+                // One zero (a row of zeros, for rows) per write.
+                let sizes = shape_of(b, self.span, g)?;
+                let mut sizes = sizes[indices.len()..].to_vec();
+                sizes.insert(0, (*w, Dim::Ext));
+                let zero = Atom::Const(PrimValue::zero(gt.elem()));
+                let Atom::Var(zeros) =
+                    crate::util::replicated(b, "zero_row", &sizes, zero, Type::Prim(gt.elem()))
+                else {
+                    return error(self.span, "internal error: scatter without writes");
+                };
+                let cleared = b.bind1(
+                    "adj_cleared",
+                    t,
+                    Exp::Soac(Soac::Scatter {
+                        w: *w,
+                        dest: vec![copy],
+                        indices: indices.clone(),
+                        values: vec![zeros],
+                    }),
+                );
+                self.add(b, adj, *d, Atom::Var(cleared), true)?;
+            }
+        }
+        Ok(())
+    }
+
     /// `map (\i -> if 0 <= i < length g then g[i] else 0) indices`: the
     /// adjoint of each element read (or written) at `indices` (one i64 array
     /// per dimension of `g`, `w` elements each), zero out of bounds. With
