@@ -110,10 +110,22 @@ mod tests {
     #[test]
     fn watchdog_sets_the_flag_after_its_limit_only() {
         let c = Cancel::new();
-        drop(c.after(Duration::from_secs(60)));
+        // Disarmed long before its limit (dropping joins its thread, so
+        // nothing can set the flag afterwards).
+        drop(c.after(Duration::from_secs(3600)));
         assert_eq!(c.reason(), None);
-        let w = c.after(Duration::from_millis(1));
-        std::thread::sleep(Duration::from_millis(200));
+        // A limit that has passed as soon as the watchdog starts: wait for
+        // the flag itself (the minute bounds a broken watchdog; the test
+        // does not depend on any timing).
+        let w = c.after(Duration::ZERO);
+        let start = std::time::Instant::now();
+        while c.reason().is_none() {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "the watchdog never fired"
+            );
+            std::thread::yield_now();
+        }
         assert_eq!(c.reason(), Some(CancelReason::TimeLimit));
         drop(w);
         c.cancel(CancelReason::Interrupted);

@@ -417,6 +417,37 @@ fn gradbench_stops_long_evaluations_and_serves_on() {
     );
 }
 
+/// Waits until `child` has installed its Ctrl-C handler. The `ctrlc`
+/// crate installs the signal handler and then starts a thread named
+/// `ctrl-c` that runs it, so that thread's presence (in
+/// `/proc/PID/task/*/comm`) is the readiness signal. Panics if the child
+/// ends first, or if the thread has not appeared after a generous minute.
+fn wait_for_ctrl_c_handler(child: &mut std::process::Child) {
+    let tasks = PathBuf::from(format!("/proc/{}/task", child.id()));
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        let installed = std::fs::read_dir(&tasks)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|t| {
+                std::fs::read_to_string(t.path().join("comm"))
+                    .is_ok_and(|name| name.trim_end() == "ctrl-c")
+            });
+        if installed {
+            return;
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            panic!("nabla run ended before installing its Ctrl-C handler: {status:?}");
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("nabla run did not install its Ctrl-C handler");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+}
+
 #[test]
 fn ctrl_c_stops_a_run_with_a_message() {
     let f = data("hang_while_true.fut");
@@ -428,8 +459,12 @@ fn ctrl_c_stops_a_run_with_a_message() {
         .spawn()
         .expect("start nabla");
     child.stdin.take().unwrap().write_all(b"0").unwrap();
-    // Give it time to compile and enter the loop.
-    std::thread::sleep(std::time::Duration::from_secs(2));
+    // Wait until the Ctrl-C handler is installed: signalled earlier, the
+    // process would die of SIGINT instead of reporting it. From then on
+    // the signal sets the interpreter's cancel flag, which stays set, so
+    // the run stops at the loop's first (or next) iteration, however late
+    // the loop starts.
+    wait_for_ctrl_c_handler(&mut child);
     let killed = Command::new("kill")
         .args(["-INT", &child.id().to_string()])
         .status()

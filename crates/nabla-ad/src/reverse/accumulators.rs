@@ -22,7 +22,8 @@
 //! other results) gives the adjoints of the lambda's free variables; it is
 //! expanded statically like the operator vjps of the generic rules.
 
-use super::{error, Adjoints, Reverse};
+use super::adjoints::{Adjoints, Reverse};
+use crate::error;
 use crate::util::type_of;
 use crate::AdError;
 use nabla_ir::builder::FunctionBuilder;

@@ -1,9 +1,9 @@
 //! Histograms rewritten before a `vjp`'s sweeps into histograms that the
-//! reverse rules take (seed 002's special cases are rules on scalar
+//! reverse rules take (Bruun and Larsen's special cases are rules on scalar
 //! operators):
 //! - a histogram of rows whose operator is a scalar operator mapped over
 //!   the rows (`reduce_by_index dest (map2 op) ne is vss`) becomes a map,
-//!   over the columns, of scalar histograms (seed 002, vectorised
+//!   over the columns, of scalar histograms (Bruun and Larsen, vectorised
 //!   operators);
 //! - a histogram of tuples whose operator works on each component apart
 //!   (`\(a, b) (c, d) -> (a + c, b * d)`) becomes one histogram per
@@ -12,7 +12,8 @@
 //! Both compute the same values as the original, so the forward sweep and
 //! the return sweep both run the rewritten code.
 
-use super::{vectorised_operator, Reverse};
+use super::adjoints::Reverse;
+use super::operators::vectorised_operator;
 use crate::AdError;
 use nabla_ir::builder::FunctionBuilder;
 use nabla_ir::{Atom, Body, Dim, Exp, Lambda, PrimType, Soac, Stm, Type, Var};
