@@ -2468,7 +2468,7 @@ impl<'a> Elab<'a> {
                 for (id, q) in fs {
                     vs.push((id.name.clone(), self.pat_value(q, ctx)?));
                 }
-                vs.sort_by(|a, b| a.0.cmp(&b.0));
+                vs.sort_by(|a, b| nabla_syntax::types::field_order(&a.0, &b.0));
                 Ok(mk_record(vs))
             }
             _ => Err(err(

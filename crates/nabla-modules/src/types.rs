@@ -249,7 +249,7 @@ impl Normaliser<'_> {
                     .iter()
                     .map(|(n, t)| (n.name.clone(), self.go(t, subst, depth)))
                     .collect();
-                fs.sort_by(|a, b| a.0.cmp(&b.0));
+                fs.sort_by(|a, b| nabla_syntax::types::field_order(&a.0, &b.0));
                 Norm::Record(fs)
             }
             TypeExp::Array(d, elem, _) => {

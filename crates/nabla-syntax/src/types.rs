@@ -73,6 +73,19 @@ pub enum Type {
     Var(u32),
 }
 
+/// The order of a record's fields in its type: numeric names (a tuple's
+/// `0`, `1`, …, `10`) by their number and before the others, the others
+/// alphabetically. A 14-element tuple and the record `{0 = …, …, 13 = …}`
+/// are the same type.
+pub fn field_order(a: &str, b: &str) -> std::cmp::Ordering {
+    match (a.parse::<u64>(), b.parse::<u64>()) {
+        (Ok(x), Ok(y)) => x.cmp(&y),
+        (Ok(_), Err(_)) => std::cmp::Ordering::Less,
+        (Err(_), Ok(_)) => std::cmp::Ordering::Greater,
+        (Err(_), Err(_)) => a.cmp(b),
+    }
+}
+
 impl Type {
     /// The tuple type `(t0, t1, …)` (a record with fields "0", "1", …).
     /// A one-element "tuple" is the element itself.

@@ -683,6 +683,14 @@ impl Checker {
                 ),
             ));
         }
+        // Names bound inside a tuple or record parameter (`(x: i64, _:
+        // bool)`) are values of the body, not sizes of the result type.
+        let whole: Vec<&str> = params.iter().filter_map(pat_name).collect();
+        let nested: Vec<(Name, Span)> = binds
+            .iter()
+            .filter(|(n, _, _)| !whole.contains(&n.as_str()))
+            .map(|(n, _, sp)| (n.clone(), *sp))
+            .collect();
         let level = self.tcx.level;
         // Sizes named in the parameters without a declaration are size
         // parameters (as deep as the declared ones).
@@ -700,7 +708,18 @@ impl Checker {
                 let saved = self.in_ret.replace(0);
                 let t = self.resolve_type(te);
                 self.in_ret = saved;
-                Some(t?)
+                let t = t?;
+                let z = self.tcx.zonk(&t);
+                if let Some((n, sp)) = nested.iter().find(|(n, _)| mentions_size(&z, n)) {
+                    return Err(err(
+                        te.span(),
+                        format!(
+                            "The return type uses \"{n}\" as a size, but \"{n}\" is bound inside a tuple or record parameter; only a parameter of its own, such as `({n}: i64)`, can be a size of the result"
+                        ),
+                    )
+                    .with_label(*sp, format!("\"{n}\" is bound here")));
+                }
+                Some(t)
             }
             None => None,
         };
@@ -1651,7 +1670,7 @@ impl Checker {
                     let t = self.resolve_type(t)?;
                     out.push((i.name.clone(), t));
                 }
-                out.sort_by(|a, b| a.0.cmp(&b.0));
+                out.sort_by(|a, b| nabla_syntax::types::field_order(&a.0, &b.0));
                 Ok(Type::Record(out))
             }
             TypeExp::Array(s, t, _) => {
@@ -1923,7 +1942,7 @@ impl Checker {
                     let t = self.infer_pat(p, binds)?;
                     out.push((i.name.clone(), t));
                 }
-                out.sort_by(|a, b| a.0.cmp(&b.0));
+                out.sort_by(|a, b| nabla_syntax::types::field_order(&a.0, &b.0));
                 Ok(Type::Record(out))
             }
             PatKind::Ascribe(inner, te) => {
@@ -2682,7 +2701,7 @@ impl Checker {
                 out.push((i.name.clone(), t));
             }
         }
-        out.sort_by(|a, b| a.0.cmp(&b.0));
+        out.sort_by(|a, b| nabla_syntax::types::field_order(&a.0, &b.0));
         Ok(Type::Record(out))
     }
 
@@ -2933,7 +2952,7 @@ impl Checker {
                 &pt_flex,
                 &vt,
                 pat.span,
-                "the pattern's type does not match the bound value",
+                "the pattern cannot match the bound value",
             )?;
             let mut bound: Vec<Name> = sizes.iter().map(|s| s.name.clone()).collect();
             bound.extend(binds.iter().map(|(n, _, _)| n.clone()));
@@ -3103,7 +3122,11 @@ impl Checker {
                     if let Some((_, u)) = made.iter().find(|(p, _)| *p == pair) {
                         return u.clone();
                     }
-                    let u = tcx.new_unknown("d", span, "the size of a branch of `if`".into());
+                    let what = format!(
+                        "the size of the branches of `if`, which differ: {} and {}",
+                        pair.0, pair.1
+                    );
+                    let u = tcx.new_unknown("d", span, what);
                     made.push((pair, u.clone()));
                     u
                 }

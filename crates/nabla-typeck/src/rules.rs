@@ -878,7 +878,7 @@ impl Shape {
                     .enumerate()
                     .map(|(i, q)| (i.to_string(), Shape::of(q)))
                     .collect();
-                fs.sort_by(|a, b| a.0.cmp(&b.0));
+                fs.sort_by(|a, b| nabla_syntax::types::field_order(&a.0, &b.0));
                 Shape::Record(fs)
             }
             PatKind::Record(fs) => {
@@ -886,7 +886,7 @@ impl Shape {
                     .iter()
                     .map(|(f, q)| (f.name.clone(), Shape::of(q)))
                     .collect();
-                fs.sort_by(|a, b| a.0.cmp(&b.0));
+                fs.sort_by(|a, b| nabla_syntax::types::field_order(&a.0, &b.0));
                 Shape::Record(fs)
             }
             PatKind::Lit(Literal::Bool(b)) => Shape::Bool(*b),

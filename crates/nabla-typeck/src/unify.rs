@@ -745,8 +745,9 @@ impl Tcx {
                         unshared.join(", ")
                     ));
                 }
-                for ((_, t1), (_, t2)) in f1.iter().zip(f2.iter()) {
-                    self.unify_d(t1, t2, d + 1)?;
+                for ((n, t1), (_, t2)) in f1.iter().zip(f2.iter()) {
+                    self.unify_d(t1, t2, d + 1)
+                        .map_err(|e| format!("{e} (when matching field \"{n}\")"))?;
                 }
                 Ok(())
             }
@@ -805,7 +806,10 @@ impl Tcx {
     /// `v`'s constraint.
     fn bind(&mut self, v: u32, t: &Type, d: usize) -> Result<(), String> {
         if self.occurs(v, t) {
-            return Err("infinite type: a type would have to contain itself".to_string());
+            return Err(
+                "Occurs check: cannot instantiate a type variable with a type that contains it (the type would have to contain itself)"
+                    .to_string(),
+            );
         }
         let level = self.vars[v as usize].level;
         let z = self.zonk(t);
@@ -903,7 +907,7 @@ impl Tcx {
                             ));
                         }
                         return Err(format!(
-                            "{} and {} are incompatible",
+                            "Cannot unify {} with {}: they are incompatible",
                             describe(&c1),
                             describe(&c2)
                         ));
@@ -921,7 +925,10 @@ impl Tcx {
             },
             (Constraint::Eq, t) => {
                 if let Type::Arrow { .. } = t {
-                    return Err("values of function type cannot be compared".to_string());
+                    return Err(
+                        "a function type does not support equality: values of function type cannot be compared"
+                            .to_string(),
+                    );
                 }
                 if let Type::Param(p) = t {
                     return Err(format!(
@@ -984,12 +991,26 @@ impl Tcx {
                     Ok(())
                 }
                 _ => Err(format!(
-                    "{} is not a sum type (with constructor #{})",
-                    self.shown(t),
-                    cs.keys().next().map(|s| s.as_str()).unwrap_or("")
+                    "Cannot unify type with constructors (#{}) with {}, which is not a sum type",
+                    cs.keys().next().map(|s| s.as_str()).unwrap_or(""),
+                    kind_of(t)
                 )),
             },
         }
+    }
+}
+
+/// What kind of type `t` is, in words that show no inference variable
+/// (`an array type`).
+fn kind_of(t: &Type) -> &'static str {
+    match t {
+        Type::Array { .. } => "an array type",
+        Type::Record(_) => "a record type",
+        Type::Arrow { .. } => "a function type",
+        Type::Prim(_) => "a primitive type",
+        Type::Param(_) => "a type parameter",
+        Type::Sum(_) => "a sum type",
+        _ => "a type",
     }
 }
 

@@ -378,7 +378,7 @@ fn type_checker_warnings() {
         ("nowarn_eq", "def main (x: i32) (y: i32) = x == y\n"),
         (
             "nowarn_unroll",
-            "def main = #[unroll] loop s = 0 for i < 4 do s + i\n",
+            "def main = #[unroll] loop s = 0i32 for i < 4 do s + i\n",
         ),
         ("nowarn_unique_array", "def main (x: *[]f32) = x\n"),
     ] {
@@ -499,4 +499,146 @@ fn if_branches_with_different_sizes() {
     let c = nabla::compile(&p).expect("the two sizes are one existential");
     let r = c.run_on_input("main", b"false").expect("runs");
     assert_eq!(r[0].to_string(), "2i64");
+}
+
+/// Runs entry point `entry` of `src` on `input` and returns the results
+/// printed in Futhark's value format.
+fn run_entry(name: &str, src: &str, entry: &str, input: &str) -> Vec<String> {
+    let c = nabla::compile(&file(name, src)).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let r = c
+        .run_on_input(entry, input.as_bytes())
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    r.iter().map(|v| v.to_string()).collect()
+}
+
+/// The size of a value made by `filter` (an unknown size of its own) is
+/// known once the value is: after a `let`, and to the right operand of a
+/// pipeline. A size parameter that only a function's result type names is
+/// then known at the call.
+#[test]
+fn sizes_of_values_bound_or_piped_are_known() {
+    let src = "def f [n] (_: [n]i32 -> i32) : [n]i32 -> i64 =\n  let m = n * 10\n  in \\_ -> m\n\nentry bound (xs: []i32) = let ys = filter (> 0) xs in f (\\_ -> 0) ys\nentry piped (xs: []i32) = filter (> 0) xs |> f (\\_ -> 0)\n";
+    for entry in ["bound", "piped"] {
+        assert_eq!(
+            run_entry("filtered_size", src, entry, "[4, -1, 7, 0, 2]"),
+            ["30i64"],
+            "{entry}"
+        );
+    }
+}
+
+/// A size parameter that is one term of a sum in a parameter's type is the
+/// argument's length minus the other term (`[n + m]` with `m` known), also
+/// where the argument's own size is unknown at the call.
+#[test]
+fn size_parameter_solved_from_a_sum() {
+    let src = "def parts [n] [m] 't (_: [n + m]t) = (n, m)\n\nentry main [k] (xs: [k]i32) = parts (let small = filter (< 3) xs in small ++ xs)\n";
+    assert_eq!(
+        run_entry("sum_size", src, "main", "[5, 1, 2, 9]"),
+        ["2i64", "4i64"]
+    );
+}
+
+/// `unflatten` with one result size known from the use site computes the
+/// other from the argument's length, and checks the product at run time.
+#[test]
+fn unflatten_with_one_known_size() {
+    let src = "def rows [m] (k: i64) (xs: []f64) : [][m]f64 = unflatten (xs :> [k * m]f64)\n\nentry main (xs: []f64) : [][3]f64 = let r = unflatten xs in map (map (* 2)) r\n";
+    assert_eq!(
+        run_entry(
+            "unflatten_one",
+            src,
+            "main",
+            "[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]"
+        ),
+        ["[[2.0f64, 4.0f64, 6.0f64], [8.0f64, 10.0f64, 12.0f64]]"]
+    );
+    let c = nabla::compile(&file("unflatten_one_bad", src)).expect("compiles");
+    let e = c
+        .run_on_input("main", b"[1.0, 2.0, 3.0, 4.0]")
+        .expect_err("4 elements are no rows of 3");
+    assert!(e.to_string().contains("Cannot unflatten"), "{e}");
+}
+
+/// A record with the fields `0` … `13` is the 14-element tuple: fields
+/// with numeric names are ordered by number.
+#[test]
+fn large_tuples_are_records_with_numeric_fields() {
+    let fields: Vec<String> = (0..14).map(|i| format!("{i} = x + {i}")).collect();
+    let names: Vec<String> = (0..14).map(|i| format!("v{i}")).collect();
+    let src = format!(
+        "def main (x: i32) =\n  let ({}) = {{{}}}\n  in v11 - v2\n",
+        names.join(", "),
+        fields.join(", ")
+    );
+    assert_eq!(run_entry("tuple14", &src, "main", "100"), ["9i32"]);
+}
+
+/// Futhark's wording for unification failures, and the warning for a
+/// definition's numeric type left open.
+#[test]
+fn unification_failures_in_futharks_words() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("occurs", "def bad a f = f a f\n", "Occurs check"),
+        (
+            "equality_then_function",
+            "def f x = (x == x, x 2)\n",
+            "does not support equality",
+        ),
+        (
+            "field_mismatch",
+            "def main (x: (i32, i8, i16)) : (i8, i16, i32) = (x.0, x.2, x.0)\n",
+            "when matching field \"0\"",
+        ),
+        (
+            "constructor_and_number",
+            "def get (c: bool) : #a = if c then #a else 0\n",
+            "Cannot unify",
+        ),
+        (
+            "constructors_on_array",
+            "def main (xs: [3]i32) = match xs\n  case #some x -> x\n  case #none -> 0\n",
+            "Cannot unify type with constructors",
+        ),
+        (
+            "branch_sizes_named",
+            "def main (b: bool) (n: i64) (m: i64) : [2]i64 = if b then iota n else iota m\n",
+            "[n] and [m]",
+        ),
+        (
+            "pattern_sizes",
+            "def main = let [n] (a: [n]i64, b: [n]i64) = (iota 1, iota 2) in zip a b\n",
+            "cannot match",
+        ),
+        (
+            "nested_param_size",
+            "def f (x: i64, _: bool) : [x]i32 = replicate x 0\n",
+            "bound inside a tuple or record parameter",
+        ),
+        (
+            "defaulted_then_misused",
+            "def add a b = a + b\ndef use_it a = add a 1.5\n",
+            "Defaulting ambiguous type to i32.",
+        ),
+        (
+            "unknown_name",
+            "def main = undefined_thing + 1\n",
+            "Unknown name \"undefined_thing\"",
+        ),
+    ];
+    for (name, src, want) in cases {
+        let e = nabla::compile(&file(name, src)).expect_err(name);
+        assert!(e.rendered.contains(want), "{name}: {}", e.rendered);
+    }
+    let c = nabla::check(&file("defaulted", "def plus x y = x + y\n")).expect("compiles");
+    assert!(
+        c.warnings
+            .iter()
+            .any(|w| w.message == "Defaulting ambiguous type to i32."),
+        "{:?}",
+        c.warnings
+    );
+    // A constructor pattern with a type ascription in parentheses.
+    let src = "type t = #foo | #bar\ndef main (b: bool) : i32 =\n  match (if b then #foo else #bar)\n  case (#foo: t) -> 1\n  case (#bar: t) -> 2\n";
+    assert_eq!(run_entry("constr_ascribed", src, "main", "false"), ["2i32"]);
 }

@@ -1149,14 +1149,14 @@ impl<'a> Parser<'a> {
                 p.bump();
                 return p.pat();
             }
-            if let Tok::Constr(c) = p.peek().clone() {
+            let inner = if let Tok::Constr(c) = p.peek().clone() {
                 let cspan = p.bump().span;
                 let mut args = Vec::new();
                 while p.starts_inner_pat() {
                     args.push(p.inner_pat(true)?);
                 }
                 let span = start.to(p.prev_span());
-                return Ok(mkpat(
+                mkpat(
                     PatKind::Constr(
                         Ident {
                             name: c,
@@ -1165,9 +1165,10 @@ impl<'a> Parser<'a> {
                         args,
                     ),
                     span,
-                ));
-            }
-            let inner = p.inner_pat(true)?;
+                )
+            } else {
+                p.inner_pat(true)?
+            };
             if p.eat(&Tok::Colon) {
                 let t = p.ty()?;
                 let span = start.to(t.span());
