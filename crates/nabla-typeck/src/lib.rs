@@ -10,6 +10,7 @@ mod check;
 mod consume;
 mod recursion;
 mod rules;
+mod safety;
 mod sig;
 mod unify;
 
@@ -69,7 +70,11 @@ pub fn check_program_with_warnings(
             .spawn_scoped(s, || {
                 let mut checker = check::Checker::new();
                 let diags = checker.check_files(files);
-                (diags, std::mem::take(&mut checker.warnings))
+                let mut warnings = std::mem::take(&mut checker.warnings);
+                if diags.is_empty() {
+                    warnings.extend(safety::safety_check_warnings(files));
+                }
+                (diags, warnings)
             });
         match h {
             Ok(h) => h.join().map_err(|_| ()),

@@ -126,7 +126,7 @@ fn uses_self(e: &Expr, id: NodeId, depth: usize) -> bool {
 
 /// Calls `f` on each direct subexpression of `e` (including those inside
 /// indices, loop forms and cases).
-fn for_each_child<'e>(e: &'e Expr, f: &mut dyn FnMut(&'e Expr)) {
+pub(crate) fn for_each_child<'e>(e: &'e Expr, f: &mut dyn FnMut(&'e Expr)) {
     let dims = |idx: &'e [DimIndex], f: &mut dyn FnMut(&'e Expr)| {
         for d in idx {
             match d {

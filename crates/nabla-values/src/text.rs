@@ -808,7 +808,10 @@ macro_rules! int_from_lit {
                         let v: i128 = if neg { -(mag as i128) } else { mag as i128 };
                         let lo = -(1i128 << (bits - 1));
                         let hi = (1i128 << bits) - 1;
-                        if v < lo || v > hi {
+                        // A literal with its type written (`32767i8`) wraps
+                        // to that type, as Futhark's value reader does; an
+                        // unsuffixed one must fit.
+                        if (v < lo || v > hi) && lit.explicit_type().is_none() {
                             return Err(format!("integer literal {v} does not fit in type {want}"));
                         }
                         Ok(v as $t)
