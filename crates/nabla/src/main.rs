@@ -903,7 +903,8 @@ fn repl_line(
     ReplStep::Continue
 }
 
-/// `nabla passes`: one line per registered pass, then the default pipeline.
+/// `nabla passes`: one line per registered pass, then the named pipelines,
+/// the default first.
 fn print_passes() -> ExitCode {
     let passes = nabla_opt::registered_passes();
     let width = passes.iter().map(|p| p.name.len()).max().unwrap_or(0);
@@ -911,11 +912,15 @@ fn print_passes() -> ExitCode {
     for p in passes {
         out.push_str(&format!("{:width$}  {}\n", p.name, p.description));
     }
-    out.push_str(&format!(
-        "\ndefault pipeline: {}\nwith --ad=dynamic: {}\n",
-        Pipeline::default_pipeline().describe(),
-        Pipeline::dynamic_ad().describe()
-    ));
+    out.push('\n');
+    for p in nabla_opt::PIPELINES {
+        let pipeline = Pipeline::named(p.name).expect("a registered pipeline");
+        if p.name == nabla_opt::DEFAULT_PIPELINE {
+            out.push_str(&format!("default pipeline: {}\n", pipeline.describe()));
+        } else {
+            out.push_str(&format!("with --ad={}: {}\n", p.name, pipeline.describe()));
+        }
+    }
     print!("{out}");
     ExitCode::SUCCESS
 }
