@@ -189,12 +189,23 @@ fn documented_crate_dependencies_are_the_cargo_dependencies() {
             continue;
         };
         sections += 1;
-        let uses = lines[i + 1..]
+        // The paragraph that starts with `Uses: `, up to the blank line.
+        let section: Vec<&str> = lines[i + 1..]
             .iter()
             .take_while(|l| !l.starts_with("### "))
-            .find_map(|l| l.strip_prefix("Uses: "))
+            .copied()
+            .collect();
+        let start = section
+            .iter()
+            .position(|l| l.starts_with("Uses: "))
             .unwrap_or_else(|| panic!("{path}: no `Uses:` line for {name}"));
-        // The names before any parenthesis (`nabla-syntax` (spans)).
+        let uses = section[start..]
+            .iter()
+            .take_while(|l| !l.trim().is_empty())
+            .copied()
+            .collect::<Vec<_>>()
+            .join(" ");
+        // The crates named in code spans (`nabla-ir`).
         let mut listed: Vec<String> = uses
             .split('`')
             .skip(1)
