@@ -1,5 +1,5 @@
 -- Reverse mode through reduce_by_index (hist) with operators on rows and
--- on tuples (seed 002): a histogram of rows with a mapped scalar operator
+-- on tuples (Bruun & Larsen 2022): a histogram of rows with a mapped scalar operator
 -- is differentiated as a map of scalar histograms over the columns (the
 -- `+`, `max` and generic rules per column); a tuple operator that works on
 -- each component apart becomes one histogram per component; any other

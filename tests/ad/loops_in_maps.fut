@@ -1,7 +1,7 @@
 -- Reverse mode through sequential code inside a map's lambda that reads
 -- arrays bound outside the map: a `for` or `while` loop, a branch inside
 -- such a loop, and slices. The adjoints of those free arrays go to
--- accumulators (seed 003 §5.4), which the reversed loop threads through
+-- accumulators (Schenck et al., SC22, §5.4), which the reversed loop threads through
 -- its iterations and which a slice's adjoint updates row by row. The
 -- expected gradients were checked against central finite differences.
 

@@ -2,7 +2,7 @@
 -- gradients inside loops.  Expected values worked out by hand and checked
 -- with Python (tests/ad/README.md).
 
--- Seed 000 §3.3 Example 5: the inner derivative of x + y with respect to y
+-- Jensen 2024, §3.3, Example 5: the inner derivative of x + y with respect to y
 -- is 1 whatever x is (a confused implementation gives 2), so the outer
 -- derivative is 0.  `jvp2` shows both: (inner value, outer derivative).
 -- ==
@@ -25,7 +25,7 @@ entry confusion_mixed (x0: f64) =
   , jvp2 (\x -> vjp (\y -> x + y) 3 1) x0 1 |> (.0)
   , vjp2 (\x -> jvp (\y -> x + y) 3 1) x0 1 |> (.0) )
 
--- Seed 004 §4.3 Example 4: d/dx (x * d/dy (x + y)) = 1 at every point,
+-- Shaikhha et al., ICFP19, §4.3, Example 4: d/dx (x * d/dy (x + y)) = 1 at every point,
 -- in all four combinations of modes.
 -- ==
 -- entry: example4

@@ -1,6 +1,6 @@
 -- Reverse mode through reductions, scans and histograms whose operator
 -- works on whole rows and is not a scalar operator mapped over them: the
--- generic reduce rule (seed 003 §5.1) with rows as elements (exclusive
+-- generic reduce rule (Schenck et al., SC22, §5.1) with rows as elements (exclusive
 -- scans from both ends, then the operator's vjp per row), the sequential
 -- scan rule, and the generic reduce_by_index rule with rows as bucket
 -- values. The expected gradients of max_row and chain were checked against

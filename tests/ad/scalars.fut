@@ -1,7 +1,7 @@
 -- Derivatives of scalar primitives at chosen points and at the edges
 -- documented in crates/nabla-interp/src/ad/rules.rs; integers (wrapping),
 -- bools (their tangent is false) and conversions (applied to tangents and
--- adjoints, seed 000 §3.4).  Values by hand / Python's math module.
+-- adjoints, Jensen 2024, §3.4).  Values by hand / Python's math module.
 
 -- ==
 -- entry: basics

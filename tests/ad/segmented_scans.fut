@@ -1,5 +1,5 @@
 -- Reverse mode through scans of tuples that mix floats with booleans or
--- integers: the generic scan rule (seed 002, linear-function composition)
+-- integers: the generic scan rule (Bruun & Larsen 2022, linear-function composition)
 -- linearises the float components only; flags and indices are constants
 -- of the linearisation. The expected gradients were checked against
 -- central finite differences.

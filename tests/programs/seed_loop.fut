@@ -1,4 +1,4 @@
--- The benchmark loop of seed paper 000 (§4.2, "Not-Quite-Supersonic AD"),
+-- The benchmark loop of Jensen 2024 (§4.2, "Not-Quite-Supersonic AD"),
 -- without the jvp/vjp branches of its main (d = 0 runs f, anything else
 -- gives 0).  The iteration is sensitive to rounding: the expected
 -- results assume correctly rounded f32 sin/cos/exp/log1p/pow (which

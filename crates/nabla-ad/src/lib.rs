@@ -1,5 +1,6 @@
 //! Static automatic differentiation: `jvp` and `vjp` compiled away as
-//! transformations of the core IR (seeds 001, 003 and 004).
+//! transformations of the core IR (the AD note, Schenck et al., SC22, and
+//! Shaikhha et al., ICFP19; see `docs/references.md`).
 //!
 //! [`differentiate`] removes every [`Exp::Jvp`] from a program, innermost
 //! first, so nesting of any depth works: a `jvp` inside the lambda of
@@ -8,10 +9,10 @@
 //! IR like any other code (no perturbation confusion is possible: every
 //! `jvp` gets its own tangent variables).
 //!
-//! Forward mode ([`forward`]) follows seed 003 §3 and seed 004 §3: every
-//! statement is followed by the statements of its tangent; tangents of
-//! scalar operations come from the shared rule table
-//! ([`nabla_ir::derivatives`]), emitted as IR; SOACs carry primal and
+//! Forward mode ([`forward`]) follows Schenck et al., SC22, §3 and
+//! Shaikhha et al., ICFP19, §3 and §4.2: every statement is followed by the
+//! statements of its tangent; tangents of scalar operations come from the
+//! shared rule table ([`nabla_ir::derivatives`]), emitted as IR; SOACs carry primal and
 //! tangent together (a `map` over both, `reduce`/`scan`/`reduce_by_index`
 //! with the operator lifted to (primal, tangent) pairs, `scatter` on both);
 //! loops get tangent loop parameters; branches return tangents; calls go to
@@ -23,7 +24,7 @@
 //! other side has a tangent, a SOAC input, a call argument).
 //!
 //! Reverse mode ([`reverse`]): a forward sweep and a return sweep by
-//! redundant execution (seed 003 §4); what it cannot differentiate yet is
+//! redundant execution (Schenck et al., SC22, §4); what it cannot differentiate yet is
 //! left in the program for the interpreter's dynamic AD ([`Report`] counts
 //! what was done each way).
 //!

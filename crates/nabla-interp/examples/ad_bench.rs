@@ -1,6 +1,6 @@
 //! Benchmarks of AD in the interpreter (run with `--release`):
 //!
-//! * `ad_bench seed [RUNS]` — seed 000 §4.2's program (a 100000-iteration
+//! * `ad_bench seed [RUNS]` — Jensen 2024, §4.2's program (a 100000-iteration
 //!   loop of primitive operations, branches and a `reduce`) in its four
 //!   modes: 0 primal, 1 `jvp`, 2 `vjp`, 3 constant; prints the best time
 //!   of each mode and the AD/primal factors (the thesis reports ×2.634 for

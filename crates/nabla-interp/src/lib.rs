@@ -8,14 +8,14 @@
 //! frame indexed by its number. Scalar operators are applied in one place,
 //! [`scalar::apply_prim`].
 //!
-//! Accumulators (`with_acc`/`update_acc`, seed 003 §5.4) live on a stack of
+//! Accumulators (`with_acc`/`update_acc`, Schenck et al., SC22, §5.4) live on a stack of
 //! states in the interpreter, each owning the array it writes into; an
 //! accumulator value is the index of its state, so `map`s, loops and
 //! branches thread it like a scalar and updates happen in place. The
 //! dynamic AD (`jvp`/`vjp`) does not support them yet and says so.
 //!
 //! `jvp`/`vjp` (IR `Exp::Jvp`/`Exp::Vjp`) are dynamic AD in the manner of
-//! seed 000 §3: the `ad` module evaluates the differentiated function on dual
+//! Jensen 2024, §3: the `ad` module evaluates the differentiated function on dual
 //! values (forward mode) or on values recorded on a tape that is swept once
 //! backwards (reverse mode), tagged by nesting level so that calls nest and
 //! mix to any depth. Programs without AD never enter that module.

@@ -3,7 +3,7 @@
 //!
 //! Everything scalar that the evaluator computes goes through [`apply_prim`]
 //! (or the per-kind shorthands below); in AD mode the `ad` module applies the
-//! same functions to the primals and adds tangents or tape entries (seed 000
+//! same functions to the primals and adds tangents or tape entries (Jensen 2024
 //! §3). The semantics itself
 //! (wrapping integers, Futhark's rounding of `//` and `%`, conversions) is
 //! nabla-prim's.

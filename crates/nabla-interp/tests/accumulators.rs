@@ -1,4 +1,4 @@
-//! Accumulators (`with_acc`/`update_acc`, seed 003 §5.4) in the plain
+//! Accumulators (`with_acc`/`update_acc`, Schenck et al., SC22, §5.4) in the plain
 //! evaluator: the three operators, cell and row updates, ignored
 //! out-of-bounds indices, threading through `map` and loops, nested
 //! `with_acc`, and run-time errors. Every program is also validated. The

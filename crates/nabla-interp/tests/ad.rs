@@ -386,7 +386,7 @@ fn constructs_expected_values() {
 // ----- linear time ------------------------------------------------------------------
 
 /// Every value feeds two later operations, so the computation is a DAG whose
-/// number of paths doubles each step: a recursive sweep (seed 000's
+/// number of paths doubles each step: a recursive sweep (Jensen 2024's
 /// `deriveTape`) would take 2^200 steps; a linear sweep is instant.
 #[test]
 fn sweep_is_linear_on_shared_subexpressions() {

@@ -47,7 +47,7 @@
 //! Parameters (of functions, lambdas and loops with a unique parameter) are
 //! roots: they alias nothing inside their body.
 //!
-//! **Accumulators are linear** (seed 003 §5.4: the accumulator is threaded
+//! **Accumulators are linear** (Schenck et al., SC22, §5.4: the accumulator is threaded
 //! through the computation, each update producing its successor): every
 //! accumulator variable is used exactly once, by `update_acc`, as a `map`
 //! input, as a loop's initial value, in an `Atoms` copy, or as the result of

@@ -14,7 +14,7 @@
 //!   ([`RuleExp`]) per operand, written in the operands' primals and the
 //!   primal result;
 //! * [`Partials::Conversion`]: a conversion, whose tangent is converted
-//!   forward and whose adjoint is converted back (seed 000 §3.4: type
+//!   forward and whose adjoint is converted back (Jensen 2024, §3.4: type
 //!   conversions are applied to tangents and, in reverse, to adjoints).
 //!
 //! The table is data, built once at compile time (`static` trees, no
@@ -45,7 +45,7 @@
 //! `/work/shared/design/futhark-internals.md`, "Derivatives.hs") the table
 //! follows it, except where that rule is mathematically wrong or marked
 //! FIXME there; each rule's comment says which, and which value it takes at
-//! the edges. Seed 000 (§3.3, `doOp`) evaluates partial derivatives with the
+//! the edges. Jensen 2024 (§3.3–3.4, `doOp`) evaluates partial derivatives with the
 //! same AD-aware operations as the program, which is why the rules are
 //! symbolic in the primals: evaluated on AD values, they are themselves
 //! differentiated (derivatives of any order).
@@ -696,7 +696,7 @@ pub fn ternop_partials(op: TernOp, t: PrimType) -> Partials {
 }
 
 /// The partials of a conversion: [`Partials::Conversion`] with the reverse
-/// conversion for adjoints (seed 000 §3.4; Futhark's `Rev.hs` converts the
+/// conversion for adjoints (Jensen 2024, §3.4; Futhark's `Rev.hs` converts the
 /// adjoint back too), or a constant when either side is `bool`.
 pub fn conv_partials(op: ConvOp) -> Partials {
     let (ConvOp::Convert(from, to) | ConvOp::BitCast(from, to)) = op;

@@ -406,7 +406,7 @@ pub enum Exp {
     /// parameter per input, in order). The lambda returns the final
     /// accumulators first (same order), then any other values; the statement
     /// binds the resulting arrays (the accumulated inputs) followed by those
-    /// other values. Semantics: seed 003 §5.4 (accumulators for the free
+    /// other values. Semantics: Schenck et al., SC22, §5.4 (accumulators for the free
     /// variables of `map`).
     WithAcc {
         inputs: Vec<AccInput>,

@@ -1,13 +1,13 @@
 //! Loop rewrites asked for by attributes, applied by the elaborator:
 //!
 //! - [`strip_mine`] (`#[stripmine(k)] loop … for i < n`): the loop becomes
-//!   `k` nested loops of about `n^(1/k)` iterations each (seed 003 §4.3).
+//!   `k` nested loops of about `n^(1/k)` iterations each (Schenck et al., SC22, §4.3).
 //!   Same results; reverse mode then checkpoints each level's entry values,
 //!   about `k·n^(1/k)` states instead of `n`, for about `k` extra runs of
 //!   the loop body.
 //! - [`bounded_while`] (`#[bound(n)] loop … while c`): the loop becomes a
 //!   `for` loop of `n + 1` iterations whose body runs only while `c` holds,
-//!   so reverse mode needs no extra run to count the iterations (seed 003
+//!   so reverse mode needs no extra run to count the iterations (Schenck et al., SC22
 //!   §6.2). Running past the bound is a run-time error, not a wrong answer.
 
 use crate::builder::{FunctionBuilder, UnknownVariable};

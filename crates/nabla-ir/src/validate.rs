@@ -68,7 +68,7 @@ impl Default for ValidateOptions {
 ///
 /// Then, on each function that passed those checks, consumption, aliasing
 /// and accumulator linearity (see the `analysis` module: Futhark's
-/// uniqueness rules, and seed 003 §5.4 for accumulators).
+/// uniqueness rules, and Schenck et al., SC22, §5.4 for accumulators).
 ///
 /// Returns every problem found (several per function at most once per
 /// statement), or, for a valid program, the [`Analysis`] of every function:

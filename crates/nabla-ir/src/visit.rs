@@ -20,7 +20,7 @@ pub enum Use {
     /// Only as control or shape information: an `if` condition, a loop
     /// bound, an index of `Index`/`Update`, a size (`iota`, `replicate`,
     /// `reshape`, SOAC widths, dimensions in types), a rotation amount or an
-    /// assertion. Such reads are never differentiated (seed 000 §3.1:
+    /// assertion. Such reads are never differentiated (Jensen 2024, §3.1:
     /// non-differentiable operations see primal values).
     Control,
 }

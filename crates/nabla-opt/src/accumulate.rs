@@ -2,7 +2,7 @@
 //! element and that is then added whole into an accumulator becomes
 //! element updates of the accumulator inside the loop.
 //!
-//! Reverse-mode AD (seed 003 §5.4) gives a free array of a loop its own
+//! Reverse-mode AD (Schenck et al., SC22, §5.4) gives a free array of a loop its own
 //! adjoint array: zeros before the return sweep, `a[k] += v` in it, and
 //! after it one `update_acc acc [] a` (after a `reverse` when the primal
 //! read the array reversed). Inside a map over many points that costs,

@@ -1,4 +1,4 @@
-//! Fusion of maps (seed 004 §5), two rewrites:
+//! Fusion of maps (Shaikhha et al., ICFP19, §5), two rewrites:
 //!
 //! - **Replicated inputs**: a map input bound by `replicate(n, x)` with a
 //!   scalar `x` and `n` the map's width is dropped; the lambda reads `x`

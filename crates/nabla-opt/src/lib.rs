@@ -2,9 +2,9 @@
 //! dead-code elimination and removal of unused functions.
 //!
 //! In the spirit of Futhark's compiler (aggressive inlining followed by
-//! simplification), and a prerequisite for the AD passes of seeds 003/004,
-//! which want first-order code without calls inside SOAC lambdas. Every pass
-//! keeps the core IR's invariants (see `nabla_ir`): A-normal form, each
+//! simplification), and a prerequisite for static AD (Schenck et al., SC22;
+//! Shaikhha et al., ICFP19), which wants first-order code without calls
+//! inside SOAC lambdas. Every pass keeps the core IR's invariants (see `nabla_ir`): A-normal form, each
 //! variable bound once per function, new variables appended to the
 //! function's `var_names` (the interpreter's frame slots), every statement
 //! with the span of the source it came from, and the program valid for
@@ -18,9 +18,9 @@
 //! `assert_eq_sizes` statements when the call is inlined.
 //!
 //! The transformations are passes ([`Pass`]) that a [`Pipeline`] runs in
-//! order, validating the IR after each one if asked (module [`pass`]; the
-//! registry of named passes is [`registered_passes`]). [`optimise`] runs
-//! the default pipeline.
+//! order, validating the IR after each one if asked (module [`pass`]). The
+//! one list of passes and of the pipelines built from them is module
+//! [`registry`]. [`optimise`] runs the optimiser alone (no static AD).
 
 mod accumulate;
 mod cse;
@@ -28,6 +28,7 @@ mod fuse;
 mod hoist;
 mod inline;
 pub mod pass;
+pub mod registry;
 mod simplify;
 mod sink_updates;
 mod unroll;
@@ -35,13 +36,14 @@ mod walk;
 
 pub use inline::InlinePolicy;
 pub use pass::{pass_named, pass_names, registered_passes, Pass, PassError, Pipeline, UnknownPass};
+pub use registry::{PassConfig, PassInfo, PipelineInfo, DEFAULT_PIPELINE, PASSES, PIPELINES};
 pub use simplify::{dce, fold, forward, removable, simplify_function, SizeFacts};
 pub use walk::count_stms;
 
 use nabla_ir::{FunId, Program};
 
-/// Optimises a program in place with the default pipeline
-/// ([`Pipeline::default_pipeline`]), without validation: up to
+/// Optimises a program in place with the optimiser alone (the pipeline
+/// [`Pipeline::dynamic_ad`], no static AD), without validation: up to
 /// [`MAX_ROUNDS`] rounds, each inlining eligible calls into every function
 /// (callees first), simplifying every function, and removing functions no
 /// entry point reaches; stops early at a fixpoint.
@@ -55,7 +57,9 @@ pub const MAX_ROUNDS: usize = 6;
 /// [`optimise`] with a given inlining policy.
 pub fn optimise_with(prog: &mut Program, policy: &InlinePolicy) {
     // The built-in passes never fail, and validation is off.
-    let _ = Pipeline::optimiser(*policy).run(prog);
+    let config = PassConfig { inline: *policy };
+    let pipeline = Pipeline::named_with("dynamic", config).expect("a registered pipeline");
+    let _ = pipeline.run(prog);
 }
 
 /// Inlining alone: one round over every function (callees first), without

@@ -1,16 +1,20 @@
-//! The pass manager: passes as values, a registry of them by name, and
-//! [`Pipeline`]s that run them in order, optionally validating the IR after
-//! each one.
+//! The pass manager: passes as values, and [`Pipeline`]s that run them in
+//! order, optionally validating the IR after each one.
 //!
-//! A pass is anything that implements [`Pass`]. [`registered_passes`] lists
-//! every pass the command line can name (`--passes=inline,simplify`);
-//! adding a pass is one line there. The default pipeline
-//! ([`Pipeline::default_pipeline`]) repeats `inline`, `simplify` and
-//! `dead-functions` until nothing changes, at most [`MAX_ROUNDS`] times.
+//! A pass is anything that implements [`Pass`]. The passes the command line
+//! can name, and the named pipelines built from them, are the lists of
+//! module [`crate::registry`]; [`pass_named`] and [`Pipeline::named`] turn
+//! their entries into values. The default pipeline
+//! ([`Pipeline::default_pipeline`], the command line's) optimises, compiles
+//! `jvp`/`vjp` away (`ad`) and optimises again, each optimisation a group of
+//! passes repeated until nothing changes, at most [`MAX_ROUNDS`] times.
 //!
 //! [`MAX_ROUNDS`]: crate::MAX_ROUNDS
 
-use crate::{inline, simplify, InlinePolicy, MAX_ROUNDS};
+use crate::registry::{
+    pass_info, pipeline_info, PassConfig, PassInfo, Stage, DEFAULT_PIPELINE, PASSES,
+};
+use crate::MAX_ROUNDS;
 use nabla_ir::{Program, Span, ValidationError};
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -30,33 +34,50 @@ pub trait Pass: Send + Sync {
     fn run(&self, prog: &mut Program) -> Result<bool, PassError>;
 }
 
-/// Every pass that can be named, in the order `nabla passes` lists them.
-/// To add a pass, add one line here.
-pub fn registered_passes() -> Vec<Arc<dyn Pass>> {
-    vec![
-        Arc::new(Inline::default()),
-        Arc::new(Simplify),
-        Arc::new(Propagate),
-        Arc::new(Dce),
-        Arc::new(Cse),
-        Arc::new(Hoist),
-        Arc::new(Fuse),
-        Arc::new(Unroll),
-        Arc::new(AccUpdates),
-        Arc::new(DeadFunctions),
-        Arc::new(StaticAd::default()),
-        Arc::new(StaticAd { per_seed: true }),
-    ]
+/// A pass of [`PASSES`] with its configuration.
+struct Registered {
+    info: &'static PassInfo,
+    config: PassConfig,
 }
 
-/// The registered pass called `name`.
+impl Pass for Registered {
+    fn name(&self) -> &'static str {
+        self.info.name
+    }
+    fn description(&self) -> &'static str {
+        self.info.description
+    }
+    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
+        (self.info.run)(prog, &self.config).map_err(|e| match e {
+            PassError::Failed { message, span, .. } => PassError::Failed {
+                pass: self.info.name.to_string(),
+                message,
+                span,
+            },
+            other => other,
+        })
+    }
+}
+
+/// Every registered pass, in the order `nabla passes` lists them (the list
+/// is [`PASSES`]).
+pub fn registered_passes() -> &'static [PassInfo] {
+    PASSES
+}
+
+/// The registered pass called `name`, with the default configuration.
 pub fn pass_named(name: &str) -> Option<Arc<dyn Pass>> {
-    registered_passes().into_iter().find(|p| p.name() == name)
+    pass_info(name).map(|info| registered(info, PassConfig::default()))
+}
+
+/// A registered pass as a value.
+fn registered(info: &'static PassInfo, config: PassConfig) -> Arc<dyn Pass> {
+    Arc::new(Registered { info, config })
 }
 
 /// The names of the registered passes, in registry order.
 pub fn pass_names() -> Vec<&'static str> {
-    registered_passes().iter().map(|p| p.name()).collect()
+    PASSES.iter().map(|p| p.name).collect()
 }
 
 /// Why a pipeline stopped.
@@ -166,62 +187,53 @@ impl Pipeline {
         }
     }
 
-    /// The optimiser: `inline`, `simplify`, `cse`, `hoist`, `fuse`,
-    /// `unroll`, `dead-functions`, repeated until nothing changes (at most
-    /// [`MAX_ROUNDS`] rounds); no validation. The pipeline of
-    /// `--ad=dynamic` (the default one, with static AD, is
-    /// [`Pipeline::with_static_ad`]).
+    /// The pipeline the command line runs by default (`--ad=static`): the
+    /// optimiser, then `ad`, then the optimiser again on the derivative
+    /// code, with `acc-updates` among its passes (see
+    /// [`crate::registry::PIPELINES`]); no validation.
     pub fn default_pipeline() -> Pipeline {
-        Pipeline::optimiser(InlinePolicy::default())
+        Pipeline::named(DEFAULT_PIPELINE).expect("the default pipeline is registered")
     }
 
-    /// The default pipeline with static AD: the optimiser, then `ad`, then
-    /// the optimiser again on the derivative code, with `acc-updates`
-    /// among its passes.
-    pub fn with_static_ad() -> Pipeline {
-        Pipeline::static_ad_pipeline(false)
+    /// The optimiser alone, without static AD (`--ad=dynamic`: the
+    /// interpreter differentiates `jvp`/`vjp` as it runs); no validation.
+    pub fn dynamic_ad() -> Pipeline {
+        Pipeline::named("dynamic").expect("the dynamic pipeline is registered")
     }
 
-    /// [`Pipeline::with_static_ad`] with the `ad-per-seed` pass (one `jvp`
-    /// per seed for a map of a `jvp` at one primal point) in place of `ad`.
-    pub fn with_static_ad_per_seed() -> Pipeline {
-        Pipeline::static_ad_pipeline(true)
+    /// The default pipeline with `ad-per-seed` (one `jvp` per seed for a
+    /// map of a `jvp` at one primal point) in place of `ad`
+    /// (`--ad=per-seed`); no validation.
+    pub fn per_seed_ad() -> Pipeline {
+        Pipeline::named("per-seed").expect("the per-seed pipeline is registered")
     }
 
-    fn static_ad_pipeline(per_seed: bool) -> Pipeline {
-        let optimiser = || -> Vec<Arc<dyn Pass>> {
-            vec![
-                Arc::new(Inline::default()),
-                Arc::new(Simplify),
-                Arc::new(Cse),
-                Arc::new(Hoist),
-                Arc::new(Fuse),
-                Arc::new(Unroll),
-                Arc::new(DeadFunctions),
-            ]
+    /// The named pipeline `name` of [`crate::registry::PIPELINES`], its
+    /// passes configured by default; no validation.
+    pub fn named(name: &str) -> Option<Pipeline> {
+        Pipeline::named_with(name, PassConfig::default())
+    }
+
+    /// The named pipeline `name`, its passes configured by `config`; no
+    /// validation.
+    pub fn named_with(name: &str, config: PassConfig) -> Option<Pipeline> {
+        let info = pipeline_info(name)?;
+        let pass = |n: &str| {
+            registered(
+                pass_info(n).expect("a pipeline names a registered pass"),
+                config,
+            )
         };
-        let mut after_ad = optimiser();
-        after_ad.insert(6, Arc::new(AccUpdates));
-        Pipeline::empty()
-            .then_fixpoint(optimiser(), MAX_ROUNDS)
-            .then(Arc::new(StaticAd { per_seed }))
-            .then_fixpoint(after_ad, MAX_ROUNDS)
-    }
-
-    /// [`Pipeline::default_pipeline`] with a given inlining policy.
-    pub fn optimiser(policy: InlinePolicy) -> Pipeline {
-        Pipeline::empty().then_fixpoint(
-            vec![
-                Arc::new(Inline { policy }),
-                Arc::new(Simplify),
-                Arc::new(Cse),
-                Arc::new(Hoist),
-                Arc::new(Fuse),
-                Arc::new(Unroll),
-                Arc::new(DeadFunctions),
-            ],
-            MAX_ROUNDS,
-        )
+        let mut pipeline = Pipeline::empty();
+        for stage in info.stages {
+            pipeline = match stage {
+                Stage::Once(n) => pipeline.then(pass(n)),
+                Stage::Repeat(ns) => {
+                    pipeline.then_fixpoint(ns.iter().map(|n| pass(n)).collect(), MAX_ROUNDS)
+                }
+            };
+        }
+        Some(pipeline)
     }
 
     /// The registered passes `names`, each run once, in order; no
@@ -400,237 +412,6 @@ fn validate(prog: &Program, after: Option<&str>) -> Result<(), PassError> {
         })
 }
 
-/// `inline`: inlines calls to small or once-called functions into every
-/// function, callees first (one level per run).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Inline {
-    /// Which calls are inlined.
-    pub policy: InlinePolicy,
-}
-
-impl Pass for Inline {
-    fn name(&self) -> &'static str {
-        "inline"
-    }
-    fn description(&self) -> &'static str {
-        "inline calls to small or once-called functions (callees first, one level)"
-    }
-    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
-        Ok(crate::inline_calls(prog, &self.policy))
-    }
-}
-
-/// `simplify`: copy propagation, constant folding and dead-code elimination
-/// on every function, repeated a few times.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Simplify;
-
-impl Pass for Simplify {
-    fn name(&self) -> &'static str {
-        "simplify"
-    }
-    fn description(&self) -> &'static str {
-        "copy propagation, constant folding and dead-code elimination, repeated"
-    }
-    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
-        Ok(for_each_function(prog, simplify::simplify_function))
-    }
-}
-
-/// `cse`: common-subexpression elimination of scalar computations (see
-/// `cse.rs`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Cse;
-
-impl Pass for Cse {
-    fn name(&self) -> &'static str {
-        "cse"
-    }
-    fn description(&self) -> &'static str {
-        "common-subexpression elimination of scalar computations"
-    }
-    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
-        Ok(for_each_function(prog, crate::cse::cse_function))
-    }
-}
-
-/// `hoist`: loop-invariant code motion out of loops and SOAC lambdas (see
-/// `hoist.rs`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Hoist;
-
-impl Pass for Hoist {
-    fn name(&self) -> &'static str {
-        "hoist"
-    }
-    fn description(&self) -> &'static str {
-        "loop-invariant code motion of pure scalar statements out of loops and SOAC lambdas"
-    }
-    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
-        Ok(for_each_function(prog, crate::hoist::hoist_function))
-    }
-}
-
-/// `fuse`: map fusion (replicated scalar inputs read directly; a map
-/// whose results feed only one later map of the same width fused into it;
-/// see `fuse.rs`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Fuse;
-
-impl Pass for Fuse {
-    fn name(&self) -> &'static str {
-        "fuse"
-    }
-    fn description(&self) -> &'static str {
-        "map fusion: replicated scalar inputs, producer maps into their one consumer map"
-    }
-    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
-        Ok(for_each_function(prog, crate::fuse::fuse_function))
-    }
-}
-
-/// `unroll`: maps and reductions of a small constant width over scalars,
-/// with straight-line lambdas, become scalar code (see `unroll.rs`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Unroll;
-
-impl Pass for Unroll {
-    fn name(&self) -> &'static str {
-        "unroll"
-    }
-    fn description(&self) -> &'static str {
-        "maps and reductions over at most 4 scalars with straight-line lambdas: the lambda once per element; branches that both make a small literal return its elements; small vectors built by replicate, updates and concatenation become literals"
-    }
-    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
-        Ok(for_each_function(prog, crate::unroll::unroll_function))
-    }
-}
-
-/// `acc-updates`: dense adjoint arrays built element by element in a loop
-/// and then added whole into an accumulator become element updates of the
-/// accumulator in the loop (see `accumulate.rs`), and an array that a map,
-/// a branch or a `with_acc` over zeros builds only to add it whole into an
-/// accumulator is added by its producer instead (`sink_updates.rs`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct AccUpdates;
-
-impl Pass for AccUpdates {
-    fn name(&self) -> &'static str {
-        "acc-updates"
-    }
-    fn description(&self) -> &'static str {
-        "adjoint arrays summed into an accumulator after a loop, map, branch or with_acc: their producer updates the accumulator instead"
-    }
-    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
-        Ok(for_each_function(
-            prog,
-            crate::accumulate::acc_updates_function,
-        ))
-    }
-}
-
-/// `propagate`: one forward sweep of copy propagation and constant folding
-/// on every function (the first half of `simplify`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Propagate;
-
-impl Pass for Propagate {
-    fn name(&self) -> &'static str {
-        "propagate"
-    }
-    fn description(&self) -> &'static str {
-        "copy propagation and constant folding, one sweep"
-    }
-    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
-        Ok(for_each_function(prog, simplify::forward))
-    }
-}
-
-/// `dce`: dead-code elimination of pure, total statements in every
-/// function (the second half of `simplify`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Dce;
-
-impl Pass for Dce {
-    fn name(&self) -> &'static str {
-        "dce"
-    }
-    fn description(&self) -> &'static str {
-        "dead-code elimination of pure statements that cannot fail"
-    }
-    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
-        Ok(for_each_function(prog, simplify::dce))
-    }
-}
-
-/// `dead-functions`: removes the functions no entry point reaches.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct DeadFunctions;
-
-impl Pass for DeadFunctions {
-    fn name(&self) -> &'static str {
-        "dead-functions"
-    }
-    fn description(&self) -> &'static str {
-        "remove functions that no entry point reaches"
-    }
-    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
-        Ok(crate::remove_dead_functions(prog))
-    }
-}
-
-/// Static AD (crate nabla-ad): every `jvp` and `vjp` compiled away,
-/// innermost first (forward mode by tangents; reverse mode by redundant
-/// execution). A `map` of a `jvp` at one primal point (`jmp`, a Jacobian
-/// one column per seed) is differentiated in vector mode, the primal once
-/// for all seeds (see [`nabla_ad::Options::vector_jvps`]); with
-/// `per_seed` (the pass `ad-per-seed`), each seed gets its own `jvp`. A
-/// `jvp`/`vjp` containing a construct it does not differentiate yet is
-/// left for the interpreter's dynamic AD.
-#[derive(Default)]
-pub struct StaticAd {
-    pub per_seed: bool,
-}
-
-impl Pass for StaticAd {
-    fn name(&self) -> &'static str {
-        if self.per_seed {
-            "ad-per-seed"
-        } else {
-            "ad"
-        }
-    }
-    fn description(&self) -> &'static str {
-        if self.per_seed {
-            "static AD as `ad`, but a map of jvp at one primal point differentiates each seed on its own (the primal once per seed, unless hoisted)"
-        } else {
-            "static AD: compile every jvp and vjp away (forward mode by tangents, a map of jvp at one primal point in vector mode; reverse mode by redundant execution; innermost first)"
-        }
-    }
-    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
-        let options = nabla_ad::Options {
-            vector_jvps: !self.per_seed,
-        };
-        nabla_ad::differentiate_with_options(prog, options)
-            .map(|r| r.changed())
-            .map_err(|e| PassError::Failed {
-                pass: self.name().to_string(),
-                message: e.message,
-                span: Some(e.span),
-            })
-    }
-}
-
-/// Applies `f` to every function in bottom-up call order (callees first);
-/// returns whether it changed any.
-fn for_each_function(prog: &mut Program, f: fn(&mut nabla_ir::Function) -> bool) -> bool {
-    let mut changed = false;
-    for i in inline::bottom_up_order(prog) {
-        changed |= f(&mut prog.functions[i]);
-    }
-    changed
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -686,7 +467,7 @@ mod tests {
         let mut prog = identity_program();
         let pipeline = Pipeline::default_pipeline()
             .then(Arc::new(ReturnUnboundVariable))
-            .then(Arc::new(Simplify))
+            .then(pass_named("simplify").unwrap())
             .validating(true);
         match pipeline.run(&mut prog) {
             Err(PassError::InvalidIr { after, errors }) => {

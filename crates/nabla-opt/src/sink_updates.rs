@@ -1,7 +1,7 @@
 //! Part of `acc-updates`: a whole-array accumulator update sinks into the
 //! construct that produced the array, so the array is never built.
 //!
-//! Reverse-mode AD (seed 003 §5.4) returns the adjoint of a `map`'s input
+//! Reverse-mode AD (Schenck et al., SC22, §5.4) returns the adjoint of a `map`'s input
 //! as a result of the adjoint map, and the adjoint of a lambda's free array
 //! through a `with_acc` over fresh zeros. When such an array is then added
 //! whole into an enclosing accumulator (`update_acc acc I x`, `I` a prefix

@@ -26,7 +26,7 @@ fn corpus_passes_with_and_without_the_optimiser() {
     );
     let opt = run_tests(
         std::slice::from_ref(&root),
-        &options(Pipeline::default_pipeline()),
+        &options(Pipeline::dynamic_ad()),
     );
     assert!(plain.passed > 0);
     // Neither pipeline has the `ad` pass: every jvp/vjp runs in the

@@ -48,8 +48,8 @@ fn best_ms(prog: &Compiled, entry: &str, args: &[Value]) -> f64 {
 }
 
 fn main() {
-    let static_ = program(Pipeline::with_static_ad());
-    let dynamic = program(Pipeline::default_pipeline());
+    let static_ = program(Pipeline::default_pipeline());
+    let dynamic = program(Pipeline::dynamic_ad());
     println!(
         "{:16} {:>8} {:>10} {:>10} {:>7} {:>10} {:>7}",
         "construct", "n", "primal ms", "static ms", "ratio", "dynamic ms", "ratio"

@@ -32,7 +32,7 @@ fn map_reduce(c: &mut Criterion) {
     g.finish();
 }
 
-/// (b) the seed 000 §4.2 loop, in its four modes.
+/// (b) the Jensen 2024, §4.2 loop, in its four modes.
 fn seed_loop(c: &mut Criterion) {
     let prog = program("seed_loop.fut");
     let mut g = c.benchmark_group("seed_loop");

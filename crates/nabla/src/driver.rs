@@ -5,9 +5,9 @@
 //! (`nabla_typeck::PRELUDE_SOURCE`) as the first file, path `<prelude>`;
 //! the user's file and its imports (`nabla_syntax::load_program`); type
 //! checking over `[prelude, files…]`; elaboration; then the passes of
-//! [`CompileOptions::pipeline`] (a `nabla_opt::Pipeline`; by default the
-//! optimiser: inlining, copy propagation, constant folding, dead-code and
-//! dead-function elimination), with the IR validator before the first pass
+//! [`CompileOptions::pipeline`] (a `nabla_opt::Pipeline`; by default, for
+//! this library, the optimiser without static AD; the command line's
+//! default adds it), with the IR validator before the first pass
 //! and after every pass when the pipeline validates (by default in debug
 //! builds only; the command line's `--validate`, and the tests, turn it on).
 //! No environment variable changes any of this.
@@ -231,9 +231,11 @@ pub struct CompileOptions {
 }
 
 impl Default for CompileOptions {
-    /// The default pipeline, validating in debug builds only.
+    /// The optimiser without static AD ([`Pipeline::dynamic_ad`]: `jvp`
+    /// and `vjp` are left to the interpreter), validating in debug builds
+    /// only. The command line's default is [`Pipeline::default_pipeline`].
     fn default() -> Self {
-        CompileOptions::new(Pipeline::default_pipeline().validating(cfg!(debug_assertions)))
+        CompileOptions::new(Pipeline::dynamic_ad().validating(cfg!(debug_assertions)))
     }
 }
 

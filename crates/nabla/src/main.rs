@@ -1,7 +1,6 @@
-//! The `nabla` command line: `run`, `c`, `eval`, `repl`, `dataset`,
-//! `check`, `dump-ir`, `passes`, `test`, `bench`, `script`, `literate`,
-//! `gradbench`, `adbench`,
-//! `pkg`.
+//! The command line and its subcommands: `run`, `c`, `eval`, `repl`,
+//! `dataset`, `check`, `dump-ir`, `passes`, `test`, `bench`, `script`,
+//! `literate`, `gradbench`, `adbench`, `lsp`, `pkg`.
 
 use clap::{Args, Parser, Subcommand};
 use nabla::{CompileOptions, Pipeline, StopAfter};
@@ -59,9 +58,9 @@ impl PipelineArgs {
     fn compile_options(self) -> CompileOptions {
         let pipeline = match (self.passes, self.ad) {
             (Some(p), _) => p,
-            (None, AdMode::Dynamic) => Pipeline::default_pipeline(),
-            (None, AdMode::Static) => Pipeline::with_static_ad(),
-            (None, AdMode::PerSeed) => Pipeline::with_static_ad_per_seed(),
+            (None, AdMode::Dynamic) => Pipeline::dynamic_ad(),
+            (None, AdMode::Static) => Pipeline::default_pipeline(),
+            (None, AdMode::PerSeed) => Pipeline::per_seed_ad(),
         };
         CompileOptions::new(pipeline).validating(self.validate || cfg!(debug_assertions))
     }
@@ -73,8 +72,8 @@ impl PipelineArgs {
     fn c_backend_options(self) -> CompileOptions {
         let pipeline = match (self.passes, self.ad) {
             (Some(p), _) => p,
-            (None, AdMode::PerSeed) => Pipeline::with_static_ad_per_seed(),
-            (None, _) => Pipeline::with_static_ad(),
+            (None, AdMode::PerSeed) => Pipeline::per_seed_ad(),
+            (None, _) => Pipeline::default_pipeline(),
         };
         CompileOptions::new(pipeline).validating(self.validate || cfg!(debug_assertions))
     }
@@ -904,19 +903,24 @@ fn repl_line(
     ReplStep::Continue
 }
 
-/// `nabla passes`: one line per registered pass, then the default pipeline.
+/// `nabla passes`: one line per registered pass, then the named pipelines,
+/// the default first.
 fn print_passes() -> ExitCode {
     let passes = nabla_opt::registered_passes();
-    let width = passes.iter().map(|p| p.name().len()).max().unwrap_or(0);
+    let width = passes.iter().map(|p| p.name.len()).max().unwrap_or(0);
     let mut out = String::new();
-    for p in &passes {
-        out.push_str(&format!("{:width$}  {}\n", p.name(), p.description()));
+    for p in passes {
+        out.push_str(&format!("{:width$}  {}\n", p.name, p.description));
     }
-    out.push_str(&format!(
-        "\ndefault pipeline: {}\nwith --ad=dynamic: {}\n",
-        Pipeline::with_static_ad().describe(),
-        Pipeline::default_pipeline().describe()
-    ));
+    out.push('\n');
+    for p in nabla_opt::PIPELINES {
+        let pipeline = Pipeline::named(p.name).expect("a registered pipeline");
+        if p.name == nabla_opt::DEFAULT_PIPELINE {
+            out.push_str(&format!("default pipeline: {}\n", pipeline.describe()));
+        } else {
+            out.push_str(&format!("with --ad={}: {}\n", p.name, pipeline.describe()));
+        }
+    }
     print!("{out}");
     ExitCode::SUCCESS
 }

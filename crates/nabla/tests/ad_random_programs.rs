@@ -432,7 +432,7 @@ fn close(a: f64, b: f64, tol: f64) -> bool {
 /// differences.
 fn check(seed: u64, stms: usize) -> Result<bool, TestCaseError> {
     let (src, _) = program(seed, stms);
-    let static_ = compile(&src, seed, Pipeline::with_static_ad());
+    let static_ = compile(&src, seed, Pipeline::default_pipeline());
     prop_assert_eq!(
         ad_left(&static_.program),
         0,
@@ -440,7 +440,7 @@ fn check(seed: u64, stms: usize) -> Result<bool, TestCaseError> {
         seed,
         src
     );
-    let dynamic = compile(&src, seed, Pipeline::default_pipeline());
+    let dynamic = compile(&src, seed, Pipeline::dynamic_ad());
     let mut rng = Rng(seed ^ 0x5eed);
     let x = rng.unit() * 2.0 - 1.0;
     let xs: Vec<f64> = (0..N).map(|_| rng.unit() * 2.0 - 1.0).collect();
@@ -464,7 +464,7 @@ fn check(seed: u64, stms: usize) -> Result<bool, TestCaseError> {
     // A map of jvp over seeds: linear in the seed, in vector mode (the
     // primal once; the default), which every program takes, and with one
     // jvp per seed.
-    let per_seed = compile(&src, seed, Pipeline::with_static_ad_per_seed());
+    let per_seed = compile(&src, seed, Pipeline::per_seed_ad());
     for (mode, c) in [("vector mode", &static_), ("one jvp per seed", &per_seed)] {
         let ts =
             numbers(c, "tangents", &tangent_input).map_err(|e| TestCaseError::fail(ctx(&e)))?;

@@ -56,7 +56,7 @@ fn root() -> PathBuf {
 }
 
 fn static_ad_options() -> CompileOptions {
-    CompileOptions::new(Pipeline::with_static_ad().validating(true))
+    CompileOptions::new(Pipeline::default_pipeline().validating(true))
 }
 
 #[test]

@@ -27,10 +27,11 @@ fn ir_dir() -> PathBuf {
 }
 
 /// Runs one pass by its name in the pass manager's registry
-/// (`nabla passes` lists them), or `optimise`: the default pipeline.
+/// (`nabla passes` lists them), or `optimise`: the optimiser alone
+/// (`Pipeline::dynamic_ad`, no static AD).
 fn run_pass(name: &str, prog: &mut Program) -> Result<(), String> {
     if name == "optimise" {
-        return nabla_opt::Pipeline::default_pipeline()
+        return nabla_opt::Pipeline::dynamic_ad()
             .run(prog)
             .map_err(|e| e.to_string());
     }

@@ -78,7 +78,7 @@ fn check_with(rel: &str, mode: Mode) {
     let (resp, define) = with_stack(move || {
         let static_ad = || {
             let options =
-                nabla::CompileOptions::new(nabla::Pipeline::with_static_ad().validating(true));
+                nabla::CompileOptions::new(nabla::Pipeline::default_pipeline().validating(true));
             Session::with_programs(nabla::gradbench::Programs::new().compiled_with(options))
         };
         let mut s = match mode {

@@ -71,7 +71,7 @@ fn corpus_passes_with_static_ad() {
 /// validates.
 #[test]
 fn static_ad_compiles_jvps_and_vjps_away() {
-    let dynamic = CompileOptions::new(Pipeline::default_pipeline().validating(true));
+    let dynamic = CompileOptions::new(Pipeline::dynamic_ad().validating(true));
     let mut total = 0;
     let mut total_vjps = 0;
     for (file, at_least, left) in [
@@ -283,8 +283,8 @@ fn compile_source(name: &str, source: &str, pipeline: Pipeline) -> nabla::Compil
 /// concatenation).
 #[test]
 fn static_vjp_agrees_with_dynamic_and_finite_differences() {
-    let dynamic = compile_source("reverse", REVERSE_PROGRAM, Pipeline::default_pipeline());
-    let static_ = compile_source("reverse", REVERSE_PROGRAM, Pipeline::with_static_ad());
+    let dynamic = compile_source("reverse", REVERSE_PROGRAM, Pipeline::dynamic_ad());
+    let static_ = compile_source("reverse", REVERSE_PROGRAM, Pipeline::default_pipeline());
     // Only the `ad` pass: the calls to f0…f7 stay calls, and static AD
     // inlines them itself.
     let uninlined = compile_source("reverse", REVERSE_PROGRAM, Pipeline::parse("ad").unwrap());
@@ -375,12 +375,12 @@ fn static_jvp_agrees_with_dynamic_and_finite_differences() {
     std::fs::write(&path, PROGRAM).unwrap();
     let dynamic = compile_with(
         &path,
-        &CompileOptions::new(Pipeline::default_pipeline().validating(true)),
+        &CompileOptions::new(Pipeline::dynamic_ad().validating(true)),
     )
     .unwrap_or_else(|e| panic!("{}", e.rendered));
     let static_ = compile_with(
         &path,
-        &CompileOptions::new(Pipeline::with_static_ad().validating(true)),
+        &CompileOptions::new(Pipeline::default_pipeline().validating(true)),
     )
     .unwrap_or_else(|e| panic!("{}", e.rendered));
     assert_eq!(count_jvps(&dynamic.program), 8);
@@ -435,7 +435,7 @@ fn static_jvp_agrees_with_dynamic_and_finite_differences() {
 /// (every jvp and vjp of the GradBench programs is compiled away).
 #[test]
 fn gradbench_programs_compile_with_static_ad() {
-    let opts = CompileOptions::new(Pipeline::with_static_ad().validating(true));
+    let opts = CompileOptions::new(Pipeline::default_pipeline().validating(true));
     let mut n = 0;
     for entry in std::fs::read_dir(repo().join("gradbench")).expect("gradbench/ exists") {
         let path = entry.unwrap().path();
@@ -490,7 +490,7 @@ fn loop_depth(body: &nabla_ir::Body) -> usize {
 }
 
 /// `#[stripmine(k)]` nests a `for` loop k deep and `#[bound(n)]` turns a
-/// `while` loop into a guarded `for` loop (seed 003 §4.3, §6.2): the
+/// `while` loop into a guarded `for` loop (Schenck et al., SC22, §4.3, §6.2): the
 /// primal, the static gradient and the static tangent are those of the
 /// plain loop (the dynamic AD's too), and a loop that runs past its bound
 /// is a run-time error.
@@ -520,12 +520,12 @@ fn stripmined_and_bounded_loops_keep_their_derivatives() {
     assert_eq!(depth("f4"), 4);
     let static_ = compile_with(
         &path,
-        &CompileOptions::new(Pipeline::with_static_ad().validating(true)),
+        &CompileOptions::new(Pipeline::default_pipeline().validating(true)),
     )
     .unwrap_or_else(|e| panic!("{}", e.rendered));
     let dynamic = compile_with(
         &path,
-        &CompileOptions::new(Pipeline::default_pipeline().validating(true)),
+        &CompileOptions::new(Pipeline::dynamic_ad().validating(true)),
     )
     .unwrap_or_else(|e| panic!("{}", e.rendered));
     assert_eq!(count_vjps(&static_.program), 0);
@@ -609,8 +609,8 @@ entry hess (k: i32) (x: f64) = vjp (\x -> vjp (pick k) x 1) x 1
 /// gradient. No `with_vjp` is left after the static pipeline.
 #[test]
 fn custom_rules_agree_with_jvp_and_finite_differences() {
-    let dynamic = compile_source("custom", CUSTOM_RULES, Pipeline::default_pipeline());
-    let static_ = compile_source("custom", CUSTOM_RULES, Pipeline::with_static_ad());
+    let dynamic = compile_source("custom", CUSTOM_RULES, Pipeline::dynamic_ad());
+    let static_ = compile_source("custom", CUSTOM_RULES, Pipeline::default_pipeline());
     let with_vjps = |p: &Program| count(p, |e| matches!(e, Exp::WithVjp { .. }));
     assert!(with_vjps(&dynamic.program) >= 3);
     assert_eq!(with_vjps(&static_.program), 0, "lowered after static AD");
@@ -698,7 +698,7 @@ fn map_depths(prog: &Program, pred: impl Fn(&Exp) -> bool) -> Vec<usize> {
 #[test]
 fn maps_of_jvp_take_the_vector_mode() {
     let vector = nabla_ad::Options { vector_jvps: true };
-    let dynamic = CompileOptions::new(Pipeline::default_pipeline().validating(true));
+    let dynamic = CompileOptions::new(Pipeline::dynamic_ad().validating(true));
     let path = repo().join("tests/ad/vector_mode.fut");
     let undifferentiated = compile_with(&path, &dynamic)
         .unwrap_or_else(|e| panic!("{}", e.summary))
@@ -714,7 +714,7 @@ fn maps_of_jvp_take_the_vector_mode() {
     assert_eq!(count_jvps(&prog), 0);
 
     let source = "entry sines (x: []f64) (dxs: [][]f64) = jmp (\\v -> map f64.sin v) x dxs\n";
-    let compiled = compile_source("jmp_sin", source, Pipeline::default_pipeline());
+    let compiled = compile_source("jmp_sin", source, Pipeline::dynamic_ad());
     let mut prog = compiled.program;
     let is_sin = |e: &Exp| matches!(e, Exp::UnOp(nabla_ir::UnOp::Sin, _));
     assert_eq!(
@@ -731,7 +731,7 @@ fn maps_of_jvp_take_the_vector_mode() {
         vec![1],
         "the primal sin once per element"
     );
-    let static_ = compile_source("jmp_sin_static", source, Pipeline::with_static_ad());
+    let static_ = compile_source("jmp_sin_static", source, Pipeline::default_pipeline());
     let r = static_
         .run_on_input("sines", "[0.5, 1.0] [[1.0, 0.0], [2.0, 3.0]]".as_bytes())
         .unwrap_or_else(|e| panic!("{e:?}"));
@@ -788,7 +788,7 @@ fn count_squares(prog: &Program) -> usize {
 }
 
 /// The return sweep of a `map` reads values that the primal map returned
-/// instead of recomputing them (seed 003 §4's redundant execution, minus
+/// instead of recomputing them (Schenck et al., SC22, §4's redundant execution, minus
 /// what is stored anyway): the gradient of `sum (map exp x)` and of
 /// log-sum-exp evaluates `exp` once per element. Where the values a
 /// returned statement is computed from are recomputed anyway (the
@@ -804,7 +804,7 @@ entry lse (x: []f64) =
 entry min_squares (x: [][]f64) =
   vjp (\\x -> f64.sum (map (\\row -> f64.minimum (map (\\v -> v * v) row)) x)) x 1.0
 ";
-    let compiled = compile_source("stored_results", source, Pipeline::with_static_ad());
+    let compiled = compile_source("stored_results", source, Pipeline::default_pipeline());
     let prog = &compiled.program;
     let is_exp = |e: &Exp| matches!(e, Exp::UnOp(nabla_ir::UnOp::Exp, _));
     assert_eq!(
@@ -859,8 +859,8 @@ def f (xss: [4][3]f64) : f64 =
   f64.sum (map (\j -> f64.sum (flatten (map (map (\x -> x * x)) xss[1:3, j:j+2]))) (iota 2))
 entry grad (xss: [4][3]f64) = vjp f xss 1
 "#;
-    let dynamic = compile_source("fallback", source, Pipeline::default_pipeline());
-    let static_ = compile_source("fallback", source, Pipeline::with_static_ad());
+    let dynamic = compile_source("fallback", source, Pipeline::dynamic_ad());
+    let static_ = compile_source("fallback", source, Pipeline::default_pipeline());
     let mut prog = compile_source("fallback", source, Pipeline::parse("").unwrap()).program;
     let report = nabla_ad::differentiate_with_report(&mut prog).expect("ad");
     assert_eq!(report.dynamic_vjps, 1, "{report:?}");
@@ -902,7 +902,7 @@ entry grad (xs: []f64) = vjp f xs 1
         .unwrap_or_else(|| panic!("no checkpointing loop:\n{text}"));
     assert!(forward.contains("fits_"), "{forward}");
     assert!(text.contains("= if fits_"), "{text}");
-    let compiled = compile_source("existential", source, Pipeline::with_static_ad());
+    let compiled = compile_source("existential", source, Pipeline::default_pipeline());
     let r = compiled.run_on_input("grad", b"[1.0, -2.0, 0.5]").unwrap();
     // Per positive x the loop computes (x⁴ + 1)² + 2: the derivative is
     // 8x³(x⁴ + 1); the filtered-out element gets 0.
@@ -932,14 +932,14 @@ entry rows [n] (x: [n]f64) : [n][n]f64 =
     let mut unoptimised = compile_source("mjp", source, Pipeline::parse("inline").unwrap()).program;
     nabla_ad::differentiate(&mut unoptimised).expect("ad");
     assert_eq!(map_depths(&unoptimised, writes_checkpoints), vec![1]);
-    let compiled = compile_source("mjp", source, Pipeline::with_static_ad());
+    let compiled = compile_source("mjp", source, Pipeline::default_pipeline());
     assert_eq!(
         map_depths(&compiled.program, writes_checkpoints),
         vec![0],
         "{}",
         nabla_ir::print_program(&compiled.program)
     );
-    let dynamic = compile_source("mjp", source, Pipeline::default_pipeline());
+    let dynamic = compile_source("mjp", source, Pipeline::dynamic_ad());
     let input = "[0.5, 2.0, 0.25]";
     let s = compiled.run_on_input("rows", input.as_bytes()).unwrap();
     let d = dynamic.run_on_input("rows", input.as_bytes()).unwrap();
@@ -975,7 +975,7 @@ fn accumulator_derivatives_agree_with_finite_differences_and_each_other() {
     let path = repo().join("tests/ad/accumulators.fut");
     let c = compile_with(
         &path,
-        &CompileOptions::new(Pipeline::with_static_ad().validating(true)),
+        &CompileOptions::new(Pipeline::default_pipeline().validating(true)),
     )
     .unwrap_or_else(|e| panic!("{}", e.rendered));
     assert_eq!(count_vjps(&c.program), 0, "every vjp is static");

@@ -9,7 +9,7 @@
 //! the operator is one of `+`, `*`, `min`, `max` on `f32`/`f64` (a lambda
 //! `\a b -> a op b`), the input a rank-1 array whose primal (and tangent)
 //! are plain, and the neutral element plain, the whole `reduce` is instead
-//! one operation (seed 003 §5 treats `reduce` with these operators as
+//! one operation (Schenck et al., SC22, §5 treats `reduce` with these operators as
 //! special cases for the same reason):
 //!
 //! * forward mode folds primal and tangent together in one native loop;

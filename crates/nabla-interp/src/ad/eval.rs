@@ -1,5 +1,5 @@
 //! The evaluator in AD mode: the IR executed on [`V`] values while a
-//! `jvp`/`vjp` is active (seed 000 §3.4, "bringing the algorithm to the
+//! `jvp`/`vjp` is active (Jensen 2024, §3.4, "bringing the algorithm to the
 //! interpreter").
 //!
 //! A frame in AD mode is the plain frame (`&mut [Value]`) plus a parallel
@@ -10,7 +10,7 @@
 //! primitives through [`AdState::prim`] and array operations through
 //! [`AdState::lin`]. Control flow (`if`, loops, `while` conditions), indices,
 //! sizes and SOAC index arrays use the values stripped of every AD layer:
-//! they are not differentiated (seed 000 §3.1: non-differentiable operations
+//! they are not differentiated (Jensen 2024, §3.1: non-differentiable operations
 //! see primal values and produce constants).
 
 use super::lin::{Lin, Reg};

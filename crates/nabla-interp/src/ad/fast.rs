@@ -1,6 +1,6 @@
 //! The first-order scalar fast path of AD mode.
 //!
-//! Seed 000 §4.2 measures the cost of AD on a loop of scalar primitives
+//! Jensen 2024, §4.2, measures the cost of AD on a loop of scalar primitives
 //! (×2.6 for `jvp`, ×2.1 for `vjp` over the primal in the Futhark
 //! interpreter). In nabla the generic path ([`AdState::prim`]) clones the
 //! operands' AD values out of their slots, finds their level, evaluates the
@@ -23,7 +23,7 @@
 //! * forward mode stores `Σ ∂ᵢ·ṫᵢ` inline; reverse mode records one
 //!   [`Entry::Partials`] — the partials themselves (as `f64`, exact for
 //!   `f32`) and the operand nodes — so the sweep is a multiply-add per
-//!   operand with no rule re-evaluation (seed 000 §3.2 stores the operation
+//!   operand with no rule re-evaluation (Jensen 2024, §3.2 stores the operation
 //!   and its operands; storing the partials is the usual tape design of
 //!   operator-overloading AD tools).
 //!

@@ -4,7 +4,7 @@
 //! elements (indexing and slicing, in-place updates, scatter, array literals,
 //! SOAC result collection, concatenation, replicate, reshape, transpose,
 //! rotate, reverse, copy) is linear in its array arguments, so one description
-//! serves all AD modes (seed 000 §3 treats only scalars; this is its
+//! serves all AD modes (Jensen 2024, §3 treats only scalars; this is its
 //! extension to flat arrays): the plain operation applies [`Lin`] to plain
 //! values; forward mode applies the same [`Lin`] to the primals and to the
 //! tangents; reverse mode records **one** tape entry per application whose

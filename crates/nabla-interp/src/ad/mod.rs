@@ -1,4 +1,4 @@
-//! Dynamic automatic differentiation in the interpreter (seed 000 §3, "Not-
+//! Dynamic automatic differentiation in the interpreter (Jensen 2024, §3, "Not-
 //! Quite-Supersonic AD": AD in the Futhark interpreter), with a linear-time
 //! reverse sweep and flat arrays.
 //!
@@ -12,14 +12,14 @@
 //!   (`tape.rs`) that recorded the operation producing them; afterwards the
 //!   tape is swept **once**, from the last entry to the first, adding each
 //!   entry's contribution into its operands' adjoints — linear in the number
-//!   of recorded operations, unlike seed 000's recursive `deriveTape`, which
+//!   of recorded operations, unlike Jensen 2024's recursive `deriveTape`, which
 //!   revisits shared sub-expressions (its §5.1 names memoisation as the fix).
 //! * Every AD value is tagged with the *level* of the `jvp`/`vjp` that
-//!   introduced it (seed 000 §3.3): operands of lower levels are constants
+//!   introduced it (Jensen 2024, §3.3): operands of lower levels are constants
 //!   for the operation at the highest level, and partial derivatives and
 //!   adjoint updates are themselves computed with these AD-aware operations,
 //!   so `jvp`/`vjp` nest (and mix) to any depth without perturbation
-//!   confusion (seed 000 §3.3 Example 5; seed 004 §4.3 Example 4).
+//!   confusion (Jensen 2024, §3.3 Example 5; Shaikhha et al., ICFP19, §4.3 Example 4).
 //! * Programs that never call `jvp`/`vjp` never reach this module: the
 //!   evaluator's plain path is unchanged. Inside a `jvp`/`vjp`, statements
 //!   whose free variables are all plain still run on the plain path
@@ -124,7 +124,7 @@ impl AdState {
         matches!(self.levels[l as usize - 1], Level::Fwd)
     }
 
-    /// Applies a scalar operation to AD values (seed 000 §3.3's `doOp`):
+    /// Applies a scalar operation to AD values (`doOp`, Jensen 2024, §3.3–3.4):
     /// at the highest level `l` among the operands, the primal result is the
     /// operation on the primals (recursively, for lower levels); forward
     /// mode adds the tangent Σ ∂ᵢ·ṫᵢ, reverse mode records a tape entry.

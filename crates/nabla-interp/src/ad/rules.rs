@@ -6,7 +6,7 @@
 //!
 //! * [`AdState`] on AD values [`V`]: every operation of a rule goes through
 //!   the AD-aware [`AdState::prim`], so a derivative computed inside an
-//!   outer `jvp`/`vjp` is itself differentiated (seed 000 §3.3):
+//!   outer `jvp`/`vjp` is itself differentiated (Jensen 2024, §3.3):
 //!   derivatives of derivatives work at any depth;
 //! * [`Plain`] on plain [`PrimValue`]s (the fast paths of first-order AD),
 //!   with the evaluator's scalar operations (`scalar.rs`), so results are

@@ -7,7 +7,7 @@
 //! creation order is a topological order. [`sweep`] visits every entry once,
 //! from the last to the first, and adds the entry's transposed contribution
 //! of its (complete) output adjoint into its operands' adjoints — time and
-//! memory linear in the recorded operations. This replaces seed 000 §3.2's
+//! memory linear in the recorded operations. This replaces Jensen 2024, §3.2's
 //! recursive `deriveTape`, which re-derives shared sub-expressions once per
 //! use (exponential on DAGs; its §4.2 "caveat #2" and §5.1).
 //!

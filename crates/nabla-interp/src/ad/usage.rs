@@ -3,8 +3,8 @@
 //! A scalar statement (`BinOp`, `UnOp`, `Conv`) whose result is read only
 //! as control or shape information — an `if` condition, a loop bound, an
 //! index, a size, a comparison operand (comparisons are not differentiated,
-//! seed 000 §3.1) — or only by other such statements, contributes nothing
-//! to any tangent or adjoint: in seed 000 §4.2's loop, `i32.f32 (x * 10) %% 4`
+//! Jensen 2024, §3.1) — or only by other such statements, contributes nothing
+//! to any tangent or adjoint: in Jensen 2024, §4.2's loop, `i32.f32 (x * 10) %% 4`
 //! picks a branch and is never differentiated. AD mode evaluates these
 //! statements on the primals alone, as plain values: no tangent, no tape
 //! entry. Everything else (a value reaching a body result, a call, an array,

@@ -1,6 +1,6 @@
 //! AD values: the interpreter's values while a `jvp`/`vjp` is running.
 //!
-//! Following seed 000 §3.3, a value is either a plain value (a constant for
+//! Following Jensen 2024, §3.3, a value is either a plain value (a constant for
 //! every active AD call), a *dual* value of forward mode (primal and tangent)
 //! or a *reverse* value (primal and the tape node that produced it), and each
 //! AD value carries the **level** of the `jvp`/`vjp` call that introduced it
@@ -8,7 +8,7 @@
 //! or tangent of a level-`l` value is itself a value of a level `< l`, so
 //! nesting to any depth is a tower of wrappers; a value of a lower level meets
 //! one of a higher level as a constant, which rules out perturbation
-//! confusion (seed 000 §3.3 Example 5, seed 004 §4.3 Example 4).
+//! confusion (Jensen 2024, §3.3 Example 5, Shaikhha et al., ICFP19, §4.3 Example 4).
 //!
 //! Arrays stay flat: a dual array is a primal array and a tangent array of the
 //! same shape; a reverse array is a primal array and *one* tape node whose
@@ -152,7 +152,7 @@ impl V {
         }
     }
 
-    /// The plain value under every AD layer (seed 000's `getScalarPrimal`):
+    /// The plain value under every AD layer (Jensen 2024's `getScalarPrimal`):
     /// what non-differentiable operations (conditions, indices, sizes) see.
     pub fn strip(&self) -> Value {
         match self {

@@ -230,7 +230,7 @@ pub mod benchprogs {
         )])
     }
 
-    /// The seed paper's loop benchmark, `entry main (x: f32) = f x`, as the
+    /// Jensen 2024's loop benchmark (§4.2), `entry main (x: f32) = f x`, as the
     /// elaborator would produce it (ANF, nested ifs, `reduce (*) x [2, x, 5]`).
     pub fn seed_loop(iters: i32) -> Program {
         use PrimType::{Bool, F32, I32};

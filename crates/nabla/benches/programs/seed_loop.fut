@@ -1,4 +1,4 @@
--- The benchmark program of seed 000 §4.2 (Not-Quite-Supersonic AD):
+-- The benchmark program of Jensen 2024, §4.2 (Not-Quite-Supersonic AD):
 -- mode 0 is the primal, 1 forward mode, 2 reverse mode, 3 a constant.
 def f (x: f32) =
   loop x = x for i < 100000 do

@@ -1,0 +1,248 @@
+//! The one list of passes and the one list of pipelines.
+//!
+//! [`PASSES`] registers every pass once: its name (what `--passes`,
+//! `--after` and the IR filetests accept), one line saying what it does
+//! (`nabla passes`), and the function that runs it. [`PIPELINES`] builds
+//! every named pipeline from those names. Adding a pass is its file and one
+//! line in [`PASSES`] (and, to run it by default, its name in a pipeline
+//! below). `crates/nabla/tests/docs_passes.rs` fails when `ARCHITECTURE.md`
+//! or `tests/ir/README.md` list other passes than these.
+
+use crate::pass::PassError;
+use crate::{inline, simplify, InlinePolicy};
+use nabla_ir::Program;
+
+/// What the registered passes may be configured with (the library's
+/// [`crate::optimise_with`]; the command line uses the defaults).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PassConfig {
+    /// Which calls `inline` inlines.
+    pub inline: InlinePolicy,
+}
+
+/// How a registered pass runs: transforms the program in place and says
+/// whether anything changed. A failure's pass name is filled in by the
+/// pass manager.
+pub type RunPass = fn(&mut Program, &PassConfig) -> Result<bool, PassError>;
+
+/// One registered pass.
+pub struct PassInfo {
+    /// The name the command line uses: lower case, words joined by `-`.
+    pub name: &'static str,
+    /// One line saying what the pass does.
+    pub description: &'static str,
+    /// Runs it.
+    pub run: RunPass,
+}
+
+/// One line of [`PASSES`].
+const fn pass(name: &'static str, description: &'static str, run: RunPass) -> PassInfo {
+    PassInfo {
+        name,
+        description,
+        run,
+    }
+}
+
+/// Every pass, in the order `nabla passes` lists them. To add a pass, add
+/// its module and one line here.
+pub static PASSES: &[PassInfo] = &[
+    pass(
+        "inline",
+        "inline calls to small or once-called functions (callees first, one level)",
+        |p, c| Ok(crate::inline_calls(p, &c.inline)),
+    ),
+    pass(
+        "simplify",
+        "copy propagation, constant folding and dead-code elimination, repeated",
+        |p, _| Ok(each_function(p, simplify::simplify_function)),
+    ),
+    pass(
+        "propagate",
+        "copy propagation and constant folding, one sweep",
+        |p, _| Ok(each_function(p, simplify::forward)),
+    ),
+    pass(
+        "dce",
+        "dead-code elimination of pure statements that cannot fail",
+        |p, _| Ok(each_function(p, simplify::dce)),
+    ),
+    pass(
+        "cse",
+        "common-subexpression elimination of scalar computations",
+        |p, _| Ok(each_function(p, crate::cse::cse_function)),
+    ),
+    pass(
+        "hoist",
+        "loop-invariant code motion of pure scalar statements out of loops and SOAC lambdas",
+        |p, _| Ok(each_function(p, crate::hoist::hoist_function)),
+    ),
+    pass(
+        "fuse",
+        "map fusion: replicated scalar inputs, producer maps into their one consumer map",
+        |p, _| Ok(each_function(p, crate::fuse::fuse_function)),
+    ),
+    pass(
+        "unroll",
+        "maps and reductions over at most 4 scalars with straight-line lambdas: the lambda once per element; branches that both make a small literal return its elements; small vectors built by replicate, updates and concatenation become literals",
+        |p, _| Ok(each_function(p, crate::unroll::unroll_function)),
+    ),
+    pass(
+        "acc-updates",
+        "adjoint arrays summed into an accumulator after a loop, map, branch or with_acc: their producer updates the accumulator instead",
+        |p, _| Ok(each_function(p, crate::accumulate::acc_updates_function)),
+    ),
+    pass(
+        "dead-functions",
+        "remove functions that no entry point reaches",
+        |p, _| Ok(crate::remove_dead_functions(p)),
+    ),
+    pass(
+        "ad",
+        "static AD: compile every jvp and vjp away (forward mode by tangents, a map of jvp at one primal point in vector mode; reverse mode by redundant execution; innermost first)",
+        |p, _| static_ad(p, true),
+    ),
+    pass(
+        "ad-per-seed",
+        "static AD as `ad`, but a map of jvp at one primal point differentiates each seed on its own (the primal once per seed, unless hoisted)",
+        |p, _| static_ad(p, false),
+    ),
+];
+
+/// One stage of a named pipeline.
+pub enum Stage {
+    /// The pass of this name, once.
+    Once(&'static str),
+    /// These passes in order, again and again until a round changes
+    /// nothing, at most [`crate::MAX_ROUNDS`] rounds.
+    Repeat(&'static [&'static str]),
+}
+
+/// One named pipeline.
+pub struct PipelineInfo {
+    /// Its name (the command line's `--ad=NAME` picks it).
+    pub name: &'static str,
+    /// What it is for.
+    pub description: &'static str,
+    /// Its stages, in order.
+    pub stages: &'static [Stage],
+}
+
+/// The optimiser's passes, before AD.
+const OPTIMISE: &[&str] = &[
+    "inline",
+    "simplify",
+    "cse",
+    "hoist",
+    "fuse",
+    "unroll",
+    "dead-functions",
+];
+
+/// The optimiser's passes on the derivative code.
+const OPTIMISE_AFTER_AD: &[&str] = &[
+    "inline",
+    "simplify",
+    "cse",
+    "hoist",
+    "fuse",
+    "unroll",
+    "acc-updates",
+    "dead-functions",
+];
+
+/// The name of the pipeline the command line runs by default.
+pub const DEFAULT_PIPELINE: &str = "static";
+
+/// Every named pipeline, the default first.
+pub static PIPELINES: &[PipelineInfo] = &[
+    PipelineInfo {
+        name: "static",
+        description: "the default: optimise, compile jvp/vjp away, optimise the derivative code",
+        stages: &[
+            Stage::Repeat(OPTIMISE),
+            Stage::Once("ad"),
+            Stage::Repeat(OPTIMISE_AFTER_AD),
+        ],
+    },
+    PipelineInfo {
+        name: "per-seed",
+        description: "as `static`, with one jvp per seed of a map of jvp",
+        stages: &[
+            Stage::Repeat(OPTIMISE),
+            Stage::Once("ad-per-seed"),
+            Stage::Repeat(OPTIMISE_AFTER_AD),
+        ],
+    },
+    PipelineInfo {
+        name: "dynamic",
+        description: "optimise only; the interpreter differentiates jvp/vjp as it runs",
+        stages: &[Stage::Repeat(OPTIMISE)],
+    },
+];
+
+/// The registered pass called `name`.
+pub fn pass_info(name: &str) -> Option<&'static PassInfo> {
+    PASSES.iter().find(|p| p.name == name)
+}
+
+/// The named pipeline called `name`.
+pub fn pipeline_info(name: &str) -> Option<&'static PipelineInfo> {
+    PIPELINES.iter().find(|p| p.name == name)
+}
+
+/// Static AD (crate nabla-ad): every `jvp` and `vjp` compiled away,
+/// innermost first (forward mode by tangents; reverse mode by redundant
+/// execution). A `map` of a `jvp` at one primal point (`jmp`, a Jacobian
+/// one column per seed) is differentiated in vector mode, the primal once
+/// for all seeds, unless `vector_jvps` is off (`ad-per-seed`: each seed
+/// gets its own `jvp`; see [`nabla_ad::Options::vector_jvps`]). A
+/// `jvp`/`vjp` containing a construct it does not differentiate yet is left
+/// for the interpreter's dynamic AD.
+fn static_ad(prog: &mut Program, vector_jvps: bool) -> Result<bool, PassError> {
+    nabla_ad::differentiate_with_options(prog, nabla_ad::Options { vector_jvps })
+        .map(|r| r.changed())
+        .map_err(|e| PassError::Failed {
+            pass: String::new(),
+            message: e.message,
+            span: Some(e.span),
+        })
+}
+
+/// Applies `f` to every function in bottom-up call order (callees first);
+/// returns whether it changed any.
+fn each_function(prog: &mut Program, f: fn(&mut nabla_ir::Function) -> bool) -> bool {
+    let mut changed = false;
+    for i in inline::bottom_up_order(prog) {
+        changed |= f(&mut prog.functions[i]);
+    }
+    changed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_unique_and_pipelines_name_registered_passes() {
+        for (i, p) in PASSES.iter().enumerate() {
+            assert!(
+                PASSES[..i].iter().all(|q| q.name != p.name),
+                "{} registered twice",
+                p.name
+            );
+        }
+        assert_eq!(PIPELINES[0].name, DEFAULT_PIPELINE);
+        for pipeline in PIPELINES {
+            for stage in pipeline.stages {
+                let names = match stage {
+                    Stage::Once(n) => std::slice::from_ref(n),
+                    Stage::Repeat(ns) => *ns,
+                };
+                for n in names {
+                    assert!(pass_info(n).is_some(), "{}: {n}", pipeline.name);
+                }
+            }
+        }
+    }
+}
