@@ -2750,6 +2750,16 @@ impl<'a> Elab<'a> {
                                 Some(j) => j,
                                 None => fb.select(neg, i64c(-1), n, span),
                             };
+                            // A zero stride is out of bounds (Futhark).
+                            let nonzero = fb.cmp(ir::CmpOp::Neq, s, i64c(0), span);
+                            fb.effect(
+                                Exp::Assert(
+                                    nonzero,
+                                    "Index [{}:{}:{}] out of bounds for array of shape [{}] (the stride of a slice may not be 0).".into(),
+                                    vec![i, j, s, n],
+                                ),
+                                span,
+                            );
                             let dn = fb.binop(Sub, i, j, span);
                             let dp = fb.binop(Sub, j, i, span);
                             let d = fb.select(neg, dn, dp, span);

@@ -631,7 +631,15 @@ impl Checker {
         let mut scheme = Scheme::from_type(ty, &[]);
         scheme.tparams.clear();
         let name = definition_base_name(&vb.name.name).to_string();
-        self.push_local(name, LEntry::SelfRef(vb.id, Rc::new(scheme)));
+        // A parameter of the same name takes precedence (`def f (f: i32) =
+        // f + 2`): the function is then not in scope in its body.
+        let mut names = Vec::new();
+        for p in &vb.params {
+            crate::recursion::pat_names(p, &mut names);
+        }
+        if !names.contains(&name) {
+            self.push_local(name, LEntry::SelfRef(vb.id, Rc::new(scheme)));
+        }
         rt
     }
 

@@ -725,13 +725,14 @@ impl Rules {
             ExprKind::LetFun {
                 type_params,
                 params,
+                ret,
                 value,
                 body,
                 ..
             } => {
                 check_duplicate_type_params(type_params)?;
                 check_sizes_vs_params(type_params, params)?;
-                check_sizes_used(type_params, params, None, "local function", false)?;
+                check_sizes_used(type_params, params, ret.as_ref(), "local function", false)?;
                 let mark = self.push_lifted(type_params);
                 let r = (|| {
                     for p in params {

@@ -642,3 +642,48 @@ fn unification_failures_in_futharks_words() {
     let src = "type t = #foo | #bar\ndef main (b: bool) : i32 =\n  match (if b then #foo else #bar)\n  case (#foo: t) -> 1\n  case (#bar: t) -> 2\n";
     assert_eq!(run_entry("constr_ascribed", src, "main", "false"), ["2i32"]);
 }
+
+/// A parameter named like its function shadows the function in the body;
+/// a zero slice stride is an out-of-bounds error, not a division by zero.
+#[test]
+fn parameter_shadows_function_and_zero_strides() {
+    assert_eq!(
+        run_entry(
+            "param_shadows",
+            "def f (f: i32) = f * 3\nentry main = f\n",
+            "main",
+            "7"
+        ),
+        ["21i32"]
+    );
+    let c = nabla::compile(&file(
+        "zero_stride",
+        "def main (xs: []i32) (a: i64) (b: i64) (c: i64) = xs[a:b:c]\n",
+    ))
+    .expect("compiles");
+    let e = c
+        .run_on_input("main", b"[1, 2, 3] 0i64 1i64 0i64")
+        .expect_err("a zero stride");
+    assert!(e.to_string().contains("out of bounds"), "{e}");
+    let ok = c
+        .run_on_input("main", b"[1, 2, 3] 2i64 -1i64 -1i64")
+        .expect("runs");
+    assert_eq!(ok[0].to_string(), "[3i32, 2i32, 1i32]");
+}
+
+/// `#[warn(safety_checks)]` warns for the bounds checks in the marked
+/// expression and in the functions it calls, and not elsewhere.
+#[test]
+fn safety_check_warnings() {
+    let src = "def get (xs: []f32) (i: i64) = xs[i]\n\ndef main (xs: []f32) (is: []i64) =\n  #[warn(safety_checks)]\n  map (get xs) is\n\nentry other (xs: []f32) (i: i64) = xs[i]\n";
+    let c = nabla::check(&file("safety", src)).expect("compiles");
+    let safety: Vec<_> = c
+        .warnings
+        .iter()
+        .filter(|w| w.message.starts_with("Safety check required"))
+        .collect();
+    assert_eq!(safety.len(), 1, "{:?}", c.warnings);
+    let unmarked = "def main (xs: []f32) (i: i64) = xs[i]\n";
+    let c = nabla::check(&file("no_safety", unmarked)).expect("compiles");
+    assert!(c.warnings.is_empty(), "{:?}", c.warnings);
+}
