@@ -1555,6 +1555,17 @@ impl Checker {
                         }
                     }
                 }
+                // A compound size of an existential size (`[n - k]` in
+                // `?[k].([k]t, [n - k]t)`) is existential itself.
+                if !self.exist.is_empty() && mentions_any_name(e, &self.exist) {
+                    if self.in_arrow == 0 {
+                        if let Some(k) = &mut self.in_ret {
+                            *k += 1;
+                            return Ok(Size::Var(format!("{EXISTENTIAL}{k}")));
+                        }
+                    }
+                    return Ok(Size::Any);
+                }
                 let t = self.infer(e)?;
                 self.unify_at(&i64t(), &t, e.span, "a size must be an i64")?;
                 self.fin_expr(e)?;
@@ -3732,4 +3743,14 @@ fn closest<'a>(name: &str, candidates: impl Iterator<Item = &'a str>) -> Option<
         }
     }
     best.map(|(_, n)| n.to_string())
+}
+
+/// Whether the expression `e` refers to one of the unqualified `names`.
+fn mentions_any_name(e: &Expr, names: &[Name]) -> bool {
+    if let ExprKind::Var { name, .. } = &e.kind {
+        return name.quals.is_empty() && names.contains(&name.name);
+    }
+    let mut found = false;
+    crate::recursion::for_each_child(e, &mut |c| found = found || mentions_any_name(c, names));
+    found
 }

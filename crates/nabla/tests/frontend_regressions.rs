@@ -687,3 +687,14 @@ fn safety_check_warnings() {
     let c = nabla::check(&file("no_safety", unmarked)).expect("compiles");
     assert!(c.warnings.is_empty(), "{:?}", c.warnings);
 }
+
+/// A compound size of an existential size in a result type (`[n - k]` in
+/// `?[k].`) is existential too.
+#[test]
+fn compound_sizes_of_existential_sizes() {
+    let src = "def split_first [n] (xs: [n]i64) : ?[k].([k]i64, [n - k]i64) = (xs[0:1], xs[1:n])\n\nentry main (n: i64) = let (a, b) = split_first (iota n) in (length a, length b, b[0])\n";
+    assert_eq!(
+        run_entry("exist_compound", src, "main", "5"),
+        ["1i64", "4i64", "1i64"]
+    );
+}
