@@ -5,6 +5,7 @@ pub mod bench;
 pub mod cbackend;
 pub mod dataset;
 pub mod driver;
+pub mod fmt;
 mod frontend;
 pub mod fuzzing;
 pub mod gradbench;

@@ -315,6 +315,17 @@ enum Command {
     /// opened and changed, the type under the cursor on hover, and go to
     /// definition.
     Lsp,
+    /// Reformat Futhark programs in place (like `futhark fmt`); with no
+    /// files, format standard input to standard output. Comments are kept;
+    /// expressions written on one line stay on one line.
+    Fmt {
+        /// Only check that the files are formatted: name those that are not
+        /// and exit with status 1.
+        #[arg(long = "check")]
+        check: bool,
+        /// The `.fut` files to format.
+        files: Vec<PathBuf>,
+    },
     /// Manage the packages of the project in the current directory
     /// (Futhark's `futhark.pkg`; packages go to `lib/`).
     Pkg {
@@ -607,6 +618,7 @@ fn run(cli: Cli) -> ExitCode {
         ),
         Command::Adbench { problem, file } => adbench(&problem, &file),
         Command::Pkg { action } => pkg(action),
+        Command::Fmt { check, files } => ExitCode::from(nabla::fmt::run(&files, check) as u8),
         Command::Lsp => match nabla::lsp::serve() {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {
