@@ -104,7 +104,18 @@ fn strip_ids(s: &str) -> String {
         }
     }
     out.push_str(rest);
-    out
+    // Names the parser makes up carry the offset they come from
+    // (`with_source@120`).
+    let mut clean = String::with_capacity(out.len());
+    let mut after_at = false;
+    for c in out.chars() {
+        if after_at && c.is_ascii_digit() {
+            continue;
+        }
+        after_at = c == '@';
+        clean.push(c);
+    }
+    clean
 }
 
 /// The shape of the one declaration a text holds, if it parses to one.
@@ -653,18 +664,47 @@ impl<'a> Printer<'a> {
             head.push_str(&self.nl(k, v.span.start));
         }
         head.push_str(if v.entry { "entry " } else { "def " });
-        head.push_str(&bind_name(&v.name.name));
-        for p in &v.type_params {
-            head.push(' ');
-            head.push_str(&tparam(p));
+        let infix_def = matches!(v.params.as_slice(), [p1, _] if v.name.span.start >= p1.span.end)
+            && is_op_name(&v.name.name)
+            && v.type_params.is_empty();
+        if infix_def {
+            head.push_str(&format!(
+                "{} {} {}",
+                param_pat(&v.params[0]),
+                v.name.name,
+                param_pat(&v.params[1])
+            ));
+        } else {
+            head.push_str(&bind_name(&v.name.name));
+            for p in &v.type_params {
+                head.push(' ');
+                head.push_str(&tparam(p));
+            }
+            let mut last = v.name.span.end;
+            for p in &v.params {
+                if self.nl_between(last, p.span.start) {
+                    head.push_str(&self.nl(k + 4, p.span.start));
+                } else {
+                    head.push(' ');
+                }
+                head.push_str(&param_pat(p));
+                last = p.span.end;
+            }
+            if let Some(r) = &v.ret {
+                if self.nl_between(last, r.span().start) {
+                    head.push_str(&self.nl(k + 4, r.span().start));
+                    head.push_str(": ");
+                } else {
+                    head.push_str(" : ");
+                }
+                head.push_str(&ty(r));
+            }
         }
-        for p in &v.params {
-            head.push(' ');
-            head.push_str(&param_pat(p));
-        }
-        if let Some(r) = &v.ret {
-            head.push_str(" : ");
-            head.push_str(&ty(r));
+        if infix_def {
+            if let Some(r) = &v.ret {
+                head.push_str(" : ");
+                head.push_str(&ty(r));
+            }
         }
         head.push_str(" =");
         head.push_str(&self.hang(&v.body, k));
@@ -700,10 +740,20 @@ impl<'a> Printer<'a> {
             }
             ExprKind::If { cond, then_, else_ } => {
                 let mut out = format!("if {}", self.expr(cond, k + 3));
-                out.push_str(&self.nl(k, then_.span.start.saturating_sub(1)));
+                let then_kw = prev_nonspace(self.src, then_.span.start).saturating_sub(4);
+                if self.nl_between(cond.span.end, then_kw) {
+                    out.push_str(&self.nl(k, then_kw));
+                } else {
+                    out.push(' ');
+                }
                 out.push_str("then");
                 out.push_str(&self.hang(then_, k));
-                out.push_str(&self.nl(k, else_.span.start.saturating_sub(1)));
+                let else_kw = prev_nonspace(self.src, else_.span.start).saturating_sub(4);
+                if self.nl_between(then_.span.end, else_kw) {
+                    out.push_str(&self.nl(k, else_kw));
+                } else {
+                    out.push(' ');
+                }
                 out.push_str("else");
                 if let ExprKind::If { .. } = else_.kind {
                     out.push(' ');
@@ -743,15 +793,26 @@ impl<'a> Printer<'a> {
                     out.push_str(" = ");
                     out.push_str(&self.expr(i, k + 2));
                 }
+                let before_form = init.as_ref().map(|i| i.span.end).unwrap_or(p.span.end);
+                let form_start = match form {
+                    LoopForm::For(i, _) => i.span.start,
+                    LoopForm::ForIn(p, _) => p.span.start,
+                    LoopForm::While(c) => c.span.start,
+                };
+                let sep = if self.nl_between(before_form, prev_nonspace(self.src, form_start)) {
+                    self.nl(k, form_start)
+                } else {
+                    " ".to_string()
+                };
                 match form {
                     LoopForm::For(i, n) => {
-                        out.push_str(&format!(" for {} < {}", i.name, self.expr(n, k + 2)));
+                        out.push_str(&format!("{sep}for {} < {}", i.name, self.expr(n, k + 2)));
                     }
                     LoopForm::ForIn(p, xs) => {
-                        out.push_str(&format!(" for {} in {}", pat(p), self.expr(xs, k + 2)));
+                        out.push_str(&format!("{sep}for {} in {}", pat(p), self.expr(xs, k + 2)));
                     }
                     LoopForm::While(c) => {
-                        out.push_str(&format!(" while {}", self.expr(c, k + 2)));
+                        out.push_str(&format!("{sep}while {}", self.expr(c, k + 2)));
                     }
                 }
                 out.push_str(" do");
@@ -836,36 +897,23 @@ impl<'a> Printer<'a> {
                 format!("[{items}]")
             }
             ExprKind::Record(fs) => {
-                let mut out = String::from("{");
-                let mut first = true;
-                let mut last = e.span.start;
-                for f in fs {
-                    let (start, end) = match f {
+                let spans: Vec<(u32, u32)> = fs
+                    .iter()
+                    .map(|f| match f {
                         RecordField::Named(n, v) => (n.span.start, v.span.end),
                         RecordField::Pun(n) => (n.span.start, n.span.end),
-                    };
-                    if !first {
-                        out.push(',');
-                    }
-                    if self.nl_between(last, start) {
-                        out.push_str(&self.nl(k + 2, start));
-                    } else if !first {
-                        out.push(' ');
-                    }
-                    let text = match f {
-                        RecordField::Named(n, v) => {
-                            let head = format!("{} =", n.name);
-                            let v = self.hang(v, k + 2);
-                            format!("{head}{v}")
-                        }
+                    })
+                    .collect();
+                let mut i = 0;
+                let body = self.seq(&spans, k, e.span.end, |p, k| {
+                    let t = match &fs[i] {
+                        RecordField::Named(n, v) => format!("{} ={}", n.name, p.hang(v, k)),
                         RecordField::Pun(n) => n.name.clone(),
                     };
-                    out.push_str(&text);
-                    last = end;
-                    first = false;
-                }
-                out.push('}');
-                out
+                    i += 1;
+                    t
+                });
+                format!("{{{body}}}")
             }
             ExprKind::Negate(x) => {
                 let s = self.expr(x, k);
@@ -944,22 +992,49 @@ impl<'a> Printer<'a> {
     }
 
     /// Comma-separated items, each on a new line where it was.
-    fn items(&mut self, es: &[Expr], k: usize, _close: u32) -> String {
+    fn items(&mut self, es: &[Expr], k: usize, close: u32) -> String {
+        let spans: Vec<(u32, u32)> = es.iter().map(|x| (x.span.start, x.span.end)).collect();
+        let mut i = 0;
+        self.seq(&spans, k, close, |p, k| {
+            let t = p.expr(&es[i], k);
+            i += 1;
+            t
+        })
+    }
+
+    /// Comma-separated items with the given spans, rendered by `item` in
+    /// order. Written one per line in the input, they come out one per line
+    /// with leading commas (`( a` / `, b` / `)` without the brackets, which
+    /// the caller adds: the result starts with a space and ends with a line
+    /// break to indentation `k`); otherwise on one line, each item's own
+    /// line breaks kept.
+    fn seq(
+        &mut self,
+        spans: &[(u32, u32)],
+        k: usize,
+        close: u32,
+        mut item: impl FnMut(&mut Self, usize) -> String,
+    ) -> String {
+        let vertical = spans.windows(2).any(|w| self.nl_between(w[0].1, w[1].0));
         let mut out = String::new();
-        let mut last: Option<u32> = None;
-        for (i, x) in es.iter().enumerate() {
-            if i > 0 {
-                out.push(',');
-            }
-            match last {
-                Some(l) if self.nl_between(l, x.span.start) => {
-                    out.push_str(&self.nl(k + 2, x.span.start));
+        for (i, &(start, _)) in spans.iter().enumerate() {
+            if vertical {
+                if i == 0 {
+                    out.push(' ');
+                } else {
+                    out.push_str(&self.nl(k, start));
+                    out.push_str(", ");
                 }
-                Some(_) => out.push(' '),
-                None => {}
+                out.push_str(&item(self, k + 2));
+            } else {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&item(self, k + 2));
             }
-            out.push_str(&self.expr(x, k + 2));
-            last = Some(x.span.end);
+        }
+        if vertical {
+            out.push_str(&self.nl(k, close.saturating_sub(1)));
         }
         out
     }
@@ -977,6 +1052,15 @@ impl<'a> Printer<'a> {
                     value,
                     body,
                 } => {
+                    if is_let_path(p, value) && self.flat_ok(value) {
+                        if !first {
+                            out.push_str(&self.nl(k, cur.span.start));
+                        }
+                        first = false;
+                        out.push_str(&format!("let {}", one_line(source(self.src, value))));
+                        cur = body;
+                        continue;
+                    }
                     let sz: String = sizes.iter().map(|s| format!("[{}] ", s.name)).collect();
                     (format!("let {sz}{} =", pat(p)), value, body)
                 }
@@ -1075,6 +1159,53 @@ fn prefix_op(op: &str, s: String) -> String {
     }
 }
 
+/// Whether an update expression was desugared from a path mixing fields
+/// and indices (`a with [i].f = v`, `let r.f[i] = v`): its value then starts
+/// inside the path. Such expressions are printed as written.
+fn is_synthetic_update(e: &Expr) -> bool {
+    let path_end = |path: &[Ident], ds: &[DimIndex]| {
+        let a = path.iter().map(|f| f.span.end).max().unwrap_or(0);
+        let b = ds
+            .iter()
+            .flat_map(|d| match d {
+                DimIndex::Fix(x) => vec![x.span.end],
+                DimIndex::Slice { start, end, stride } => [start, end, stride]
+                    .iter()
+                    .filter_map(|x| x.as_ref().map(|x| x.span.end))
+                    .collect(),
+            })
+            .max()
+            .unwrap_or(0);
+        a.max(b)
+    };
+    match &e.kind {
+        ExprKind::Update {
+            src,
+            path,
+            indices,
+            value,
+        } => value.span.start <= path_end(path, indices) || src.span.start != e.span.start,
+        ExprKind::RecordUpdate { src, path, value } => {
+            value.span.start <= path_end(path, &[]) || src.span.start != e.span.start
+        }
+        ExprKind::LetPat { pat, .. } => {
+            matches!(&pat.kind, PatKind::Id(i) if i.name.contains('@'))
+        }
+        _ => false,
+    }
+}
+
+/// `let r.f = v` (a pattern binding whose value is an update starting at
+/// the pattern).
+fn is_let_path(p: &Pat, value: &Expr) -> bool {
+    matches!(p.kind, PatKind::Id(_))
+        && value.span.start == p.span.start
+        && matches!(
+            value.kind,
+            ExprKind::Update { .. } | ExprKind::RecordUpdate { .. } | ExprKind::LetPat { .. }
+        )
+}
+
 fn is_index_section(params: &[Pat]) -> bool {
     matches!(params, [p] if matches!(&p.kind, PatKind::Id(i) if i.name == "index_section_arg'"))
 }
@@ -1084,6 +1215,16 @@ fn is_hole(e: &Expr) -> bool {
 }
 
 // ---------------------------------------------------------------- flat text
+
+/// Source text on one line: runs of whitespace made one space (unless it
+/// holds a string literal, kept as written).
+fn one_line(s: &str) -> String {
+    if s.contains('"') {
+        s.trim().to_string()
+    } else {
+        s.split_whitespace().collect::<Vec<_>>().join(" ")
+    }
+}
 
 fn source<'s>(src: &'s str, e: &Expr) -> &'s str {
     src.get(e.span.start as usize..e.span.end as usize)
@@ -1130,6 +1271,9 @@ fn dims(src: &str, ds: &[DimIndex]) -> String {
 /// An expression on one line.
 fn flat(src: &str, e: &Expr) -> String {
     let f = |x: &Expr| flat(src, x);
+    if is_synthetic_update(e) {
+        return one_line(source(src, e));
+    }
     match &e.kind {
         ExprKind::Lit(l) => lit_text(src, e.span, l),
         ExprKind::Var { name, .. } => qual(name),
@@ -1203,6 +1347,9 @@ fn flat(src: &str, e: &Expr) -> String {
             value,
             body,
         } => {
+            if is_let_path(p, value) {
+                return format!("let {} in {}", one_line(source(src, value)), f(body));
+            }
             let sz: String = sizes.iter().map(|s| format!("[{}] ", s.name)).collect();
             format!("let {sz}{} = {} in {}", pat(p), f(value), f(body))
         }
