@@ -155,9 +155,7 @@ fn dec_start(d: &Dec) -> u32 {
             .unwrap_or(v.span.start)
             .min(v.span.start),
         Dec::Type(t) => t.span.start,
-        Dec::Open(_, s) | Dec::OpenModule(_, s) | Dec::Include(_, s) | Dec::Import(_, s) => {
-            s.start
-        }
+        Dec::Open(_, s) | Dec::OpenModule(_, s) | Dec::Include(_, s) | Dec::Import(_, s) => s.start,
         Dec::Module(m) => m.span.start,
         Dec::ModType(m) => m.span.start,
         Dec::Local(_, s) => s.start,
@@ -305,7 +303,7 @@ fn ind(n: usize) -> String {
 fn is_op_name(s: &str) -> bool {
     s.bytes()
         .next()
-        .is_some_and(|c| nabla_syntax::lexer::is_sym_start(c))
+        .is_some_and(nabla_syntax::lexer::is_sym_start)
 }
 
 fn qual(q: &QualName) -> String {
@@ -444,7 +442,10 @@ impl<'a> Printer<'a> {
             out.push_str(&self.comments_before(start, 0));
             let saved = self.next;
             let printed = self.dec(d, 0);
-            if want.get(i).is_some_and(|w| single_dec_shape(&printed).as_ref() == Some(w)) {
+            if want
+                .get(i)
+                .is_some_and(|w| single_dec_shape(&printed).as_ref() == Some(w))
+            {
                 out.push_str(&printed);
             } else {
                 kept += 1;
@@ -824,13 +825,7 @@ impl<'a> Printer<'a> {
                     return flat(self.src, e);
                 }
                 let mut out = String::from("\\");
-                out.push_str(
-                    &params
-                        .iter()
-                        .map(param_pat)
-                        .collect::<Vec<_>>()
-                        .join(" "),
-                );
+                out.push_str(&params.iter().map(param_pat).collect::<Vec<_>>().join(" "));
                 if let Some(r) = ret {
                     out.push_str(&format!(": {}", ty_term(r)));
                 }
@@ -1278,14 +1273,8 @@ fn flat(src: &str, e: &Expr) -> String {
         ExprKind::Lit(l) => lit_text(src, e.span, l),
         ExprKind::Var { name, .. } => qual(name),
         ExprKind::Parens(x) => format!("({})", f(x)),
-        ExprKind::Tuple(es) => format!(
-            "({})",
-            es.iter().map(f).collect::<Vec<_>>().join(", ")
-        ),
-        ExprKind::ArrayLit(es) => format!(
-            "[{}]",
-            es.iter().map(f).collect::<Vec<_>>().join(", ")
-        ),
+        ExprKind::Tuple(es) => format!("({})", es.iter().map(f).collect::<Vec<_>>().join(", ")),
+        ExprKind::ArrayLit(es) => format!("[{}]", es.iter().map(f).collect::<Vec<_>>().join(", ")),
         ExprKind::Record(fs) => format!(
             "{{{}}}",
             fs.iter()
@@ -1328,7 +1317,9 @@ fn flat(src: &str, e: &Expr) -> String {
         ExprKind::OpSectionRight { op, rhs, .. } => format!("({} {})", infix(op), f(rhs)),
         ExprKind::ProjSection(fs) => format!(
             "({})",
-            fs.iter().map(|x| format!(".{}", x.name)).collect::<String>()
+            fs.iter()
+                .map(|x| format!(".{}", x.name))
+                .collect::<String>()
         ),
         ExprKind::Lambda { params, ret, body } => {
             if is_index_section(params) {

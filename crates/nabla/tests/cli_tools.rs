@@ -331,6 +331,7 @@ fn help_lists_every_subcommand() {
         "adbench",
         "pkg",
         "lsp",
+        "fmt",
     ] {
         assert!(
             help.lines()

@@ -135,7 +135,10 @@ fn repository_programs_format_idempotently_and_keep_their_meaning() {
     for p in &files {
         if let Some((c, v, w)) = check_file(p) {
             if v > 0 || w {
-                eprintln!("{}: {v} declarations kept verbatim, kept whole: {w}", p.display());
+                eprintln!(
+                    "{}: {v} declarations kept verbatim, kept whole: {w}",
+                    p.display()
+                );
             }
             n += 1;
             changed += usize::from(c);
@@ -159,7 +162,11 @@ fn fmt(s: &str) -> String {
 fn fmt_ok(s: &str) -> String {
     let f = format_source(s).expect("parses");
     assert!(!f.unchanged_fallback, "kept whole:\n{s}");
-    assert_eq!(f.verbatim, 0, "a declaration was kept verbatim:\n{}", f.text);
+    assert_eq!(
+        f.verbatim, 0,
+        "a declaration was kept verbatim:\n{}",
+        f.text
+    );
     assert_eq!(fmt(&f.text), f.text, "not idempotent");
     assert_eq!(
         program_shape(&f.text).unwrap(),
@@ -172,7 +179,8 @@ fn fmt_ok(s: &str) -> String {
 
 #[test]
 fn comments_and_doc_comments_are_kept_before_their_definitions() {
-    let src = "-- | The file.\n\n-- | Adds one.\n-- Really.\ndef inc (x: i32) =   x+1\n-- trailing\n";
+    let src =
+        "-- | The file.\n\n-- | Adds one.\n-- Really.\ndef inc (x: i32) =   x+1\n-- trailing\n";
     assert_eq!(
         fmt_ok(src),
         "-- | The file.\n\n-- | Adds one.\n-- Really.\ndef inc (x: i32) = x + 1\n\n-- trailing\n"
@@ -247,10 +255,24 @@ def mk (x: f64) : point = {x, y = x}
 def apply (f: f64 -> f64) = \(x: f64) : f64 -> f x
 "#;
     let out = fmt_ok(src);
-    assert!(out.contains("  match s\n  case #circle r -> 3.14 * r * r\n  case #rect w h ->\n    w * h\n"), "{out}");
-    assert!(out.contains("def sum (n: i64) = loop acc = 0 for i < n do acc + i\n"), "{out}");
-    assert!(out.contains("  loop (acc, j) = (0, 0) while j < n do\n    (acc + j, j + 1)\n"), "{out}");
-    assert!(out.contains("type shape = #circle f64 | #rect f64 f64\n\ndef"), "{out}");
+    assert!(
+        out.contains(
+            "  match s\n  case #circle r -> 3.14 * r * r\n  case #rect w h ->\n    w * h\n"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains("def sum (n: i64) = loop acc = 0 for i < n do acc + i\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  loop (acc, j) = (0, 0) while j < n do\n    (acc + j, j + 1)\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("type shape = #circle f64 | #rect f64 f64\n\ndef"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -271,7 +293,10 @@ def both 'a (x: a) : (a, a) = (x, x)
 local def hidden = 1i64
 "#;
     let out = fmt_ok(src);
-    assert!(out.contains("-- | The length.\n  val len [n]: [n]t -> i64"), "{out}");
+    assert!(
+        out.contains("-- | The length.\n  val len [n]: [n]t -> i64"),
+        "{out}"
+    );
     assert!(out.contains("type matrix [n] [m] = [n][m]f32"), "{out}");
 }
 
