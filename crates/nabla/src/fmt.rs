@@ -38,10 +38,66 @@ pub struct Formatted {
 /// One comment: its byte offset, its end (before the newline), its text
 /// from `--` (trailing whitespace kept).
 #[derive(Clone, Debug)]
-struct Comment {
-    start: u32,
-    end: u32,
-    text: String,
+pub(crate) struct Comment {
+    pub(crate) start: u32,
+    pub(crate) end: u32,
+    pub(crate) text: String,
+}
+
+/// The comments of a source text (none if it does not lex).
+pub(crate) fn source_comments(text: &str) -> Vec<Comment> {
+    match lex(text, FileId(0)) {
+        Ok(t) => comments(text, &t),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// A definition's head as written, without its body: `def f [n] (x: [n]i32) : i32`.
+pub(crate) fn val_head(src: &str, v: &ValBind) -> String {
+    let mut p = Printer::new(src, &[]);
+    let mut v = v.clone();
+    v.attrs.clear();
+    let text = p.val_bind(&v, 0);
+    // The printing is the head, ` =`, then the body as `hang` prints it.
+    let body = p.hang(&v.body, 0);
+    let head = text
+        .strip_suffix(&body)
+        .unwrap_or(&text)
+        .trim_end()
+        .trim_end_matches('=')
+        .trim_end();
+    head.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// A module type expression on as many lines as it needs.
+pub(crate) fn mod_type_text(src: &str, t: &ModTypeExp) -> String {
+    Printer::new(src, &[]).mod_type(t, 0)
+}
+
+/// A module binding's head: `module m (p: S) : T`.
+pub(crate) fn module_head(src: &str, m: &ModBind) -> String {
+    let mut p = Printer::new(src, &[]);
+    let ps: String = m
+        .params
+        .iter()
+        .map(|x| format!(" ({}: {})", x.name.name, p.mod_type(&x.sig, 0)))
+        .collect();
+    let sig = match &m.sig {
+        Some(s) => format!(" : {}", p.mod_type(s, 0)),
+        None => String::new(),
+    };
+    format!("module {}{ps}{sig}", m.name.name)
+}
+
+/// A type declaration as written.
+pub(crate) fn type_bind_text(t: &TypeBind) -> String {
+    let ps: String = t.params.iter().map(|p| format!(" {}", tparam(p))).collect();
+    format!(
+        "type{} {}{ps} = {}",
+        lifted(t.liftedness),
+        t.name.name,
+        ty(&t.def)
+    )
 }
 
 /// The comments of a text, in order: `--` to the end of the line, found in

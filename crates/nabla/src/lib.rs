@@ -4,6 +4,7 @@
 pub mod bench;
 pub mod cbackend;
 pub mod dataset;
+pub mod doc;
 pub mod driver;
 pub mod fmt;
 mod frontend;

@@ -332,6 +332,7 @@ fn help_lists_every_subcommand() {
         "pkg",
         "lsp",
         "fmt",
+        "doc",
     ] {
         assert!(
             help.lines()
