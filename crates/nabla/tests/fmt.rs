@@ -367,3 +367,19 @@ fn standard_input_goes_to_standard_output() {
         "def main (x: i32) = x * 2\n"
     );
 }
+
+#[test]
+fn long_chains_and_deep_nesting_do_not_overflow() {
+    let mut src = String::from("def f (x: i32) =\n");
+    for i in 0..4000 {
+        src.push_str(&format!("  let x{i} = x + {i}\n"));
+    }
+    src.push_str("  in x\n");
+    let out = fmt_ok(&src);
+    assert!(out.contains("  let x3999 = x + 3999\n  in x\n"));
+    let sum: Vec<String> = (0..4000).map(|i| i.to_string()).collect();
+    let src = format!("def g : i32 =\n  {}\n", sum.join("\n  + "));
+    fmt_ok(&src);
+    let src = format!("def h : i32 = {}1{}\n", "(".repeat(200), ")".repeat(200));
+    assert_eq!(fmt_ok(&src), src);
+}
