@@ -719,7 +719,7 @@ impl<'a> Printer<'a> {
         match s {
             Spec::Val(n, ps, t, _) => {
                 let ps: String = ps.iter().map(|p| format!(" {}", tparam(p))).collect();
-                format!("val {}{ps}: {}", bind_name(&n.name), ty(t))
+                format!("val {}{ps} : {}", bind_name(&n.name), ty(t))
             }
             Spec::Type {
                 name,

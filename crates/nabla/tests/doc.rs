@@ -53,7 +53,7 @@ fn documents_a_small_package() {
         "def add (a: point) (b: point) : point",
         "Adds two points.\nComponentwise, with <code>+</code>.",
         "module type sized",
-        "val size: t -&gt; i64",
+        "val size : t -&gt; i64",
         "module points",
         "id=\"points.size\"",
         "Always two.",

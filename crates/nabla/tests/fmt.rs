@@ -294,7 +294,7 @@ local def hidden = 1i64
 "#;
     let out = fmt_ok(src);
     assert!(
-        out.contains("-- | The length.\n  val len [n]: [n]t -> i64"),
+        out.contains("-- | The length.\n  val len [n] : [n]t -> i64"),
         "{out}"
     );
     assert!(out.contains("type matrix [n] [m] = [n][m]f32"), "{out}");
