@@ -643,6 +643,8 @@ impl<'a> Printer<'a> {
             }
             ModExp::Lambda(p, r, b, _) => {
                 let r = match r {
+                    // A refinement's type would take the `->` after it.
+                    Some(r @ ModTypeExp::With(..)) => format!(" : ({})", self.mod_type(r, k)),
                     Some(r) => format!(" : {}", self.mod_type_atom(r, k)),
                     None => String::new(),
                 };
@@ -1239,7 +1241,11 @@ fn prefix_op(op: &str, s: String) -> String {
 /// Whether an update expression was desugared from a path mixing fields
 /// and indices (`a with [i].f = v`, `let r.f[i] = v`): its value then starts
 /// inside the path. Such expressions are printed as written.
-fn is_synthetic_update(e: &Expr) -> bool {
+fn is_synthetic_update(src: &str, e: &Expr) -> bool {
+    let no_eq = |a: u32, b: u32| {
+        !src.get(a as usize..b as usize)
+            .is_some_and(|t| t.contains('='))
+    };
     let path_end = |path: &[Ident], ds: &[DimIndex]| {
         let a = path.iter().map(|f| f.span.end).max().unwrap_or(0);
         let b = ds
@@ -1257,13 +1263,25 @@ fn is_synthetic_update(e: &Expr) -> bool {
     };
     match &e.kind {
         ExprKind::Update {
-            src,
+            src: source,
             path,
             indices,
             value,
-        } => value.span.start <= path_end(path, indices) || src.span.start != e.span.start,
-        ExprKind::RecordUpdate { src, path, value } => {
-            value.span.start <= path_end(path, &[]) || src.span.start != e.span.start
+        } => {
+            let end = path_end(path, indices);
+            value.span.start <= end
+                || no_eq(end, value.span.start)
+                || source.span.start != e.span.start
+        }
+        ExprKind::RecordUpdate {
+            src: source,
+            path,
+            value,
+        } => {
+            let end = path_end(path, &[]);
+            value.span.start <= end
+                || no_eq(end, value.span.start)
+                || source.span.start != e.span.start
         }
         ExprKind::LetPat { pat, .. } => {
             matches!(&pat.kind, PatKind::Id(i) if i.name.contains('@'))
@@ -1348,7 +1366,7 @@ fn dims(src: &str, ds: &[DimIndex]) -> String {
 /// An expression on one line.
 fn flat(src: &str, e: &Expr) -> String {
     let f = |x: &Expr| flat(src, x);
-    if is_synthetic_update(e) {
+    if is_synthetic_update(src, e) {
         return one_line(source(src, e));
     }
     match &e.kind {
@@ -1584,9 +1602,15 @@ fn ty_term(t: &TypeExp) -> String {
             .iter()
             .map(|(c, ts)| {
                 let mut s = format!("#{}", c.name);
-                for t in ts {
+                for (i, t) in ts.iter().enumerate() {
                     s.push(' ');
-                    s.push_str(&ty_payload(t));
+                    // An array's element type would take the next
+                    // payload types as its arguments.
+                    if matches!(t, TypeExp::Array(..)) && i + 1 < ts.len() {
+                        s.push_str(&format!("({})", ty(t)));
+                    } else {
+                        s.push_str(&ty_payload(t));
+                    }
                 }
                 s
             })

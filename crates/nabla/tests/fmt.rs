@@ -383,3 +383,60 @@ fn long_chains_and_deep_nesting_do_not_overflow() {
     let src = format!("def h : i32 = {}1{}\n", "(".repeat(200), ")".repeat(200));
     assert_eq!(fmt_ok(&src), src);
 }
+
+/// Not part of the suite: `NABLA_FMT_CORPUS=DIR cargo test --release -p
+/// nabla --test fmt corpus_report -- --ignored --nocapture` checks every
+/// `.fut` under DIR as the repository's programs are checked and prints
+/// the counts (for the conformance suite).
+#[test]
+#[ignore]
+fn corpus_report() {
+    let Ok(dir) = std::env::var("NABLA_FMT_CORPUS") else {
+        return;
+    };
+    let mut files = Vec::new();
+    fut_files(Path::new(&dir), &mut files);
+    let (mut parsed, mut ok, mut changed, mut verbatim, mut whole) = (0, 0, 0, 0, 0);
+    let mut failed = Vec::new();
+    for p in &files {
+        let parses = std::fs::read_to_string(p)
+            .ok()
+            .is_some_and(|t| program_shape(&t).is_ok_and(|s| !s.is_empty()) || t.trim().is_empty());
+        if !parses {
+            continue;
+        }
+        parsed += 1;
+        match std::panic::catch_unwind(|| check_file(p)) {
+            Ok(Some((c, v, w))) => {
+                ok += 1;
+                changed += usize::from(c);
+                verbatim += v;
+                whole += usize::from(w);
+                if v > 0 || w {
+                    eprintln!("{}: {v} kept verbatim, whole: {w}", p.display());
+                }
+            }
+            _ => failed.push(p.clone()),
+        }
+    }
+    eprintln!(
+        "{} files, {parsed} parse; {ok} format idempotently to the same tree with the same \
+         comments and test blocks, type-checking when the original does ({changed} changed, \
+         {verbatim} declarations kept verbatim, {whole} files kept whole); failed: {failed:?}",
+        files.len()
+    );
+}
+
+#[test]
+fn parentheses_that_the_tree_does_not_keep_come_back() {
+    // Sum payloads, functor return types refined with `with`, update
+    // paths through indices and fields.
+    let src = "type~ t [n] = #a ([n]i32) [n]f32 | #b\n\n\
+               module type op = {type a type b val f : a -> b}\n\n\
+               module c = \\(P: {module F: op}) : (op with a = P.F.a) -> {type a = P.F.a type b = P.F.b def f = P.F.f}\n\n\
+               def g (xs: []{f: i32}) (x: i32) = xs with [0].f = x\n";
+    let out = fmt_ok(src);
+    assert!(out.contains("#a ([n]i32) [n]f32 | #b"), "{out}");
+    assert!(out.contains(": (op with a = P.F.a) ->"), "{out}");
+    assert!(out.contains("xs with [0].f = x"), "{out}");
+}
