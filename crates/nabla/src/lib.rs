@@ -4,7 +4,9 @@
 pub mod bench;
 pub mod cbackend;
 pub mod dataset;
+pub mod doc;
 pub mod driver;
+pub mod fmt;
 mod frontend;
 pub mod fuzzing;
 pub mod gradbench;

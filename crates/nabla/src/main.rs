@@ -314,6 +314,30 @@ enum Command {
     /// opened and changed, the type under the cursor on hover, and go to
     /// definition.
     Lsp,
+    /// Reformat Futhark programs in place (like `futhark fmt`); with no
+    /// files, format standard input to standard output. Comments are kept;
+    /// expressions written on one line stay on one line.
+    Fmt {
+        /// Only check that the files are formatted: name those that are not
+        /// and exit with status 1.
+        #[arg(long = "check")]
+        check: bool,
+        /// The `.fut` files to format.
+        files: Vec<PathBuf>,
+    },
+    /// Write HTML documentation of the `.fut` files in a directory (like
+    /// `futhark doc`): each file's public definitions, types, module types
+    /// and modules with their `-- |` comments (Markdown), and an index.
+    Doc {
+        /// The package directory.
+        dir: PathBuf,
+        /// The directory to write the HTML to.
+        #[arg(short = 'o', value_name = "OUTDIR")]
+        output: PathBuf,
+        /// Report each file on stderr.
+        #[arg(short = 'v', long = "verbose")]
+        verbose: bool,
+    },
     /// Manage the packages of the project in the current directory
     /// (Futhark's `futhark.pkg`; packages go to `lib/`).
     Pkg {
@@ -606,6 +630,12 @@ fn run(cli: Cli) -> ExitCode {
         ),
         Command::Adbench { problem, file } => adbench(&problem, &file),
         Command::Pkg { action } => pkg(action),
+        Command::Fmt { check, files } => ExitCode::from(nabla::fmt::run(&files, check) as u8),
+        Command::Doc {
+            dir,
+            output,
+            verbose,
+        } => ExitCode::from(nabla::doc::run(&dir, &output, verbose) as u8),
         Command::Lsp => match nabla::lsp::serve() {
             Ok(()) => ExitCode::SUCCESS,
             Err(e) => {

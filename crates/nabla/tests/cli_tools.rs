@@ -331,6 +331,8 @@ fn help_lists_every_subcommand() {
         "adbench",
         "pkg",
         "lsp",
+        "fmt",
+        "doc",
     ] {
         assert!(
             help.lines()
