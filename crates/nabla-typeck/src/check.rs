@@ -1750,7 +1750,17 @@ impl Checker {
                 self.in_arrow -= 1;
                 r
             }
-            TypeExp::Sum(cs, _) => {
+            TypeExp::Sum(cs, span) => {
+                // Futhark keeps a sum value's tag in one byte.
+                if cs.len() > 256 {
+                    return Err(err(
+                        *span,
+                        format!(
+                            "A sum type may have at most 256 constructors; this one has {}",
+                            cs.len()
+                        ),
+                    ));
+                }
                 let mut out: Vec<(Name, Vec<Type>)> = Vec::new();
                 for (c, ts) in cs.iter_mut() {
                     if out.iter().any(|(n, _)| n == &c.name) {

@@ -1,6 +1,6 @@
 //! The command line and its subcommands: `run`, `c`, `eval`, `repl`,
 //! `dataset`, `check`, `dump-ir`, `passes`, `test`, `bench`, `script`,
-//! `literate`, `gradbench`, `adbench`, `lsp`, `pkg`.
+//! `literate`, `fmt`, `doc`, `gradbench`, `adbench`, `lsp`, `pkg`.
 
 use clap::{Args, Parser, Subcommand};
 use nabla::{CompileOptions, Pipeline, StopAfter};

@@ -630,6 +630,18 @@ fn unification_failures_in_futharks_words() {
         let e = nabla::compile(&file(name, src)).expect_err(name);
         assert!(e.rendered.contains(want), "{name}: {}", e.rendered);
     }
+    // A sum value's tag is one byte: at most 256 constructors.
+    let big = |n: usize| {
+        let cs: Vec<String> = (0..n).map(|i| format!("#c{i}")).collect();
+        format!("type big = {}\ndef main (x: big) = x\n", cs.join(" | "))
+    };
+    let e = nabla::compile(&file("constructors_257", &big(257))).expect_err("257");
+    assert!(
+        e.rendered.contains("at most 256 constructors"),
+        "{}",
+        e.rendered
+    );
+    nabla::compile(&file("constructors_256", &big(256))).expect("256 constructors");
     let c = nabla::check(&file("defaulted", "def plus x y = x + y\n")).expect("compiles");
     assert!(
         c.warnings
