@@ -679,7 +679,10 @@ static void nb_check_region(const char *loc, const nb_arr *a, int rank, const nb
       if (len > 0) {
         __int128 last = (__int128)start + (__int128)(len - 1) * stride;
         if (start < 0 || start >= d || last < 0 || last >= d) nb_oob(loc, ix, n, a->shape, rank);
-      } else if (start < 0 || start > d) {
+      } else if (start < -1 || start > d || (start == -1 && stride >= 0)) {
+        /* An empty slice may start one past either end in its direction
+         * (`xs[::-1]` of an empty array starts at -1), as in the
+         * interpreter. */
         nb_oob(loc, ix, n, a->shape, rank);
       }
     }
