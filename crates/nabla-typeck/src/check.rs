@@ -874,28 +874,16 @@ impl Checker {
         }
     }
 
+    /// The final type of an expression or a local binding (unknown sizes
+    /// keep their names).
     fn final_ty(&self, t: &Type) -> Type {
-        let t = self.tcx.finalize_keeping_unknowns(t);
-        let mut fv = Vec::new();
-        collect_vars(&t, &mut fv);
-        if fv.is_empty() {
-            t
-        } else {
-            subst_vars_unit(&t)
-        }
+        unit_for_vars(self.tcx.finalize_keeping_unknowns(t))
     }
 
     /// The final type of a definition: its unknown sizes are existential
     /// (`Size::Any`), as no caller can name them.
     fn final_def_ty(&self, t: &Type) -> Type {
-        let t = self.tcx.finalize(t);
-        let mut fv = Vec::new();
-        collect_vars(&t, &mut fv);
-        if fv.is_empty() {
-            t
-        } else {
-            subst_vars_unit(&t)
-        }
+        unit_for_vars(self.tcx.finalize(t))
     }
 
     // ------------------------------------------------------------ finalising
@@ -3763,4 +3751,15 @@ fn mentions_any_name(e: &Expr, names: &[Name]) -> bool {
     let mut found = false;
     crate::recursion::for_each_child(e, &mut |c| found = found || mentions_any_name(c, names));
     found
+}
+
+/// `t` with any type variable left in it replaced by `()`.
+fn unit_for_vars(t: Type) -> Type {
+    let mut fv = Vec::new();
+    collect_vars(&t, &mut fv);
+    if fv.is_empty() {
+        t
+    } else {
+        subst_vars_unit(&t)
+    }
 }
