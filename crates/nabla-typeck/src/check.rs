@@ -80,6 +80,13 @@ enum Found {
 
 pub(crate) struct Checker {
     tcx: Tcx,
+    /// While a loop parameter's pattern is checked: its anonymous sizes
+    /// (`loop (xs: []i32) = …`) are inferred like those of a parameter
+    /// without a type (Futhark's rule), not left unknown.
+    flexible_anonymous: bool,
+    /// While an argument is applied: the span of the whole application,
+    /// where the unknown sizes of an existential result are made.
+    application_span: Option<Span>,
     /// Warnings found so far (Futhark's: comparing arrays with `==`, a
     /// size expression with a binding, a uniqueness annotation on a
     /// non-array, a `#[unroll]` that cannot unroll).
@@ -355,6 +362,8 @@ impl Checker {
         // `..` do not exist, so the test above is adequate.
         Checker {
             tcx: Tcx::default(),
+            application_span: None,
+            flexible_anonymous: false,
             intrinsics,
             exported: env.clone(),
             env,
@@ -563,6 +572,7 @@ impl Checker {
 
     fn check_valbind(&mut self, vb: &mut ValBind) -> R<Rc<Scheme>> {
         let mark = self.tcx.vars.len();
+        let unknowns_before = self.tcx.unknown_order.len();
         self.tcx.level = 0;
         self.tcx.constr_sites.clear();
         self.truncate_locals(0);
@@ -609,6 +619,11 @@ impl Checker {
         })();
         self.self_inst = None;
         r?;
+        let made: HashMap<Name, Span> = self.tcx.unknown_order[unknowns_before..]
+            .iter()
+            .filter_map(|n| Some((n.clone(), self.tcx.unknowns.get(n)?.span)))
+            .collect();
+        crate::causality::check(&vb.params, &vb.body, &made)?;
         vb.ty = Some(ty.clone());
         let mut classes = param_classes(&vb.type_params);
         classes.extend(unlifted.iter().map(|n| (n.as_str(), Class::Unlifted)));
@@ -1503,7 +1518,8 @@ impl Checker {
                 // In a parameter's type (outside function types), `[]` is
                 // a size to infer from the body (Futhark's rule): `zip` of
                 // two `[]i32` parameters makes them one size.
-                if self.in_arrow == 0 && self.implicit_sizes.is_some() {
+                if self.in_arrow == 0 && (self.implicit_sizes.is_some() || self.flexible_anonymous)
+                {
                     return Ok(self.tcx.fresh_size_named("n"));
                 }
                 // In a result type, each `[]` is an existential size of its
@@ -2184,9 +2200,22 @@ impl Checker {
     }
 
     /// Applies a function of type `ft` to one argument.
-    fn apply_one(&mut self, ft: Type, arg: &mut Expr, k: usize, fname: &str) -> R<Type> {
+    /// Applies a function of type `ft` to the argument `arg` (number `k`)
+    /// of the application `whole` (whose span an existential result's
+    /// unknown sizes are made at: the application computes them).
+    fn apply_one(
+        &mut self,
+        ft: Type,
+        arg: &mut Expr,
+        k: usize,
+        fname: &str,
+        whole: Span,
+    ) -> R<Type> {
         let at = self.infer(arg)?;
-        self.apply_typed(ft, at, arg, k, fname)
+        self.application_span = Some(whole);
+        let r = self.apply_typed(ft, at, arg, k, fname);
+        self.application_span = None;
+        r
     }
 
     /// Applies a function of type `ft` to the argument `arg` (number `k`)
@@ -2233,7 +2262,8 @@ impl Checker {
                     }
                     None => *ret,
                 };
-                Ok(self.existential_result(ret, arg.span, fname))
+                let at = self.application_span.unwrap_or(arg.span);
+                Ok(self.existential_result(ret, at, fname))
             }
             Type::Var(_) => {
                 let r = self.tcx.fresh(arg.span);
@@ -2551,7 +2581,7 @@ impl Checker {
                 let t = self.infer(x)?;
                 self.index_type(&t, idx, span)
             }
-            ExprKind::Apply(f, args) => self.infer_apply(f, args),
+            ExprKind::Apply(f, args) => self.infer_apply(f, args, span),
             ExprKind::Negate(x) => {
                 let t = self.infer(x)?;
                 let nt = self.tcx.fresh_class(Class::Num, span);
@@ -2575,8 +2605,8 @@ impl Checker {
                 *op_res = Some(r);
                 *op_inst = inst;
                 let fname = format!("`{op}`");
-                let ft = self.apply_one(ft, lhs, 0, &fname)?;
-                self.apply_one(ft, rhs, 1, &fname)
+                let ft = self.apply_one(ft, lhs, 0, &fname, span)?;
+                self.apply_one(ft, rhs, 1, &fname, span)
             }
             ExprKind::OpSection {
                 op,
@@ -2598,7 +2628,7 @@ impl Checker {
                 *op_res = Some(r);
                 *op_inst = inst;
                 let fname = format!("`{op}`");
-                self.apply_one(ft, lhs, 0, &fname)
+                self.apply_one(ft, lhs, 0, &fname, span)
             }
             ExprKind::OpSectionRight {
                 op,
@@ -2644,7 +2674,7 @@ impl Checker {
                 form,
                 body,
                 ..
-            } => self.infer_loop(sizes, pat, init, form, body),
+            } => self.infer_loop(sizes, pat, init, form, body, span),
             ExprKind::Update {
                 src,
                 path,
@@ -2792,7 +2822,7 @@ impl Checker {
         })
     }
 
-    fn infer_apply(&mut self, f: &mut Expr, args: &mut [Expr]) -> R<Type> {
+    fn infer_apply(&mut self, f: &mut Expr, args: &mut [Expr], span: Span) -> R<Type> {
         let mut ft = self.infer(f)?;
         let fname = Self::fname_of(f);
         // Applying a non-function: point at the applied expression.
@@ -2832,7 +2862,7 @@ impl Checker {
                     continue;
                 }
             }
-            ft = self.apply_one(ft, a, k, &fname)?;
+            ft = self.apply_one(ft, a, k, &fname, span)?;
         }
         for (k, param) in deferred {
             let a = &mut args[k];
@@ -3196,6 +3226,7 @@ impl Checker {
         init: &mut Option<Box<Expr>>,
         form: &mut LoopForm,
         body: &mut Expr,
+        loop_span: Span,
     ) -> R<Type> {
         let mark = self.locals.len();
         let level = self.tcx.level;
@@ -3211,7 +3242,10 @@ impl Checker {
             }
             let size_vars_before = self.tcx.sizes.len();
             let mut binds = Vec::new();
-            let pt = self.infer_pat(pat, &mut binds)?;
+            self.flexible_anonymous = true;
+            let pt = self.infer_pat(pat, &mut binds);
+            self.flexible_anonymous = false;
+            let pt = pt?;
             // The sizes of the loop parameters against the initial values',
             // position by position (see `loop_param_sizes`).
             let mut init_pairs: Vec<(Size, Size)> = vec![];
@@ -3303,8 +3337,15 @@ impl Checker {
                     .filter(|&i| self.tcx.sizes[i].binding.is_none())
                     .map(|i| format!("?{i}")),
             );
+            let unknowns_before = self.tcx.unknown_order.len();
             let variant =
                 self.loop_param_sizes(&pt, &bt, &init_pairs, size_vars_before, level, body.span)?;
+            // The loop computes its varying sizes (for the causality check).
+            for n in &self.tcx.unknown_order[unknowns_before..] {
+                if let Some(u) = self.tcx.unknowns.get_mut(n) {
+                    u.span = loop_span;
+                }
+            }
             // The body may give an existential size any value.
             let pt_body = self.flexible_sizes_mentioning(&pt, &variant);
             let bt = self.flexible_sizes_mentioning(&bt, &bound);

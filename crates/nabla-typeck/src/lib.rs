@@ -6,6 +6,7 @@
 //! yet known type, and "has constructor" constraints for structurally typed
 //! sum types. Sizes are tracked best-effort (see `unify`).
 
+mod causality;
 mod check;
 mod consume;
 mod recursion;
