@@ -2,7 +2,7 @@
 -- type the call's context gives the result (as the prelude's `rep` does);
 -- where the context gives none (here `[]i32`), the call is rejected.
 -- ==
--- error: size parameter n of zeros cannot be determined
+-- error: Ambiguous size "n" arising from instantiated size parameter of "zeros": it cannot be determined
 
 def zeros [n] (x: i32) : [n]i32 = replicate n x
 

@@ -1732,7 +1732,7 @@ impl<'a> Elab<'a> {
                         Some(n) if inside => err(
                             span,
                             format!(
-                                "size parameter {n} of {} cannot be determined from the arguments or from the type at the call (coerce an argument or ascribe the result, e.g. `split (xs :> [k + (n - k)]t)`)",
+                                "Ambiguous size \"{n}\" arising from instantiated size parameter of \"{}\": it cannot be determined from the arguments or from the type at the call (coerce an argument or ascribe the result, e.g. `split (xs :> [k + (n - k)]t)`)",
                                 def.name.name
                             ),
                         )

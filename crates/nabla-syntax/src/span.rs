@@ -103,4 +103,22 @@ impl SourceMap {
             None => "<unknown location>".to_string(),
         }
     }
+
+    /// `path:line:col-endcol` (or `path:line:col-endline:endcol` when the
+    /// span ends on a later line), 1-based, the end column just past the
+    /// span's last character: the form Futhark's messages give a location.
+    pub fn describe_range(&self, span: Span) -> String {
+        match self.files.get(span.file.0 as usize) {
+            Some(f) if span.end > span.start => {
+                let (l, c) = self.line_col(span.file, span.start);
+                let (l2, c2) = self.line_col(span.file, span.end);
+                if l2 == l {
+                    format!("{}:{}:{}-{}", f.path.display(), l, c, c2)
+                } else {
+                    format!("{}:{}:{}-{}:{}", f.path.display(), l, c, l2, c2)
+                }
+            }
+            _ => self.describe(span),
+        }
+    }
 }

@@ -80,6 +80,9 @@ enum Found {
 
 pub(crate) struct Checker {
     tcx: Tcx,
+    /// The sizes bound by `let [n]` in the definition being checked, with
+    /// the flexible size each was matched as (see [`Checker::close_def`]).
+    size_binders: Vec<(Name, Size, Span)>,
     /// While a loop parameter's pattern is checked: its anonymous sizes
     /// (`loop (xs: []i32) = …`) are inferred like those of a parameter
     /// without a type (Futhark's rule), not left unknown.
@@ -363,6 +366,7 @@ impl Checker {
         Checker {
             tcx: Tcx::default(),
             application_span: None,
+            size_binders: Vec::new(),
             flexible_anonymous: false,
             intrinsics,
             exported: env.clone(),
@@ -572,6 +576,7 @@ impl Checker {
 
     fn check_valbind(&mut self, vb: &mut ValBind) -> R<Rc<Scheme>> {
         let mark = self.tcx.vars.len();
+        self.size_binders.clear();
         let unknowns_before = self.tcx.unknown_order.len();
         self.tcx.level = 0;
         self.tcx.constr_sites.clear();
@@ -848,6 +853,19 @@ impl Checker {
             self.tcx.vars[v as usize].binding = Some(Type::Param(name));
         }
         self.generalise_sizes(&z);
+        // Futhark's "ambiguous-size": a size bound by `let [n]` that the
+        // value does not decide.
+        for (name, s, span) in std::mem::take(&mut self.size_binders) {
+            let r = self.tcx.resolve_size(&s);
+            if matches!(&r, Size::Var(v) if v.starts_with('?')) {
+                return Err(err(
+                    span,
+                    format!(
+                        "Ambiguous size \"{name}\". The bound value's type does not decide it; give the value a type with this size (an ascription or a coercion with `:>`)"
+                    ),
+                ));
+            }
+        }
         for v in mark..n {
             if self.tcx.vars[v].binding.is_none() {
                 self.tcx.vars[v].binding = Some(Type::unit());
@@ -2418,7 +2436,7 @@ impl Checker {
         Err(err(
             arg.span,
             format!(
-                "{}the size of its result depends on its argument `{x}` (its type is `{}`), but {fname} makes arrays of such results, whose elements must all have one size",
+                "{}the size of its result depends on its argument `{x}` (its type is `{}`), but {fname} makes arrays of such results, whose elements must all have one size: its type parameter would be instantiated with a type containing anonymous sizes",
                 cannot_apply_prefix(fname, arg),
                 self.show(at),
             ),
@@ -2988,6 +3006,7 @@ impl Checker {
             }
             let mut binds = Vec::new();
             let pt = self.infer_pat(pat, &mut binds)?;
+            self.check_size_binders_concrete(sizes, &pt)?;
             let pt_flex = if flex.is_empty() {
                 pt.clone()
             } else {
@@ -3001,6 +3020,17 @@ impl Checker {
                 pat.span,
                 "the pattern cannot match the bound value",
             )?;
+            // Each size the `let` binds must be decided by the value (by the
+            // end of the definition): `let [m] (xs: [0][m]t) = []` is not.
+            // (A size the pattern's type does not use is reported as unused.)
+            let mut used = Vec::new();
+            collect_size_names(&self.tcx.zonk(&pt), &mut used);
+            for (s, (_, flex_size)) in sizes.iter().zip(&flex) {
+                if used.contains(&s.name) {
+                    self.size_binders
+                        .push((s.name.clone(), flex_size.clone(), s.span));
+                }
+            }
             let mut bound: Vec<Name> = sizes.iter().map(|s| s.name.clone()).collect();
             bound.extend(binds.iter().map(|(n, _, _)| n.clone()));
             self.push_binds(binds);
@@ -3024,6 +3054,38 @@ impl Checker {
         self.truncate_locals(mark);
         self.tcx.level = level;
         r
+    }
+
+    /// Futhark's rule for `let [n] p = e`: each size it binds must be the
+    /// size of an array in `p`'s type outside function types, as only such
+    /// an array can tell its value (`let [n] (f: [n]t -> [n]t) = …` cannot).
+    fn check_size_binders_concrete(&mut self, sizes: &[Ident], pt: &Type) -> R<()> {
+        fn walk(t: &Type, in_function: bool, concrete: &mut Vec<Name>, all: &mut Vec<Name>) {
+            if let Type::Array { shape, .. } = t {
+                for s in shape {
+                    s.names(all);
+                    if !in_function {
+                        s.names(concrete);
+                    }
+                }
+            }
+            let inner = in_function || matches!(t, Type::Arrow { .. });
+            t.for_each_child(|c| walk(c, inner, concrete, all));
+        }
+        let (mut concrete, mut all) = (Vec::new(), Vec::new());
+        walk(&self.tcx.zonk(pt), false, &mut concrete, &mut all);
+        for s in sizes {
+            if all.contains(&s.name) && !concrete.contains(&s.name) {
+                return Err(err(
+                    s.span,
+                    format!(
+                        "Cannot bind [{}] as it is never used as the size of a concrete (non-function) value.",
+                        s.name
+                    ),
+                ));
+            }
+        }
+        Ok(())
     }
 
     fn infer_let_fun(

@@ -511,6 +511,12 @@ impl Tcx {
             self.show_size(&a),
             self.show_size(&b)
         );
+        // `n` against `n + n`: no size can be both (Futhark reports this
+        // as an occurs check).
+        let contains = |x: &Size, y: &Size| matches!(x, Size::Var(n) if y.mentions(n));
+        if contains(&a, &b) || contains(&b, &a) {
+            msg.push_str(" (Occurs check: a size cannot equal a size expression that contains it)");
+        }
         for s in [&a, &b] {
             if let Some(u) = match s {
                 Size::Var(n) => self.unknowns.get(n).map(|u| (n, u)),

@@ -59,7 +59,7 @@ impl CompileError {
                     "{}: {} (at {})",
                     d.kind_name(),
                     one_line(&d.message),
-                    sources.describe(d.span)
+                    sources.describe_range(d.span)
                 )
             }
             Some(d) => format!("{}: {}", d.kind_name(), one_line(&d.message)),

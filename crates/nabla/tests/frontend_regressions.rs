@@ -28,16 +28,24 @@ fn first_error(name: &str, src: &str) -> (String, usize, usize) {
     );
     let d = e.diagnostics.first().expect("a diagnostic");
     let c = nabla::compile(&p).unwrap_err();
-    // `summary` ends with `(at path:line:col)`.
+    // `summary` ends with `(at path.fut:line:col-end)` (`end` is a column,
+    // or `line:col` for a span over several lines).
     let at = c
         .summary
         .rsplit("(at ")
         .next()
         .unwrap()
         .trim_end_matches(')');
-    let mut parts = at.rsplitn(3, ':');
-    let col: usize = parts.next().unwrap().parse().unwrap();
+    let mut parts = at.rsplit(".fut:").next().unwrap().split(':');
     let line: usize = parts.next().unwrap().parse().unwrap();
+    let col: usize = parts
+        .next()
+        .unwrap()
+        .split('-')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     (format!("{}: {}", d.kind_name(), d.message), line, col)
 }
 

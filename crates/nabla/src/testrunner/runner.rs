@@ -592,7 +592,11 @@ fn futhark_style_error(e: &RunError) -> String {
 }
 
 fn compile_error_matches(re: &regex::Regex, e: &CompileError) -> bool {
-    re.is_match(&e.rendered) || e.diagnostics.iter().any(|d| re.is_match(&d.message))
+    // The summary is the line `nabla test` reports the error with; it
+    // gives the location as Futhark does (`file.fut:4:26-36`).
+    re.is_match(&e.rendered)
+        || re.is_match(&e.summary)
+        || e.diagnostics.iter().any(|d| re.is_match(&d.message))
 }
 
 /// Reads a value list (text braces or a file), type-directed by `types`.
