@@ -577,6 +577,7 @@ impl Checker {
     fn check_valbind(&mut self, vb: &mut ValBind) -> R<Rc<Scheme>> {
         let mark = self.tcx.vars.len();
         self.size_binders.clear();
+        self.tcx.existential_sizes.clear();
         let unknowns_before = self.tcx.unknown_order.len();
         self.tcx.level = 0;
         self.tcx.constr_sites.clear();
@@ -1681,12 +1682,17 @@ impl Checker {
                             }
                         }
                     }
+                    // The abbreviation's own existential sizes are named
+                    // for this use before the arguments (which may have
+                    // existential sizes of their own) go in, so that the
+                    // two never share a name.
+                    let body = self.place_existentials(&a.ty);
                     let t = subst(
-                        &a.ty,
+                        &body,
                         &|p: &str| tmap.iter().find(|(n, _)| n == p).map(|(_, t)| t.clone()),
                         &|v: &str| smap.iter().find(|(n, _)| n == v).map(|(_, s)| s.clone()),
                     );
-                    return Ok(self.place_existentials(&t));
+                    return Ok(t);
                 }
                 if args.is_empty() {
                     if let Some(p) = PrimType::from_name(&q.name) {
@@ -2042,6 +2048,20 @@ impl Checker {
         Ok(t)
     }
 
+    /// A fresh variable for the type of a field of the record variable
+    /// `record`: as deep as the record's (Futhark's levels), so that a type
+    /// bound in a deeper scope cannot become the field's type
+    /// ("scope-violation").
+    fn field_var(&mut self, record: usize, span: Span) -> Type {
+        let nt = self.tcx.fresh(span);
+        if let Type::Var(i) = nt {
+            let level = self.tcx.vars[record].level;
+            let info = &mut self.tcx.vars[i as usize];
+            info.level = info.level.min(level);
+        }
+        nt
+    }
+
     /// The type of field `f` of a value of type `t`.
     fn project_type(&mut self, t: &Type, f: &Ident) -> R<Type> {
         match self.tcx.head(t) {
@@ -2059,13 +2079,13 @@ impl Checker {
                         if let Some(t) = fs.get(&f.name) {
                             return Ok(t.clone());
                         }
-                        let nt = self.tcx.fresh(f.span);
+                        let nt = self.field_var(v, f.span);
                         fs.insert(f.name.clone(), nt.clone());
                         self.tcx.vars[v].constraint = Constraint::Fields(fs);
                         Ok(nt)
                     }
                     Constraint::None | Constraint::Eq => {
-                        let nt = self.tcx.fresh(f.span);
+                        let nt = self.field_var(v, f.span);
                         let mut fs = BTreeMap::new();
                         fs.insert(f.name.clone(), nt.clone());
                         self.tcx.vars[v].constraint = Constraint::Fields(fs);
@@ -2932,6 +2952,19 @@ impl Checker {
         ret: &mut Option<TypeExp>,
         body: &mut Expr,
     ) -> R<Type> {
+        // A function's declared result has existential sizes of its own.
+        let saved = std::mem::take(&mut self.tcx.existential_sizes);
+        let r = self.infer_lambda_scoped(params, ret, body);
+        self.tcx.existential_sizes = saved;
+        r
+    }
+
+    fn infer_lambda_scoped(
+        &mut self,
+        params: &mut [Pat],
+        ret: &mut Option<TypeExp>,
+        body: &mut Expr,
+    ) -> R<Type> {
         let expected = self.lambda_expect.take();
         let mark = self.locals.len();
         let level = self.tcx.level;
@@ -3089,6 +3122,22 @@ impl Checker {
     }
 
     fn infer_let_fun(
+        &mut self,
+        name: &Ident,
+        type_params: &[TypeParam],
+        params: &mut [Pat],
+        ret: &mut Option<TypeExp>,
+        value: &mut Expr,
+        body: &mut Expr,
+    ) -> R<Type> {
+        // A function's declared result has existential sizes of its own.
+        let saved = std::mem::take(&mut self.tcx.existential_sizes);
+        let r = self.infer_let_fun_scoped(name, type_params, params, ret, value, body);
+        self.tcx.existential_sizes = saved;
+        r
+    }
+
+    fn infer_let_fun_scoped(
         &mut self,
         name: &Ident,
         type_params: &[TypeParam],

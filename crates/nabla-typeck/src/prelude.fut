@@ -131,7 +131,7 @@ def flatmap [n] 'a 'b 'c (f: a -> ?[m].([m]b, c)) (as: [n]a)
          in loop buf for i < n do
               let (r, _) = f as[i]
               in scatter buf (map (+ offsets[i]) (indices r)) r
-  in (shape, flags, offsets, data, vals)
+  in (shape, flags, offsets, data :> [total]b, vals)
 
 -- `flatmap'` is `flatmap` for a function giving only an array.
 def flatmap' [n] 'a 'b (f: a -> []b) (as: [n]a): ?[t].([n]i64, [t]bool, [n]i64, [t]b) =

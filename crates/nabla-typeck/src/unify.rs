@@ -104,6 +104,10 @@ pub(crate) struct Tcx {
     pub rigid_sizes: HashMap<Name, u32>,
     /// The depth of each local type parameter in scope.
     pub rigid_types: HashMap<Name, u32>,
+    /// The size each existential size of the declared result type
+    /// (`∃k`) has in the body being checked (see
+    /// [`Tcx::unify_existential`]); empty at the start of each function.
+    pub existential_sizes: HashMap<Name, Size>,
     /// The unknown sizes made so far, by name.
     pub unknowns: HashMap<Name, Unknown>,
     /// Their names, in the order they were made.
@@ -474,10 +478,9 @@ impl Tcx {
         // An existential size of a declared result type (`: []t`) takes any
         // size the body has; it constrains nothing, and a flexible size is
         // not bound to it (it would leak into the parameters).
-        if matches!(&a, Size::Var(n) if is_existential(n))
-            || matches!(&b, Size::Var(n) if is_existential(n))
-        {
-            return Ok(());
+        let existential = |s: &Size| matches!(s, Size::Var(n) if is_existential(n));
+        if existential(&a) || existential(&b) {
+            return self.unify_existential(&a, &b, existential(&a));
         }
         // Where sizes may differ (the branches of `if`), a flexible size that
         // cannot take the other (it is bound in a deeper scope) stays as it
@@ -526,6 +529,31 @@ impl Tcx {
             }
         }
         Err(msg)
+    }
+
+    /// [`Tcx::unify_size`] where `a` (if `a_existential`, else `b`) is an
+    /// existential size of the declared result type: the first definite size
+    /// it meets is its size in the body, and every later one must be that
+    /// size (`square []` is `[∃1][∃1]`, so `[n+1][n+2]` does not match). A
+    /// flexible size, `[]`, another existential size or a branch's size
+    /// (lenient unification) decides nothing.
+    fn unify_existential(&mut self, a: &Size, b: &Size, a_existential: bool) -> Result<(), String> {
+        let (e, other) = if a_existential { (a, b) } else { (b, a) };
+        let Size::Var(name) = e else { return Ok(()) };
+        if self.lenient_sizes
+            || *other == Size::Any
+            || matches!(other, Size::Var(n) if is_existential(n))
+            || Self::size_var_index(other).is_some()
+        {
+            return Ok(());
+        }
+        match self.existential_sizes.get(name).cloned() {
+            None => {
+                self.existential_sizes.insert(name.clone(), other.clone());
+                Ok(())
+            }
+            Some(bound) => self.unify_size(&bound, other),
+        }
     }
 
     /// Follows variable bindings at the top and normalises nested arrays.
@@ -920,6 +948,18 @@ impl Tcx {
                     }
                 };
                 self.vars[w as usize].constraint = merged;
+                // The fields' and payloads' types are those of a value of
+                // `v`'s scope now: nothing in them may be bound deeper.
+                let level = self.vars[w as usize].level;
+                let inner: Vec<Type> = match &self.vars[w as usize].constraint {
+                    Constraint::Fields(fs) => fs.values().cloned().collect(),
+                    Constraint::Constrs(cs) => cs.values().flatten().cloned().collect(),
+                    _ => Vec::new(),
+                };
+                for t in inner {
+                    let z = self.zonk(&t);
+                    self.scope_check_type(&z, level)?;
+                }
                 Ok(())
             }
             (Constraint::Prims { set, what, .. }, t) => match t {
