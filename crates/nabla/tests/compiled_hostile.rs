@@ -343,6 +343,55 @@ fn the_c_api_refuses_null_pointers_and_sizes_past_its_limit() {
     }
 }
 
+#[test]
+fn the_c_api_restores_opaque_values_with_hostile_dimensions_cleanly() {
+    // futhark_restore_* of an opaque value reads the stored dimensions of
+    // its components: a product past 2^64 was a signed overflow (found by
+    // reading the code while writing the runtime's fuzz target); UBSan
+    // (not ASan, which cannot run under the address-space limit) makes it
+    // a crash, so the fix shows as a clean error here.
+    let d = scratch("opaque-restore");
+    let lib = d.join("opaque_restore");
+    nabla_c(&[
+        "--library",
+        data("opaque_restore.fut").to_str().expect("UTF-8"),
+        "-o",
+        lib.to_str().expect("UTF-8"),
+    ]);
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let exe = d.join("opaque_restore_driver");
+    let o = Command::new(&cc)
+        .args([
+            "-O1",
+            "-g",
+            "-fsanitize=undefined",
+            "-fno-sanitize-recover=undefined",
+        ])
+        .arg("-I")
+        .arg(&d)
+        .arg(data("opaque_restore.c"))
+        .arg(d.join("opaque_restore.c"))
+        .args(["-lm", "-o"])
+        .arg(&exe)
+        .output()
+        .expect("the C compiler runs");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = run_limited(&exe, &[], b"");
+    assert!(o.status.success(), "{:?} {}", o.status, text(&o.stderr));
+    let got = text(&o.stdout);
+    let refused =
+        "NULL: Error: cannot restore an opaque value: the data does not have its type: rows -1";
+    for want in [
+        "2x3: value: (no error): rows 9".to_string(),
+        format!("overflow: {refused}"),
+        format!("overflow bytes: {refused}"),
+        "empty huge x 0: value: (no error): rows 4611686018427387911".to_string(),
+        "empty 0 x huge: value: (no error): rows 7".to_string(),
+    ] {
+        assert!(got.contains(&want), "lacks {want:?}:\n{got}");
+    }
+}
+
 // ---- nabla gradbench -----------------------------------------------------
 
 /// The response lines of `nabla gradbench` on `input`, under the limits.
