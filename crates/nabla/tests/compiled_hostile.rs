@@ -238,6 +238,43 @@ fn empty_arrays_with_a_huge_dimension_agree_with_the_interpreter() {
 }
 
 #[test]
+fn empty_array_dimensions_are_read_as_the_interpreter_reads_them() {
+    // The executables read `empty(…)`'s dimensions with strtoll: past the
+    // end of the input when it ends in digits (the buffer has no NUL), and
+    // a dimension past 2^63 - 1 became 2^63 - 1 without a word. Now they
+    // are integer literals, as nabla-values reads them.
+    let d = scratch("empty-dims");
+    let exe = executable(&d, "flat_sum.fut");
+    for (input, accepted) in [
+        ("1f32 empty([99999999999999999999][0]f32)", false),
+        ("1f32 empty([0][-1]f32)", false),
+        ("1f32 empty([0x4000000000000000][0]f32)", true),
+        ("1f32 empty([1_000][0]f32)", true),
+        ("1f32 empty([0][7i64]f32)", true),
+        ("1f32 empty([0][7", false),
+    ] {
+        let got = run_limited(&exe, &[], input.as_bytes());
+        let want = run_limited(
+            nabla_bin(),
+            &["run", data("flat_sum.fut").to_str().expect("UTF-8")],
+            input.as_bytes(),
+        );
+        assert_eq!(
+            want.status.success(),
+            accepted,
+            "interpreter on {input:?}: {}",
+            text(&want.stderr)
+        );
+        if accepted {
+            assert!(got.status.success(), "{input:?}: {}", text(&got.stderr));
+            assert_eq!(text(&got.stdout), text(&want.stdout), "{input:?}");
+        } else {
+            assert_clean_error(&got, &["cannot read input"]);
+        }
+    }
+}
+
+#[test]
 fn the_number_of_runs_is_validated() {
     let d = scratch("runs");
     let exe = executable(&d, "sums.fut");
