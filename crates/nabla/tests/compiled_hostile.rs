@@ -433,7 +433,15 @@ fn the_c_api_restores_opaque_values_with_hostile_dimensions_cleanly() {
 
 /// The response lines of `nabla gradbench` on `input`, under the limits.
 fn gradbench(input: &[u8]) -> Vec<Json> {
-    let o = run_limited(nabla_bin(), &["gradbench"], input);
+    gradbench_with(&[], input)
+}
+
+/// The response lines of `nabla gradbench OPTIONS` on `input`, under the
+/// limits.
+fn gradbench_with(options: &[&str], input: &[u8]) -> Vec<Json> {
+    let mut args = vec!["gradbench"];
+    args.extend_from_slice(options);
+    let o = run_limited(nabla_bin(), &args, input);
     assert!(o.status.success(), "{:?}: {}", o.status, text(&o.stderr));
     text(&o.stdout)
         .lines()
@@ -474,6 +482,48 @@ fn gradbench_refuses_a_ba_input_too_large_for_memory_at_once() {
     );
     assert_eq!(rs[1]["output"].as_f64(), Some(9.0), "{}", rs[1]);
     assert!(start.elapsed() < Duration::from_secs(100));
+}
+
+#[test]
+fn gradbench_answers_evaluations_that_cannot_finish_and_serves_on() {
+    // Issue 34's 05_gradbench_nonterminating: particle's Euler loop never
+    // ends for these w, llsq with n = 10^12 and ode with s = 10^15 run for
+    // hours. Under a time limit each is answered `success: false`, and the
+    // next message at once. (The default limit is 600 s.)
+    for file in [
+        "nonterminating_particle_w1e308.jsonl",
+        "nonterminating_particle_w-1.jsonl",
+        "nonterminating_llsq_n1e12.jsonl",
+        "nonterminating_ode_s1e15.jsonl",
+    ] {
+        let rs = gradbench_with(
+            &["--eval-timeout", "5"],
+            &std::fs::read(data(file)).expect("read"),
+        );
+        let ids: Vec<i64> = rs
+            .iter()
+            .map(|r| r["id"].as_i64().expect("an id"))
+            .collect();
+        assert_eq!(ids, [1, 2, 9999], "{file}: {rs:?}");
+        assert_eq!(rs[1]["success"], Json::Bool(false), "{file}: {}", rs[1]);
+        let e = rs[1]["error"].as_str().expect("an error");
+        assert!(
+            e.contains("time limit") || e.contains("out of memory"),
+            "{file}: {e}"
+        );
+    }
+}
+
+#[test]
+fn gradbench_clamps_a_huge_min_runs() {
+    // Issue 34's 07_gradbench_min_runs_huge: min_runs = 10^12 makes 10^6
+    // runs (protocol::MAX_RUNS), not 10^12.
+    let rs = gradbench(&std::fs::read(data("min_runs_1e12.jsonl")).expect("read"));
+    assert_eq!(rs.len(), 3, "{} answers", rs.len());
+    assert_eq!(rs[1]["success"], Json::Bool(true), "{}", rs[1]["error"]);
+    let timings = rs[1]["timings"].as_array().expect("timings");
+    assert_eq!(timings.len(), 1_000_000);
+    assert_eq!(rs[2]["id"], 9999);
 }
 
 /// The children of process `pid` (Linux: from /proc).
@@ -570,6 +620,17 @@ fn stopping_the_tool_stops_its_child(name: &str, stop: &dyn Fn(&mut std::process
 fn the_gradbench_child_dies_with_the_tool_on_sigkill() {
     stopping_the_tool_stops_its_child("orphan-kill", &|tool| {
         let _ = tool.kill();
+    });
+}
+
+#[test]
+fn the_gradbench_child_dies_with_the_tool_on_sigint() {
+    stopping_the_tool_stops_its_child("orphan-int", &|tool| {
+        let st = Command::new("kill")
+            .args(["-INT", &tool.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(st.success());
     });
 }
 
