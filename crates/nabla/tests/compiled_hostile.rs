@@ -556,7 +556,19 @@ fn running(pid: u32) -> bool {
 /// `stop`, and checks that the executable and its files are gone.
 fn stopping_the_tool_stops_its_child(name: &str, stop: &dyn Fn(&mut std::process::Child)) {
     let tmp = scratch(name);
-    let mut tool = Command::new(nabla_bin())
+    let mut command = Command::new(nabla_bin());
+    // SIGINT as its default action, even where this test inherited it
+    // ignored (a background job of a non-interactive shell does), which
+    // the tool would inherit in turn.
+    // SAFETY: signal() is async-signal-safe.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut tool = command
         .arg("gradbench")
         .env(
             "NABLA_CACHE_DIR",
