@@ -673,6 +673,51 @@ fn long_array_literals_type_check_quickly() {
 }
 
 #[test]
+fn long_array_literals_compile_to_a_table() {
+    // typeck_slow_array_literal_30000 through `nabla c`: a C statement per
+    // element kept gcc -O3 busy for minutes; a literal of constants is one
+    // static table now. One with a NaN (not a C constant expression) is
+    // still written element by element, and gives what the interpreter
+    // gives too.
+    let n = 30_000;
+    for (name, elements, input, expected) in [
+        ("table", vec!["1.5"; n], "0.0", "45000.0f64"),
+        (
+            "nan",
+            [vec!["1.5"; 99], vec!["f64.nan"]].concat(),
+            "0.0",
+            "f64.nan",
+        ),
+    ] {
+        let p = write_program(
+            &format!("literal-{name}"),
+            &format!(
+                "def main (x: f64) : f64 = x + f64.sum [{}]\n",
+                elements.join(",")
+            ),
+        );
+        let exe = p.with_extension("");
+        let o = nabla_within(
+            &["c", p.to_str().unwrap(), "-o", exe.to_str().unwrap()],
+            b"",
+            MEMORY_LIMIT_KB,
+            COMPILE_LIMIT_S,
+        );
+        assert!(o.status.success(), "nabla c: {}", text(&o.stderr));
+        let c = std::fs::read_to_string(p.with_extension("c")).unwrap();
+        assert_eq!(
+            c.contains("static const double nb_literal[]"),
+            name == "table",
+            "{name}: the table is used for literals of finite constants only"
+        );
+        let got = program_within(&exe, &[], input.as_bytes(), MEMORY_LIMIT_KB, WALL_LIMIT_S);
+        assert_output(&got, expected);
+        let want = nabla(&["run", p.to_str().unwrap()], input.as_bytes());
+        assert_output(&want, expected);
+    }
+}
+
+#[test]
 fn exponential_types_are_an_error() {
     let o = run_repro("exp_type_blowup_dup30", &[]);
     assert_clean_error(&o, &["type of this expression is too large", ".fut:2:"]);
