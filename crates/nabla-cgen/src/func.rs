@@ -1136,8 +1136,17 @@ impl<'a> FnGen<'a> {
                         atoms.len()
                     )),
                 }
-                for (k, a) in atoms.iter().enumerate() {
-                    self.line(&format!("(({ct} *){p}.data)[{k}] = {};", self.atom(a)?));
+                if let Some(table) = constant_table(atoms)? {
+                    // One static table and a copy: a statement per element
+                    // makes C compilers slow on long literals (30 000
+                    // elements: minutes at -O3).
+                    self.line(&format!(
+                        "{{ static const {ct} nb_literal[] = {{{table}}}; memcpy({p}.data, nb_literal, sizeof nb_literal); }}"
+                    ));
+                } else {
+                    for (k, a) in atoms.iter().enumerate() {
+                        self.line(&format!("(({ct} *){p}.data)[{k}] = {};", self.atom(a)?));
+                    }
                 }
             }
             Type::Array(_, dims) => {
@@ -2813,6 +2822,40 @@ pub(crate) fn collect_body(b: &Body, types: &mut HashMap<Var, Type>) -> Result<(
         }
     }
     Ok(())
+}
+
+/// The shortest literal of scalars written as a static table (see
+/// `array_lit`); shorter ones are a statement per element.
+const TABLE_LITERAL_MIN: usize = 64;
+
+/// The C initializer list of `atoms` when they are at least
+/// [`TABLE_LITERAL_MIN`] constants that C can write in a static initializer
+/// (not f16, nor a NaN or an infinity, which `c_const` writes as calls);
+/// otherwise `None`.
+fn constant_table(atoms: &[Atom]) -> Result<Option<String>, CgenError> {
+    if atoms.len() < TABLE_LITERAL_MIN {
+        return Ok(None);
+    }
+    let mut table = String::new();
+    for (k, a) in atoms.iter().enumerate() {
+        let Atom::Const(c) = a else {
+            return Ok(None);
+        };
+        let constant = match *c {
+            PrimValue::F16(_) => false,
+            PrimValue::F32(x) => x.is_finite(),
+            PrimValue::F64(x) => x.is_finite(),
+            _ => true,
+        };
+        if !constant {
+            return Ok(None);
+        }
+        if k > 0 {
+            table.push_str(if k % 16 == 0 { ",\n" } else { ", " });
+        }
+        table.push_str(&scalar::c_const(*c)?);
+    }
+    Ok(Some(table))
 }
 
 #[cfg(test)]

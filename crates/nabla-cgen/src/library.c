@@ -366,7 +366,8 @@ static void nb_opaque_read(nb_opaque_obj *o, nb_reader *r) {
 }
 
 /* The length of the stored components of `ti` at p (binary format); 0 when
- * the header of a component does not match. */
+ * the header of a component does not match, or when the sizes it gives
+ * overflow (no value that large can be stored). */
 static size_t nb_opaque_stored_length(const nb_type_info *ti, const unsigned char *p) {
   size_t off = 0;
   for (int i = 0; i < ti->nflat; i++) {
@@ -374,14 +375,21 @@ static size_t nb_opaque_stored_length(const nb_type_info *ti, const unsigned cha
     const unsigned char *h = p + off;
     if (h[0] != 'b' || h[1] != 2 || h[2] != rank || memcmp(h + 3, nb_binary_tags[elem], 4) != 0)
       return 0;
-    int64_t n = 1;
+    uint64_t n = 1, bytes;
+    bool empty = false, overflow = false;
     for (int k = 0; k < rank; k++) {
       uint64_t d;
       memcpy(&d, h + 7 + 8 * k, 8);
       if ((int64_t)d < 0) return 0;
-      n *= (int64_t)d;
+      /* A zero dimension empties the array, whatever the others are. */
+      if (d == 0) empty = true;
+      else if (!overflow) overflow = __builtin_mul_overflow(n, d, &n);
     }
-    off += 7 + (size_t)rank * 8 + (size_t)n * nb_type_sizes[elem];
+    if (empty) n = 0;
+    else if (overflow) return 0;
+    if (__builtin_mul_overflow(n, (uint64_t)nb_type_sizes[elem], &bytes) || bytes > SIZE_MAX ||
+        __builtin_add_overflow(off, 7 + (size_t)rank * 8 + (size_t)bytes, &off))
+      return 0;
   }
   return off;
 }

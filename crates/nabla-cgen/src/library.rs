@@ -974,7 +974,11 @@ pub(crate) fn generate(
     if server {
         src.push_str(&server_tables(&types, &entries));
         src.push_str(SERVER_C);
-        src.push_str("\nint main(int argc, char **argv) { return nb_server_main(argc, argv); }\n");
+        // NB_NO_MAIN leaves `main` out, so that a harness can include the
+        // server and call its static functions (fuzz/c/harness.c).
+        src.push_str(
+            "\n#ifndef NB_NO_MAIN\nint main(int argc, char **argv) { return nb_server_main(argc, argv); }\n#endif\n",
+        );
     }
     Ok(CLibrary {
         source: src,

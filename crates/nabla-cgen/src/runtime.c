@@ -1294,15 +1294,15 @@ static void nb_read_scalar(nb_reader *r, int t, void *out) {
 }
 
 static int nb_read_dims(nb_reader *r, int64_t *shape, int rank, int t) {
-  /* after "empty(": [d]…type ")" */
+  /* after "empty(": [d]…type ")". A dimension is an integer literal, read
+   * within the input (the buffer has no terminating NUL: strtoll could read
+   * past its end) and refused past 2^63 - 1, as nabla-values does. */
   for (int k = 0; k < rank; k++) {
     nb_skip_ws(r);
     if (!nb_accept(r, "[")) nb_input_error(r, "expected [ in empty()");
-    nb_skip_ws(r);
-    char *end;
-    long long d = strtoll((const char *)r->buf + r->pos, &end, 10);
-    if (end == (const char *)r->buf + r->pos || d < 0) nb_input_error(r, "bad dimension");
-    r->pos = (size_t)(end - (const char *)r->buf);
+    int64_t d;
+    nb_read_scalar(r, NB_I64, &d);
+    if (d < 0) nb_input_error(r, "bad dimension");
     shape[k] = d;
     nb_skip_ws(r);
     if (!nb_accept(r, "]")) nb_input_error(r, "expected ] in empty()");

@@ -238,6 +238,43 @@ fn empty_arrays_with_a_huge_dimension_agree_with_the_interpreter() {
 }
 
 #[test]
+fn empty_array_dimensions_are_read_as_the_interpreter_reads_them() {
+    // The executables read `empty(…)`'s dimensions with strtoll: past the
+    // end of the input when it ends in digits (the buffer has no NUL), and
+    // a dimension past 2^63 - 1 became 2^63 - 1 without a word. Now they
+    // are integer literals, as nabla-values reads them.
+    let d = scratch("empty-dims");
+    let exe = executable(&d, "flat_sum.fut");
+    for (input, accepted) in [
+        ("1f32 empty([99999999999999999999][0]f32)", false),
+        ("1f32 empty([0][-1]f32)", false),
+        ("1f32 empty([0x4000000000000000][0]f32)", true),
+        ("1f32 empty([1_000][0]f32)", true),
+        ("1f32 empty([0][7i64]f32)", true),
+        ("1f32 empty([0][7", false),
+    ] {
+        let got = run_limited(&exe, &[], input.as_bytes());
+        let want = run_limited(
+            nabla_bin(),
+            &["run", data("flat_sum.fut").to_str().expect("UTF-8")],
+            input.as_bytes(),
+        );
+        assert_eq!(
+            want.status.success(),
+            accepted,
+            "interpreter on {input:?}: {}",
+            text(&want.stderr)
+        );
+        if accepted {
+            assert!(got.status.success(), "{input:?}: {}", text(&got.stderr));
+            assert_eq!(text(&got.stdout), text(&want.stdout), "{input:?}");
+        } else {
+            assert_clean_error(&got, &["cannot read input"]);
+        }
+    }
+}
+
+#[test]
 fn the_number_of_runs_is_validated() {
     let d = scratch("runs");
     let exe = executable(&d, "sums.fut");
@@ -343,11 +380,68 @@ fn the_c_api_refuses_null_pointers_and_sizes_past_its_limit() {
     }
 }
 
+#[test]
+fn the_c_api_restores_opaque_values_with_hostile_dimensions_cleanly() {
+    // futhark_restore_* of an opaque value reads the stored dimensions of
+    // its components: a product past 2^64 was a signed overflow (found by
+    // reading the code while writing the runtime's fuzz target); UBSan
+    // (not ASan, which cannot run under the address-space limit) makes it
+    // a crash, so the fix shows as a clean error here.
+    let d = scratch("opaque-restore");
+    let lib = d.join("opaque_restore");
+    nabla_c(&[
+        "--library",
+        data("opaque_restore.fut").to_str().expect("UTF-8"),
+        "-o",
+        lib.to_str().expect("UTF-8"),
+    ]);
+    let cc = std::env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let exe = d.join("opaque_restore_driver");
+    let o = Command::new(&cc)
+        .args([
+            "-O1",
+            "-g",
+            "-fsanitize=undefined",
+            "-fno-sanitize-recover=undefined",
+        ])
+        .arg("-I")
+        .arg(&d)
+        .arg(data("opaque_restore.c"))
+        .arg(d.join("opaque_restore.c"))
+        .args(["-lm", "-o"])
+        .arg(&exe)
+        .output()
+        .expect("the C compiler runs");
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = run_limited(&exe, &[], b"");
+    assert!(o.status.success(), "{:?} {}", o.status, text(&o.stderr));
+    let got = text(&o.stdout);
+    let refused =
+        "NULL: Error: cannot restore an opaque value: the data does not have its type: rows -1";
+    for want in [
+        "2x3: value: (no error): rows 9".to_string(),
+        format!("overflow: {refused}"),
+        format!("overflow bytes: {refused}"),
+        "empty huge x 0: value: (no error): rows 4611686018427387911".to_string(),
+        "empty 0 x huge: value: (no error): rows 7".to_string(),
+    ] {
+        assert!(got.contains(&want), "lacks {want:?}:\n{got}");
+    }
+}
+
 // ---- nabla gradbench -----------------------------------------------------
 
 /// The response lines of `nabla gradbench` on `input`, under the limits.
 fn gradbench(input: &[u8]) -> Vec<Json> {
-    let o = run_limited(nabla_bin(), &["gradbench"], input);
+    gradbench_with(&[], input)
+}
+
+/// The response lines of `nabla gradbench OPTIONS` on `input`, under the
+/// limits.
+fn gradbench_with(options: &[&str], input: &[u8]) -> Vec<Json> {
+    let mut args = vec!["gradbench"];
+    args.extend_from_slice(options);
+    let o = run_limited(nabla_bin(), &args, input);
     assert!(o.status.success(), "{:?}: {}", o.status, text(&o.stderr));
     text(&o.stdout)
         .lines()
@@ -390,6 +484,48 @@ fn gradbench_refuses_a_ba_input_too_large_for_memory_at_once() {
     assert!(start.elapsed() < Duration::from_secs(100));
 }
 
+#[test]
+fn gradbench_answers_evaluations_that_cannot_finish_and_serves_on() {
+    // Issue 34's 05_gradbench_nonterminating: particle's Euler loop never
+    // ends for these w, llsq with n = 10^12 and ode with s = 10^15 run for
+    // hours. Under a time limit each is answered `success: false`, and the
+    // next message at once. (The default limit is 600 s.)
+    for file in [
+        "nonterminating_particle_w1e308.jsonl",
+        "nonterminating_particle_w-1.jsonl",
+        "nonterminating_llsq_n1e12.jsonl",
+        "nonterminating_ode_s1e15.jsonl",
+    ] {
+        let rs = gradbench_with(
+            &["--eval-timeout", "5"],
+            &std::fs::read(data(file)).expect("read"),
+        );
+        let ids: Vec<i64> = rs
+            .iter()
+            .map(|r| r["id"].as_i64().expect("an id"))
+            .collect();
+        assert_eq!(ids, [1, 2, 9999], "{file}: {rs:?}");
+        assert_eq!(rs[1]["success"], Json::Bool(false), "{file}: {}", rs[1]);
+        let e = rs[1]["error"].as_str().expect("an error");
+        assert!(
+            e.contains("time limit") || e.contains("out of memory"),
+            "{file}: {e}"
+        );
+    }
+}
+
+#[test]
+fn gradbench_clamps_a_huge_min_runs() {
+    // Issue 34's 07_gradbench_min_runs_huge: min_runs = 10^12 makes 10^6
+    // runs (protocol::MAX_RUNS), not 10^12.
+    let rs = gradbench(&std::fs::read(data("min_runs_1e12.jsonl")).expect("read"));
+    assert_eq!(rs.len(), 3, "{} answers", rs.len());
+    assert_eq!(rs[1]["success"], Json::Bool(true), "{}", rs[1]["error"]);
+    let timings = rs[1]["timings"].as_array().expect("timings");
+    assert_eq!(timings.len(), 1_000_000);
+    assert_eq!(rs[2]["id"], 9999);
+}
+
 /// The children of process `pid` (Linux: from /proc).
 fn children(pid: u32) -> Vec<u32> {
     let mut out = vec![];
@@ -420,7 +556,19 @@ fn running(pid: u32) -> bool {
 /// `stop`, and checks that the executable and its files are gone.
 fn stopping_the_tool_stops_its_child(name: &str, stop: &dyn Fn(&mut std::process::Child)) {
     let tmp = scratch(name);
-    let mut tool = Command::new(nabla_bin())
+    let mut command = Command::new(nabla_bin());
+    // SIGINT as its default action, even where this test inherited it
+    // ignored (a background job of a non-interactive shell does), which
+    // the tool would inherit in turn.
+    // SAFETY: signal() is async-signal-safe.
+    unsafe {
+        use std::os::unix::process::CommandExt;
+        command.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut tool = command
         .arg("gradbench")
         .env(
             "NABLA_CACHE_DIR",
@@ -484,6 +632,17 @@ fn stopping_the_tool_stops_its_child(name: &str, stop: &dyn Fn(&mut std::process
 fn the_gradbench_child_dies_with_the_tool_on_sigkill() {
     stopping_the_tool_stops_its_child("orphan-kill", &|tool| {
         let _ = tool.kill();
+    });
+}
+
+#[test]
+fn the_gradbench_child_dies_with_the_tool_on_sigint() {
+    stopping_the_tool_stops_its_child("orphan-int", &|tool| {
+        let st = Command::new("kill")
+            .args(["-INT", &tool.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(st.success());
     });
 }
 

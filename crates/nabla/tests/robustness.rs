@@ -43,6 +43,24 @@ fn nabla_limited(args: &[&str], stdin: &[u8], memory_kb: u64) -> Output {
 /// Runs `nabla ARGS` under `memory_kb` of address space, killed after
 /// `wall_s` seconds (a killed run fails the test's status check).
 fn nabla_within(args: &[&str], stdin: &[u8], memory_kb: u64, wall_s: u64) -> Output {
+    program_within(
+        Path::new(env!("CARGO_BIN_EXE_nabla")),
+        args,
+        stdin,
+        memory_kb,
+        wall_s,
+    )
+}
+
+/// Runs `program ARGS` under `memory_kb` of address space, killed after
+/// `wall_s` seconds.
+fn program_within(
+    program: &Path,
+    args: &[&str],
+    stdin: &[u8],
+    memory_kb: u64,
+    wall_s: u64,
+) -> Output {
     let mut script = format!("ulimit -v {memory_kb}; exec timeout -s KILL {wall_s} \"$0\"");
     for i in 1..=args.len() {
         script.push_str(&format!(" \"${i}\""));
@@ -50,7 +68,7 @@ fn nabla_within(args: &[&str], stdin: &[u8], memory_kb: u64, wall_s: u64) -> Out
     let mut child = Command::new("sh")
         .arg("-c")
         .arg(script)
-        .arg(env!("CARGO_BIN_EXE_nabla"))
+        .arg(program)
         .args(args)
         .env_remove("RUST_BACKTRACE")
         // `nabla gradbench` keeps its executables in Cargo's test folder.
@@ -196,6 +214,107 @@ fn vjp_agrees_with_jvp_through_infinite_partials() {
         for entry in ["df_vjp", "df_jvp"] {
             let o = nabla(&["run", g, "-e", entry, ad], b"-1.5422045845770604");
             assert_output(&o, "f64.inf");
+        }
+    }
+}
+
+/// The reproducers that are programs, through the compiled surface: each
+/// executable (`nabla c`) gives what the interpreter gives — the same
+/// output, or a clean error (status 1) where the interpreter gives one —
+/// under the same limits. (`hang_while_true` never ends in either; the
+/// Ctrl-C test covers it. The large generated programs are front-end
+/// reproducers, the same in both. `oom_abort_iota` is not one for
+/// executables: they fuse `iota n` into the sum and allocate nothing, so
+/// n = 10^12 is a loop of 10^12 steps with the right (wrapped) result, about
+/// 6 minutes, where the interpreter refuses to build the array.)
+#[test]
+fn program_reproducers_give_the_same_through_executables() {
+    let dir = scratch("compiled");
+    // (stem, entry, inputs): `None` is the reproducer's own input.
+    let cases: &[(&str, &str, &[Option<&str>])] = &[
+        ("wrong_unchecked_coercion", "main", &[None]),
+        ("wrong_unchecked_split_coercion", "main", &[None]),
+        (
+            "wrong_nonsquare_entry_arg",
+            "main",
+            &[None, Some("[[1,2],[3,4]]")],
+        ),
+        (
+            "wrong_slice_extreme_stride",
+            "main",
+            &[
+                None,
+                Some("[1,2,3] 9223372036854775807i64"),
+                Some("[1,2,3] -9223372036854775807i64"),
+                Some("[1,2,3] -2i64"),
+                Some("empty([0]i32) -9223372036854775808i64"),
+            ],
+        ),
+        ("ad_vjp_nan_vs_jvp_inf", "v", &[Some("1.0")]),
+        ("ad_vjp_nan_vs_jvp_inf", "j", &[Some("1.0")]),
+        (
+            "ad_vjp_nan_vs_jvp_inf_generated",
+            "df_vjp",
+            &[Some("-1.5422045845770604")],
+        ),
+        (
+            "ad_vjp_nan_vs_jvp_inf_generated",
+            "df_jvp",
+            &[Some("-1.5422045845770604")],
+        ),
+        ("oom_abort_replicate", "main", &[None]),
+        ("oom_abort_doubling_loop", "main", &[None]),
+        ("oom_abort_vjp_long_while", "main", &[None]),
+        ("hang_map_over_empty_rows", "main", &[None]),
+        ("hang_replicate_empty_rows", "main", &[None]),
+        ("hang_mem_tabulate_2d", "main", &[None]),
+    ];
+    for (stem, entry, inputs) in cases {
+        // The limit of the tabulate_2d test: the interpreter reaches it
+        // sooner. The vjp's checkpoints (400 MB) fit in it for executables,
+        // which then give the result (the interpreter's tape does not):
+        // a lower one makes both refuse them.
+        let memory_kb = if *stem == "oom_abort_vjp_long_while" {
+            600_000
+        } else {
+            1_200_000
+        };
+        let fut = data(&format!("{stem}.fut"));
+        let exe = dir.join(stem);
+        if !exe.exists() {
+            let o = nabla(
+                &["c", fut.to_str().unwrap(), "-o", exe.to_str().unwrap()],
+                b"",
+            );
+            assert!(o.status.success(), "nabla c {stem}: {}", text(&o.stderr));
+        }
+        for input in inputs.iter() {
+            let input = match input {
+                Some(i) => i.as_bytes().to_vec(),
+                None => std::fs::read(data(&format!("{stem}.in"))).unwrap(),
+            };
+            let what = format!("{stem} -e {entry} < {}", text(&input));
+            let want = nabla_within(
+                &["run", fut.to_str().unwrap(), "-e", entry],
+                &input,
+                memory_kb,
+                WALL_LIMIT_S,
+            );
+            let got = program_within(&exe, &["-e", entry], &input, memory_kb, WALL_LIMIT_S);
+            if want.status.success() {
+                assert!(got.status.success(), "{what}: {}", text(&got.stderr));
+                assert_eq!(text(&got.stdout), text(&want.stdout), "{what}");
+            } else {
+                assert_clean_error(&want, &[]);
+                assert_clean_error(&got, &["Error: "]);
+                for kind in ["out of memory", "cannot match"] {
+                    assert!(
+                        !text(&want.stderr).contains(kind) || text(&got.stderr).contains(kind),
+                        "{what}: the interpreter says {kind:?}, the executable:\n{}",
+                        text(&got.stderr)
+                    );
+                }
+            }
         }
     }
 }
@@ -551,6 +670,51 @@ fn long_array_literals_type_check_quickly() {
         COMPILE_LIMIT_S,
     );
     assert_output(&o, "150000.0f64");
+}
+
+#[test]
+fn long_array_literals_compile_to_a_table() {
+    // typeck_slow_array_literal_30000 through `nabla c`: a C statement per
+    // element kept gcc -O3 busy for minutes; a literal of constants is one
+    // static table now. One with a NaN (not a C constant expression) is
+    // still written element by element, and gives what the interpreter
+    // gives too.
+    let n = 30_000;
+    for (name, elements, input, expected) in [
+        ("table", vec!["1.5"; n], "0.0", "45000.0f64"),
+        (
+            "nan",
+            [vec!["1.5"; 99], vec!["f64.nan"]].concat(),
+            "0.0",
+            "f64.nan",
+        ),
+    ] {
+        let p = write_program(
+            &format!("literal-{name}"),
+            &format!(
+                "def main (x: f64) : f64 = x + f64.sum [{}]\n",
+                elements.join(",")
+            ),
+        );
+        let exe = p.with_extension("");
+        let o = nabla_within(
+            &["c", p.to_str().unwrap(), "-o", exe.to_str().unwrap()],
+            b"",
+            MEMORY_LIMIT_KB,
+            COMPILE_LIMIT_S,
+        );
+        assert!(o.status.success(), "nabla c: {}", text(&o.stderr));
+        let c = std::fs::read_to_string(p.with_extension("c")).unwrap();
+        assert_eq!(
+            c.contains("static const double nb_literal[]"),
+            name == "table",
+            "{name}: the table is used for literals of finite constants only"
+        );
+        let got = program_within(&exe, &[], input.as_bytes(), MEMORY_LIMIT_KB, WALL_LIMIT_S);
+        assert_output(&got, expected);
+        let want = nabla(&["run", p.to_str().unwrap()], input.as_bytes());
+        assert_output(&want, expected);
+    }
 }
 
 #[test]
