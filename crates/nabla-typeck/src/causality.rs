@@ -34,7 +34,7 @@
 
 use std::collections::{HashMap, HashSet};
 
-use nabla_syntax::ast::{DimIndex, Expr, ExprKind, LoopForm, Pat, PatKind, RecordField, Res};
+use nabla_syntax::ast::{Expr, ExprKind, LoopForm, Pat, PatKind, Res};
 use nabla_syntax::types::Type;
 use nabla_syntax::{Diagnostic, DiagnosticKind, Span};
 
@@ -197,7 +197,7 @@ impl Walker<'_> {
     /// `e`, and adds what they compute to `new`.
     fn children(&self, e: &Expr, known: &Known, new: &mut Known) -> Result<(), Diagnostic> {
         let mut r = Ok(());
-        for_each_part(e, &mut |c| {
+        crate::recursion::for_each_child(e, &mut |c| {
             if r.is_ok() {
                 match self.expr(c, known) {
                     Ok(k) => new.extend(k),
@@ -283,85 +283,5 @@ fn describe_param(p: &Pat) -> String {
         PatKind::Id(x) => format!("parameter \"{}\"", x.name),
         PatKind::Ascribe(inner, _) => describe_param(inner),
         _ => "a lambda parameter".to_string(),
-    }
-}
-
-/// The parts of `e` that the generic rule walks (everything but the
-/// constructs [`Walker::expr`] orders itself).
-fn for_each_part<'e>(e: &'e Expr, f: &mut dyn FnMut(&'e Expr)) {
-    let dims = |idx: &'e [DimIndex], f: &mut dyn FnMut(&'e Expr)| {
-        for d in idx {
-            match d {
-                DimIndex::Fix(x) => f(x),
-                DimIndex::Slice { start, end, stride } => {
-                    for x in [start, end, stride].into_iter().flatten() {
-                        f(x);
-                    }
-                }
-            }
-        }
-    };
-    match &e.kind {
-        ExprKind::Parens(x)
-        | ExprKind::Attr(_, x)
-        | ExprKind::Ascribe(x, _)
-        | ExprKind::Coerce(x, _)
-        | ExprKind::LocalOpen(_, x)
-        | ExprKind::Negate(x)
-        | ExprKind::Not(x)
-        | ExprKind::Project(x, _)
-        | ExprKind::OpSectionLeft { lhs: x, .. }
-        | ExprKind::OpSectionRight { rhs: x, .. } => f(x),
-        ExprKind::Tuple(xs) | ExprKind::ArrayLit(xs) => xs.iter().for_each(f),
-        ExprKind::Record(fs) => {
-            for fl in fs {
-                if let RecordField::Named(_, x) = fl {
-                    f(x);
-                }
-            }
-        }
-        ExprKind::Range {
-            start, second, end, ..
-        } => {
-            f(start);
-            if let Some(s) = second {
-                f(s);
-            }
-            f(end);
-        }
-        ExprKind::Index(x, idx) => {
-            f(x);
-            dims(idx, f);
-        }
-        ExprKind::LetWith {
-            indices,
-            value,
-            body,
-            ..
-        } => {
-            dims(indices, f);
-            f(value);
-            f(body);
-        }
-        ExprKind::If { cond, then_, else_ } => {
-            f(cond);
-            f(then_);
-            f(else_);
-        }
-        ExprKind::Update {
-            src,
-            indices,
-            value,
-            ..
-        } => {
-            f(src);
-            dims(indices, f);
-            f(value);
-        }
-        ExprKind::RecordUpdate { src, value, .. } => {
-            f(src);
-            f(value);
-        }
-        _ => {}
     }
 }

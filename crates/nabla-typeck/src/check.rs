@@ -2682,7 +2682,9 @@ impl Checker {
                 }
                 Ok(arrow(r, t))
             }
-            ExprKind::Lambda { params, ret, body } => self.infer_lambda(params, ret, body),
+            ExprKind::Lambda { params, ret, body } => {
+                self.with_own_existentials(|c| c.infer_lambda(params, ret, body))
+            }
             ExprKind::LetPat {
                 sizes,
                 pat,
@@ -2696,7 +2698,9 @@ impl Checker {
                 ret,
                 value,
                 body,
-            } => self.infer_let_fun(name, type_params, params, ret, value, body),
+            } => self.with_own_existentials(|c| {
+                c.infer_let_fun(name, type_params, params, ret, value, body)
+            }),
             ExprKind::LetWith {
                 dest,
                 indices,
@@ -2946,20 +2950,16 @@ impl Checker {
         Ok(arrow(a, c))
     }
 
-    fn infer_lambda(
-        &mut self,
-        params: &mut [Pat],
-        ret: &mut Option<TypeExp>,
-        body: &mut Expr,
-    ) -> R<Type> {
-        // A function's declared result has existential sizes of its own.
+    /// Runs `f` with no existential sizes of a declared result known: a
+    /// local function's or lambda's declared result has its own.
+    fn with_own_existentials<T>(&mut self, f: impl FnOnce(&mut Self) -> T) -> T {
         let saved = std::mem::take(&mut self.tcx.existential_sizes);
-        let r = self.infer_lambda_scoped(params, ret, body);
+        let r = f(self);
         self.tcx.existential_sizes = saved;
         r
     }
 
-    fn infer_lambda_scoped(
+    fn infer_lambda(
         &mut self,
         params: &mut [Pat],
         ret: &mut Option<TypeExp>,
@@ -3122,22 +3122,6 @@ impl Checker {
     }
 
     fn infer_let_fun(
-        &mut self,
-        name: &Ident,
-        type_params: &[TypeParam],
-        params: &mut [Pat],
-        ret: &mut Option<TypeExp>,
-        value: &mut Expr,
-        body: &mut Expr,
-    ) -> R<Type> {
-        // A function's declared result has existential sizes of its own.
-        let saved = std::mem::take(&mut self.tcx.existential_sizes);
-        let r = self.infer_let_fun_scoped(name, type_params, params, ret, value, body);
-        self.tcx.existential_sizes = saved;
-        r
-    }
-
-    fn infer_let_fun_scoped(
         &mut self,
         name: &Ident,
         type_params: &[TypeParam],
