@@ -8,7 +8,7 @@
 //! below). `crates/nabla/tests/docs_passes.rs` fails when `ARCHITECTURE.md`
 //! or `tests/ir/README.md` list other passes than these.
 
-use crate::pass::PassError;
+use crate::error::PassError;
 use crate::{inline, simplify, InlinePolicy};
 use nabla_ir::Program;
 
