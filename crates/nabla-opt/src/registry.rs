@@ -204,8 +204,8 @@ fn static_ad(prog: &mut Program, vector_jvps: bool) -> Result<bool, PassError> {
         .map(|r| r.changed())
         .map_err(|e| PassError::Failed {
             pass: String::new(),
-            message: e.message,
-            span: Some(e.span),
+            span: Some(e.span()),
+            message: e.to_string(),
         })
 }
 
