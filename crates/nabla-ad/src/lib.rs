@@ -136,6 +136,12 @@ impl From<nabla_ir::builder::UnknownVariable> for AdError {
     }
 }
 
+impl From<nabla_ir::builder::InferError> for AdError {
+    fn from(e: nabla_ir::builder::InferError) -> AdError {
+        AdError::internal(Span::default(), e.to_string())
+    }
+}
+
 /// An internal error (see [`AdError::Internal`]).
 pub(crate) fn error<T>(span: Span, message: impl Into<String>) -> Result<T, AdError> {
     Err(AdError::internal(span, message))
