@@ -50,59 +50,107 @@ use nabla_ir::builder::{FunctionBuilder, VarTable};
 use nabla_ir::{Atom, Body, Exp, FunId, Function, Program, Span, Stm, Var};
 use std::collections::HashMap;
 use std::collections::HashSet;
-use std::fmt;
 
 pub mod forward;
 pub mod reverse;
 mod util;
 
-/// Why a program could not be differentiated statically.
-#[derive(Clone, Debug, PartialEq)]
-pub struct AdError {
-    /// What could not be differentiated.
-    pub message: String,
-    /// The statement it comes from.
-    pub span: Span,
+/// Why a program could not be differentiated statically. Displayed as its
+/// message alone (the span is reported by the caller).
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum AdError {
     /// The construct is valid but not differentiated statically yet (a
-    /// `vjp`, an accumulator, `lgamma`/`gamma`): the enclosing `jvp` is left
-    /// to the interpreter's dynamic AD instead.
-    pub unsupported: bool,
+    /// `vjp` of some constructs, an accumulator, `lgamma`/`gamma`, a call
+    /// of a recursive function in reverse mode): the enclosing `jvp` or
+    /// `vjp` is left to the interpreter's dynamic AD instead.
+    #[error("{message}")]
+    Unsupported {
+        /// What is not differentiated, as a sentence (`static AD does not
+        /// differentiate accumulators yet`).
+        message: String,
+        /// The statement it comes from.
+        span: Span,
+    },
+    /// An invariant of the IR or of the transformation does not hold (a
+    /// malformed operator, a variable without a type, an adjoint of the
+    /// wrong kind): a bug in the compiler, not in the program.
+    #[error("{message}")]
+    Internal {
+        /// What is wrong (`internal error: …`, or the builder's
+        /// unknown-variable message).
+        message: String,
+        /// The statement it comes from.
+        span: Span,
+    },
 }
 
-impl fmt::Display for AdError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
+impl AdError {
+    /// A construct static AD does not handle yet (see
+    /// [`AdError::Unsupported`]).
+    pub fn unsupported(span: Span, message: impl Into<String>) -> AdError {
+        AdError::Unsupported {
+            message: message.into(),
+            span,
+        }
     }
-}
 
-impl std::error::Error for AdError {}
+    /// An invariant violation (see [`AdError::Internal`]).
+    pub fn internal(span: Span, message: impl Into<String>) -> AdError {
+        AdError::Internal {
+            message: message.into(),
+            span,
+        }
+    }
 
-impl From<nabla_ir::builder::UnknownVariable> for AdError {
-    fn from(u: nabla_ir::builder::UnknownVariable) -> AdError {
-        AdError {
-            message: u.to_string(),
-            span: Span::default(),
-            unsupported: false,
+    /// A variable the builder has no type for, at `span`: an
+    /// [`AdError::Internal`].
+    pub fn unknown_variable(span: Span, u: nabla_ir::builder::UnknownVariable) -> AdError {
+        AdError::internal(span, u.to_string())
+    }
+
+    /// Whether the construct is only not handled yet (the `jvp` or `vjp` is
+    /// left to the dynamic AD) rather than an internal error.
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self, AdError::Unsupported { .. })
+    }
+
+    /// The message, as displayed.
+    pub fn message(&self) -> &str {
+        match self {
+            AdError::Unsupported { message, .. } | AdError::Internal { message, .. } => message,
+        }
+    }
+
+    /// The statement the error comes from (the default span where the
+    /// builder reported an unknown variable outside any statement).
+    pub fn span(&self) -> Span {
+        match self {
+            AdError::Unsupported { span, .. } | AdError::Internal { span, .. } => *span,
         }
     }
 }
 
+impl From<nabla_ir::builder::UnknownVariable> for AdError {
+    fn from(u: nabla_ir::builder::UnknownVariable) -> AdError {
+        AdError::unknown_variable(Span::default(), u)
+    }
+}
+
+impl From<nabla_ir::builder::InferError> for AdError {
+    fn from(e: nabla_ir::builder::InferError) -> AdError {
+        AdError::internal(Span::default(), e.to_string())
+    }
+}
+
+/// An internal error (see [`AdError::Internal`]).
 pub(crate) fn error<T>(span: Span, message: impl Into<String>) -> Result<T, AdError> {
-    Err(AdError {
-        message: message.into(),
-        span,
-        unsupported: false,
-    })
+    Err(AdError::internal(span, message))
 }
 
 /// A construct that static AD does not handle yet (see
-/// [`AdError::unsupported`]).
+/// [`AdError::Unsupported`]).
 pub(crate) fn unsupported<T>(span: Span, message: impl Into<String>) -> Result<T, AdError> {
-    Err(AdError {
-        message: message.into(),
-        span,
-        unsupported: true,
-    })
+    Err(AdError::unsupported(span, message))
 }
 
 /// Whether the program contains a `jvp` or `vjp` anywhere.
@@ -484,7 +532,7 @@ impl Ad {
                 Ok(true)
             }
             Ok(false) => Ok(false),
-            Err(e) if e.unsupported => Ok(false),
+            Err(e) if e.is_unsupported() => Ok(false),
             Err(e) => Err(e),
         }
     }
@@ -543,13 +591,13 @@ impl Ad {
                 emitted.stms.into_iter().for_each(|s| b.push(s));
                 Ok(())
             }
-            Err(e) if e.unsupported => {
+            Err(AdError::Unsupported { message, .. }) => {
                 if forward_mode {
                     self.report.dynamic_jvps += 1;
                 } else {
                     self.report.dynamic_vjps += 1;
                 }
-                self.report.first_reason.get_or_insert(e.message);
+                self.report.first_reason.get_or_insert(message);
                 b.push(original);
                 Ok(())
             }
@@ -593,5 +641,29 @@ pub(crate) fn placeholder() -> Function {
         body: Body::default(),
         var_names: vec![],
         span: Span::default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_say_whether_the_construct_is_only_unsupported() {
+        let span = Span::default();
+        let e = AdError::unsupported(span, "static AD does not differentiate accumulators yet");
+        assert!(e.is_unsupported());
+        assert_eq!(
+            e.to_string(),
+            "static AD does not differentiate accumulators yet"
+        );
+        let e: Result<(), AdError> = error(span, "internal error: not a scan");
+        let e = e.unwrap_err();
+        assert!(!e.is_unsupported());
+        assert!(
+            matches!(&e, AdError::Internal { message, .. } if message == "internal error: not a scan")
+        );
+        assert_eq!(e.to_string(), "internal error: not a scan");
+        assert_eq!(e.message(), "internal error: not a scan");
     }
 }

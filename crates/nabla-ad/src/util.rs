@@ -10,11 +10,7 @@ use nabla_ir::{
 
 /// The type of `v` (an internal error if it has none).
 pub(crate) fn type_of(b: &FunctionBuilder, span: Span, v: Var) -> Result<Type, AdError> {
-    b.type_of(v).map_err(|u| AdError {
-        message: u.to_string(),
-        span,
-        unsupported: false,
-    })
+    b.type_of(v).map_err(|u| AdError::unknown_variable(span, u))
 }
 
 /// The type of an atom.

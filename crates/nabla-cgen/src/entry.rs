@@ -124,7 +124,7 @@ pub(crate) fn entries_and_main(
         let call = match left_out(&e.name) {
             Some((_, why)) => format!(
                 "nb_fail(\"\", \"entry point %s was left out: %s\", o.entry, {})",
-                c_string(&why.message)
+                c_string(&why.to_string())
             ),
             None => format!("nb_entry_{k}(&r, &o)"),
         };

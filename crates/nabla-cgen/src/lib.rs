@@ -51,49 +51,50 @@ pub const RUNTIME_C: &str = include_str!("runtime.c");
 /// added after the runtime to the programs that have such functions.
 const STACK_C: &str = include_str!("stack.c");
 
-/// Why C generation or compilation failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct CgenError {
-    /// The message (one line).
-    pub message: String,
-    /// Whether the program uses a construct the backend does not support
-    /// (as opposed to an internal error or a failing C compiler).
-    pub unsupported: bool,
+/// Why C generation or compilation failed. Displayed as one line (a
+/// failing C compiler's output may have more).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CgenError {
+    /// The program uses a construct the backend cannot lower yet (the
+    /// test runner and `literate` fall back to the interpreter).
+    #[error("the C backend does not support {construct} yet")]
+    Unsupported {
+        /// The construct, as a noun phrase (`` `jvp` ``, `accumulators`).
+        construct: String,
+    },
+    /// An inconsistency in the IR or a bug in the backend.
+    #[error("internal error in the C backend: {0}")]
+    Internal(String),
+    /// The C compiler could not be run or failed, or its input or output
+    /// could not be written.
+    #[error("{0}")]
+    Compiler(String),
 }
 
 impl CgenError {
     /// A construct the C backend cannot lower yet.
     pub fn unsupported(what: &str) -> CgenError {
-        CgenError {
-            message: format!("the C backend does not support {what} yet"),
-            unsupported: true,
+        CgenError::Unsupported {
+            construct: what.to_string(),
         }
     }
 
     /// An inconsistency in the IR or a bug in the backend.
     pub fn internal(what: &str) -> CgenError {
-        CgenError {
-            message: format!("internal error in the C backend: {what}"),
-            unsupported: false,
-        }
+        CgenError::Internal(what.to_string())
     }
 
     /// The C compiler could not be run or failed.
     pub fn compiler(what: String) -> CgenError {
-        CgenError {
-            message: what,
-            unsupported: false,
-        }
+        CgenError::Compiler(what)
+    }
+
+    /// Whether the program uses a construct the backend does not support
+    /// (as opposed to an internal error or a failing C compiler).
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self, CgenError::Unsupported { .. })
     }
 }
-
-impl std::fmt::Display for CgenError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for CgenError {}
 
 /// A generated C program.
 #[derive(Clone, Debug)]
@@ -154,7 +155,7 @@ fn analyse(program: &Program, locate: &dyn Fn(Span) -> String) -> Result<Analysi
             .with_stack_check(stack[i])
             .generate(FunId(i as u32));
         if let Err(e) = &r {
-            if !e.unsupported {
+            if !e.is_unsupported() {
                 return Err(e.clone());
             }
         }
@@ -331,4 +332,28 @@ pub fn compile_c(c_file: &Path, out: &Path) -> Result<(), CgenError> {
         )));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod error_tests {
+    use super::CgenError;
+
+    /// The messages are those of the string errors they replace (the CLI
+    /// and the tests print them).
+    #[test]
+    fn errors_display_as_before() {
+        let e = CgenError::unsupported("`jvp`");
+        assert!(e.is_unsupported());
+        assert_eq!(e.to_string(), "the C backend does not support `jvp` yet");
+        let e = CgenError::internal("a scalar array");
+        assert_eq!(e, CgenError::Internal("a scalar array".into()));
+        assert!(!e.is_unsupported());
+        assert_eq!(
+            e.to_string(),
+            "internal error in the C backend: a scalar array"
+        );
+        let e = CgenError::compiler("cc failed".into());
+        assert_eq!(e.to_string(), "cc failed");
+        assert!(!e.is_unsupported());
+    }
 }

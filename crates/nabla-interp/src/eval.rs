@@ -34,10 +34,7 @@ pub const MAX_CALL_DEPTH: usize = 100_000;
 /// How many emptied frames an interpreter keeps for reuse.
 const MAX_FREE_FRAMES: usize = 64;
 
-/// Stack space kept free before growing the stack (see `stacker`).
-pub(crate) const RED_ZONE: usize = 128 * 1024;
-/// Size of each new stack segment.
-pub(crate) const STACK_SEGMENT: usize = 4 * 1024 * 1024;
+use crate::{RED_ZONE, STACK_SEGMENT};
 
 #[cold]
 pub(crate) fn err<T>(msg: impl Into<String>) -> Res<T> {
@@ -733,6 +730,72 @@ impl<'p> Interp<'p> {
                 let x = self.array_lit(s, atoms, row_ty)?;
                 self.bind1(s, pat, Value::Array(x))
             }
+            Exp::Iota { .. }
+            | Exp::Replicate(..)
+            | Exp::Copy(_)
+            | Exp::Size(..)
+            | Exp::Reshape(..)
+            | Exp::Rearrange(..)
+            | Exp::Concat(_)
+            | Exp::Rotate(..)
+            | Exp::Reverse(_) => self.exec_array_exp(s, stm),
+            Exp::AssertEqSizes(atoms, msg) => {
+                let ns = atoms
+                    .iter()
+                    .map(|a| self.int(s, a))
+                    .collect::<Res<Vec<_>>>()?;
+                check_eq_sizes(&ns, msg)
+            }
+            Exp::Assert(c, msg, xs) => {
+                let ok = self.bool(s, c)?;
+                if ok || xs.is_empty() {
+                    check_assert(ok, msg)
+                } else {
+                    let vals = xs
+                        .iter()
+                        .map(|x| self.prim(s, x))
+                        .collect::<Res<Vec<_>>>()?;
+                    check_assert(false, &fill_message(msg, &vals))
+                }
+            }
+            Exp::Soac(soac) => {
+                if let Soac::Hist { dest, .. } | Soac::Scatter { dest, .. } = soac {
+                    if dest.iter().any(|d| self.is_shared(s, *d)) {
+                        self.release_dead(s, stm);
+                    }
+                }
+                let r =
+                    stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.exec_soac(s, pat, soac));
+                // Drop the row views the lambda parameters still hold, so that
+                // a later in-place update of an input array need not copy it.
+                for p in soac_lambda_params(soac) {
+                    if let Some(slot) = s.get_mut(p.var.0 as usize) {
+                        *slot = DEAD;
+                    }
+                }
+                r
+            }
+            Exp::Jvp { .. } | Exp::Vjp { .. } => self.exec_ad_stm(s, stm),
+            // Outside reverse-mode AD a custom derivative is its function.
+            Exp::WithVjp { lam, args, .. } => {
+                for (p, a) in lam.params.iter().zip(args) {
+                    let x = self.value(s, a)?;
+                    self.set(s, p.var, x)?;
+                }
+                stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.exec_body(s, &lam.body))?;
+                let mut xs = Vec::with_capacity(lam.body.result.len());
+                self.body_results(s, &lam.body, &mut xs)?;
+                self.bind_all(s, pat, xs)
+            }
+        }
+    }
+
+    /// [`Self::exec_exp`] of an array construct: `iota`, `replicate`, `copy`,
+    /// `size`, and the shape changes (`reshape`, `rearrange`, `concat`,
+    /// `rotate`, `reverse`).
+    fn exec_array_exp(&mut self, s: &mut [Value], stm: &Stm) -> Res<()> {
+        let pat = &stm.pat;
+        match &stm.exp {
             Exp::Iota { n, start, step, ty } => {
                 let n0 = self.int(s, n)?;
                 let (st, sp) = (self.prim(s, start)?, self.prim(s, step)?);
@@ -899,54 +962,7 @@ impl<'p> Interp<'p> {
                 let x = array::permute_rows(a, |i| n - 1 - i);
                 self.bind1(s, pat, Value::Array(x))
             }
-            Exp::AssertEqSizes(atoms, msg) => {
-                let ns = atoms
-                    .iter()
-                    .map(|a| self.int(s, a))
-                    .collect::<Res<Vec<_>>>()?;
-                check_eq_sizes(&ns, msg)
-            }
-            Exp::Assert(c, msg, xs) => {
-                let ok = self.bool(s, c)?;
-                if ok || xs.is_empty() {
-                    check_assert(ok, msg)
-                } else {
-                    let vals = xs
-                        .iter()
-                        .map(|x| self.prim(s, x))
-                        .collect::<Res<Vec<_>>>()?;
-                    check_assert(false, &fill_message(msg, &vals))
-                }
-            }
-            Exp::Soac(soac) => {
-                if let Soac::Hist { dest, .. } | Soac::Scatter { dest, .. } = soac {
-                    if dest.iter().any(|d| self.is_shared(s, *d)) {
-                        self.release_dead(s, stm);
-                    }
-                }
-                let r =
-                    stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.exec_soac(s, pat, soac));
-                // Drop the row views the lambda parameters still hold, so that
-                // a later in-place update of an input array need not copy it.
-                for p in soac_lambda_params(soac) {
-                    if let Some(slot) = s.get_mut(p.var.0 as usize) {
-                        *slot = DEAD;
-                    }
-                }
-                r
-            }
-            Exp::Jvp { .. } | Exp::Vjp { .. } => self.exec_ad_stm(s, stm),
-            // Outside reverse-mode AD a custom derivative is its function.
-            Exp::WithVjp { lam, args, .. } => {
-                for (p, a) in lam.params.iter().zip(args) {
-                    let x = self.value(s, a)?;
-                    self.set(s, p.var, x)?;
-                }
-                stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.exec_body(s, &lam.body))?;
-                let mut xs = Vec::with_capacity(lam.body.result.len());
-                self.body_results(s, &lam.body, &mut xs)?;
-                self.bind_all(s, pat, xs)
-            }
+            _ => unreachable!("exec_exp passes only array constructs to exec_array_exp"),
         }
     }
 

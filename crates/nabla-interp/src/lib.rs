@@ -42,6 +42,11 @@ pub mod scalar;
 mod stats;
 
 pub use alloc::MAX_ARRAY_BYTES;
+
+/// Stack space kept free before growing the stack (see `stacker`).
+pub(crate) const RED_ZONE: usize = 128 * 1024;
+/// Size of each new stack segment.
+pub(crate) const STACK_SEGMENT: usize = 4 * 1024 * 1024;
 pub use cancel::{Cancel, CancelReason, Watchdog};
 pub use eval::MAX_CALL_DEPTH;
 pub use stats::Stats;

@@ -118,25 +118,21 @@ fn body(
         s.exp.for_each_nested(|n| nested.push(n));
         let loop_params = s.exp.loop_params();
         for n in nested {
-            stacker::maybe_grow(
-                crate::eval::RED_ZONE,
-                crate::eval::STACK_SEGMENT,
-                || match n {
-                    Nested::Body(nb) => {
-                        // A loop's parameters belong to its body (not to a
-                        // `while` condition).
-                        let is_loop_body =
-                            matches!(&s.exp, Exp::Loop { body: lb, .. } if std::ptr::eq(lb, nb));
-                        body(
-                            nb,
-                            if is_loop_body { loop_params } else { &[] },
-                            levels,
-                            out,
-                        )
-                    }
-                    Nested::Lambda(l) => body(&l.body, &l.params, levels, out),
-                },
-            );
+            stacker::maybe_grow(crate::RED_ZONE, crate::STACK_SEGMENT, || match n {
+                Nested::Body(nb) => {
+                    // A loop's parameters belong to its body (not to a
+                    // `while` condition).
+                    let is_loop_body =
+                        matches!(&s.exp, Exp::Loop { body: lb, .. } if std::ptr::eq(lb, nb));
+                    body(
+                        nb,
+                        if is_loop_body { loop_params } else { &[] },
+                        levels,
+                        out,
+                    )
+                }
+                Nested::Lambda(l) => body(&l.body, &l.params, levels, out),
+            });
         }
     }
     levels.pop();

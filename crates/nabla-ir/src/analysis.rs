@@ -60,7 +60,7 @@
 //! one that is never used is an error. Functions take and return no
 //! accumulators.
 
-use crate::validate::ValidationError;
+use crate::error::{ValidationError, ValidationProblem};
 use crate::{
     AccOp, Atom, Body, Exp, FunId, Function, Lambda, LoopForm, Program, Soac, Span, Type, Var,
 };
@@ -379,9 +379,8 @@ impl Uq<'_> {
         }
         self.errors.push(ValidationError {
             function: self.fun.name.clone(),
-            message,
             span: self.span,
-            size_error: false,
+            problem: ValidationProblem::Uniqueness(message),
         });
     }
 

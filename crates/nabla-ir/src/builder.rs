@@ -20,8 +20,8 @@
 //! ```
 
 use crate::{
-    visit, Atom, BinOp, Body, CmpOp, ConvOp, Exp, Function, Lambda, Param, PrimType, Span, Stm,
-    TernOp, Type, UnOp, Var,
+    visit, Atom, BinOp, Body, CmpOp, ConvOp, Dim, DimIndex, Exp, Function, Lambda, Param, PrimType,
+    Soac, Span, Stm, TernOp, Type, UnOp, Var,
 };
 use std::fmt;
 
@@ -42,6 +42,35 @@ impl fmt::Display for UnknownVariable {
 }
 
 impl std::error::Error for UnknownVariable {}
+
+/// Why [`FunctionBuilder::let_`] could not bind an expression: an operand
+/// without a recorded type, or an expression whose result type cannot be
+/// read off its operands (the caller writes the types with
+/// [`FunctionBuilder::bind`]).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum InferError {
+    /// An operand was never made by this function's variable table.
+    #[error(transparent)]
+    UnknownVariable(#[from] UnknownVariable),
+    /// A call (the callee's result types are the program's, not the
+    /// builder's), a loop, a `with_acc`, an accumulator update or an AD
+    /// construct: the caller knows the types.
+    #[error("internal error: the result type of {construct} is not inferred; give it")]
+    NotInferred {
+        /// The construct (`a call`, `a loop`, …).
+        construct: &'static str,
+    },
+}
+
+/// The type of a variable with its size variables made existential
+/// (`Dim::Var` becomes `Dim::Ext`; constant sizes stay), so that it can be
+/// used where the size variables may not be in scope.
+pub fn existential(t: &Type) -> Type {
+    t.map_dims(|d| match d {
+        Dim::Var(_) => Dim::Ext,
+        d => d,
+    })
+}
 
 /// The variables of one function: display names and types, indexed by
 /// [`Var`] number, and the supply of fresh variables.
@@ -275,6 +304,100 @@ impl FunctionBuilder {
         vars
     }
 
+    /// `let (v1, …) = exp` with the types of the results inferred from the
+    /// operands (see [`FunctionBuilder::infer`]), and fresh variables named
+    /// after `name_hint`.
+    pub fn let_(&mut self, name_hint: &str, exp: Exp) -> Result<Vec<Var>, InferError> {
+        let types = self.infer(&exp)?;
+        Ok(self.bind(name_hint, types, exp))
+    }
+
+    /// `let v = exp` for an expression with one result (see
+    /// [`FunctionBuilder::let_`]).
+    pub fn let1(&mut self, name_hint: &str, exp: Exp) -> Result<Var, InferError> {
+        let types = self.infer(&exp)?;
+        match &types[..] {
+            [ty] => Ok(self.bind1(name_hint, ty.clone(), exp)),
+            _ => Err(InferError::NotInferred {
+                construct: "an expression without exactly one result (let1)",
+            }),
+        }
+    }
+
+    /// The result types of `exp`, read off the types of its operands: the
+    /// element type and rank are exact; sizes that come from variables, and
+    /// new outer dimensions (`replicate`, `iota`, a `map`'s width), are
+    /// existential (`Dim::Ext`), constant sizes of operands are kept (see
+    /// [`existential`]). An `if` has the types of its `then` branch's
+    /// results, a `map`/`scan` its lambda's results as arrays, a
+    /// `reduce` its lambda's results, `reduce_by_index` and `scatter` their
+    /// destinations' types. Errors: see [`InferError`].
+    pub fn infer(&self, exp: &Exp) -> Result<Vec<Type>, InferError> {
+        let var = |v: &Var| -> Result<Type, InferError> { Ok(existential(&self.type_of(*v)?)) };
+        let atom = |a: &Atom| -> Result<Type, InferError> { Ok(existential(&self.atom_type(a)?)) };
+        let prim =
+            |a: &Atom| -> Result<Type, InferError> { Ok(Type::Prim(self.atom_type(a)?.elem())) };
+        let one = |t: Type| Ok(vec![t]);
+        let not_inferred = |construct| Err(InferError::NotInferred { construct });
+        match exp {
+            Exp::Atoms(xs) => xs.iter().map(atom).collect(),
+            Exp::BinOp(_, a, _) | Exp::TernOp(_, a, _, _) => one(prim(a)?),
+            Exp::CmpOp(..) => one(Type::Prim(PrimType::Bool)),
+            Exp::UnOp(op, a) => one(Type::Prim(unop_result(*op, self.atom_type(a)?.elem()))),
+            Exp::Conv(ConvOp::Convert(_, to) | ConvOp::BitCast(_, to), _) => one(Type::Prim(*to)),
+            Exp::Index(v, idx) => {
+                let t = var(v)?;
+                let mut dims = match &t {
+                    Type::Array(_, ds) => ds.clone(),
+                    _ => Vec::new(),
+                };
+                let mut kept = Vec::new();
+                for (k, i) in idx.iter().enumerate() {
+                    if let (DimIndex::Slice { .. }, Some(_)) = (i, dims.get(k)) {
+                        kept.push(Dim::Ext);
+                    }
+                }
+                kept.extend(dims.drain(idx.len().min(dims.len())..));
+                one(if kept.is_empty() {
+                    Type::Prim(t.elem())
+                } else {
+                    Type::Array(t.elem(), kept)
+                })
+            }
+            Exp::Update(v, ..)
+            | Exp::Copy(v)
+            | Exp::Rotate(_, v)
+            | Exp::Reverse(v)
+            | Exp::Rearrange(_, v) => one(var(v)?),
+            Exp::Concat(vs) => match vs.first().map(var).transpose()?.and_then(|t| t.row()) {
+                Some(row) => one(row.array_of(Dim::Ext)),
+                None => not_inferred("a concatenation of no arrays or of scalars"),
+            },
+            Exp::ArrayLit(_, row) => one(existential(row).array_of(Dim::Ext)),
+            Exp::Iota { ty, .. } => one(Type::Array(*ty, vec![Dim::Ext])),
+            Exp::Replicate(_, x) => one(atom(x)?.array_of(Dim::Ext)),
+            Exp::Size(..) => one(Type::Prim(PrimType::I64)),
+            Exp::Reshape(shape, v) => one(Type::Array(var(v)?.elem(), vec![Dim::Ext; shape.len()])),
+            Exp::AssertEqSizes(..) | Exp::Assert(..) => Ok(Vec::new()),
+            Exp::If { then_, .. } => then_.result.iter().map(atom).collect(),
+            Exp::Soac(Soac::Map { lam, .. } | Soac::Scan { lam, .. }) => Ok(lam
+                .ret
+                .iter()
+                .map(|t| existential(t).array_of(Dim::Ext))
+                .collect()),
+            Exp::Soac(Soac::Reduce { lam, .. }) => Ok(lam.ret.iter().map(existential).collect()),
+            Exp::Soac(Soac::Hist { dest, .. } | Soac::Scatter { dest, .. }) => {
+                dest.iter().map(var).collect()
+            }
+            Exp::Apply(..) => not_inferred("a call"),
+            Exp::Loop { .. } => not_inferred("a loop"),
+            Exp::WithAcc { .. } | Exp::UpdateAcc { .. } => not_inferred("an accumulator construct"),
+            Exp::Jvp { .. } | Exp::Vjp { .. } | Exp::WithVjp { .. } => {
+                not_inferred("an AD construct")
+            }
+        }
+    }
+
     /// `let v: ty = exp`.
     pub fn bind1(&mut self, name: &str, ty: Type, exp: Exp) -> Var {
         self.bind(name, vec![ty], exp)[0]
@@ -454,6 +577,65 @@ impl FunctionBuilder {
 mod tests {
     use super::*;
     use crate::{validate_program, EntryPoint, FunId, Program};
+
+    #[test]
+    fn let_infers_result_types_from_operands() {
+        let mut b = FunctionBuilder::new();
+        let n = b.param("n", Type::Prim(PrimType::I64));
+        let xs = b.param(
+            "xs",
+            Type::Array(PrimType::F32, vec![Dim::Var(n.var), Dim::Const(3)]),
+        );
+        let x = Atom::Var(xs.var);
+        let ty = |b: &FunctionBuilder, v: Var| b.type_of(v).unwrap();
+        // Scalars: exact.
+        let s = b.let1("s", Exp::Size(xs.var, 0)).unwrap();
+        assert_eq!(ty(&b, s), Type::Prim(PrimType::I64));
+        let c = b
+            .let1("c", Exp::CmpOp(CmpOp::Lt, Atom::Var(s), Atom::Var(n.var)))
+            .unwrap();
+        assert_eq!(ty(&b, c), Type::Prim(PrimType::Bool));
+        // A row: the constant size stays; a variable size becomes existential.
+        let row = b
+            .let1("row", Exp::Index(xs.var, vec![DimIndex::Fix(Atom::Var(s))]))
+            .unwrap();
+        assert_eq!(ty(&b, row), Type::Array(PrimType::F32, vec![Dim::Const(3)]));
+        let copy = b.let1("copy", Exp::Copy(xs.var)).unwrap();
+        assert_eq!(
+            ty(&b, copy),
+            Type::Array(PrimType::F32, vec![Dim::Ext, Dim::Const(3)])
+        );
+        let slice = DimIndex::Slice {
+            start: Atom::Var(s),
+            len: Atom::Var(s),
+            stride: Atom::Var(s),
+        };
+        let sliced = b
+            .let1(
+                "sl",
+                Exp::Index(xs.var, vec![slice, DimIndex::Fix(Atom::Var(s))]),
+            )
+            .unwrap();
+        assert_eq!(ty(&b, sliced), Type::Array(PrimType::F32, vec![Dim::Ext]));
+        let rep = b.let1("rep", Exp::Replicate(Atom::Var(n.var), x)).unwrap();
+        assert_eq!(
+            ty(&b, rep),
+            Type::Array(PrimType::F32, vec![Dim::Ext, Dim::Ext, Dim::Const(3)])
+        );
+        // Several results, and expressions the builder cannot type.
+        let both = b.let_("a", Exp::Atoms(vec![Atom::Var(s), x])).unwrap();
+        assert_eq!(both.len(), 2);
+        assert!(matches!(
+            b.let1("f", Exp::Apply(FunId(0), vec![])),
+            Err(InferError::NotInferred {
+                construct: "a call"
+            })
+        ));
+        assert_eq!(
+            b.let1("bad", Exp::Copy(Var(99))),
+            Err(InferError::UnknownVariable(UnknownVariable(Var(99))))
+        );
+    }
 
     #[test]
     fn unknown_variable_is_an_error() {

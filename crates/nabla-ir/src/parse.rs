@@ -92,7 +92,6 @@ use crate::{
     Soac, Span, Stm, Type, Var,
 };
 use nabla_prim::{ConvOp, PrimType, PrimValue};
-use std::fmt;
 
 /// The deepest nesting of bodies (branches, loop bodies, lambdas) the parser
 /// accepts.
@@ -102,26 +101,7 @@ pub const MAX_NESTING: usize = 5000;
 /// gets one entry per index up to the largest one used).
 pub const MAX_VAR_INDEX: u32 = 1 << 20;
 
-/// A syntax error in IR text: where (1-based line and column, in
-/// characters) and what.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ParseError {
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column, counted in characters.
-    pub column: usize,
-    /// What is wrong, in a sentence without the location.
-    pub message: String,
-}
-
-impl fmt::Display for ParseError {
-    /// `line:column: message`.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}:{}: {}", self.line, self.column, self.message)
-    }
-}
-
-impl std::error::Error for ParseError {}
+pub use crate::error::{ParseError, ParseProblem};
 
 /// Parses a whole program in the text form of [`crate::print_program`] (see
 /// the module docs for the grammar).
@@ -240,7 +220,7 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
                         return Err(ParseError {
                             line: tline,
                             column: tcol,
-                            message: "unterminated string".into(),
+                            problem: ParseProblem::Lexical("unterminated string".into()),
                         })
                     }
                     Some('"') => {
@@ -259,7 +239,7 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
                             ParseError {
                                 line: tline + nl,
                                 column,
-                                message: "invalid escape in string (known: \\\\ \\\" \\n \\t \\r \\0 \\' \\u{HEX})".into(),
+                                problem: ParseProblem::Lexical("invalid escape in string (known: \\\\ \\\" \\n \\t \\r \\0 \\' \\u{HEX})".into()),
                             }
                         })?;
                         s.push(ch);
@@ -299,7 +279,7 @@ fn lex(text: &str) -> Result<Vec<Token>, ParseError> {
                     return Err(ParseError {
                         line: tline,
                         column: tcol,
-                        message: format!("unexpected character {c:?}"),
+                        problem: ParseProblem::Lexical(format!("unexpected character {c:?}")),
                     })
                 }
             }
@@ -389,22 +369,35 @@ impl Parser {
         t
     }
 
+    /// A [`ParseProblem::Invalid`] at token `pos`.
     fn err_at<T>(&self, pos: usize, msg: impl Into<String>) -> R<T> {
+        self.problem_at(pos, ParseProblem::Invalid(msg.into()))
+    }
+
+    /// `problem` at token `pos`.
+    fn problem_at<T>(&self, pos: usize, problem: ParseProblem) -> R<T> {
         let t = &self.toks[pos.min(self.toks.len() - 1)];
         Err(ParseError {
             line: t.line,
             column: t.col,
-            message: msg.into(),
+            problem,
         })
     }
 
+    /// A [`ParseProblem::Invalid`] at the current token.
     fn err<T>(&self, msg: impl Into<String>) -> R<T> {
         self.err_at(self.pos, msg)
     }
 
     /// "expected X, found Y" at the current token.
     fn expected<T>(&self, what: &str) -> R<T> {
-        self.err(format!("expected {what}, found {}", describe(self.peek())))
+        self.problem_at(
+            self.pos,
+            ParseProblem::Expected {
+                expected: what.to_string(),
+                found: describe(self.peek()),
+            },
+        )
     }
 
     fn is_sym(&self, s: &str) -> bool {
@@ -531,7 +524,12 @@ impl Parser {
                 let ids: Vec<usize> = (0..funs.len()).filter(|&i| funs[i].name == name).collect();
                 match ids[..] {
                     [i] => Ok(FunId(i as u32)),
-                    [] => self.err_at(pos, format!("no function named `{name}`")),
+                    [] => self.problem_at(
+                        pos,
+                        ParseProblem::UnknownFunction {
+                            name: name.to_string(),
+                        },
+                    ),
                     _ => self.err_at(
                         pos,
                         format!(
@@ -960,7 +958,7 @@ impl Parser {
 
     fn body(&mut self) -> R<Body> {
         if self.depth >= MAX_NESTING {
-            return self.err(format!("bodies nested more than {MAX_NESTING} deep"));
+            return self.problem_at(self.pos, ParseProblem::TooDeep { limit: MAX_NESTING });
         }
         self.depth += 1;
         let r = stacker::maybe_grow(64 * 1024, 1024 * 1024, || self.body_inner());
@@ -1964,7 +1962,7 @@ entry "odd name" = helper (params [1], results [1])
         let e = parse_program("fun f (x_3: i32): (i32) = {\n  in (y_3)\n}\n").unwrap_err();
         assert_eq!((e.line, e.column), (2, 7));
         assert!(
-            e.message.contains("x_3") && e.message.contains("y_3"),
+            e.problem.to_string().contains("x_3") && e.problem.to_string().contains("y_3"),
             "{e}"
         );
     }
@@ -2014,10 +2012,17 @@ entry "odd name" = helper (params [1], results [1])
         assert_eq!(back, prog);
         // A later function may be called; an ambiguous name is an error.
         let e = parse_program("fun f (): () = {\n  let () = g()\n  in ()\n}\nfun g (): () = {\n  in ()\n}\nfun g (): () = {\n  in ()\n}\n").unwrap_err();
-        assert!(e.message.contains("several functions"), "{e}");
+        assert!(
+            matches!(&e.problem, ParseProblem::Invalid(m) if m.contains("several functions")),
+            "{e}"
+        );
         assert_eq!((e.line, e.column), (2, 12));
         let e = parse_program("fun f (): () = {\n  let () = h()\n  in ()\n}\n").unwrap_err();
-        assert!(e.message.contains("no function named `h`"), "{e}");
+        assert_eq!(
+            e.problem,
+            ParseProblem::UnknownFunction { name: "h".into() },
+            "{e}"
+        );
     }
 
     #[test]
@@ -2084,8 +2089,24 @@ entry "odd name" = helper (params [1], results [1])
         for (text, pos, msg) in cases {
             let e = parse_program(text).expect_err(text);
             assert_eq!((e.line, e.column), *pos, "{text}: {e}");
-            assert!(e.message.contains(msg), "{text}: {e}");
+            assert!(e.problem.to_string().contains(msg), "{text}: {e}");
         }
+    }
+
+    #[test]
+    fn errors_say_what_kind_of_problem() {
+        let e = parse_program("let").unwrap_err();
+        assert_eq!(
+            e.problem,
+            ParseProblem::Expected {
+                expected: "`fun` or `entry`".into(),
+                found: "`let`".into()
+            },
+            "{e}"
+        );
+        assert_eq!(e.to_string(), "1:1: expected `fun` or `entry`, found `let`");
+        let e = parse_program("fun f (): () = {\n  let x_0: i32 = 1i32 $ 2i32\n").unwrap_err();
+        assert!(matches!(e.problem, ParseProblem::Lexical(_)), "{e}");
     }
 
     #[test]
@@ -2095,7 +2116,10 @@ entry "odd name" = helper (params [1], results [1])
             "acc(".repeat(100_000)
         );
         let e = parse_program(&text).unwrap_err();
-        assert!(e.message.contains("accumulator of an accumulator"), "{e}");
+        assert!(
+            matches!(&e.problem, ParseProblem::Invalid(m) if m.contains("accumulator of an accumulator")),
+            "{e}"
+        );
     }
 
     #[test]
@@ -2110,7 +2134,11 @@ entry "odd name" = helper (params [1], results [1])
         }
         text.push_str("in ()\n}\n");
         let e = parse_program(&text).unwrap_err();
-        assert!(e.message.contains("nested"), "{e}");
+        assert_eq!(
+            e.problem,
+            ParseProblem::TooDeep { limit: MAX_NESTING },
+            "{e}"
+        );
     }
 
     /// Truncations and random mutations of printed programs never panic;

@@ -26,26 +26,7 @@ use crate::{
 };
 use nabla_prim::{BinOp, ConvOp, UnOp};
 
-/// What is wrong with the IR, and where.
-#[derive(Clone, Debug)]
-pub struct ValidationError {
-    /// The name of the function the problem is in.
-    pub function: String,
-    /// What is wrong.
-    pub message: String,
-    /// The statement's span, where the problem is in a statement.
-    pub span: Option<Span>,
-    /// The problem is only about sizes (dimensions that are statically known
-    /// to differ, or size variables out of scope); element types and ranks are
-    /// fine. Callers that trust the run-time size checks may ignore these.
-    pub size_error: bool,
-}
-
-impl std::fmt::Display for ValidationError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "in function {}: {}", self.function, self.message)
-    }
-}
+pub use crate::error::{ValidationError, ValidationProblem};
 
 /// Which checks [`validate_program_with`] runs.
 #[derive(Clone, Copy, Debug)]
@@ -107,9 +88,8 @@ pub fn validate_program_with(
     for e in &prog.entries {
         let err = |m: String| ValidationError {
             function: e.name.clone(),
-            message: m,
             span: None,
-            size_error: false,
+            problem: ValidationProblem::Entry(m),
         };
         match prog.functions.get(e.fun.0 as usize) {
             None => errors.push(err(format!(
@@ -198,11 +178,15 @@ impl Cx<'_> {
 
     fn report<T>(&mut self, message: String, size_error: bool) -> Check<T> {
         let function = self.fun.name.clone();
+        let problem = if size_error {
+            ValidationProblem::Size(message)
+        } else {
+            ValidationProblem::Malformed(message)
+        };
         self.errors.push(ValidationError {
             function,
-            message,
             span: self.span,
-            size_error,
+            problem,
         });
         Err(())
     }
@@ -679,6 +663,33 @@ impl Cx<'_> {
                 res?;
                 self.expect_kinds("loop result", &Self::pat_types(pat), &param_ts)
             }
+            Exp::Index(..)
+            | Exp::Update(..)
+            | Exp::ArrayLit(..)
+            | Exp::Iota { .. }
+            | Exp::Replicate(..)
+            | Exp::Copy(_)
+            | Exp::Size(..)
+            | Exp::Reshape(..)
+            | Exp::Rearrange(..)
+            | Exp::Concat(_)
+            | Exp::Rotate(..)
+            | Exp::Reverse(_)
+            | Exp::AssertEqSizes(..)
+            | Exp::Assert(..) => self.array_exp(e, pat),
+            Exp::Soac(s) => self.soac(s, pat),
+            Exp::WithAcc { .. }
+            | Exp::UpdateAcc { .. }
+            | Exp::Jvp { .. }
+            | Exp::Vjp { .. }
+            | Exp::WithVjp { .. } => self.acc_ad_exp(e, pat),
+        }
+    }
+
+    /// [`Self::stm_exp`] of an array construct (indexing, updates, literals,
+    /// `iota`, `replicate`, shape changes) or an assertion.
+    fn array_exp(&mut self, e: &Exp, pat: &[Param]) -> Check<()> {
+        match e {
             Exp::Index(arr, idx) => {
                 let (p, dims) = self.array_var(*arr, "indexed value")?;
                 let rest = self.index_result(p, &dims, idx)?;
@@ -848,7 +859,14 @@ impl Cx<'_> {
                 }
                 self.expect_pat(pat, &[])
             }
-            Exp::Soac(s) => self.soac(s, pat),
+            _ => unreachable!("stm_exp passes only array constructs to array_exp"),
+        }
+    }
+
+    /// [`Self::stm_exp`] of an accumulator construct (`with_acc`, `update_acc`)
+    /// or an AD construct (`jvp`, `vjp`, `with_vjp`).
+    fn acc_ad_exp(&mut self, e: &Exp, pat: &[Param]) -> Check<()> {
+        match e {
             Exp::WithAcc { inputs, lam } => {
                 let mut accs = Vec::new();
                 let mut arrays = Vec::new();
@@ -972,6 +990,7 @@ impl Cx<'_> {
                 self.expect_kinds("with_vjp rule results", &pts, &rule.ret)?;
                 self.expect_kinds("with_vjp results", &Self::pat_types(pat), &lam.ret)
             }
+            _ => unreachable!("stm_exp passes only accumulator and AD constructs to acc_ad_exp"),
         }
     }
 
@@ -1394,6 +1413,14 @@ mod tests {
         }
     }
 
+    /// The problems found, in order (empty for a valid program).
+    fn problems(p: &Program) -> Vec<ValidationProblem> {
+        match validate_program(p) {
+            Ok(_) => Vec::new(),
+            Err(es) => es.into_iter().map(|e| e.problem).collect(),
+        }
+    }
+
     #[test]
     fn good_program_validates() {
         assert_eq!(errors(&good()), "");
@@ -1576,7 +1603,12 @@ mod tests {
         // but the function result says [n] and the pattern binds [x17] (a Var/Var clash).
         pr.functions[0].body.stms[0].pat[0].ty = arr(Dim::Var(Var(17)));
         let e = errors(&pr);
-        assert!(e.contains("size variable x17_17 is not in scope"), "{e}");
+        assert!(
+            problems(&pr).iter().any(|q| matches!(q,
+                ValidationProblem::Size(m) if m.contains("size variable x17_17 is not in scope"))),
+            "{e}"
+        );
+        assert!(validate_program(&pr).unwrap_err()[0].is_size_error());
         // With sizes off, only element types and ranks count.
         assert!(validate_program_with(&pr, ValidateOptions { sizes: false }).is_ok());
         let mut pr = good();
@@ -1631,7 +1663,8 @@ mod tests {
         };
         let pr = prog(vec![fun("main", vec![p(0, F64)], vec![F64], body, 2)]);
         assert!(
-            errors(&pr).contains("call of missing function #7"),
+            problems(&pr).iter().any(|q| matches!(q,
+                ValidationProblem::Malformed(m) if m.contains("call of missing function #7"))),
             "{}",
             errors(&pr)
         );
@@ -1666,7 +1699,8 @@ mod tests {
         let mut pr = good();
         pr.entries[0].param_arity = vec![1];
         assert!(
-            errors(&pr).contains("parameter arities sum to 1"),
+            problems(&pr).iter().any(|q| matches!(q,
+                ValidationProblem::Entry(m) if m.contains("parameter arities sum to 1"))),
             "{}",
             errors(&pr)
         );

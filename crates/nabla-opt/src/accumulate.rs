@@ -193,7 +193,7 @@ impl Cx<'_> {
                 continue;
             };
             let n = match &b.stms[zeros].exp {
-                Exp::Replicate(n, Atom::Const(c)) if is_zero(c) && self.used_once(z) => *n,
+                Exp::Replicate(n, Atom::Const(c)) if walk::is_zero(c) && self.used_once(z) => *n,
                 _ => continue,
             };
             let Some(Some(acc_ty @ Type::Acc(_, acc_dims))) = self.types.get(acc.0 as usize) else {
@@ -338,10 +338,4 @@ impl Cx<'_> {
             b.stms.insert(m.lp - 1, stm);
         }
     }
-}
-
-/// Whether `c` is a floating-point zero (adjoints are floats; adding
-/// `-0.0` changes nothing either).
-pub(crate) fn is_zero(c: &PrimValue) -> bool {
-    c.prim_type().is_float() && *c == PrimValue::zero(c.prim_type())
 }

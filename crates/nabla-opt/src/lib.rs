@@ -24,6 +24,7 @@
 
 mod accumulate;
 mod cse;
+mod error;
 mod fuse;
 mod hoist;
 mod inline;

@@ -15,7 +15,7 @@ use crate::registry::{
     pass_info, pipeline_info, PassConfig, PassInfo, Stage, DEFAULT_PIPELINE, PASSES,
 };
 use crate::MAX_ROUNDS;
-use nabla_ir::{Program, Span, ValidationError};
+use nabla_ir::Program;
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
@@ -80,47 +80,7 @@ pub fn pass_names() -> Vec<&'static str> {
     PASSES.iter().map(|p| p.name).collect()
 }
 
-/// Why a pipeline stopped.
-#[derive(Clone, Debug)]
-pub enum PassError {
-    /// A pass could not do its work (a construct it does not handle, …).
-    Failed {
-        /// The pass that failed.
-        pass: String,
-        /// What went wrong.
-        message: String,
-        /// Where in the source, when known.
-        span: Option<Span>,
-    },
-    /// The IR does not validate after pass `after`.
-    InvalidIr {
-        /// The pass after which the IR is invalid; `None` for the
-        /// pipeline's input (before any pass ran).
-        after: Option<String>,
-        /// Every problem the validator found.
-        errors: Vec<ValidationError>,
-    },
-}
-
-impl std::fmt::Display for PassError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PassError::Failed { pass, message, .. } => write!(f, "pass {pass} failed: {message}"),
-            PassError::InvalidIr { after, errors } => {
-                match after {
-                    Some(pass) => write!(f, "the IR is invalid after pass {pass}:")?,
-                    None => write!(f, "the input IR is invalid:")?,
-                }
-                for e in errors {
-                    write!(f, "\n  {e}")?;
-                }
-                Ok(())
-            }
-        }
-    }
-}
-
-impl std::error::Error for PassError {}
+pub use crate::error::PassError;
 
 /// A pass name that is not registered.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -415,7 +375,7 @@ fn validate(prog: &Program, after: Option<&str>) -> Result<(), PassError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nabla_ir::{Atom, Body, EntryPoint, FunId, Function, Param, PrimType, Type, Var};
+    use nabla_ir::{Atom, Body, EntryPoint, FunId, Function, Param, PrimType, Span, Type, Var};
 
     /// `entry main (x: i32) = x`.
     fn identity_program() -> Program {

@@ -8,7 +8,7 @@
 //! below). `crates/nabla/tests/docs_passes.rs` fails when `ARCHITECTURE.md`
 //! or `tests/ir/README.md` list other passes than these.
 
-use crate::pass::PassError;
+use crate::error::PassError;
 use crate::{inline, simplify, InlinePolicy};
 use nabla_ir::Program;
 
@@ -204,8 +204,8 @@ fn static_ad(prog: &mut Program, vector_jvps: bool) -> Result<bool, PassError> {
         .map(|r| r.changed())
         .map_err(|e| PassError::Failed {
             pass: String::new(),
-            message: e.message,
-            span: Some(e.span),
+            span: Some(e.span()),
+            message: e.to_string(),
         })
 }
 

@@ -32,8 +32,8 @@ use nabla_ir::{
     AccOp, Atom, Body, Exp, Function, Lambda, Param, PrimType, PrimValue, Soac, Stm, Type, Var,
 };
 
-use crate::accumulate::is_zero;
 use crate::walk;
+use crate::walk::is_zero;
 
 /// Applies the rewrites of the module docs until none applies; returns
 /// whether anything changed. Expects every accumulator of `f` to add.

@@ -4,7 +4,7 @@
 //! use counts), and fresh copies of bodies.
 
 pub(crate) use nabla_ir::rewrite::{walk_body_deep, walk_exp, Visitor};
-use nabla_ir::{Atom, Body, Dim, Exp, FunId, Function, LoopForm, Soac, Type, Var};
+use nabla_ir::{Atom, Body, Dim, Exp, FunId, Function, LoopForm, PrimValue, Soac, Type, Var};
 
 /// Stack growth for the recursive walks: nesting in the IR follows the
 /// user's nesting (bounded by the front end), but deep bodies must not
@@ -264,4 +264,10 @@ pub(crate) fn renamed_copy(
         &mut nabla_ir::rewrite::Renamer::new(map, &names, var_names),
     );
     copy
+}
+
+/// Whether `c` is a floating-point zero (adjoints are floats; adding
+/// `-0.0` changes nothing either).
+pub(crate) fn is_zero(c: &PrimValue) -> bool {
+    c.prim_type().is_float() && *c == PrimValue::zero(c.prim_type())
 }

@@ -132,7 +132,7 @@ fn invalid(prog: &Program, sizes: bool) -> Vec<String> {
         Ok(_) => vec![],
         Err(es) => es
             .into_iter()
-            .filter(|e| sizes || !e.size_error)
+            .filter(|e| sizes || !e.is_size_error())
             .map(|e| e.to_string())
             .collect(),
     }

@@ -128,7 +128,7 @@ pub fn front_end(data: &[u8]) {
     if let Err(es) = nabla_ir::validate_program(&program) {
         let es: Vec<String> = es
             .iter()
-            .filter(|e| !e.size_error)
+            .filter(|e| !e.is_size_error())
             .map(|e| e.to_string())
             .collect();
         assert!(

@@ -82,20 +82,20 @@ impl ScriptRunner {
                     for (name, why) in left_out {
                         note(&format!(
                             "note: the C backend leaves out entry point {name} ({}); the interpreter runs it",
-                            one_line(&why.message)
+                            one_line(&why.to_string())
                         ));
                         runner.left_out.push(name);
                     }
                     runner.exe = Some(Executable::new(exe));
                 }
-                Err(e) if e.unsupported => note(&format!(
+                Err(e) if e.is_unsupported() => note(&format!(
                     "note: the C backend does not support this program ({}); using the interpreter",
-                    one_line(&e.message)
+                    one_line(&e.to_string())
                 )),
                 Err(e) => {
                     return Err(format!(
                         "{}\n(--backend=interp runs the program in the interpreter)",
-                        e.message.trim_end()
+                        e.to_string().trim_end()
                     ))
                 }
             }

@@ -271,7 +271,7 @@ fn run_test(
             }
         }
         Kind::ValidateTypes => {
-            let errs = validation_errors_where(prog, |e| !e.size_error);
+            let errs = validation_errors_where(prog, |e| !e.is_size_error());
             if !errs.is_empty() {
                 return Err(format!("does not validate:\n  {}", errs.join("\n  ")));
             }

@@ -657,7 +657,7 @@ fn front_end(src: &str) -> Result<bool, String> {
                 Err(es) => {
                     let es: Vec<String> = es
                         .iter()
-                        .filter(|e| !e.size_error)
+                        .filter(|e| !e.is_size_error())
                         .map(|e| e.to_string())
                         .collect();
                     if es.is_empty() {

@@ -40,11 +40,7 @@ impl Tangents {
 }
 
 pub(super) fn unknown(span: Span, u: UnknownVariable) -> AdError {
-    AdError {
-        message: u.to_string(),
-        span,
-        unsupported: false,
-    }
+    AdError::unknown_variable(span, u)
 }
 
 /// The forward-mode transformation of the code of one function.

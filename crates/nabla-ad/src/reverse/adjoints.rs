@@ -136,11 +136,9 @@ pub(crate) fn add_values(
     y: Atom,
 ) -> Result<Atom, AdError> {
     match t {
-        Type::Prim(_) => b.binop(BinOp::Add, x, y).map_err(|u| AdError {
-            message: u.to_string(),
-            span,
-            unsupported: false,
-        }),
+        Type::Prim(_) => b
+            .binop(BinOp::Add, x, y)
+            .map_err(|u| AdError::unknown_variable(span, u)),
         Type::Acc(..) => unsupported(span, "static AD does not differentiate accumulators yet"),
         Type::Array(..) => {
             let (Atom::Var(xv), Atom::Var(yv)) = (x, y) else {
@@ -189,11 +187,7 @@ impl Reverse<'_> {
     }
 
     pub(super) fn unknown(&self, u: UnknownVariable) -> AdError {
-        AdError {
-            message: u.to_string(),
-            span: self.span,
-            unsupported: false,
-        }
+        AdError::unknown_variable(self.span, u)
     }
 
     /// Whether adjoints of values of type `t` are tracked (numbers and

@@ -49,8 +49,7 @@ impl Reverse<'_> {
                 self.add(b, adj, *v, Atom::Var(gathered), true)?;
             }
             if self.active.contains(d) {
-                let t = crate::util::existential(&gt);
-                let copy = b.bind1("adj_copy", t.clone(), Exp::Copy(g));
+                let copy = b.let1("adj_copy", Exp::Copy(g))?;
                 // One zero (a row of zeros, for rows) per write.
                 let sizes = shape_of(b, self.span, g)?;
                 let mut sizes = sizes[indices.len()..].to_vec();
@@ -61,16 +60,15 @@ impl Reverse<'_> {
                 else {
                     return error(self.span, "internal error: scatter without writes");
                 };
-                let cleared = b.bind1(
+                let cleared = b.let1(
                     "adj_cleared",
-                    t,
                     Exp::Soac(Soac::Scatter {
                         w: *w,
                         dest: vec![copy],
                         indices: indices.clone(),
                         values: vec![zeros],
                     }),
-                );
+                )?;
                 self.add(b, adj, *d, Atom::Var(cleared), true)?;
             }
         }
@@ -102,34 +100,27 @@ impl Reverse<'_> {
         let shape: Vec<Atom> = shape.iter().map(|(n, _)| *n).collect();
         // Rows (`g` of higher rank than the indices): a cell not written
         // gets a row of zeros, made once.
-        let row_rank = gt.rank() - d;
         let zero = Atom::Const(PrimValue::zero(elem));
         let zero = crate::util::replicated(b, "zero_row", &sizes[d..], zero, Type::Prim(elem));
-        let row_type = match row_rank {
-            0 => Type::Prim(elem),
-            r => Type::Array(elem, vec![Dim::Ext; r]),
-        };
         let iota = iota(b, w);
         // The position of the last write to each cell (scatter's own rule).
         let winners = if last_write_wins {
             let mut none = Atom::Const(PrimValue::I64(-1));
             for k in (0..d).rev() {
-                let t = Type::Array(PrimType::I64, vec![Dim::Ext; d - k]);
-                none = Atom::Var(b.bind1("writers", t, Exp::Replicate(shape[k], none)));
+                none = Atom::Var(b.let1("writers", Exp::Replicate(shape[k], none))?);
             }
             let Atom::Var(none) = none else {
                 return error(span, "internal error: scatter without dimensions");
             };
-            Some(b.bind1(
+            Some(b.let1(
                 "writers",
-                Type::Array(PrimType::I64, vec![Dim::Ext; d]),
                 Exp::Soac(Soac::Scatter {
                     w,
                     dest: vec![none],
                     indices: indices.to_vec(),
                     values: vec![iota],
                 }),
-            ))
+            )?)
         } else {
             None
         };
@@ -150,48 +141,42 @@ impl Reverse<'_> {
                 Some(winners) => {
                     // Only read `winners[i]` in bounds.
                     b.begin();
-                    let who = b.bind1("writer", i64t.clone(), Exp::Index(winners, at.clone()));
+                    let who = b.let1("writer", Exp::Index(winners, at.clone()))?;
                     let last = b.cmp(CmpOp::Eq, Atom::Var(who), j);
                     let then_ = b.end(vec![last]);
                     let else_ = Body {
                         stms: vec![],
                         result: vec![Atom::Const(PrimValue::Bool(false))],
                     };
-                    Atom::Var(b.bind1(
+                    Atom::Var(b.let1(
                         "last",
-                        Type::Prim(PrimType::Bool),
                         Exp::If {
                             cond: inside,
                             then_,
                             else_,
                         },
-                    ))
+                    )?)
                 }
             };
             b.begin();
-            let x = b.bind1("adj_elem", row_type.clone(), Exp::Index(g, at));
+            let x = b.let1("adj_elem", Exp::Index(g, at))?;
             let then_ = b.end(vec![Atom::Var(x)]);
             let else_ = Body {
                 stms: vec![],
                 result: vec![zero],
             };
-            let r = b.bind1(
+            let r = b.let1(
                 "adj_elem",
-                row_type.clone(),
                 Exp::If {
                     cond: inside,
                     then_,
                     else_,
                 },
-            );
+            )?;
             Ok(vec![Atom::Var(r)])
         })?;
         let mut arrs = indices.to_vec();
         arrs.push(iota);
-        Ok(b.bind1(
-            "adj_gather",
-            Type::Array(elem, vec![Dim::Ext; 1 + row_rank]),
-            Exp::Soac(Soac::Map { w, lam, arrs }),
-        ))
+        Ok(b.let1("adj_gather", Exp::Soac(Soac::Map { w, lam, arrs }))?)
     }
 }

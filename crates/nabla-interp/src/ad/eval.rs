@@ -21,10 +21,10 @@ use super::{Level, MAX_AD_DEPTH};
 use crate::array::{self, int_of, int_to, Ix};
 use crate::eval::{
     check_assert, check_eq_sizes, err, fill_message, soac_lambda_params, Interp, Res, SizeBind,
-    DEAD, RED_ZONE, STACK_SEGMENT,
+    DEAD,
 };
 use crate::scalar;
-use crate::RuntimeError;
+use crate::{RuntimeError, RED_ZONE, STACK_SEGMENT};
 use nabla_ir::{Atom, Body, DimIndex, Exp, FunId, Lambda, LoopForm, Param, Soac, Stm, Var};
 use nabla_prim::{PrimType, PrimValue};
 use nabla_values::{shape_elems, ArrayValue, Value};
@@ -425,6 +425,74 @@ impl<'p> Interp<'p> {
                 let r = self.ad_stack(rows, row, row_ty.elem())?;
                 self.ad_bind1(s, ad, pat, r)
             }
+            Exp::Iota { .. }
+            | Exp::Replicate(..)
+            | Exp::Copy(_)
+            | Exp::Size(..)
+            | Exp::Reshape(..)
+            | Exp::Rearrange(..)
+            | Exp::Concat(_)
+            | Exp::Rotate(..)
+            | Exp::Reverse(_) => self.ad_array_exp(s, ad, stm),
+            Exp::AssertEqSizes(atoms, msg) => {
+                let ns = atoms
+                    .iter()
+                    .map(|a| self.ad_int(s, ad, a))
+                    .collect::<Res<Vec<_>>>()?;
+                check_eq_sizes(&ns, msg)
+            }
+            Exp::Assert(c, msg, xs) => {
+                let ok = self.ad_bool(s, ad, c)?;
+                if ok || xs.is_empty() {
+                    check_assert(ok, msg)
+                } else {
+                    let vals = xs
+                        .iter()
+                        .map(|x| match self.ad_get(s, ad, x)?.strip_prim() {
+                            Some(p) => Ok(p),
+                            None => err("internal error: expected a scalar"),
+                        })
+                        .collect::<Res<Vec<_>>>()?;
+                    check_assert(false, &fill_message(msg, &vals))
+                }
+            }
+            Exp::Soac(soac) => {
+                let r =
+                    stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.ad_soac(s, ad, pat, soac));
+                for p in soac_lambda_params(soac) {
+                    let i = p.var.0 as usize;
+                    if i < s.len() {
+                        s[i] = DEAD;
+                        ad[i] = None;
+                    }
+                }
+                r
+            }
+            Exp::Jvp {
+                lam,
+                primals,
+                tangents,
+            } => self.ad_jvp(s, ad, pat, lam, primals, tangents),
+            Exp::Vjp {
+                lam,
+                primals,
+                adjoints,
+            } => self.ad_vjp(s, ad, pat, lam, primals, adjoints),
+            Exp::WithVjp {
+                lam,
+                rule,
+                args,
+                tape,
+            } => self.ad_with_vjp(s, ad, stm, lam, rule, args, *tape),
+        }
+    }
+
+    /// [`Self::ad_exp`] of an array construct: `iota`, `replicate`, `copy`,
+    /// `size`, and the shape changes (`reshape`, `rearrange`, `concat`,
+    /// `rotate`, `reverse`).
+    fn ad_array_exp(&mut self, s: &mut [Value], ad: &mut AdSlots, stm: &Stm) -> Res<()> {
+        let pat = &stm.pat;
+        match &stm.exp {
             Exp::Iota { n, start, step, ty } => {
                 let n0 = self.ad_int(s, ad, n)?;
                 if n0 < 0 {
@@ -432,7 +500,8 @@ impl<'p> Interp<'p> {
                 }
                 let st = self.ad_int(s, ad, start)? as i128;
                 let sp = self.ad_int(s, ad, step)? as i128;
-                let Some(buf) = crate::eval::alloc_res(array::iota(*ty, n0 as usize, st, sp))? else {
+                let Some(buf) = crate::eval::alloc_res(array::iota(*ty, n0 as usize, st, sp))?
+                else {
                     return err(format!("internal error: iota of non-integer type {ty}"));
                 };
                 let a = ArrayValue {
@@ -587,56 +656,7 @@ impl<'p> Interp<'p> {
                 let y = self.ad_permute_rows(x, |i| n - 1 - i)?;
                 self.ad_bind1(s, ad, pat, y)
             }
-            Exp::AssertEqSizes(atoms, msg) => {
-                let ns = atoms
-                    .iter()
-                    .map(|a| self.ad_int(s, ad, a))
-                    .collect::<Res<Vec<_>>>()?;
-                check_eq_sizes(&ns, msg)
-            }
-            Exp::Assert(c, msg, xs) => {
-                let ok = self.ad_bool(s, ad, c)?;
-                if ok || xs.is_empty() {
-                    check_assert(ok, msg)
-                } else {
-                    let vals = xs
-                        .iter()
-                        .map(|x| match self.ad_get(s, ad, x)?.strip_prim() {
-                            Some(p) => Ok(p),
-                            None => err("internal error: expected a scalar"),
-                        })
-                        .collect::<Res<Vec<_>>>()?;
-                    check_assert(false, &fill_message(msg, &vals))
-                }
-            }
-            Exp::Soac(soac) => {
-                let r =
-                    stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || self.ad_soac(s, ad, pat, soac));
-                for p in soac_lambda_params(soac) {
-                    let i = p.var.0 as usize;
-                    if i < s.len() {
-                        s[i] = DEAD;
-                        ad[i] = None;
-                    }
-                }
-                r
-            }
-            Exp::Jvp {
-                lam,
-                primals,
-                tangents,
-            } => self.ad_jvp(s, ad, pat, lam, primals, tangents),
-            Exp::Vjp {
-                lam,
-                primals,
-                adjoints,
-            } => self.ad_vjp(s, ad, pat, lam, primals, adjoints),
-            Exp::WithVjp {
-                lam,
-                rule,
-                args,
-                tape,
-            } => self.ad_with_vjp(s, ad, stm, lam, rule, args, *tape),
+            _ => unreachable!("ad_exp passes only array constructs to ad_array_exp"),
         }
     }
 

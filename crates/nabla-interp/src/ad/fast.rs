@@ -377,7 +377,7 @@ impl<'p> Interp<'p> {
         body: &nabla_ir::Body,
         res: &Atom,
     ) -> Res<()> {
-        stacker::maybe_grow(crate::eval::RED_ZONE, crate::eval::STACK_SEGMENT, || {
+        stacker::maybe_grow(crate::RED_ZONE, crate::STACK_SEGMENT, || {
             self.ad_body(s, ad, body)
         })?;
         match res {

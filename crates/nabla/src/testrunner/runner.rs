@@ -379,10 +379,15 @@ impl FileCx<'_> {
                         match guarded(|| crate::cbackend::build_executable(&c, &exe)) {
                             Ok(Ok(left_out)) => ExeState::Ready(
                                 Executable::new(exe),
-                                left_out.into_iter().map(|(n, e)| (n, e.message)).collect(),
+                                left_out
+                                    .into_iter()
+                                    .map(|(n, e)| (n, e.to_string()))
+                                    .collect(),
                             ),
-                            Ok(Err(e)) if e.unsupported => ExeState::Unsupported(e.message),
-                            Ok(Err(e)) => ExeState::Failed(one_line(&e.message)),
+                            Ok(Err(e)) if e.is_unsupported() => {
+                                ExeState::Unsupported(e.to_string())
+                            }
+                            Ok(Err(e)) => ExeState::Failed(one_line(&e.to_string())),
                             Err(p) => ExeState::Failed(p),
                         }
                     }
