@@ -27,6 +27,7 @@ mod cse;
 mod fuse;
 mod hoist;
 mod inline;
+pub mod lower;
 pub mod pass;
 pub mod registry;
 mod simplify;
