@@ -1769,10 +1769,11 @@ impl<'a> FnGen<'a> {
             format!(" firstprivate({})", private.join(", "))
         };
         self.line(&format!(
-            "#pragma omp parallel if ({end} - {first} >= {min_width} && !omp_in_parallel()) num_threads(nb_threads()){clause}"
+            "#pragma omp parallel if (nb_parallel({end} - {first}, {min_width})) num_threads(nb_threads()){clause}"
         ));
         self.open("{");
         self.line("NB_WORKER_BEGIN");
+        self.line("NB_NOTE_THREADS();");
         self.line(&format!("int64_t {lo}, {hi};"));
         self.line(&format!("nb_par_chunk({first}, {end}, &{lo}, &{hi});"));
         (lo, hi)

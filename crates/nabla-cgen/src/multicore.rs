@@ -102,7 +102,7 @@ const RUNTIME_PATCHES: &[Patch] = &[
     // The executable's help.
     Patch {
         text: "[--memory-limit SIZE] < input\\n\"\n",
-        with: "[--memory-limit SIZE] [--num-threads N] < input\\n\"\n             \"  --num-threads N  run parallel levels on N threads (default: the number of cores)\\n\"\n",
+        with: "[--memory-limit SIZE] [--num-threads N] [--parallel-from ROWS] < input\\n\"\n             \"  --num-threads N  run parallel levels on N threads (default: the number of cores)\\n\"\n             \"  --parallel-from ROWS  run every parallel level in parallel from ROWS rows on (tests)\\n\"\n",
         times: 1,
     },
 ];
@@ -111,7 +111,7 @@ const RUNTIME_PATCHES: &[Patch] = &[
 /// the server's options (once in the runtime, once more in a server).
 const OPTION_PATCH: Patch = Patch {
     text: "    } else if (nb_is_option(a, \"--memory-limit\")) {\n",
-    with: "    } else if (nb_is_option(a, \"--num-threads\")) {\n      nb_set_num_threads_option(argv[0], nb_option_value(argc, argv, &i, \"--num-threads\"));\n    } else if (nb_is_option(a, \"--memory-limit\")) {\n",
+    with: "    } else if (nb_is_option(a, \"--num-threads\")) {\n      nb_set_num_threads_option(argv[0], nb_option_value(argc, argv, &i, \"--num-threads\"));\n    } else if (nb_is_option(a, \"--parallel-from\")) {\n      nb_set_parallel_from_option(argv[0], nb_option_value(argc, argv, &i, \"--parallel-from\"));\n    } else if (nb_is_option(a, \"--memory-limit\")) {\n",
     times: 1,
 };
 
@@ -254,7 +254,11 @@ entry main = main (params [1], results [1, 1])
             "{}",
             par.source
         );
-        assert!(par.source.contains(">= 2 && !omp_in_parallel()"));
+        assert!(
+            par.source.contains("if (nb_parallel(t5 - t4, 2))"),
+            "{}",
+            par.source
+        );
     }
 
     #[test]

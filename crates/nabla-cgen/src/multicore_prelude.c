@@ -24,6 +24,17 @@
  * default (OMP_NUM_THREADS, else the number of cores). */
 static int nb_num_threads_setting;
 
+/* --parallel-from ROWS: every parallel level runs in parallel from ROWS
+ * rows on, instead of from the width `lower` decided (for tests, which
+ * run small inputs); 0: the decided widths. */
+static int64_t nb_parallel_from;
+
+/* Whether a parallel level of `rows` rows, parallel from `min_width` rows
+ * on, runs in parallel here: not inside another one. */
+static inline int nb_parallel(int64_t rows, int64_t min_width) {
+  return rows >= (nb_parallel_from > 0 ? nb_parallel_from : min_width) && !omp_in_parallel();
+}
+
 static inline int nb_threads(void) {
   int n = nb_num_threads_setting > 0 ? nb_num_threads_setting : omp_get_max_threads();
   return n < 1 ? 1 : n > NB_MAX_THREADS ? NB_MAX_THREADS : n;
@@ -37,6 +48,17 @@ static inline void nb_par_chunk(int64_t from, int64_t to, int64_t *lo, int64_t *
   int64_t q = n / nt, r = n % nt;
   *lo = from + t * q + (t < r ? t : r);
   *hi = *lo + q + (t < r ? 1 : 0);
+}
+
+static void nb_set_parallel_from_option(const char *prog, const char *v) {
+  char *end;
+  errno = 0;
+  long long n = strtoll(v, &end, 10);
+  if (end == v || *end || errno || n < 1) {
+    fprintf(stderr, "%s: --parallel-from needs a positive number of rows, not '%s'\n", prog, v);
+    exit(2);
+  }
+  nb_parallel_from = (int64_t)n;
 }
 
 static void nb_set_num_threads_option(const char *prog, const char *v) {
@@ -108,6 +130,30 @@ static int nb_failing;
   } while (0)
 #endif
 
+#ifdef NB_REPORT_THREADS
+/* -DNB_REPORT_THREADS (tests): the most threads a parallel level ran on,
+ * printed on stderr at exit. */
+static int nb_most_threads;
+static void nb_report_threads(void) {
+  fprintf(stderr, "nabla: parallel levels ran on up to %d threads\n", nb_most_threads);
+}
+#define NB_NOTE_THREADS()                                                                      \
+  do {                                                                                         \
+    int nb_n_ = omp_get_num_threads();                                                         \
+    int nb_m_ = __atomic_load_n(&nb_most_threads, __ATOMIC_RELAXED);                           \
+    while (nb_n_ > nb_m_ && !__atomic_compare_exchange_n(&nb_most_threads, &nb_m_, nb_n_, 0,   \
+                                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED)) { \
+    }                                                                                          \
+  } while (0)
+#else
+#define NB_NOTE_THREADS() ((void)0)
+#endif
+
 /* Parallelism nested in a parallel level runs in its thread. */
-__attribute__((constructor)) static void nb_multicore_init(void) { omp_set_max_active_levels(1); }
+__attribute__((constructor)) static void nb_multicore_init(void) {
+  omp_set_max_active_levels(1);
+#ifdef NB_REPORT_THREADS
+  atexit(nb_report_threads);
+#endif
+}
 

@@ -92,6 +92,8 @@ pub struct Executable {
     /// Wall-clock limit per run: a run that takes longer is killed and
     /// reported as an error. `None`: no limit.
     pub timeout: Option<Duration>,
+    /// Options given to every run (`--num-threads 2` for multicore C).
+    pub args: Vec<String>,
 }
 
 impl Executable {
@@ -100,6 +102,15 @@ impl Executable {
         Executable {
             path,
             timeout: Some(Duration::from_secs(600)),
+            args: Vec::new(),
+        }
+    }
+
+    /// The same executable, given `args` at every run.
+    pub fn with_args(&self, args: Vec<String>) -> Executable {
+        Executable {
+            args,
+            ..self.clone()
         }
     }
 }
@@ -137,6 +148,7 @@ impl Executable {
     ) -> Result<(Vec<Value>, Vec<u64>), RunError> {
         let mut command = Command::new(&self.path);
         command.args(["-e", entry, "-b"]);
+        command.args(&self.args);
         let timings = match runs {
             Some(n) => {
                 let t = TimingSink::new()

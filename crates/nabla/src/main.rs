@@ -547,6 +547,7 @@ fn run(cli: Cli) -> ExitCode {
                     BackendArg::Interp => nabla::testrunner::Backend::Interpreter,
                     BackendArg::C | BackendArg::Multicore => nabla::testrunner::Backend::C,
                 },
+                run_args: Vec::new(),
             };
             let report = nabla::testrunner::run_tests(&paths, &opts);
             for s in &report.skips {
