@@ -285,6 +285,14 @@ entry main = main (params [1], results [1, 1])
     }
 
     #[test]
+    fn a_compiler_without_openmp_is_named() {
+        let m = explain_compiler_failure("clang", "x.c:3:10: fatal error: 'omp.h' file not found")
+            .unwrap();
+        assert!(m.contains("`clang` has no OpenMP"), "{m}");
+        assert!(explain_compiler_failure("gcc", "x.c:3: error: expected ';'").is_none());
+    }
+
+    #[test]
     fn a_missing_text_is_an_error() {
         let p = Patch {
             text: "no such text",
