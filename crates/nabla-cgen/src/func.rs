@@ -52,6 +52,15 @@ fn position(loc: &str, a: &str, is: &[String], proven: bool) -> String {
 /// inner map writing the row in place (see [`direct_row`]), if any.
 type RowTemp = Option<(String, String, usize, &'static str, Option<Var>)>;
 
+/// The rows a loop of a map runs: `from..to` (C expressions), in
+/// parallel from this many rows on where `parallel` is set.
+#[derive(Clone, Copy)]
+struct Rows<'a> {
+    from: &'a str,
+    to: &'a str,
+    parallel: Option<u64>,
+}
+
 /// The C name of IR variable `v`.
 pub(crate) fn var_name(v: Var) -> String {
     format!("v{}", v.0)
@@ -172,6 +181,14 @@ pub(crate) struct FnGen<'a> {
     /// their first variable): generated without bounds checks.
     in_bounds: InBounds,
     stack: StackCheck,
+    /// Multicore C: the outermost SOAC statements (by their first bound
+    /// variable) that `lower` decided to run in parallel, with the fewest
+    /// rows that do (see `nabla_ir::seg`). Empty for sequential C.
+    parallel: HashMap<Var, u64>,
+    /// The parallel decision of the SOAC statement being generated, taken
+    /// by the code that emits its outermost loop (so that nested SOACs
+    /// never see it).
+    pending_parallel: Option<u64>,
 }
 
 impl<'a> FnGen<'a> {
@@ -195,7 +212,21 @@ impl<'a> FnGen<'a> {
             row_destinations: HashMap::new(),
             in_bounds: InBounds::default(),
             stack: StackCheck::None,
+            parallel: HashMap::new(),
+            pending_parallel: None,
         }
+    }
+
+    /// The statements to run in parallel (multicore C; see
+    /// [`FnGen::parallel`]).
+    pub(crate) fn with_parallel(mut self, parallel: HashMap<Var, u64>) -> FnGen<'a> {
+        self.parallel = parallel;
+        self
+    }
+
+    /// The parallel decision of the statement binding `pat` first.
+    fn decision(&self, pat: &[Param]) -> Option<u64> {
+        pat.first().and_then(|p| self.parallel.get(&p.var)).copied()
     }
 
     /// The generated function does `s` about the stack first.
@@ -467,6 +498,10 @@ impl<'a> FnGen<'a> {
                 }
                 match (body.stms.get(k + 1), map_into_reduce(body, k)) {
                     (Some(next), Some(stored)) => {
+                        // A fused map-reduce runs in parallel where both
+                        // of its statements do.
+                        self.pending_parallel =
+                            self.decision(&stm.pat).and(self.decision(&next.pat));
                         self.fused_map_reduce(stm, next, &stored)?;
                         skip_next = true;
                     }
@@ -830,7 +865,10 @@ impl<'a> FnGen<'a> {
                     ));
                 }
             }
-            Exp::Soac(soac) => self.soac(&loc, pat, soac)?,
+            Exp::Soac(soac) => {
+                self.pending_parallel = self.decision(pat);
+                self.soac(&loc, pat, soac)?
+            }
             Exp::WithAcc { inputs, lam } => {
                 if lam.params.len() != inputs.len() || lam.body.result.len() < inputs.len() {
                     return Err(CgenError::internal("with_acc lambda of the wrong arity"));
@@ -1298,6 +1336,7 @@ impl<'a> FnGen<'a> {
         {
             return Err(CgenError::internal("map lambda of the wrong arity"));
         }
+        let parallel = self.pending_parallel.take();
         let wv = self.fresh();
         self.open("{");
         self.line(&format!("int64_t {wv} = {};", self.int(w)?));
@@ -1368,14 +1407,26 @@ impl<'a> FnGen<'a> {
         // C compiler knows the test is false and drops the branch, so the
         // loop can be vectorised. Only maps without array rows (whose
         // first row allocates the result) are split.
+        // In parallel, a map whose first row allocates the result runs
+        // that row first, alone, and the others in parallel.
         let peel = row_temps.iter().all(Option::is_none) && self.tests_first_row(lam, arrs);
-        let loops = if peel {
+        let allocates = row_temps
+            .iter()
+            .flatten()
+            .any(|(.., direct)| direct.is_none());
+        let loops = if peel || (parallel.is_some() && allocates) {
             vec![("0", format!("({wv} < 1 ? {wv} : 1)")), ("1", wv.clone())]
         } else {
             vec![("0", wv.clone())]
         };
-        for (from, to) in loops {
-            self.map_loop(loc, &wv, lam, arrs, from, &to, &targets, &row_temps)?;
+        let last = loops.len() - 1;
+        for (k, (from, to)) in loops.into_iter().enumerate() {
+            let rows = Rows {
+                from,
+                to: &to,
+                parallel: parallel.filter(|_| k == last),
+            };
+            self.map_loop(loc, &wv, lam, arrs, rows, &targets, &row_temps)?;
         }
         // Accumulator results: the i-th is the i-th accumulator input.
         let acc_inputs: Vec<Var> = arrs.iter().copied().filter(|v| self.is_acc(*v)).collect();
@@ -1396,7 +1447,7 @@ impl<'a> FnGen<'a> {
         Ok(())
     }
 
-    /// The loop of [`FnGen::map`] over rows `from..to` (C expressions).
+    /// The loop of [`FnGen::map`] over `rows`, in parallel where they say.
     #[allow(clippy::too_many_arguments)]
     fn map_loop(
         &mut self,
@@ -1404,11 +1455,17 @@ impl<'a> FnGen<'a> {
         wv: &str,
         lam: &Lambda,
         arrs: &[Var],
-        from: &str,
-        to: &str,
+        rows: Rows<'_>,
         targets: &[Option<String>],
         row_temps: &[RowTemp],
     ) -> Result<(), CgenError> {
+        let (from, to) = match rows.parallel {
+            Some(min_width) => {
+                let private = self.bound_in(&[lam], &[]);
+                self.open_parallel(min_width, rows.from, rows.to, &private)
+            }
+            None => (rows.from.to_string(), rows.to.to_string()),
+        };
         self.open(&format!("for (int64_t j = {from}; j < {to}; j++) {{"));
         for (_, (t, _, _, _, _)) in row_temps
             .iter()
@@ -1454,6 +1511,9 @@ impl<'a> FnGen<'a> {
             .collect();
         self.release_params(&row_params);
         self.close();
+        if rows.parallel.is_some() {
+            self.close_parallel();
+        }
         Ok(())
     }
 
@@ -1517,6 +1577,7 @@ impl<'a> FnGen<'a> {
         if stored.len() != map_stm.pat.len() {
             return Err(CgenError::internal("map/reduce of the wrong arity"));
         }
+        let parallel = self.pending_parallel.take();
         let loc = c_string(&(self.locate)(map_stm.span));
         let (accs, elems) = rlam.params.split_at(k);
         // The map's i-th result goes to the element parameter that reads
@@ -1617,6 +1678,34 @@ impl<'a> FnGen<'a> {
         let chain_ok = |(op, _): &(BinOp, PrimType)| {
             !matches!(op, BinOp::Min | BinOp::Max) || !has_nested(&mlam.body)
         };
+        if let Some(min_width) = parallel {
+            let lanes = lane_operator(rlam).filter(|op| {
+                worth_lanes(w) && small_for_lanes(&mlam.body, LANE_BODY_LIMIT) && chain_ok(op)
+            });
+            let pat: Vec<Var> = red_stm.pat.iter().map(|p| p.var).collect();
+            let private = self.bound_in(&[mlam, rlam], &pat);
+            self.parallel_reduction(
+                min_width,
+                &wv,
+                rlam,
+                &red_stm.pat,
+                &private,
+                |g, from, to| match lanes {
+                    Some(op) => {
+                        let lanes = Lanes {
+                            acc: &accs[0],
+                            elem: &elems[0],
+                            result: &red_stm.pat[0],
+                            op,
+                        };
+                        g.reduce_in_lanes(from, to, lanes, element)
+                    }
+                    None => g.scalar_reduce_loop(from, to, rlam, &red_stm.pat, element),
+                },
+            )?;
+            self.close();
+            return Ok(());
+        }
         if let Some(op) = lane_operator(rlam).filter(|op| {
             worth_lanes(w) && small_for_lanes(&mlam.body, LANE_BODY_LIMIT) && chain_ok(op)
         }) {
@@ -1626,7 +1715,7 @@ impl<'a> FnGen<'a> {
                 result: &red_stm.pat[0],
                 op,
             };
-            self.reduce_in_lanes(&wv, lanes, element)?;
+            self.reduce_in_lanes("0", &wv, lanes, element)?;
             self.close();
             return Ok(());
         }
@@ -1649,6 +1738,160 @@ impl<'a> FnGen<'a> {
         Ok(())
     }
 
+    /// The variables bound in `lams` (parameters included, nested bodies
+    /// too) and `extra`, that are C locals of the function: in a parallel
+    /// region each thread gets its own copy of them (`firstprivate`).
+    fn bound_in(&self, lams: &[&Lambda], extra: &[Var]) -> Vec<Var> {
+        let mut vars: Vec<Var> = extra.to_vec();
+        for lam in lams {
+            vars.extend(lam.params.iter().map(|p| p.var));
+            nabla_ir::visit::for_each_var(&lam.body, |_, _| {}, |v| vars.push(v));
+        }
+        vars.retain(|v| self.types.contains_key(v));
+        vars.sort();
+        vars.dedup();
+        vars
+    }
+
+    /// Opens a parallel region over the rows `from..to` (C expressions;
+    /// multicore C): run by `nb_threads()` threads when there are at least
+    /// `min_width` rows and no enclosing region, else by this thread
+    /// alone; each thread takes one contiguous chunk of the rows, in
+    /// thread order, and has its own copy of the C locals `private`.
+    /// Returns the C names of the thread's first row and of the row after
+    /// its last. [`FnGen::close_parallel`] closes it; the runtime's side is
+    /// `multicore.c`.
+    fn open_parallel(
+        &mut self,
+        min_width: u64,
+        from: &str,
+        to: &str,
+        private: &[Var],
+    ) -> (String, String) {
+        let (first, end, lo, hi) = (self.fresh(), self.fresh(), self.fresh(), self.fresh());
+        self.open("{");
+        self.line(&format!("int64_t {first} = {from}, {end} = {to};"));
+        let private: Vec<String> = private.iter().map(|v| var_name(*v)).collect();
+        let clause = if private.is_empty() {
+            String::new()
+        } else {
+            format!(" firstprivate({})", private.join(", "))
+        };
+        self.line(&format!(
+            "#pragma omp parallel if (nb_parallel({end} - {first}, {min_width})) num_threads(nb_threads()){clause}"
+        ));
+        self.open("{");
+        self.line("NB_WORKER_BEGIN");
+        self.line("NB_NOTE_THREADS();");
+        self.line(&format!("int64_t {lo}, {hi};"));
+        self.line(&format!("nb_par_chunk({first}, {end}, &{lo}, &{hi});"));
+        (lo, hi)
+    }
+
+    /// Closes [`FnGen::open_parallel`]'s region; a failure in one of its
+    /// threads fails here, on the calling thread.
+    fn close_parallel(&mut self) {
+        self.line("NB_WORKER_END");
+        self.close();
+        self.line("NB_PAR_END();");
+        self.close();
+    }
+
+    /// A reduction of scalars in parallel (multicore C): `reduce` emits
+    /// the reduction of the rows between its two C expressions from the
+    /// neutral element (in the operator's accumulator parameters, copied
+    /// into each thread) into the results `pat`; each thread's results
+    /// are kept, and combined with the operator `op` in thread order, so
+    /// a non-commutative operator gives the sequential result.
+    fn parallel_reduction(
+        &mut self,
+        min_width: u64,
+        wv: &str,
+        op: &Lambda,
+        pat: &[Param],
+        private: &[Var],
+        reduce: impl FnOnce(&mut Self, &str, &str) -> Result<(), CgenError>,
+    ) -> Result<(), CgenError> {
+        let k = pat.len();
+        if op.params.len() != 2 * k || op.body.result.len() != k {
+            return Err(CgenError::internal("reduce operator of the wrong arity"));
+        }
+        let (accs, elems) = op.params.split_at(k);
+        let mut parts = Vec::with_capacity(k);
+        for p in pat {
+            let Type::Prim(t) = p.ty else {
+                return Err(CgenError::internal("a parallel reduction of arrays"));
+            };
+            let part = self.fresh();
+            self.line(&format!("{} {part}[NB_MAX_THREADS];", c_type(t)?));
+            parts.push(part);
+        }
+        let used = self.fresh();
+        self.line(&format!("int {used} = 1;"));
+        let (lo, hi) = self.open_parallel(min_width, "0", wv, private);
+        reduce(self, &lo, &hi)?;
+        for (p, part) in pat.iter().zip(&parts) {
+            self.line(&format!(
+                "{part}[omp_get_thread_num()] = {};",
+                var_name(p.var)
+            ));
+        }
+        self.line(&format!(
+            "if (omp_get_thread_num() == 0) {used} = omp_get_num_threads();"
+        ));
+        self.close_parallel();
+        for (p, part) in pat.iter().zip(&parts) {
+            self.line(&format!("{} = {part}[0];", var_name(p.var)));
+        }
+        let temps: Vec<String> = accs.iter().map(|_| self.fresh()).collect();
+        self.open(&format!("for (int nb_t = 1; nb_t < {used}; nb_t++) {{"));
+        for ((a, p), t) in accs.iter().zip(pat).zip(&temps) {
+            self.line(&format!("{} {t};", c_decl_type(&a.ty)?));
+            self.line(&format!("{} = {};", var_name(a.var), var_name(p.var)));
+        }
+        for (e, part) in elems.iter().zip(&parts) {
+            self.line(&format!("{} = {part}[nb_t];", var_name(e.var)));
+        }
+        let targets: Vec<Option<String>> = temps.iter().map(|t| Some(t.clone())).collect();
+        self.body(&op.body, &targets)?;
+        for (p, t) in pat.iter().zip(&temps) {
+            self.line(&format!("{} = {t};", var_name(p.var)));
+        }
+        self.close();
+        Ok(())
+    }
+
+    /// A reduction of scalars over the rows `from..to` (C expressions),
+    /// one element at a time in order: `element` binds the operator's
+    /// element parameters at row `j`; the accumulator parameters hold the
+    /// neutral element on entry; the results go to `pat`.
+    fn scalar_reduce_loop(
+        &mut self,
+        from: &str,
+        to: &str,
+        op: &Lambda,
+        pat: &[Param],
+        mut element: impl FnMut(&mut Self) -> Result<(), CgenError>,
+    ) -> Result<(), CgenError> {
+        let accs = &op.params[..pat.len()];
+        let temps: Vec<String> = accs.iter().map(|_| self.fresh()).collect();
+        self.open(&format!("for (int64_t j = {from}; j < {to}; j++) {{"));
+        for (p, t) in accs.iter().zip(&temps) {
+            self.line(&format!("{} {t};", c_decl_type(&p.ty)?));
+        }
+        element(self)?;
+        let targets: Vec<Option<String>> = temps.iter().map(|t| Some(t.clone())).collect();
+        self.body(&op.body, &targets)?;
+        for (p, t) in accs.iter().zip(&temps) {
+            self.line(&format!("{} = {t};", var_name(p.var)));
+        }
+        self.close();
+        for (p, a) in pat.iter().zip(accs) {
+            self.line(&format!("{} = {};", var_name(p.var), var_name(a.var)));
+        }
+        Ok(())
+    }
+
     /// The loop of a reduction of one value whose operator is
     /// reassociable ([`lane_operator`]), in [`LANES`] independent partial
     /// results: element `j` goes to lane `j % LANES` (the elements after
@@ -1663,6 +1906,7 @@ impl<'a> FnGen<'a> {
     /// binds the element parameter at index `j`.
     fn reduce_in_lanes(
         &mut self,
+        from: &str,
         wv: &str,
         lanes: Lanes<'_>,
         mut element: impl FnMut(&mut Self) -> Result<(), CgenError>,
@@ -1718,7 +1962,7 @@ impl<'a> FnGen<'a> {
         }
         let e = format!("{into_lane}{}", var_name(elem.var));
         let jb = self.fresh();
-        self.line(&format!("int64_t {jb} = 0;"));
+        self.line(&format!("int64_t {jb} = {from};"));
         self.open(&format!(
             "for (; {jb} + {LANES} <= {wv}; {jb} += {LANES}) {{"
         ));
@@ -1771,6 +2015,7 @@ impl<'a> FnGen<'a> {
                 "reduce/scan operator of the wrong arity",
             ));
         }
+        let parallel = self.pending_parallel.take();
         let what = if scan { "scan" } else { "reduce" };
         let wv = self.fresh();
         self.open("{");
@@ -1780,6 +2025,40 @@ impl<'a> FnGen<'a> {
         for (p, n) in accs.iter().zip(neutral) {
             self.line(&format!("{} = {};", var_name(p.var), self.owned(n)?));
         }
+        if let Some(min_width) = parallel {
+            if scan {
+                return Err(CgenError::internal("a parallel decision on a scan"));
+            }
+            let lanes = lane_operator(lam).filter(|_| worth_lanes(w));
+            let private = self.bound_in(&[lam], &pat.iter().map(|p| p.var).collect::<Vec<_>>());
+            let element = |g: &mut Self| -> Result<(), CgenError> {
+                for (p, v) in elems.iter().zip(arrs) {
+                    g.bind_row(p, *v, "j")?;
+                }
+                Ok(())
+            };
+            self.parallel_reduction(
+                min_width,
+                &wv,
+                lam,
+                pat,
+                &private,
+                |g, from, to| match lanes {
+                    Some(op) => {
+                        let lanes = Lanes {
+                            acc: &accs[0],
+                            elem: &elems[0],
+                            result: &pat[0],
+                            op,
+                        };
+                        g.reduce_in_lanes(from, to, lanes, element)
+                    }
+                    None => g.scalar_reduce_loop(from, to, lam, pat, element),
+                },
+            )?;
+            self.close();
+            return Ok(());
+        }
         if let Some(op) = lane_operator(lam).filter(|_| !scan && worth_lanes(w)) {
             let lanes = Lanes {
                 acc: &accs[0],
@@ -1787,7 +2066,7 @@ impl<'a> FnGen<'a> {
                 result: &pat[0],
                 op,
             };
-            self.reduce_in_lanes(&wv, lanes, |g| g.bind_row(&elems[0], arrs[0], "j"))?;
+            self.reduce_in_lanes("0", &wv, lanes, |g| g.bind_row(&elems[0], arrs[0], "j"))?;
             self.close();
             return Ok(());
         }

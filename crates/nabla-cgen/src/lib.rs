@@ -36,6 +36,7 @@ mod borrow;
 mod entry;
 mod func;
 mod library;
+mod multicore;
 mod scalar;
 
 pub use library::CLibrary;
@@ -96,6 +97,20 @@ impl CgenError {
     }
 }
 
+/// Which C the backend writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Target {
+    /// Sequential C (`nabla c`): every SOAC a loop on one thread; the
+    /// lowering's decisions ([`Program::segments`]) are not read.
+    #[default]
+    Sequential,
+    /// Multicore C (`nabla multicore`): the levels `lower` decided to run
+    /// in parallel are OpenMP regions (compiled with `-fopenmp`); the
+    /// executables take `--num-threads N`, the C API has
+    /// `futhark_context_config_set_num_threads`. See `multicore.rs`.
+    Multicore,
+}
+
 /// A generated C program.
 #[derive(Clone, Debug)]
 pub struct CProgram {
@@ -126,12 +141,24 @@ pub fn generate_c_partial(
     program: &Program,
     locate: &dyn Fn(Span) -> String,
 ) -> Result<CProgram, CgenError> {
-    let (why, bodies, unsupported_entries) = analyse(program, locate)?;
+    generate_c_partial_for(program, locate, Target::Sequential)
+}
+
+/// [`generate_c_partial`] for `target`.
+pub fn generate_c_partial_for(
+    program: &Program,
+    locate: &dyn Fn(Span) -> String,
+    target: Target,
+) -> Result<CProgram, CgenError> {
+    let (why, bodies, unsupported_entries) = analyse(program, locate, target)?;
     let mut out = String::with_capacity(RUNTIME_C.len() + 4096);
     out.push_str(RUNTIME_C);
     out.push_str("\n/* ---------- generated from the core IR ---------- */\n\n");
     out.push_str(&lower_functions(program, &why, bodies)?);
     out.push_str(&entry::entries_and_main(program, &unsupported_entries)?);
+    if target == Target::Multicore {
+        out = multicore::source(&out, false)?;
+    }
     Ok(CProgram {
         source: out,
         unsupported_entries,
@@ -146,13 +173,18 @@ type Analysis = (
     Vec<(String, CgenError)>,
 );
 
-fn analyse(program: &Program, locate: &dyn Fn(Span) -> String) -> Result<Analysis, CgenError> {
+fn analyse(
+    program: &Program,
+    locate: &dyn Fn(Span) -> String,
+    target: Target,
+) -> Result<Analysis, CgenError> {
     let n = program.functions.len();
     let stack = stack_checks(program);
     let mut bodies: Vec<Result<String, CgenError>> = Vec::with_capacity(n);
     for (i, f) in program.functions.iter().enumerate() {
         let r = func::FnGen::new(program, f, locate)
             .with_stack_check(stack[i])
+            .with_parallel(parallel_levels(program, FunId(i as u32), target))
             .generate(FunId(i as u32));
         if let Err(e) = &r {
             if !e.is_unsupported() {
@@ -204,6 +236,28 @@ fn analyse(program: &Program, locate: &dyn Fn(Span) -> String) -> Result<Analysi
     Ok((why, bodies, unsupported_entries))
 }
 
+/// The statements of function `f` that run in parallel on `target` (by
+/// their first bound variable), with the fewest rows that do: the
+/// lowering's decisions ([`nabla_ir::seg`]) for multicore C, none for
+/// sequential C.
+fn parallel_levels(
+    program: &Program,
+    f: FunId,
+    target: Target,
+) -> std::collections::HashMap<nabla_ir::Var, u64> {
+    if target == Target::Sequential {
+        return Default::default();
+    }
+    program
+        .segments
+        .range((f, nabla_ir::Var(0))..=(f, nabla_ir::Var(u32::MAX)))
+        .filter_map(|((_, v), op)| match op.level {
+            nabla_ir::seg::SegLevel::Parallel { min_width } => Some((*v, min_width)),
+            nabla_ir::seg::SegLevel::Sequential => None,
+        })
+        .collect()
+}
+
 /// Generates Futhark's C API for the program (`nabla c --library`): the C
 /// source, the header (plain declarations; `header_name` names its include
 /// guard) and the manifest, leaving out the entry points the backend does
@@ -217,9 +271,29 @@ pub fn generate_library(
     header_name: &str,
     server: bool,
 ) -> Result<CLibrary, CgenError> {
-    let (why, bodies, unsupported_entries) = analyse(program, locate)?;
+    generate_library_for(program, locate, header_name, server, Target::Sequential)
+}
+
+/// [`generate_library`] for `target` (multicore: the manifest's backend
+/// is `multicore`, and the API has `futhark_context_config_set_num_threads`).
+pub fn generate_library_for(
+    program: &Program,
+    locate: &dyn Fn(Span) -> String,
+    header_name: &str,
+    server: bool,
+    target: Target,
+) -> Result<CLibrary, CgenError> {
+    let (why, bodies, unsupported_entries) = analyse(program, locate, target)?;
     let lowered = lower_functions(program, &why, bodies)?;
-    library::generate(program, &lowered, unsupported_entries, header_name, server)
+    let mut lib = library::generate(program, &lowered, unsupported_entries, header_name, server)?;
+    if target == Target::Multicore {
+        lib.source = multicore::source(&lib.source, true)?;
+        lib.header = multicore::header(&lib.header)?;
+        lib.manifest = lib
+            .manifest
+            .replacen("\"backend\": \"c\"", "\"backend\": \"multicore\"", 1);
+    }
+    Ok(lib)
 }
 
 /// What each function of the program does about the stack: a program
@@ -311,20 +385,39 @@ pub const DEFAULT_CFLAGS: &str =
 /// Compiles the C file `c_file` into the executable `out` with `$CC`
 /// (default `cc`) and `$CFLAGS` (default [`DEFAULT_CFLAGS`]), linking `-lm`.
 pub fn compile_c(c_file: &Path, out: &Path) -> Result<(), CgenError> {
+    compile_c_for(c_file, out, Target::Sequential)
+}
+
+/// [`compile_c`] for `target`. Multicore C is compiled with `$CC`
+/// (default `gcc`, which ships OpenMP) and `-fopenmp`; a compiler without
+/// OpenMP is an error that says so.
+pub fn compile_c_for(c_file: &Path, out: &Path, target: Target) -> Result<(), CgenError> {
+    let default_cc = match target {
+        Target::Sequential => "cc",
+        Target::Multicore => "gcc",
+    };
     let cc = std::env::var("CC")
         .ok()
         .filter(|s| !s.trim().is_empty())
-        .unwrap_or_else(|| "cc".to_string());
+        .unwrap_or_else(|| default_cc.to_string());
     let flags = std::env::var("CFLAGS").unwrap_or_else(|_| DEFAULT_CFLAGS.to_string());
     let mut cmd = Command::new(&cc);
     cmd.args(["-std=c11", "-D_GNU_SOURCE"]);
     cmd.args(flags.split_whitespace());
+    if target == Target::Multicore {
+        cmd.args(multicore::compile_flags());
+    }
     cmd.arg(c_file).arg("-o").arg(out).arg("-lm");
     let output = cmd
         .output()
         .map_err(|e| CgenError::compiler(format!("cannot run the C compiler `{cc}`: {e}")))?;
     if !output.status.success() {
         let err = String::from_utf8_lossy(&output.stderr);
+        if target == Target::Multicore {
+            if let Some(m) = multicore::explain_compiler_failure(&cc, &err) {
+                return Err(CgenError::compiler(m));
+            }
+        }
         let shown: String = err.lines().take(30).collect::<Vec<_>>().join("\n");
         return Err(CgenError::compiler(format!(
             "the C compiler `{cc}` failed on {}:\n{shown}",

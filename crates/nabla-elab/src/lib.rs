@@ -144,7 +144,11 @@ fn elaborate_inner(
             }
         }
     }
-    let mut prog = nabla_ir::Program { functions, entries };
+    let mut prog = nabla_ir::Program {
+        functions,
+        entries,
+        ..Default::default()
+    };
     // Loop parameters that their body updates in place are unique (the
     // validator's consumption rule relies on it).
     nabla_ir::infer_loop_uniqueness(&mut prog);

@@ -1214,6 +1214,7 @@ mod tests {
         Program {
             functions: fs,
             entries,
+            ..Default::default()
         }
     }
     fn one(params: Vec<Param>, ret: Vec<Type>, stms: Vec<Stm>, result: Vec<Atom>) -> Program {

@@ -675,6 +675,7 @@ mod tests {
                 result_arity: vec![1],
                 signature: None,
             }],
+            ..Default::default()
         };
         validate_program(&prog).unwrap();
         let t = VarTable::of_function(&prog.functions[0]);

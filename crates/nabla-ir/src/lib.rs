@@ -29,6 +29,7 @@ pub mod loops;
 pub mod parse;
 mod print;
 pub mod rewrite;
+pub mod seg;
 #[cfg(test)]
 mod test_util;
 mod validate;
@@ -598,6 +599,10 @@ impl EntryType {
 pub struct Program {
     pub functions: Vec<Function>,
     pub entries: Vec<EntryPoint>,
+    /// How each outermost SOAC statement runs (sequentially or in
+    /// parallel), as the `lower` pass decided; empty before it (see
+    /// [`seg`]).
+    pub segments: seg::Segments,
 }
 
 impl Program {

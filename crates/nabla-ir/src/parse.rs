@@ -37,7 +37,9 @@
 //! atom     ::= var | const
 //! const    ::= ["-"] NUMBER SUFFIX | "true" | "false"
 //!            | ["-"] F "." ("inf" | "nan") | F ".nan" "(" HEX ")"   -- F: f16, f32, f64
-//! body     ::= "{" ("let" pat "=" exp)* "in" "(" [atom ("," atom)*] ")" "}"
+//! body     ::= "{" (segattr? "let" pat "=" exp)* "in" "(" [atom ("," atom)*] ")" "}"
+//! segattr  ::= "#" "[" SEGKIND ("sequential" | "parallel" "(" INT ")") "]"
+//!                                        -- `lower`'s decision; SEGKIND: seg_map, seg_red, seg_scan, seg_hist, seg_scatter
 //! pat      ::= param | "(" [param ("," param)*] ")"
 //! lambda   ::= "\" "(" [param ("," param)*] ")" ":" "(" [type ("," type)*] ")" "->" body
 //! exp      ::= atom | "(" [atom ("," atom)*] ")"
@@ -86,6 +88,7 @@ use crate::print::{
     base_name, binop_text, cmpop_symbol, ternop_name, unop_name, BINOPS, CMPOPS, TERNOPS, UNOPS,
 };
 use crate::rewrite::{self, Visitor};
+use crate::seg::{SegKind, SegLevel, SegOp, Segments};
 use crate::{
     AccInput, AccOp, Atom, Body, Dim, DimIndex, EntryParam, EntryPoint, EntrySignature, EntryType,
     Exp, FunId, Function, Lambda, LoopForm, OpaqueField, OpaqueInfo, OpaqueVariant, Param, Program,
@@ -113,6 +116,8 @@ pub fn parse_program(text: &str) -> Result<Program, ParseError> {
         depth: 0,
         names: Vec::new(),
         calls: Vec::new(),
+        functions_parsed: 0,
+        segments: Segments::new(),
     };
     p.program()
 }
@@ -143,7 +148,7 @@ struct Token {
 const SYMBOLS: &[&str] = &[
     ">>>", "->", "//", "%%", "**", "<<", ">>", "&&", "||", "==", "!=", "<=", ">=", ":+", "+", "-",
     "*", "/", "%", "&", "|", "^", "<", ">", "!", "(", ")", "[", "]", "{", "}", ",", ":", "=", "\\",
-    ".", "@", "?",
+    ".", "@", "?", "#",
 ];
 
 fn is_ident_start(c: char) -> bool {
@@ -344,6 +349,11 @@ struct Parser {
     /// and the token where it is. `Exp::Apply` holds the call's index here
     /// until [`Parser::resolve_calls`] replaces it with the function's.
     calls: Vec<FunRef>,
+    /// How many functions were parsed before the current one (its
+    /// `FunId`).
+    functions_parsed: usize,
+    /// The segment decisions read so far.
+    segments: Segments,
 }
 
 /// A primitive type written as a word.
@@ -474,6 +484,7 @@ impl Parser {
         loop {
             match self.peek() {
                 Tok::Ident(w) if w == "fun" => {
+                    self.functions_parsed = prog.functions.len();
                     let f = self.function()?;
                     prog.functions.push(f);
                 }
@@ -494,6 +505,7 @@ impl Parser {
         for (e, (name, at, pos)) in prog.entries.iter_mut().zip(entry_refs) {
             e.fun = self.resolve(&prog.functions, &name, at, pos)?;
         }
+        prog.segments = std::mem::take(&mut self.segments);
         Ok(prog)
     }
 
@@ -969,13 +981,34 @@ impl Parser {
     fn body_inner(&mut self) -> R<Body> {
         self.sym("{")?;
         let mut stms = Vec::new();
-        while self.is_word("let") {
+        loop {
+            let decision = if self.is_sym("#") {
+                let at = self.pos;
+                Some((self.segment_decision()?, at))
+            } else {
+                None
+            };
+            if !self.is_word("let") {
+                if decision.is_some() {
+                    return self.expected("`let` after a segment decision");
+                }
+                break;
+            }
             self.next();
             let pat = if self.is_sym("(") {
                 self.list("(", ")", |p| p.param())?
             } else {
                 vec![self.param()?]
             };
+            if let Some((op, at)) = decision {
+                let Some(first) = pat.first() else {
+                    return self.err_at(at, "a segment decision on a statement that binds nothing");
+                };
+                let key = (FunId(self.functions_parsed as u32), first.var);
+                if self.segments.insert(key, op).is_some() {
+                    return self.err_at(at, "a second segment decision for the same statement");
+                }
+            }
             self.sym("=")?;
             let exp = self.exp()?;
             stms.push(Stm {
@@ -991,6 +1024,37 @@ impl Parser {
         let result = self.atoms("(", ")")?;
         self.sym("}")?;
         Ok(Body { stms, result })
+    }
+
+    /// `#[seg_map parallel(4096)]`, `#[seg_scan sequential]` (see
+    /// [`crate::seg`]).
+    fn segment_decision(&mut self) -> R<SegOp> {
+        self.sym("#")?;
+        self.sym("[")?;
+        let kind = match self.peek() {
+            Tok::Ident(w) => SegKind::from_name(w),
+            _ => None,
+        };
+        let Some(kind) = kind else {
+            return self.expected(
+                "a segment kind (`seg_map`, `seg_red`, `seg_scan`, `seg_hist`, `seg_scatter`)",
+            );
+        };
+        self.next();
+        let level = if self.is_word("sequential") {
+            self.next();
+            SegLevel::Sequential
+        } else if self.is_word("parallel") {
+            self.next();
+            self.sym("(")?;
+            let min_width = self.small_int("the fewest rows run in parallel")? as u64;
+            self.sym(")")?;
+            SegLevel::Parallel { min_width }
+        } else {
+            return self.expected("`sequential` or `parallel(ROWS)`");
+        };
+        self.sym("]")?;
+        Ok(SegOp { kind, level })
     }
 
     fn lambda(&mut self) -> R<Lambda> {
@@ -1779,6 +1843,7 @@ entry "odd name" = helper (params [1], results [1])
                 span: Span::default(),
             }],
             entries: vec![],
+            ..Default::default()
         }
     }
 

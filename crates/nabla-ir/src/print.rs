@@ -48,6 +48,7 @@ pub fn print_program(prog: &Program) -> String {
         Printer {
             prog,
             fun: f,
+            id: FunId(i as u32),
             out: &mut out,
         }
         .function();
@@ -434,6 +435,8 @@ pub(crate) fn print_var(names: &[String], v: crate::Var) -> String {
 struct Printer<'a> {
     prog: &'a Program,
     fun: &'a Function,
+    /// The function's number (the key of its segment decisions).
+    id: FunId,
     out: &'a mut String,
 }
 
@@ -565,6 +568,14 @@ impl Printer<'_> {
     fn body_inner(&mut self, b: &Body, depth: usize) {
         self.out.push_str("{\n");
         for stm in &b.stms {
+            let decision = stm
+                .pat
+                .first()
+                .and_then(|p| self.prog.segments.get(&(self.id, p.var)));
+            if let Some(op) = decision {
+                self.indent(depth + 1);
+                let _ = writeln!(self.out, "#[{}]", op.text());
+            }
             self.indent(depth + 1);
             let pat = match stm.pat.len() {
                 0 => "()".to_string(),
@@ -1029,6 +1040,7 @@ mod tests {
                 result_arity: vec![1, 1],
                 signature: None,
             }],
+            ..Default::default()
         }
     }
 
@@ -1228,6 +1240,7 @@ entry main = scale (params [1, 1, 1], results [1, 1])
         let prog = Program {
             functions: vec![f],
             entries: vec![],
+            ..Default::default()
         };
         let text = print_program(&prog);
         assert!(
@@ -1267,6 +1280,7 @@ entry main = scale (params [1, 1, 1], results [1, 1])
         let text = print_program(&Program {
             functions: vec![f],
             entries: vec![],
+            ..Default::default()
         });
         assert!(
             text.starts_with("fun h (x_0: i32, y_7_1: i32): (i32) = {"),

@@ -85,6 +85,16 @@ pub fn validate_program_with(
         };
         analysis.functions.push(fa);
     }
+    for (f, message) in crate::seg::check_segments(prog) {
+        errors.push(ValidationError {
+            function: prog
+                .functions
+                .get(f.0 as usize)
+                .map_or_else(|| format!("#{}", f.0), |f| f.name.clone()),
+            span: None,
+            problem: ValidationProblem::Malformed(message),
+        });
+    }
     for e in &prog.entries {
         let err = |m: String| ValidationError {
             function: e.name.clone(),
@@ -1307,6 +1317,7 @@ mod tests {
         Program {
             functions: fs,
             entries,
+            ..Default::default()
         }
     }
 

@@ -28,6 +28,7 @@ mod error;
 mod fuse;
 mod hoist;
 mod inline;
+pub mod lower;
 pub mod pass;
 pub mod registry;
 mod simplify;

@@ -48,6 +48,11 @@ impl Pass for Registered {
         self.info.description
     }
     fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
+        // The lowering's decisions hold for the program it saw: any other
+        // pass drops them (run `lower` again after it).
+        if self.info.name != "lower" {
+            prog.segments.clear();
+        }
         (self.info.run)(prog, &self.config).map_err(|e| match e {
             PassError::Failed { message, span, .. } => PassError::Failed {
                 pass: self.info.name.to_string(),
@@ -399,6 +404,7 @@ mod tests {
                 result_arity: vec![1],
                 signature: None,
             }],
+            ..Default::default()
         }
     }
 

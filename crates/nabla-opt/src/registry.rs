@@ -98,6 +98,11 @@ pub static PASSES: &[PassInfo] = &[
         |p, _| Ok(crate::remove_dead_functions(p)),
     ),
     pass(
+        "lower",
+        "decide how each outermost SOAC runs: a segmented operation (seg_map, seg_red, seg_scan, seg_hist, seg_scatter), in parallel from a width on or sequentially",
+        |p, _| Ok(crate::lower::lower_program(p)),
+    ),
+    pass(
         "ad",
         "static AD: compile every jvp and vjp away (forward mode by tangents, a map of jvp at one primal point in vector mode; reverse mode by redundant execution; innermost first)",
         |p, _| static_ad(p, true),
@@ -158,11 +163,13 @@ pub const DEFAULT_PIPELINE: &str = "static";
 pub static PIPELINES: &[PipelineInfo] = &[
     PipelineInfo {
         name: "static",
-        description: "the default: optimise, compile jvp/vjp away, optimise the derivative code",
+        description:
+            "the default: optimise, compile jvp/vjp away, optimise the derivative code, lower",
         stages: &[
             Stage::Repeat(OPTIMISE),
             Stage::Once("ad"),
             Stage::Repeat(OPTIMISE_AFTER_AD),
+            Stage::Once("lower"),
         ],
     },
     PipelineInfo {
@@ -172,6 +179,7 @@ pub static PIPELINES: &[PipelineInfo] = &[
             Stage::Repeat(OPTIMISE),
             Stage::Once("ad-per-seed"),
             Stage::Repeat(OPTIMISE_AFTER_AD),
+            Stage::Once("lower"),
         ],
     },
     PipelineInfo {

@@ -102,6 +102,7 @@ fn program(fs: Vec<Function>) -> Program {
     Program {
         functions: fs,
         entries,
+        ..Default::default()
     }
 }
 

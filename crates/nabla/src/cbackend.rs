@@ -15,7 +15,8 @@ use std::time::{Duration, Instant};
 /// sources), without the entry points the backend does not support.
 pub fn c_source(c: &Compiled) -> Result<CProgram, CgenError> {
     let sources = &c.sources;
-    let mut prog = nabla_cgen::generate_c_partial(&c.program, &|span| sources.describe(span))?;
+    let mut prog =
+        nabla_cgen::generate_c_partial_for(&c.program, &|span| sources.describe(span), c.target)?;
     if c.validated {
         prog.source.insert_str(0, nabla_cgen::VERIFY_PROOFS);
     }
@@ -29,7 +30,7 @@ pub fn build_executable(c: &Compiled, exe: &Path) -> Result<Vec<(String, CgenErr
     let c_file = exe.with_extension("c");
     std::fs::write(&c_file, prog.source)
         .map_err(|e| CgenError::compiler(format!("cannot write {}: {e}", c_file.display())))?;
-    nabla_cgen::compile_c(&c_file, exe)?;
+    nabla_cgen::compile_c_for(&c_file, exe, c.target)?;
     Ok(prog.unsupported_entries)
 }
 
@@ -56,8 +57,13 @@ pub fn build_library(
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_else(|| "nabla".to_string());
-    let mut lib =
-        nabla_cgen::generate_library(&c.program, &|span| sources.describe(span), &stem, server)?;
+    let mut lib = nabla_cgen::generate_library_for(
+        &c.program,
+        &|span| sources.describe(span),
+        &stem,
+        server,
+        c.target,
+    )?;
     if c.validated {
         lib.source.insert_str(0, nabla_cgen::VERIFY_PROOFS);
     }
@@ -69,7 +75,7 @@ pub fn build_library(
     write(c_file.clone(), &lib.source)?;
     if server {
         if !only_c {
-            nabla_cgen::compile_c(&c_file, out)?;
+            nabla_cgen::compile_c_for(&c_file, out, c.target)?;
         }
     } else {
         write(with_suffix(out, "h"), &lib.header)?;
@@ -86,6 +92,8 @@ pub struct Executable {
     /// Wall-clock limit per run: a run that takes longer is killed and
     /// reported as an error. `None`: no limit.
     pub timeout: Option<Duration>,
+    /// Options given to every run (`--num-threads 2` for multicore C).
+    pub args: Vec<String>,
 }
 
 impl Executable {
@@ -94,6 +102,15 @@ impl Executable {
         Executable {
             path,
             timeout: Some(Duration::from_secs(600)),
+            args: Vec::new(),
+        }
+    }
+
+    /// The same executable, given `args` at every run.
+    pub fn with_args(&self, args: Vec<String>) -> Executable {
+        Executable {
+            args,
+            ..self.clone()
         }
     }
 }
@@ -131,6 +148,7 @@ impl Executable {
     ) -> Result<(Vec<Value>, Vec<u64>), RunError> {
         let mut command = Command::new(&self.path);
         command.args(["-e", entry, "-b"]);
+        command.args(&self.args);
         let timings = match runs {
             Some(n) => {
                 let t = TimingSink::new()

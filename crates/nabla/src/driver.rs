@@ -35,6 +35,8 @@ pub struct Compiled {
     /// indices it proved in bounds and reports a failed proof
     /// (`NB_VERIFY_PROOFS`).
     pub validated: bool,
+    /// The C the C backend writes for it ([`CompileOptions::target`]).
+    pub target: nabla_cgen::Target,
 }
 
 /// Why compilation failed: diagnostics (rendered against the program's
@@ -228,6 +230,9 @@ pub struct CompileOptions {
     /// Stop early (the IR is then the one after that point); `None`: run
     /// the whole pipeline.
     pub stop_after: Option<StopAfter>,
+    /// The C the C backend writes (sequential for `nabla c`, multicore for
+    /// `nabla multicore`); the interpreter ignores it.
+    pub target: nabla_cgen::Target,
 }
 
 impl Default for CompileOptions {
@@ -245,6 +250,7 @@ impl CompileOptions {
         CompileOptions {
             pipeline,
             stop_after: None,
+            target: nabla_cgen::Target::Sequential,
         }
     }
 
@@ -252,6 +258,12 @@ impl CompileOptions {
     /// every pass) or not.
     pub fn validating(mut self, validate: bool) -> CompileOptions {
         self.pipeline = self.pipeline.validating(validate);
+        self
+    }
+
+    /// The same options, for the C of `target`.
+    pub fn for_target(mut self, target: nabla_cgen::Target) -> CompileOptions {
+        self.target = target;
         self
     }
 
@@ -339,6 +351,7 @@ pub fn compile_checked(checked: Checked, opts: &CompileOptions) -> Result<Compil
         program,
         warnings,
         validated: pipeline.validates(),
+        target: opts.target,
     })
 }
 

@@ -1,4 +1,4 @@
-//! The command line and its subcommands: `run`, `c`, `eval`, `repl`,
+//! The command line and its subcommands: `run`, `c`, `multicore`, `eval`, `repl`,
 //! `dataset`, `check`, `dump-ir`, `passes`, `test`, `bench`, `script`,
 //! `literate`, `fmt`, `doc`, `gradbench`, `adbench`, `lsp`, `pkg`.
 
@@ -38,11 +38,36 @@ struct PipelineArgs {
     ad: AdMode,
 }
 
+/// `nabla c` and `nabla multicore`.
+#[derive(Args, Debug)]
+struct CArgs {
+    /// The program's main file.
+    file: PathBuf,
+    /// The executable to write (default: the file without `.fut`); with
+    /// `--library`, the files' common prefix.
+    #[arg(short = 'o', value_name = "OUT")]
+    out: Option<PathBuf>,
+    /// Write the C file only; do not run the C compiler.
+    #[arg(long = "only-c")]
+    only_c: bool,
+    /// Write a library with Futhark's C API: `OUT.c`, `OUT.h` and the
+    /// manifest `OUT.json` (not compiled).
+    #[arg(long = "library", conflicts_with = "server")]
+    library: bool,
+    /// Build a server executable (Futhark's server protocol on stdin/stdout).
+    #[arg(long = "server")]
+    server: bool,
+    #[command(flatten)]
+    pipeline: PipelineArgs,
+}
+
 /// `nabla test --backend`, `nabla gradbench --backend`, `nabla bench --backend`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 enum BackendArg {
     Interp,
     C,
+    /// Multicore C (as `nabla multicore`).
+    Multicore,
 }
 
 /// See [`PipelineArgs::ad`].
@@ -67,6 +92,18 @@ impl PipelineArgs {
 }
 
 impl PipelineArgs {
+    /// The options for `backend`: the interpreter's, sequential C's or
+    /// multicore C's.
+    fn backend_options(self, backend: BackendArg) -> CompileOptions {
+        match backend {
+            BackendArg::Interp => self.compile_options(),
+            BackendArg::C => self.c_backend_options(),
+            BackendArg::Multicore => self
+                .c_backend_options()
+                .for_target(nabla_cgen::Target::Multicore),
+        }
+    }
+
     /// The options for the C backend: `--passes` when given, otherwise the
     /// pipeline with static AD (the C backend cannot run `jvp`/`vjp`).
     fn c_backend_options(self) -> CompileOptions {
@@ -111,26 +148,14 @@ enum Command {
     /// choose the C compiler and its flags. `--library` writes Futhark's C
     /// API instead (`OUT.c`, `OUT.h`, `OUT.json`); `--server` builds an
     /// executable speaking Futhark's server protocol.
-    C {
-        /// The program's main file.
-        file: PathBuf,
-        /// The executable to write (default: the file without `.fut`); with
-        /// `--library`, the files' common prefix.
-        #[arg(short = 'o', value_name = "OUT")]
-        out: Option<PathBuf>,
-        /// Write the C file only; do not run the C compiler.
-        #[arg(long = "only-c")]
-        only_c: bool,
-        /// Write a library with Futhark's C API: `OUT.c`, `OUT.h` and the
-        /// manifest `OUT.json` (not compiled).
-        #[arg(long = "library", conflicts_with = "server")]
-        library: bool,
-        /// Build a server executable (Futhark's server protocol on stdin/stdout).
-        #[arg(long = "server")]
-        server: bool,
-        #[command(flatten)]
-        pipeline: PipelineArgs,
-    },
+    C(CArgs),
+    /// Compile a program to multicore C (like `futhark multicore`): as
+    /// `nabla c`, but the levels that the `lower` pass decides to run in
+    /// parallel (`nabla dump-ir --after=lower` shows them) run on all cores,
+    /// with OpenMP (`CC` defaults to gcc, which has it). Executables also
+    /// take `--num-threads N` (default: the number of cores); the C API has
+    /// `futhark_context_config_set_num_threads`.
+    Multicore(CArgs),
     /// Evaluate expressions with the interpreter and print their values
     /// (like `futhark eval`), in the context of FILE's definitions when
     /// `-f FILE` is given, one value per line.
@@ -432,23 +457,8 @@ fn run(cli: Cli) -> ExitCode {
                 }
             }
         }
-        Command::C {
-            file,
-            out,
-            only_c,
-            library,
-            server,
-            pipeline,
-        } => {
-            let mode = if library {
-                CMode::Library
-            } else if server {
-                CMode::Server
-            } else {
-                CMode::Executable
-            };
-            compile_c(&file, out, only_c, mode, pipeline)
-        }
+        Command::C(args) => compile_c(args, nabla_cgen::Target::Sequential),
+        Command::Multicore(args) => compile_c(args, nabla_cgen::Target::Multicore),
         Command::Eval {
             file,
             exprs,
@@ -532,14 +542,12 @@ fn run(cli: Cli) -> ExitCode {
             let opts = nabla::testrunner::TestOptions {
                 jobs: jobs.max(1),
                 timeout: (timeout > 0).then(|| std::time::Duration::from_secs(timeout)),
-                compile: match backend {
-                    BackendArg::Interp => pipeline.compile_options(),
-                    BackendArg::C => pipeline.c_backend_options(),
-                },
+                compile: pipeline.backend_options(backend),
                 backend: match backend {
                     BackendArg::Interp => nabla::testrunner::Backend::Interpreter,
-                    BackendArg::C => nabla::testrunner::Backend::C,
+                    BackendArg::C | BackendArg::Multicore => nabla::testrunner::Backend::C,
                 },
+                run_args: Vec::new(),
             };
             let report = nabla::testrunner::run_tests(&paths, &opts);
             for s in &report.skips {
@@ -567,13 +575,12 @@ fn run(cli: Cli) -> ExitCode {
             backend,
             pipeline,
         } => gradbench(
-            match backend {
-                BackendArg::Interp => pipeline.compile_options(),
-                BackendArg::C => pipeline.c_backend_options(),
-            },
+            pipeline.backend_options(backend),
             match backend {
                 BackendArg::Interp => nabla::gradbench::Backend::Interp,
-                BackendArg::C => nabla::gradbench::Backend::C { cache_dir: None },
+                BackendArg::C | BackendArg::Multicore => {
+                    nabla::gradbench::Backend::C { cache_dir: None }
+                }
             },
             (eval_timeout > 0).then(|| std::time::Duration::from_secs(eval_timeout)),
         ),
@@ -656,14 +663,24 @@ enum CMode {
     Server,
 }
 
-fn compile_c(
-    file: &std::path::Path,
-    out: Option<PathBuf>,
-    only_c: bool,
-    mode: CMode,
-    pipeline: PipelineArgs,
-) -> ExitCode {
-    let opts = pipeline.c_backend_options();
+fn compile_c(args: CArgs, target: nabla_cgen::Target) -> ExitCode {
+    let CArgs {
+        file,
+        out,
+        only_c,
+        library,
+        server,
+        pipeline,
+    } = args;
+    let file = file.as_path();
+    let mode = if library {
+        CMode::Library
+    } else if server {
+        CMode::Server
+    } else {
+        CMode::Executable
+    };
+    let opts = pipeline.c_backend_options().for_target(target);
     let compiled = match nabla::compile_with(file, &opts) {
         Ok(c) => c,
         Err(e) => {
@@ -1007,12 +1024,10 @@ fn bench(
     json: Option<&std::path::Path>,
     pipeline: PipelineArgs,
 ) -> ExitCode {
-    let (options, backend) = match backend {
-        BackendArg::Interp => (
-            pipeline.compile_options(),
-            nabla::bench::BenchBackend::Interp,
-        ),
-        BackendArg::C => (pipeline.c_backend_options(), nabla::bench::BenchBackend::C),
+    let options = pipeline.backend_options(backend);
+    let backend = match backend {
+        BackendArg::Interp => nabla::bench::BenchBackend::Interp,
+        BackendArg::C | BackendArg::Multicore => nabla::bench::BenchBackend::C,
     };
     let runs = runs.clamp(1, 1_000_000);
     let mut print = |m: &nabla::bench::Measurement| println!("{}", m.line());
@@ -1067,15 +1082,10 @@ fn script_runner(
     backend: BackendArg,
     pipeline: PipelineArgs,
 ) -> Option<nabla::literate::ScriptRunner> {
-    let (opts, backend) = match backend {
-        BackendArg::Interp => (
-            pipeline.compile_options(),
-            nabla::literate::ScriptBackend::Interp,
-        ),
-        BackendArg::C => (
-            pipeline.c_backend_options(),
-            nabla::literate::ScriptBackend::C,
-        ),
+    let opts = pipeline.backend_options(backend);
+    let backend = match backend {
+        BackendArg::Interp => nabla::literate::ScriptBackend::Interp,
+        BackendArg::C | BackendArg::Multicore => nabla::literate::ScriptBackend::C,
     };
     match nabla::literate::ScriptRunner::new(file, &opts, backend, &mut |n| eprintln!("{n}")) {
         Ok(r) => Some(r),

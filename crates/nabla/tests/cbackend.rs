@@ -68,6 +68,7 @@ fn corpus_through_c() {
         timeout: Some(Duration::from_secs(600)),
         compile: static_ad_options(),
         backend: Backend::C,
+        run_args: Vec::new(),
     };
     let report = run_tests(std::slice::from_ref(&tests), &opts);
     let prefix = format!("SKIP {}/", root.display());
@@ -212,6 +213,7 @@ fn an_endless_compiled_program_is_stopped_by_the_timeout() {
     let exe = Executable {
         path: exe_path,
         timeout: Some(Duration::from_millis(500)),
+        args: Vec::new(),
     };
     let types = compiled.entry_types("main").expect("an entry point");
     let err = exe
@@ -224,4 +226,135 @@ fn an_endless_compiled_program_is_stopped_by_the_timeout() {
         .expect_err("the run is stopped");
     let _ = std::fs::remove_dir_all(&dir);
     assert!(err.message.contains("was stopped"), "{}", err.message);
+}
+
+/// The options of the corpus's runs through multicore C: 1, 2 and 3
+/// threads, every parallel level in parallel from 2 rows on (the corpus's
+/// inputs are small).
+fn multicore_run_args() -> Vec<Vec<String>> {
+    (1..=3)
+        .map(|t| {
+            ["--num-threads", &t.to_string(), "--parallel-from", "2"]
+                .map(String::from)
+                .to_vec()
+        })
+        .collect()
+}
+
+/// The corpus through multicore C (`nabla test --backend=multicore`),
+/// each dataset with 1, 2 and 3 threads, against the interpreter: the
+/// same datasets pass and the same programs are skipped as through
+/// sequential C (`corpus_through_c`). Integer results are compared
+/// exactly (`nabla test`'s rule), floats within its tolerance (a parallel
+/// reduction may reassociate).
+#[test]
+fn corpus_through_multicore() {
+    let root = root();
+    let tests = root.join("tests");
+    let opts = TestOptions {
+        jobs: 2,
+        timeout: Some(Duration::from_secs(600)),
+        compile: static_ad_options().for_target(nabla_cgen::Target::Multicore),
+        backend: Backend::C,
+        run_args: multicore_run_args(),
+    };
+    let report = run_tests(std::slice::from_ref(&tests), &opts);
+    assert_eq!(
+        report.failed,
+        0,
+        "failures through multicore C:\n{}",
+        report.failures.join("\n")
+    );
+    assert!(
+        report.passed >= 3 * MIN_CORPUS_PASSED,
+        "only {} dataset runs passed through multicore C (expected at least {})",
+        report.passed,
+        3 * MIN_CORPUS_PASSED
+    );
+    assert_eq!(
+        report.skips.len(),
+        EXPECTED_SKIPS.len(),
+        "skipped programs:\n{}",
+        report.skips.join("\n")
+    );
+}
+
+/// The parallel levels of multicore C really run on the threads asked
+/// for (compiled with `-DNB_REPORT_THREADS`, the executable reports the
+/// most threads a level ran on), and give the sequential results: a
+/// non-commutative reduction (the last element of each pair wins unless
+/// larger), a map of rows and a sum of integers.
+#[test]
+fn multicore_levels_run_on_the_threads_asked_for() {
+    let dir = std::env::temp_dir().join(format!("nabla-multicore-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let src = dir.join("prog.fut");
+    std::fs::write(
+        &src,
+        "entry main (n: i64) =\n\
+         let xs = map (\\i -> (i * 7919) % 1009) (iota n)\n\
+         let s = reduce (+) 0 xs\n\
+         let f = reduce (\\(a: i64, b: i64) (c, d) -> (a * d + c, b * d)) (0, 1) (map (\\x -> (x % 3, 2)) (take 40 xs))\n\
+         let rows = map (\\i -> map (\\j -> i * j) (iota 3)) (iota n)\n\
+         in (s, f, rows[n - 1])\n",
+    )
+    .expect("write the program");
+    let compiled = nabla::compile_with(
+        &src,
+        &static_ad_options().for_target(nabla_cgen::Target::Multicore),
+    )
+    .expect("compiles");
+    let c = nabla::cbackend::c_source(&compiled).expect("C");
+    assert!(c.source.contains("#pragma omp parallel"));
+    let c_file = dir.join("prog.c");
+    std::fs::write(&c_file, &c.source).expect("write C");
+    let exe = dir.join("prog");
+    let cc = std::env::var("CC")
+        .ok()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| "gcc".into());
+    let status = std::process::Command::new(&cc)
+        .args([
+            "-std=c11",
+            "-D_GNU_SOURCE",
+            "-O1",
+            "-fopenmp",
+            "-DNB_REPORT_THREADS",
+        ])
+        .arg(&c_file)
+        .arg("-o")
+        .arg(&exe)
+        .arg("-lm")
+        .status()
+        .expect("run the C compiler");
+    assert!(status.success(), "{cc} failed on {}", c_file.display());
+    let run = |threads: &str| {
+        let mut child = std::process::Command::new(&exe)
+            .args(["--num-threads", threads, "--parallel-from", "2"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("run the executable");
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(b"1000\n")
+            .expect("write input");
+        let out = child.wait_with_output().expect("wait");
+        assert!(out.status.success());
+        (
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (one, one_err) = run("1");
+    let (three, three_err) = run("3");
+    assert_eq!(one, three, "results differ between 1 and 3 threads");
+    assert!(one.starts_with("504678i64\n"), "{one}");
+    assert!(one_err.contains("up to 1 threads"), "{one_err}");
+    assert!(three_err.contains("up to 3 threads"), "{three_err}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -98,6 +98,7 @@ pub fn prog(funs: Vec<Function>) -> Program {
     Program {
         functions: funs,
         entries: vec![ep],
+        ..Default::default()
     }
 }
 

@@ -116,7 +116,7 @@ pub fn executable(
     let result = (|| {
         std::fs::write(&temp_c, &prog.source)
             .map_err(|e| format!("cannot write {}: {e}", temp_c.display()))?;
-        nabla_cgen::compile_c(&temp_c, &temp).map_err(|e| e.to_string())?;
+        nabla_cgen::compile_c_for(&temp_c, &temp, compiled.target).map_err(|e| e.to_string())?;
         std::fs::rename(&temp_c, exe.with_extension("c"))
             .map_err(|e| format!("cannot write {}: {e}", exe.with_extension("c").display()))?;
         std::fs::rename(&temp, &exe).map_err(|e| format!("cannot write {}: {e}", exe.display()))

@@ -98,6 +98,10 @@ pub struct TestOptions {
     pub compile: CompileOptions,
     /// What runs the datasets.
     pub backend: Backend,
+    /// With an executable: each dataset runs once per entry, with these
+    /// options (multicore C with 1, 2 and 3 threads); empty: once, with
+    /// none.
+    pub run_args: Vec<Vec<String>>,
 }
 
 /// What runs the datasets of `nabla test`.
@@ -118,6 +122,7 @@ impl Default for TestOptions {
             timeout: None,
             compile: CompileOptions::default(),
             backend: Backend::Interpreter,
+            run_args: Vec::new(),
         }
     }
 }
@@ -167,6 +172,7 @@ fn test_file_isolated(path: &Path, opts: &TestOptions) -> FileReport {
     let p = path.to_path_buf();
     let compile = opts.compile.clone();
     let backend = opts.backend;
+    let run_args = opts.run_args.clone();
     let cancel = nabla_interp::Cancel::new();
     let file_cancel = cancel.clone();
     let progress = std::sync::Arc::new(AtomicUsize::new(0));
@@ -179,6 +185,7 @@ fn test_file_isolated(path: &Path, opts: &TestOptions) -> FileReport {
                 run: timeout,
                 cancel: &file_cancel,
                 progress: &file_progress,
+                run_args: &run_args,
             };
             let _ = tx.send(test_file_limited(&p, &compile, backend, &limits));
         });
@@ -260,6 +267,7 @@ pub fn test_file_with(path: &Path, opts: &CompileOptions, backend: Backend) -> F
         run: None,
         cancel: &nabla_interp::Cancel::new(),
         progress: &AtomicUsize::new(0),
+        run_args: &[],
     };
     test_file_limited(path, opts, backend, &limits)
 }
@@ -272,6 +280,8 @@ struct Limits<'a> {
     cancel: &'a nabla_interp::Cancel,
     /// Counts the dataset runs started (for the file's watchdog).
     progress: &'a AtomicUsize,
+    /// The options of each run of an executable ([`TestOptions::run_args`]).
+    run_args: &'a [Vec<String>],
 }
 
 /// [`test_file_with`] under `limits`.
@@ -540,28 +550,51 @@ impl FileCx<'_> {
                     },
                 };
                 let limits = self.limits;
-                match self.compiled() {
-                    Err(e) => report.fail(format!("{head}: {e}")),
-                    Ok(c) => {
-                        let r = guarded(|| {
-                            limits.progress.fetch_add(1, Ordering::SeqCst);
-                            let watchdog = limits.run.map(|t| limits.cancel.after(t));
-                            let mut r =
-                                run_dataset(c, path, entry, ds, idx, exe.as_ref(), limits.cancel);
-                            drop(watchdog);
-                            // A stopped run stops only itself.
-                            if limits.cancel.reason() == Some(nabla_interp::CancelReason::TimeLimit)
-                            {
-                                limits.cancel.reset();
-                                let secs = limits.run.map(|t| t.as_secs_f64()).unwrap_or(0.0);
-                                r = r.map_err(|e| format!("timed out after {secs} s: {e}"));
-                            }
-                            r
+                let runs: Vec<(Option<Executable>, String)> = match &exe {
+                    Some(e) if !limits.run_args.is_empty() => limits
+                        .run_args
+                        .iter()
+                        .map(|a| {
+                            (
+                                Some(e.with_args(a.clone())),
+                                format!("{head} [{}]", a.join(" ")),
+                            )
                         })
-                        .and_then(|r| r);
-                        match r {
-                            Ok(()) => report.pass(),
-                            Err(reason) => report.fail(format!("{head}: {reason}")),
+                        .collect(),
+                    _ => vec![(exe.clone(), head.clone())],
+                };
+                for (exe, head) in runs {
+                    match self.compiled() {
+                        Err(e) => report.fail(format!("{head}: {e}")),
+                        Ok(c) => {
+                            let r = guarded(|| {
+                                limits.progress.fetch_add(1, Ordering::SeqCst);
+                                let watchdog = limits.run.map(|t| limits.cancel.after(t));
+                                let mut r = run_dataset(
+                                    c,
+                                    path,
+                                    entry,
+                                    ds,
+                                    idx,
+                                    exe.as_ref(),
+                                    limits.cancel,
+                                );
+                                drop(watchdog);
+                                // A stopped run stops only itself.
+                                if limits.cancel.reason()
+                                    == Some(nabla_interp::CancelReason::TimeLimit)
+                                {
+                                    limits.cancel.reset();
+                                    let secs = limits.run.map(|t| t.as_secs_f64()).unwrap_or(0.0);
+                                    r = r.map_err(|e| format!("timed out after {secs} s: {e}"));
+                                }
+                                r
+                            })
+                            .and_then(|r| r);
+                            match r {
+                                Ok(()) => report.pass(),
+                                Err(reason) => report.fail(format!("{head}: {reason}")),
+                            }
                         }
                     }
                 }

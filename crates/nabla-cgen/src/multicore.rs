@@ -1,0 +1,305 @@
+//! Multicore C (`nabla multicore`): the sequential program with OpenMP
+//! regions where `lower` decided a parallel level (func.rs), and the
+//! runtime made safe for threads.
+//!
+//! The runtime stays one file (`runtime.c`), so that sequential C is
+//! exactly what it was: for multicore C the generated source gets
+//! `multicore_prelude.c` before the runtime (OpenMP, the atomic reference
+//! counts' macros, the thread count, the worker failure protocol),
+//! `multicore.c` after it, and the few places of the runtime, the C API
+//! and the server that threads share are replaced, text for text
+//! ([`RUNTIME_PATCHES`], [`OPTION_PATCH`]). Each replacement must find its
+//! text the expected number of times (an error otherwise, and a unit test
+//! below), so a change to the runtime cannot silently drop one.
+//!
+//! Threads come from OpenMP (`-fopenmp`): a well-kept library, shipped
+//! with GCC; clang needs libomp installed. [`compile_flags`] adds the
+//! flag; a compiler without OpenMP gets a clear error
+//! ([`explain_compiler_failure`]).
+
+use crate::CgenError;
+
+/// Goes before the runtime.
+const PRELUDE_C: &str = include_str!("multicore_prelude.c");
+
+/// Goes after the runtime.
+const EPILOGUE_C: &str = include_str!("multicore.c");
+
+/// One replacement in the runtime: the text, what replaces it, and how
+/// many times the text occurs there.
+struct Patch {
+    text: &'static str,
+    with: &'static str,
+    times: usize,
+}
+
+/// The runtime's shared state, made safe for threads.
+const RUNTIME_PATCHES: &[Patch] = &[
+    // Reference counts: atomic.
+    Patch {
+        text: "if (a.mem) a.mem->rc++;",
+        with: "if (a.mem) NB_RC_INC(a.mem);",
+        times: 1,
+    },
+    Patch {
+        text: "if (r->mem) r->mem->rc++;",
+        with: "if (r->mem) NB_RC_INC(r->mem);",
+        times: 2,
+    },
+    Patch {
+        text: "if (r.mem) r.mem->rc++;",
+        with: "if (r.mem) NB_RC_INC(r.mem);",
+        times: 1,
+    },
+    Patch {
+        text: "if (a->mem && --a->mem->rc == 0) nb_free_mem(a->mem);",
+        with: "if (a->mem && NB_RC_DEC_IS_ZERO(a->mem)) nb_free_mem(a->mem);",
+        times: 1,
+    },
+    Patch {
+        text: "if (a->mem && a->mem->rc == 1) return;",
+        with: "if (a->mem && NB_RC_GET(a->mem) == 1) return;",
+        times: 1,
+    },
+    // The memory counted against the limit: atomic.
+    Patch {
+        text: "  if (lim > 0 && (bytes > (uint64_t)lim || nb_mem_used > lim - (int64_t)bytes)) return false;\n  nb_mem_used += (int64_t)bytes;\n  return true;",
+        with: "  if (lim > 0 && bytes > (uint64_t)lim) return false;\n  int64_t used = __atomic_add_fetch(&nb_mem_used, (int64_t)bytes, __ATOMIC_RELAXED);\n  if (lim > 0 && used > lim) {\n    __atomic_sub_fetch(&nb_mem_used, (int64_t)bytes, __ATOMIC_RELAXED);\n    return false;\n  }\n  return true;",
+        times: 1,
+    },
+    Patch {
+        text: "  nb_mem_used -= (int64_t)bytes;",
+        with: "  __atomic_sub_fetch(&nb_mem_used, (int64_t)bytes, __ATOMIC_RELAXED);",
+        times: 1,
+    },
+    // The library's list of live blocks: under a lock.
+    Patch {
+        text: "  m->epoch = nb_epoch;\n  m->next = nb_live.next;\n  m->prev = &nb_live;\n  nb_live.next->prev = m;\n  nb_live.next = m;\n",
+        with: "  nb_lock(&nb_live_lock);\n  m->epoch = nb_epoch;\n  m->next = nb_live.next;\n  m->prev = &nb_live;\n  nb_live.next->prev = m;\n  nb_live.next = m;\n  nb_unlock(&nb_live_lock);\n",
+        times: 1,
+    },
+    Patch {
+        text: "  m->prev->next = m->next;\n  m->next->prev = m->prev;\n",
+        with: "  nb_lock(&nb_live_lock);\n  m->prev->next = m->next;\n  m->next->prev = m->prev;\n  nb_unlock(&nb_live_lock);\n",
+        times: 1,
+    },
+    // Failures: one thread reports (see multicore_prelude.c).
+    Patch {
+        text: "  va_list ap;\n  char msg[2048];\n",
+        with: "  NB_FAIL_ENTER();\n  va_list ap;\n  char msg[2048];\n",
+        times: 1,
+    },
+    Patch {
+        text: "  if (nb_jmp) longjmp(*nb_jmp, 1);\n  fprintf(stderr, \"Error: %s\\n\", msg);",
+        with: "  NB_FAIL_WORKER_JUMP();\n  if (nb_jmp) longjmp(*nb_jmp, 1);\n  fprintf(stderr, \"Error: %s\\n\", msg);",
+        times: 1,
+    },
+    Patch {
+        text: "  va_list ap;\n  fflush(stdout);\n",
+        with: "  NB_FAIL_ENTER();\n  va_list ap;\n  fflush(stdout);\n",
+        times: 1,
+    },
+    // The executable's help.
+    Patch {
+        text: "[--memory-limit SIZE] < input\\n\"\n",
+        with: "[--memory-limit SIZE] [--num-threads N] [--parallel-from ROWS] < input\\n\"\n             \"  --num-threads N  run parallel levels on N threads (default: the number of cores)\\n\"\n             \"  --parallel-from ROWS  run every parallel level in parallel from ROWS rows on (tests)\\n\"\n",
+        times: 1,
+    },
+];
+
+/// `--num-threads N` beside `--memory-limit`, in the executable's and
+/// the server's options (once in the runtime, once more in a server).
+const OPTION_PATCH: Patch = Patch {
+    text: "    } else if (nb_is_option(a, \"--memory-limit\")) {\n",
+    with: "    } else if (nb_is_option(a, \"--num-threads\")) {\n      nb_set_num_threads_option(argv[0], nb_option_value(argc, argv, &i, \"--num-threads\"));\n    } else if (nb_is_option(a, \"--parallel-from\")) {\n      nb_set_parallel_from_option(argv[0], nb_option_value(argc, argv, &i, \"--parallel-from\"));\n    } else if (nb_is_option(a, \"--memory-limit\")) {\n",
+    times: 1,
+};
+
+/// The C API's thread count (Futhark's multicore backend has it).
+const SET_NUM_THREADS_C: &str = "\n/* The number of threads of parallel levels (Futhark's multicore backend):\n * n > 0 threads (at most NB_MAX_THREADS), 0 or less the default (the\n * number of cores). The setting is the library's (the runtime's state is). */\nvoid futhark_context_config_set_num_threads(struct futhark_context_config *cfg, int n) {\n  if (!cfg) return;\n  nb_num_threads_setting = n > 0 ? (n > NB_MAX_THREADS ? NB_MAX_THREADS : n) : 0;\n}\n";
+
+/// Its declaration in the header.
+const SET_NUM_THREADS_H: &str =
+    "void futhark_context_config_set_num_threads(struct futhark_context_config *cfg, int n);\n";
+
+fn apply(text: &str, patch: &Patch, at_least: bool) -> Result<String, CgenError> {
+    let found = text.matches(patch.text).count();
+    if found != patch.times && !(at_least && found >= patch.times) {
+        return Err(CgenError::internal(&format!(
+            "multicore: the runtime has {found} copies of `{}`, not {}",
+            patch.text.lines().next().unwrap_or(""),
+            patch.times
+        )));
+    }
+    Ok(text.replace(patch.text, patch.with))
+}
+
+/// The runtime for multicore C: prelude, patched runtime, epilogue.
+pub(crate) fn runtime() -> Result<String, CgenError> {
+    let mut rt = crate::RUNTIME_C.to_string();
+    for patch in RUNTIME_PATCHES {
+        rt = apply(&rt, patch, false)?;
+    }
+    rt = apply(&rt, &OPTION_PATCH, false)?;
+    Ok(format!("{PRELUDE_C}{rt}{EPILOGUE_C}"))
+}
+
+/// Turns a generated sequential source (an executable's, or the C API's
+/// with or without a server) into multicore C: the runtime replaced by
+/// [`runtime`], the server's options patched; with `library`, the C API
+/// gets `futhark_context_config_set_num_threads` (before the code
+/// generated from the IR).
+pub(crate) fn source(sequential: &str, library: bool) -> Result<String, CgenError> {
+    let at = sequential
+        .find(crate::RUNTIME_C)
+        .ok_or_else(|| CgenError::internal("multicore: no runtime in the generated C"))?;
+    let rest = &sequential[at + crate::RUNTIME_C.len()..];
+    // The server's options (its `main` comes after the runtime).
+    let rest = if rest.contains(OPTION_PATCH.text) {
+        apply(rest, &OPTION_PATCH, true)?
+    } else {
+        rest.to_string()
+    };
+    let mut out = String::with_capacity(sequential.len() + PRELUDE_C.len() + 4096);
+    out.push_str(&sequential[..at]);
+    out.push_str(&runtime()?);
+    if library {
+        let marker = "\n/* ---------- generated from the core IR ---------- */\n";
+        let split = rest
+            .find(marker)
+            .ok_or_else(|| CgenError::internal("multicore: no generated code in the C API"))?;
+        out.push_str(&rest[..split]);
+        out.push_str(SET_NUM_THREADS_C);
+        out.push_str(&rest[split..]);
+    } else {
+        out.push_str(&rest);
+    }
+    Ok(out)
+}
+
+/// The header of the C API for multicore C: with
+/// `futhark_context_config_set_num_threads`.
+pub(crate) fn header(sequential: &str) -> Result<String, CgenError> {
+    let after = "void futhark_context_config_set_memory_limit(struct futhark_context_config *cfg, int64_t bytes);\n";
+    if sequential.matches(after).count() != 1 {
+        return Err(CgenError::internal(
+            "multicore: the header has no futhark_context_config_set_memory_limit",
+        ));
+    }
+    Ok(sequential.replace(after, &format!("{after}{SET_NUM_THREADS_H}")))
+}
+
+/// The C compiler's flags for multicore C: OpenMP.
+pub(crate) fn compile_flags() -> &'static [&'static str] {
+    &["-fopenmp"]
+}
+
+/// A clearer message where the C compiler failed for want of OpenMP.
+pub(crate) fn explain_compiler_failure(cc: &str, stderr: &str) -> Option<String> {
+    let lacks = stderr.contains("omp.h") || stderr.contains("fopenmp");
+    lacks.then(|| {
+        format!(
+            "the C compiler `{cc}` has no OpenMP (`-fopenmp` and omp.h), which multicore C needs: set CC to a compiler with OpenMP, such as gcc"
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_patch_finds_its_text_in_the_runtime() {
+        let rt = runtime().unwrap();
+        for p in RUNTIME_PATCHES {
+            assert!(rt.matches(p.with).count() >= p.times, "{}", p.with);
+        }
+        assert!(rt.contains("NB_RC_INC(a.mem)"));
+        assert!(rt.contains("--num-threads"));
+        assert!(rt.starts_with(PRELUDE_C));
+        assert!(rt.ends_with(EPILOGUE_C));
+    }
+
+    /// A reduction `lower` decided to run in parallel, and a scan it did not.
+    const DECIDED: &str = "fun main (xs_0: [?]f64): (f64, [?]f64) = {
+  let n_1: i64 = size(xs_0, 0)
+  #[seg_red parallel(2)]
+  let s_5: f64 = reduce(n_1, \\(a_2: f64, b_3: f64): (f64) -> {
+    let c_4: f64 = a_2 - b_3
+    in (c_4)
+  }, (0.0f64), xs_0)
+  #[seg_scan sequential]
+  let t_9: [n_1]f64 = scan(n_1, \\(a_6: f64, b_7: f64): (f64) -> {
+    let c_8: f64 = a_6 + b_7
+    in (c_8)
+  }, (0.0f64), xs_0)
+  in (s_5, t_9)
+}
+
+entry main = main (params [1], results [1, 1])
+";
+
+    #[test]
+    fn only_multicore_c_runs_the_decided_levels_in_parallel() {
+        let prog = nabla_ir::parse_program(DECIDED).unwrap();
+        nabla_ir::validate_program(&prog).unwrap();
+        let locate = |_| String::new();
+        let seq = crate::generate_c_partial_for(&prog, &locate, crate::Target::Sequential).unwrap();
+        let par = crate::generate_c_partial_for(&prog, &locate, crate::Target::Multicore).unwrap();
+        assert!(!seq.source.contains("#pragma omp"));
+        assert_eq!(par.source.matches("#pragma omp parallel if (").count(), 1);
+        // Each thread has its own accumulator, element and result.
+        assert!(
+            par.source.contains("firstprivate(v2, v3, v4, v5)"),
+            "{}",
+            par.source
+        );
+        assert!(
+            par.source.contains("if (nb_parallel(t5 - t4, 2))"),
+            "{}",
+            par.source
+        );
+    }
+
+    #[test]
+    fn the_multicore_library_has_the_thread_count() {
+        let prog = nabla_ir::parse_program(DECIDED).unwrap();
+        let locate = |_| String::new();
+        let lib =
+            crate::generate_library_for(&prog, &locate, "prog", true, crate::Target::Multicore)
+                .unwrap();
+        assert!(lib
+            .header
+            .contains("futhark_context_config_set_num_threads"));
+        assert!(lib
+            .source
+            .contains("void futhark_context_config_set_num_threads("));
+        assert!(lib.manifest.contains("\"backend\": \"multicore\""));
+        // The executable's options and the server's.
+        assert_eq!(
+            lib.source
+                .matches("nb_is_option(a, \"--num-threads\")")
+                .count(),
+            2
+        );
+    }
+
+    #[test]
+    fn a_compiler_without_openmp_is_named() {
+        let m = explain_compiler_failure("clang", "x.c:3:10: fatal error: 'omp.h' file not found")
+            .unwrap();
+        assert!(m.contains("`clang` has no OpenMP"), "{m}");
+        assert!(explain_compiler_failure("gcc", "x.c:3: error: expected ';'").is_none());
+    }
+
+    #[test]
+    fn a_missing_text_is_an_error() {
+        let p = Patch {
+            text: "no such text",
+            with: "",
+            times: 1,
+        };
+        let e = apply("runtime", &p, false).unwrap_err();
+        assert!(e.to_string().contains("0 copies"), "{e}");
+    }
+}

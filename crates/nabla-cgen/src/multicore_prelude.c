@@ -1,0 +1,159 @@
+/* ---------- multicore: OpenMP (before the runtime) ---------- */
+/* `nabla multicore`: the runtime is the sequential one with its shared
+ * state made safe for threads (multicore.rs patches it: atomic reference
+ * counts and memory counter, a lock around the library's list of live
+ * blocks, failures on worker threads), and each parallel level of the
+ * program is an OpenMP region (func.rs's open_parallel): its rows split
+ * into one contiguous chunk per thread, in thread order. */
+#include <errno.h>
+#include <omp.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#define NB_MULTICORE 1
+/* The most threads a parallel level uses (the size of the per-thread
+ * partial results of a reduction). */
+#define NB_MAX_THREADS 256
+#define NB_RC_INC(m) ((void)__atomic_fetch_add(&(m)->rc, 1, __ATOMIC_RELAXED))
+#define NB_RC_DEC_IS_ZERO(m) (__atomic_sub_fetch(&(m)->rc, 1, __ATOMIC_ACQ_REL) == 0)
+#define NB_RC_GET(m) __atomic_load_n(&(m)->rc, __ATOMIC_ACQUIRE)
+
+/* --num-threads / futhark_context_config_set_num_threads; 0: OpenMP's
+ * default (OMP_NUM_THREADS, else the number of cores). */
+static int nb_num_threads_setting;
+
+/* --parallel-from ROWS: every parallel level runs in parallel from ROWS
+ * rows on, instead of from the width `lower` decided (for tests, which
+ * run small inputs); 0: the decided widths. */
+static int64_t nb_parallel_from;
+
+/* Whether a parallel level of `rows` rows, parallel from `min_width` rows
+ * on, runs in parallel here: not inside another one. */
+static inline int nb_parallel(int64_t rows, int64_t min_width) {
+  return rows >= (nb_parallel_from > 0 ? nb_parallel_from : min_width) && !omp_in_parallel();
+}
+
+static inline int nb_threads(void) {
+  int n = nb_num_threads_setting > 0 ? nb_num_threads_setting : omp_get_max_threads();
+  return n < 1 ? 1 : n > NB_MAX_THREADS ? NB_MAX_THREADS : n;
+}
+
+/* This thread's rows of from..to: one contiguous chunk per thread, the
+ * first `n % threads` chunks one row longer. */
+static inline void nb_par_chunk(int64_t from, int64_t to, int64_t *lo, int64_t *hi) {
+  int64_t n = to > from ? to - from : 0;
+  int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+  int64_t q = n / nt, r = n % nt;
+  *lo = from + t * q + (t < r ? t : r);
+  *hi = *lo + q + (t < r ? 1 : 0);
+}
+
+static void nb_set_parallel_from_option(const char *prog, const char *v) {
+  char *end;
+  errno = 0;
+  long long n = strtoll(v, &end, 10);
+  if (end == v || *end || errno || n < 1) {
+    fprintf(stderr, "%s: --parallel-from needs a positive number of rows, not '%s'\n", prog, v);
+    exit(2);
+  }
+  nb_parallel_from = (int64_t)n;
+}
+
+static void nb_set_num_threads_option(const char *prog, const char *v) {
+  char *end;
+  errno = 0;
+  long n = strtol(v, &end, 10);
+  if (end == v || *end || errno || n < 1 || n > NB_MAX_THREADS) {
+    fprintf(stderr, "%s: --num-threads needs a number of threads from 1 to %d, not '%s'\n", prog,
+            NB_MAX_THREADS, v);
+    exit(2);
+  }
+  nb_num_threads_setting = (int)n;
+}
+
+/* A spin lock for short critical sections. */
+static void nb_lock(int *l) {
+  while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE))
+    while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
+    }
+}
+static void nb_unlock(int *l) { __atomic_store_n(l, 0, __ATOMIC_RELEASE); }
+static int nb_live_lock;
+
+#ifdef NB_LIBRARY
+/* Library: a failure on a thread of a parallel level longjmps to that
+ * thread's own NB_WORKER_BEGIN (never across threads); the first failure's
+ * message is kept, and the level fails on the calling thread at NB_PAR_END. */
+static int nb_fail_lock;
+static int nb_par_failed;
+static _Thread_local jmp_buf *nb_worker_jmp;
+#define NB_WORKER_BEGIN                                                                        \
+  {                                                                                            \
+    jmp_buf nb_worker_buf_;                                                                    \
+    jmp_buf *nb_worker_outer_ = nb_worker_jmp;                                                 \
+    nb_worker_jmp = &nb_worker_buf_;                                                           \
+    if (!setjmp(nb_worker_buf_)) {
+#define NB_WORKER_END                                                                          \
+  }                                                                                            \
+  nb_worker_jmp = nb_worker_outer_;                                                            \
+  }
+#define NB_FAIL_ENTER()                                                                        \
+  do {                                                                                         \
+    if (nb_worker_jmp) {                                                                       \
+      nb_lock(&nb_fail_lock);                                                                  \
+      if (__atomic_load_n(&nb_par_failed, __ATOMIC_ACQUIRE)) {                                 \
+        nb_unlock(&nb_fail_lock);                                                              \
+        longjmp(*nb_worker_jmp, 1);                                                            \
+      }                                                                                        \
+    }                                                                                          \
+  } while (0)
+#define NB_FAIL_WORKER_JUMP()                                                                  \
+  do {                                                                                         \
+    if (nb_worker_jmp) {                                                                       \
+      __atomic_store_n(&nb_par_failed, 1, __ATOMIC_RELEASE);                                   \
+      nb_unlock(&nb_fail_lock);                                                                \
+      longjmp(*nb_worker_jmp, 1);                                                              \
+    }                                                                                          \
+  } while (0)
+#else
+/* Executable: the first failing thread reports and exits; a second one
+ * waits for the exit. */
+static int nb_failing;
+#define NB_WORKER_BEGIN {
+#define NB_WORKER_END }
+#define NB_FAIL_ENTER()                                                                        \
+  do {                                                                                         \
+    if (__atomic_exchange_n(&nb_failing, 1, __ATOMIC_ACQ_REL))                                 \
+      for (;;) pause();                                                                        \
+  } while (0)
+#endif
+
+#ifdef NB_REPORT_THREADS
+/* -DNB_REPORT_THREADS (tests): the most threads a parallel level ran on,
+ * printed on stderr at exit. */
+static int nb_most_threads;
+static void nb_report_threads(void) {
+  fprintf(stderr, "nabla: parallel levels ran on up to %d threads\n", nb_most_threads);
+}
+#define NB_NOTE_THREADS()                                                                      \
+  do {                                                                                         \
+    int nb_n_ = omp_get_num_threads();                                                         \
+    int nb_m_ = __atomic_load_n(&nb_most_threads, __ATOMIC_RELAXED);                           \
+    while (nb_n_ > nb_m_ && !__atomic_compare_exchange_n(&nb_most_threads, &nb_m_, nb_n_, 0,   \
+                                                         __ATOMIC_RELAXED, __ATOMIC_RELAXED)) { \
+    }                                                                                          \
+  } while (0)
+#else
+#define NB_NOTE_THREADS() ((void)0)
+#endif
+
+/* Parallelism nested in a parallel level runs in its thread. */
+__attribute__((constructor)) static void nb_multicore_init(void) {
+  omp_set_max_active_levels(1);
+#ifdef NB_REPORT_THREADS
+  atexit(nb_report_threads);
+#endif
+}
+
