@@ -174,18 +174,22 @@ impl Walker<'_> {
             ExprKind::Loop {
                 init, form, body, ..
             } => {
+                // The initial value and the loop's bounds are computed before
+                // the body runs; the loop parameters have the loop's own
+                // sizes (or the initial value's, where they keep them).
                 if let Some(i) = init {
                     new.extend(self.expr(i, known)?);
                 }
                 match form {
                     LoopForm::For(_, bound) => new.extend(self.expr(bound, known)?),
                     LoopForm::ForIn(_, array) => new.extend(self.expr(array, known)?),
-                    LoopForm::While(c) => {
-                        new.extend(self.expr(c, &union(known, &self.own(e)))?);
-                    }
+                    LoopForm::While(_) => {}
                 }
-                // The loop parameters have the loop's own sizes.
-                new.extend(self.expr(body, &union(known, &self.own(e)))?);
+                let inside = union(&union(known, &new), &self.own(e));
+                if let LoopForm::While(c) = form {
+                    new.extend(self.expr(c, &inside)?);
+                }
+                new.extend(self.expr(body, &inside)?);
             }
             _ => self.children(e, known, &mut new)?,
         }
