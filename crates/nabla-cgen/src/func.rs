@@ -1719,21 +1719,7 @@ impl<'a> FnGen<'a> {
             self.close();
             return Ok(());
         }
-        let temps: Vec<String> = accs.iter().map(|_| self.fresh()).collect();
-        self.open(&format!("for (int64_t j = 0; j < {wv}; j++) {{"));
-        for (p, t) in accs.iter().zip(&temps) {
-            self.line(&format!("{} {t};", c_decl_type(&p.ty)?));
-        }
-        element(self)?;
-        let red_targets: Vec<Option<String>> = temps.iter().map(|t| Some(t.clone())).collect();
-        self.body(&rlam.body, &red_targets)?;
-        for (p, t) in accs.iter().zip(&temps) {
-            self.line(&format!("{} = {t};", var_name(p.var)));
-        }
-        self.close();
-        for (p, a) in red_stm.pat.iter().zip(accs) {
-            self.line(&format!("{} = {};", var_name(p.var), var_name(a.var)));
-        }
+        self.scalar_reduce_loop("0", &wv, rlam, &red_stm.pat, element)?;
         self.close();
         Ok(())
     }
