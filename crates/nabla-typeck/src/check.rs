@@ -1772,12 +1772,7 @@ impl Checker {
                 }
                 Ok(make_unique(r))
             }
-            TypeExp::Arrow(name, p, r, _) => {
-                self.in_arrow += 1;
-                let r = self.resolve_arrow(name, p, r);
-                self.in_arrow -= 1;
-                r
-            }
+            TypeExp::Arrow(name, p, r, _) => self.resolve_arrow(name, p, r),
             TypeExp::Sum(cs, span) => {
                 // Futhark keeps a sum value's tag in one byte.
                 if cs.len() > 256 {
@@ -1847,8 +1842,37 @@ impl Checker {
     }
 
     /// A function type `p -> r` or `(n: p) -> r`.
+    ///
+    /// In a parameter's type, the anonymous sizes of the function type's
+    /// parameter are sizes to infer like those outside function types
+    /// (Futhark makes them implicit size parameters: `f: []i32 -> i32` is
+    /// `f: [d]i32 -> i32` for some `d` of the call); those of its result,
+    /// and elsewhere all of them, are unknown.
     fn resolve_arrow(&mut self, name: &Option<Ident>, p: &mut TypeExp, r: &mut TypeExp) -> R<Type> {
-        let pt = self.resolve_type(p)?;
+        let param_inside = u32::from(self.implicit_sizes.is_none());
+        self.in_arrow += param_inside;
+        let pt = self.resolve_type(p);
+        self.in_arrow -= param_inside;
+        let pt = pt?;
+        // A curried result (`i64 -> []i32 -> i32`) is more parameters.
+        let mut result_type = &*r;
+        while let TypeExp::Tuple(ts, _) = result_type {
+            match ts.as_slice() {
+                [t] => result_type = t,
+                _ => break,
+            }
+        }
+        let result_inside =
+            u32::from(param_inside == 1 || !matches!(result_type, TypeExp::Arrow(..)));
+        self.in_arrow += result_inside;
+        let result = self.resolve_arrow_result(name, pt, r);
+        self.in_arrow -= result_inside;
+        result
+    }
+
+    /// The rest of [`Checker::resolve_arrow`], with the parameter's type
+    /// `pt` resolved.
+    fn resolve_arrow_result(&mut self, name: &Option<Ident>, pt: Type, r: &mut TypeExp) -> R<Type> {
         match name {
             Some(n) => {
                 self.push_local(n.name.clone(), LEntry::Var(pt.clone()));
@@ -2996,8 +3020,16 @@ impl Checker {
                     }
                 }
             }
+            // The anonymous sizes of a lambda's declared result type are
+            // inferred from its body (Futhark checks that type non-rigidly):
+            // `\n : []i64 -> iota (n + 1)` has type `(n: i64) -> [n + 1]i64`.
             let rt = match ret {
-                Some(te) => Some(self.resolve_type(te)?),
+                Some(te) => {
+                    self.flexible_anonymous = true;
+                    let rt = self.resolve_type(te);
+                    self.flexible_anonymous = false;
+                    Some(rt?)
+                }
                 None => None,
             };
             let bt = self.infer(body)?;

@@ -136,6 +136,10 @@ pub(crate) struct Tcx {
     /// The type parameters in scope declared lifted (`'^a`) or size-lifted
     /// (`'~a`).
     pub lifted_params: Vec<(Name, Liftedness)>,
+    /// The parameter names of the dependent function types whose results
+    /// are being unified (innermost last; see
+    /// [`Tcx::unify_arrow_results`]).
+    pub arrow_bound: Vec<Name>,
 }
 
 const MAX_DEPTH: usize = 400;
@@ -350,6 +354,12 @@ impl Tcx {
                 if let Some(v) = self.sizes.get_mut(j) {
                     v.level = v.level.min(level);
                 }
+            } else if self.arrow_bound.contains(&n) {
+                return Err(format!(
+                    "Sizes \"{}\" and \"{}\" do not match: \"{n}\" is the named parameter of a function type, and means nothing outside that type",
+                    what.trim_start_matches('"').split('"').next().unwrap_or(what),
+                    self.show_size(s)
+                ));
             } else if self.size_name_level(&n) > level {
                 return Err(format!(
                     "Cannot make {what} \"{}\": \"{n}\" is bound in a deeper scope than where {what} is needed (scope-violation)",
@@ -822,14 +832,69 @@ impl Tcx {
                 },
             ) => {
                 self.unify_d(p1, p2, d + 1)?;
-                // A size named by a dependent parameter is unknown outside it.
-                let r1 = forget_size(r1, n1.as_deref());
-                let r2 = forget_size(r2, n2.as_deref());
-                self.unify_d(&r1, &r2, d + 1)
+                self.unify_arrow_results(n1.as_deref(), r1, n2.as_deref(), r2, d)
             }
             (Type::Acc { arr: a1, .. }, Type::Acc { arr: a2, .. }) => self.unify_d(a1, a2, d + 1),
             _ => Err(format!("{} is not {}", self.shown(&b), self.shown(&a))),
         }
+    }
+
+    /// Unifies the result types `r1` and `r2` of two function types whose
+    /// parameters are named `n1` and `n2` (dependent function types,
+    /// `(n: i64) -> [n]t`), as Futhark does: the two names are made one
+    /// (renaming where the other result mentions the name from outside),
+    /// and inside the results that name is bound: it matches only itself,
+    /// and a flexible size cannot take it (`(n: i64) -> [n]t` is not
+    /// `i64 -> [d]t` for any `d` outside). A type variable bound meanwhile
+    /// forgets the name (its size becomes unknown), so `map iota ns` keeps
+    /// type-checking.
+    fn unify_arrow_results(
+        &mut self,
+        n1: Option<&str>,
+        r1: &Type,
+        n2: Option<&str>,
+        r2: &Type,
+        d: usize,
+    ) -> Result<(), String> {
+        let rename = |t: &Type, from: &str, to: &str| {
+            subst(t, &|_| None, &|v: &str| {
+                (v == from).then(|| Size::Var(to.to_string()))
+            })
+        };
+        let (name, r1, r2) = match (n1, n2) {
+            (None, None) => return self.unify_d(r1, r2, d + 1),
+            (Some(a), Some(b)) if a == b => (a.to_string(), r1.clone(), r2.clone()),
+            (Some(a), other) | (other, Some(a)) => {
+                let (mine, theirs, b) = if n1 == Some(a) {
+                    (r1, r2, other)
+                } else {
+                    (r2, r1, other)
+                };
+                let mut fresh = a.to_string();
+                while mentions_size_name(theirs, &fresh) && Some(fresh.as_str()) != b {
+                    fresh.push('\'');
+                }
+                let mine = rename(mine, a, &fresh);
+                let theirs = match b {
+                    Some(b) => rename(theirs, b, &fresh),
+                    None => theirs.clone(),
+                };
+                if n1 == Some(a) {
+                    (fresh, mine, theirs)
+                } else {
+                    (fresh, theirs, mine)
+                }
+            }
+        };
+        let previous = self.rigid_sizes.insert(name.clone(), u32::MAX);
+        self.arrow_bound.push(name.clone());
+        let result = self.unify_d(&r1, &r2, d + 1);
+        self.arrow_bound.pop();
+        match previous {
+            Some(l) => self.rigid_sizes.insert(name, l),
+            None => self.rigid_sizes.remove(&name),
+        };
+        result
     }
 
     fn set(&mut self, v: u32, t: Type) {
@@ -839,6 +904,16 @@ impl Tcx {
     /// Binds the unbound variable `v` to `t` (already `head`ed), checking
     /// `v`'s constraint.
     fn bind(&mut self, v: u32, t: &Type, d: usize) -> Result<(), String> {
+        let forgotten;
+        let t = if self.arrow_bound.is_empty() {
+            t
+        } else {
+            let bound = self.arrow_bound.clone();
+            forgotten = subst(t, &|_| None, &|s: &str| {
+                bound.iter().any(|b| b == s).then_some(Size::Any)
+            });
+            &forgotten
+        };
         if self.occurs(v, t) {
             return Err(
                 "Occurs check: cannot instantiate a type variable with a type that contains it (the type would have to contain itself)"
@@ -1148,18 +1223,11 @@ pub(crate) fn subst(
     }
 }
 
-/// Replaces the size named `n` (if any) by `Size::Any`.
-fn forget_size(t: &Type, n: Option<&str>) -> Type {
-    match n {
-        Some(n) => subst(t, &|_| None, &|s: &str| {
-            if s == n {
-                Some(Size::Any)
-            } else {
-                None
-            }
-        }),
-        None => t.clone(),
-    }
+/// Whether a size of `t` mentions the name `n`.
+fn mentions_size_name(t: &Type, n: &str) -> bool {
+    let mut names = vec![];
+    collect_size_names(t, &mut names);
+    names.iter().any(|m| m == n)
 }
 
 /// A size as Futhark's messages show it (inside double quotes): `n`, `3`,
