@@ -89,28 +89,31 @@ impl ValueChecks {
             let (Some(spec_t), Some(member_t)) = (&spec.ty, &member.ty) else {
                 continue;
             };
-            if matches(spec, spec_t, member, member_t, &c.spec_ty, &c.rigid) {
+            let Err(size_mismatch) = matches(spec, spec_t, member, member_t, &c.spec_ty, &c.rigid)
+            else {
                 continue;
-            }
+            };
             let params: String = member
                 .type_params
                 .iter()
                 .map(|p| format!(" {}", crate::types::show_type_param(p)))
                 .collect();
-            diags.push(
-                Diagnostic::new(
-                    DiagnosticKind::Type,
-                    c.span,
-                    format!(
-                        "Module type specifies\n  {}\nbut module provides\n  val {}{} : {}",
-                        c.spec_text,
-                        c.shown,
-                        params,
-                        show(member_t, 0)
-                    ),
-                )
-                .with_label(c.spec_span, "specified here"),
-            );
+            let mut d = Diagnostic::new(
+                DiagnosticKind::Type,
+                c.span,
+                format!(
+                    "Module type specifies\n  {}\nbut module provides\n  val {}{} : {}",
+                    c.spec_text,
+                    c.shown,
+                    params,
+                    show(member_t, 0)
+                ),
+            )
+            .with_label(c.spec_span, "specified here");
+            if let Some((specified, provided)) = size_mismatch {
+                d = d.with_note(size_mismatch_note(&specified, &provided));
+            }
+            diags.push(d);
         }
         diags
     }
@@ -127,8 +130,46 @@ impl ValueChecks {
     }
 }
 
+/// A size that is one name as the module type writes it (`n`), not its
+/// flat name (`withvec.n`); other sizes as they are.
+fn unqualified(size: &str) -> String {
+    if size
+        .chars()
+        .all(|c| c.is_alphanumeric() || "._'".contains(c))
+    {
+        size.rsplit('.').next().unwrap_or(size).to_string()
+    } else {
+        size.to_string()
+    }
+}
+
+/// Why the specification's size `specified` is not the member's
+/// `provided`.
+fn size_mismatch_note(specified: &Size, provided: &Size) -> String {
+    let shown = |s: &Size| match s {
+        Size::Const(k) => k.to_string(),
+        Size::Var(n) if n.starts_with('∃') => "[]".to_string(),
+        Size::Var(n) => unqualified(n),
+        Size::Expr(e) => unqualified(&e.to_string()),
+        Size::Any => "[]".to_string(),
+    };
+    let mut note = format!(
+        "Sizes \"{}\" and \"{}\" do not match",
+        shown(specified),
+        shown(provided)
+    );
+    if matches!(provided, Size::Var(n) if n.starts_with('∃')) {
+        note.push_str(
+            ": the module's value has an existential size, known only once it is computed",
+        );
+    }
+    note
+}
+
 /// Whether the member `member` (of type `member_t`) implements the
-/// specification declared as `spec` (of type `spec_t`).
+/// specification declared as `spec` (of type `spec_t`): `Ok(())`, or
+/// `Err` with the first pair of sizes found to differ (the
+/// specification's, the member's), if the mismatch is one of sizes.
 fn matches(
     spec: &ValBind,
     spec_t: &Type,
@@ -136,7 +177,7 @@ fn matches(
     member_t: &Type,
     spec_te: &TypeExp,
     rigid: &[String],
-) -> bool {
+) -> Result<(), Option<(Size, Size)>> {
     let mut m = Matcher::default();
     for p in &member.type_params {
         match p {
@@ -154,7 +195,11 @@ fn matches(
         }
     }
     let spec_t = m.mark_rigid(spec_te, spec_t, rigid);
-    m.ty(&spec_t, member_t, true)
+    if m.ty(&spec_t, member_t, true) {
+        Ok(())
+    } else {
+        Err(m.size_mismatch)
+    }
 }
 
 /// The state of one match: what the member's type parameters and sizes
@@ -171,6 +216,8 @@ struct Matcher {
     /// The specification's type parameters.
     rigid_types: HashMap<String, Liftedness>,
     anonymous: usize,
+    /// The first sizes found to differ: the specification's, the member's.
+    size_mismatch: Option<(Size, Size)>,
 }
 
 impl Matcher {
@@ -296,9 +343,15 @@ impl Matcher {
         // `∃k`: an existential size of a result type (the type checker's
         // name for it).
         let existential = |s: &Size| matches!(s, Size::Var(n) if n.starts_with('∃'));
-        if *s == Size::Any || existential(s) || existential(p) {
+        if *s == Size::Any || existential(s) {
             // An existential size of the specification: any size.
             return true;
+        }
+        if existential(p) {
+            // The member's result has a size known only once it is
+            // computed; the specification promises a particular one.
+            self.size_mismatch = Some((s.clone(), p.clone()));
+            return false;
         }
         match p {
             // A size the type checker does not track: no evidence either way.
@@ -307,9 +360,12 @@ impl Matcher {
             // be the same expression of the corresponding sizes; not
             // compared, so no evidence either way.
             Size::Expr(_) => true,
-            Size::Const(k) => matches!(s, Size::Const(j) if j == k),
+            Size::Const(k) => self.same_size(s, p, matches!(s, Size::Const(j) if j == k)),
             Size::Var(v) => match self.flex_sizes.get(v) {
-                Some(Some(bound)) => bound == s,
+                Some(Some(bound)) => {
+                    let same = bound == s;
+                    self.same_size(s, p, same)
+                }
                 Some(None) => {
                     self.flex_sizes.insert(v.clone(), Some(s.clone()));
                     true
@@ -318,6 +374,15 @@ impl Matcher {
                 None => true,
             },
         }
+    }
+
+    /// `same` (whether the specification's size `s` is the member's `p`),
+    /// remembering the first pair that differs for the message.
+    fn same_size(&mut self, s: &Size, p: &Size, same: bool) -> bool {
+        if !same && self.size_mismatch.is_none() {
+            self.size_mismatch = Some((s.clone(), p.clone()));
+        }
+        same
     }
 
     /// Whether the member's type `p` can be the specification's `s`, at a
