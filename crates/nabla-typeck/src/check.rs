@@ -3615,6 +3615,23 @@ impl Checker {
                     })
             });
             let init = init.map(|s| self.tcx.resolve_size(&s));
+            // One size of the parameter's type at positions where the
+            // initial value has two different sizes: the initial value does
+            // not have the parameter's type (whether or not the size varies).
+            if !same_inits {
+                let shown: Vec<String> = inits
+                    .iter()
+                    .map(|i| format!("\"{}\"", self.tcx.show_size(i)))
+                    .collect();
+                return Err(err(
+                    span,
+                    format!(
+                        "Initial loop values do not have expected type: the body needs one size \"{}\" where the initial value has the sizes {}",
+                        self.tcx.show_size(&k),
+                        shown.join(" and ")
+                    ),
+                ));
+            }
             let size = match init {
                 Some(i) if same_inits && (first == k || first == i) => i,
                 _ => {
