@@ -3451,7 +3451,14 @@ impl Checker {
                 }
             }
             let unknowns_before = self.tcx.unknown_order.len();
-            let bt = self.infer(body)?;
+            // The body is one scope deeper than the loop parameters: their
+            // sizes cannot be sizes computed in one iteration.
+            self.tcx.level += 1;
+            self.tcx.loop_body_levels.push(self.tcx.level);
+            let bt = self.infer(body);
+            self.tcx.loop_body_levels.pop();
+            self.tcx.level -= 1;
+            let bt = bt?;
             // A size of the body's result that refers to a loop parameter,
             // or is unknown and made in the body, changes from one
             // iteration to the next.

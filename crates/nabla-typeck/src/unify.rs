@@ -136,6 +136,9 @@ pub(crate) struct Tcx {
     /// The type parameters in scope declared lifted (`'^a`) or size-lifted
     /// (`'~a`).
     pub lifted_params: Vec<(Name, Liftedness)>,
+    /// The scope depths of the bodies of the loops being checked
+    /// (innermost last), for messages about sizes computed in them.
+    pub loop_body_levels: Vec<u32>,
     /// The parameter names of the dependent function types whose results
     /// are being unified (innermost last; see
     /// [`Tcx::unify_arrow_results`]).
@@ -361,6 +364,17 @@ impl Tcx {
                     self.show_size(s)
                 ));
             } else if self.size_name_level(&n) > level {
+                let name_level = self.size_name_level(&n);
+                if self
+                    .loop_body_levels
+                    .iter()
+                    .any(|&l| level < l && l <= name_level)
+                {
+                    return Err(format!(
+                        "Cannot make {what} \"{}\": \"{n}\" is computed inside the loop body, and a size of the loop's parameters cannot be one iteration's size (scope-violation)",
+                        self.show_size(s)
+                    ));
+                }
                 return Err(format!(
                     "Cannot make {what} \"{}\": \"{n}\" is bound in a deeper scope than where {what} is needed (scope-violation)",
                     self.show_size(s)
