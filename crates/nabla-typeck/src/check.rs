@@ -260,6 +260,29 @@ fn mentions_size(t: &Type, n: &str) -> bool {
     }
 }
 
+/// Whether a size in the parameter type of a function type in `t` (with
+/// `in_parameter`: anywhere in `t`) mentions `n`.
+fn parameter_mentions_size(t: &Type, n: &str, in_parameter: bool) -> bool {
+    match t {
+        Type::Arrow { param, ret, .. } => {
+            parameter_mentions_size(param, n, true) || parameter_mentions_size(ret, n, in_parameter)
+        }
+        Type::Array { elem, shape, .. } => {
+            (in_parameter && shape.iter().any(|s| s.mentions(n)))
+                || parameter_mentions_size(elem, n, in_parameter)
+        }
+        Type::Record(fs) => fs
+            .iter()
+            .any(|(_, t)| parameter_mentions_size(t, n, in_parameter)),
+        Type::Sum(cs) => cs
+            .iter()
+            .flat_map(|(_, ts)| ts)
+            .any(|t| parameter_mentions_size(t, n, in_parameter)),
+        Type::Acc { arr, .. } => parameter_mentions_size(arr, n, in_parameter),
+        Type::Prim(_) | Type::Param(_) | Type::Var(_) => false,
+    }
+}
+
 fn pat_name(p: &Pat) -> Option<&str> {
     match &p.kind {
         PatKind::Id(i) => Some(&i.name),
@@ -1902,7 +1925,24 @@ impl Checker {
     /// the same unknown): Futhark's "size going out of scope".
     /// The unknown sizes are made at depth `outer` (the scope the type
     /// goes to).
-    fn unscope(&mut self, t: &Type, names: &[Name], span: Span, outer: u32) -> Type {
+    ///
+    /// A function type's parameter may not have such a size (Futhark's
+    /// "unknown size in parameter"): nothing could ever call the function
+    /// with an argument of a size nobody can name.
+    fn unscope(&mut self, t: &Type, names: &[Name], span: Span, outer: u32) -> R<Type> {
+        let zonked = self.tcx.zonk(t);
+        if let Some(n) = names
+            .iter()
+            .find(|n| parameter_mentions_size(&zonked, n, false))
+        {
+            return Err(err(
+                span,
+                format!(
+                    "Unknown size \"{n}\" in parameter of `{}`: \"{n}\" goes out of scope here, and no caller could give the function an argument of that size",
+                    self.show(&zonked)
+                ),
+            ));
+        }
         let mut made: Vec<(Size, Size)> = Vec::new();
         let level = std::mem::replace(&mut self.tcx.level, outer);
         let t = self.unscope_d(t, names, span, &mut made);
@@ -1910,7 +1950,7 @@ impl Checker {
         // The unknown sizes of the value leaving the scope (made inside it)
         // belong to the value, not to the scope: they go out with it.
         self.tcx.hoist_unknowns(&t, outer);
-        t
+        Ok(t)
     }
 
     fn unscope_d(
@@ -3107,13 +3147,13 @@ impl Checker {
                 Some(v) if sizes.is_empty() && self.tcx.head(&pt) == i64t() => {
                     let s = self.expr_as_size(value);
                     if s == Size::Any {
-                        return Ok(self.unscope(&bt, &bound, body.span, level));
+                        return self.unscope(&bt, &bound, body.span, level);
                     }
                     let bt = self.tcx.zonk(&bt);
                     let bt = subst(&bt, &|_| None, &|n: &str| (n == v).then(|| s.clone()));
-                    Ok(self.unscope(&bt, &bound, body.span, level))
+                    self.unscope(&bt, &bound, body.span, level)
                 }
-                _ => Ok(self.unscope(&bt, &bound, body.span, level)),
+                _ => self.unscope(&bt, &bound, body.span, level),
             }
         })();
         self.truncate_locals(mark);
@@ -3327,7 +3367,7 @@ impl Checker {
                 let bound: Vec<Name> = binds.iter().map(|(n, _, _)| n.clone()).collect();
                 self.push_binds(binds);
                 let bt = self.infer(&mut c.body)?;
-                let bt = self.unscope(&bt, &bound, c.body.span, level);
+                let bt = self.unscope(&bt, &bound, c.body.span, level)?;
                 // Cases of different sizes are allowed, as for `if`.
                 let lenient = std::mem::replace(&mut self.tcx.lenient_sizes, true);
                 let r = self.unify_at(
