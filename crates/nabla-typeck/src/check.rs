@@ -10,8 +10,8 @@ use crate::recursion;
 use crate::rules;
 use crate::sig::{self, is_operator, mk_array, Class, Scheme};
 use crate::unify::{
-    collect_size_names, collect_vars, erase_sizes, is_existential, subst, Constraint, Tcx,
-    EXISTENTIAL,
+    collect_size_names, collect_vars, erase_sizes, is_existential, parameter_mentions_size, subst,
+    Constraint, Tcx, EXISTENTIAL,
 };
 use nabla_prim::PrimType;
 use nabla_syntax::ast::*;
@@ -257,29 +257,6 @@ fn mentions_size(t: &Type, n: &str) -> bool {
             .any(|t| mentions_size(t, n)),
         Type::Arrow { param, ret, .. } => mentions_size(param, n) || mentions_size(ret, n),
         _ => false,
-    }
-}
-
-/// Whether a size in the parameter type of a function type in `t` (with
-/// `in_parameter`: anywhere in `t`) mentions `n`.
-fn parameter_mentions_size(t: &Type, n: &str, in_parameter: bool) -> bool {
-    match t {
-        Type::Arrow { param, ret, .. } => {
-            parameter_mentions_size(param, n, true) || parameter_mentions_size(ret, n, in_parameter)
-        }
-        Type::Array { elem, shape, .. } => {
-            (in_parameter && shape.iter().any(|s| s.mentions(n)))
-                || parameter_mentions_size(elem, n, in_parameter)
-        }
-        Type::Record(fs) => fs
-            .iter()
-            .any(|(_, t)| parameter_mentions_size(t, n, in_parameter)),
-        Type::Sum(cs) => cs
-            .iter()
-            .flat_map(|(_, ts)| ts)
-            .any(|t| parameter_mentions_size(t, n, in_parameter)),
-        Type::Acc { arr, .. } => parameter_mentions_size(arr, n, in_parameter),
-        Type::Prim(_) | Type::Param(_) | Type::Var(_) => false,
     }
 }
 

@@ -918,6 +918,20 @@ impl Tcx {
     /// Binds the unbound variable `v` to `t` (already `head`ed), checking
     /// `v`'s constraint.
     fn bind(&mut self, v: u32, t: &Type, d: usize) -> Result<(), String> {
+        // A size named by a dependent parameter becomes unknown in the
+        // type (`map iota`'s `b` is `[]i64`), but not where it sizes a
+        // function's parameter: no caller could give such a function an
+        // argument.
+        if let Some(n) = self
+            .arrow_bound
+            .iter()
+            .find(|n| parameter_mentions_size(t, n, false))
+        {
+            return Err(format!(
+                "Existential size would appear in function parameter of return type: the type `{}` would have the size \"{n}\", the named parameter of a function type, which means nothing outside that type",
+                self.shown(t)
+            ));
+        }
         let forgotten;
         let t = if self.arrow_bound.is_empty() {
             t
@@ -1234,6 +1248,29 @@ pub(crate) fn subst(
             arr: Box::new(subst(arr, tmap, smap)),
             unique: *unique,
         },
+    }
+}
+
+/// Whether a size in the parameter type of a function type in `t` (with
+/// `in_parameter`: anywhere in `t`) mentions `n`.
+pub(crate) fn parameter_mentions_size(t: &Type, n: &str, in_parameter: bool) -> bool {
+    match t {
+        Type::Arrow { param, ret, .. } => {
+            parameter_mentions_size(param, n, true) || parameter_mentions_size(ret, n, in_parameter)
+        }
+        Type::Array { elem, shape, .. } => {
+            (in_parameter && shape.iter().any(|s| s.mentions(n)))
+                || parameter_mentions_size(elem, n, in_parameter)
+        }
+        Type::Record(fs) => fs
+            .iter()
+            .any(|(_, t)| parameter_mentions_size(t, n, in_parameter)),
+        Type::Sum(cs) => cs
+            .iter()
+            .flat_map(|(_, ts)| ts)
+            .any(|t| parameter_mentions_size(t, n, in_parameter)),
+        Type::Acc { arr, .. } => parameter_mentions_size(arr, n, in_parameter),
+        Type::Prim(_) | Type::Param(_) | Type::Var(_) => false,
     }
 }
 
