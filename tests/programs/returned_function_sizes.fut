@@ -10,4 +10,4 @@ def total (scale: f32) =
   let s = scale * 2
   in \(row: []f32) -> s * f32.sum row
 
-def main (xs: []f32) = (weigh (replicate (length xs) 2) xs, total 0.5 xs)
+def main [n] (xs: [n]f32) = (weigh (replicate n 2) xs, total 0.5 xs)

@@ -687,9 +687,12 @@ impl Checker {
         let mut levels = Vec::new();
         let r = (|| {
             for p in params.iter_mut() {
-                self.tcx.level += 1;
+                // The sizes the parameter's type infers are made outside
+                // the parameter's own scope: they cannot be the parameter
+                // (`def main xs = zip xs (iota xs[0])`).
                 let before = binds.len();
                 ptys.push(self.infer_pat(p, &mut binds)?);
+                self.tcx.level += 1;
                 for (n, t, _) in &binds[before..] {
                     self.push_local(n.clone(), LEntry::Var(t.clone()));
                     levels.push(self.tcx.level);

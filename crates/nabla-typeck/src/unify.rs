@@ -920,12 +920,13 @@ impl Tcx {
     fn bind(&mut self, v: u32, t: &Type, d: usize) -> Result<(), String> {
         // A size named by a dependent parameter becomes unknown in the
         // type (`map iota`'s `b` is `[]i64`), but not where it sizes a
-        // function's parameter: no caller could give such a function an
-        // argument.
+        // function's parameter and no array outside functions has it (is
+        // its witness, as Futhark says): no caller could give such a
+        // function an argument.
         if let Some(n) = self
             .arrow_bound
             .iter()
-            .find(|n| parameter_mentions_size(t, n, false))
+            .find(|n| parameter_mentions_size(t, n, false) && !witnesses_size(t, n))
         {
             return Err(format!(
                 "Existential size would appear in function parameter of return type: the type `{}` would have the size \"{n}\", the named parameter of a function type, which means nothing outside that type",
@@ -1271,6 +1272,23 @@ pub(crate) fn parameter_mentions_size(t: &Type, n: &str, in_parameter: bool) -> 
             .any(|t| parameter_mentions_size(t, n, in_parameter)),
         Type::Acc { arr, .. } => parameter_mentions_size(arr, n, in_parameter),
         Type::Prim(_) | Type::Param(_) | Type::Var(_) => false,
+    }
+}
+
+/// Whether an array in `t` outside function types has the size `n` (so a
+/// value of type `t` tells `n`).
+fn witnesses_size(t: &Type, n: &str) -> bool {
+    match t {
+        Type::Arrow { .. } | Type::Prim(_) | Type::Param(_) | Type::Var(_) => false,
+        Type::Array { elem, shape, .. } => {
+            shape.iter().any(|s| *s == Size::Var(n.to_string())) || witnesses_size(elem, n)
+        }
+        Type::Record(fs) => fs.iter().any(|(_, t)| witnesses_size(t, n)),
+        Type::Sum(cs) => cs
+            .iter()
+            .flat_map(|(_, ts)| ts)
+            .any(|t| witnesses_size(t, n)),
+        Type::Acc { arr, .. } => witnesses_size(arr, n),
     }
 }
 
