@@ -315,16 +315,13 @@ fn soacs() {
         "def main (xs: []f32) (ys: []f32) : f32 =\n  reduce (+) 0 (map2 (*) xs ys)\n\
                 def sc (xs: [5]i32) = scan (+) 0 xs\n\
                 def h (is: []i64) = hist (+) 0 10 is (map (const 1) is)\n\
-                def z (xs: []i32) = unzip (zip xs (iota (length xs)))\n\
+                def z [n] (xs: [n]i32) = unzip (zip xs (iota n))\n\
                 def io = iota 5",
     );
     assert_eq!(c.ty("main"), "([n₀]f32) -> ([n₀]f32) -> f32");
     assert_eq!(c.ty("sc"), "([5]i32) -> *[5]i32");
     assert_eq!(c.ty("h"), "([n₀]i64) -> *[10]i32");
-    assert_eq!(
-        c.ty("z"),
-        "(xs: [length xs]i32) -> ([length xs]i32, [length xs]i64)"
-    );
+    assert_eq!(c.ty("z"), "([n]i32) -> ([n]i32, [n]i64)");
     assert_eq!(c.ty("io"), "*[5]i64");
     let es = c.exprs("h");
     match &var_named(&es, "const")[0].kind {
@@ -1579,4 +1576,17 @@ fn sizes_let_size_binders_and_unscoping() {
     // A size naming a case's variable becomes unknown outside the case.
     let c = ok("def f (n: i64) = let arr = match n case m -> iota m in length arr");
     assert!(c.ty("f").starts_with("(n: i64) -> i64") || c.ty("f") == "(i64) -> i64");
+}
+
+/// A parameter's inferred size is made outside the parameter's scope, so it
+/// cannot become a size computed from the parameter itself (Futhark's
+/// `shapes/size-inference3`); a named size parameter can be used instead.
+#[test]
+fn inferred_parameter_size_cannot_be_computed_from_the_parameter() {
+    let e = fails("def z (xs: []i32) = zip xs (iota (length xs))");
+    assert!(
+        e.iter().any(|(m, _)| m.contains("scope-violation")),
+        "{e:?}"
+    );
+    ok("def z [n] (xs: [n]i32) = zip xs (iota n)");
 }
