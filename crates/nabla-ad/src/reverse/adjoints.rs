@@ -145,7 +145,7 @@ pub(crate) fn add_values(
                 return error(span, "internal error: an array adjoint that is a constant");
             };
             let row = t.row().unwrap_or(Type::Prim(t.elem()));
-            let n = Atom::Var(b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(xv, 0)));
+            let n = Atom::Var(b.let1("n", Exp::Size(xv, 0))?);
             let row2 = row.clone();
             let lam = b.lambda::<AdError>("a", vec![row.clone(), row], |b, ps| {
                 Ok(vec![add_values(
@@ -247,16 +247,14 @@ impl Reverse<'_> {
         }
         if let Some(acc) = self.redirect.get(&v).copied() {
             // A whole-array contribution to a free array of a map lambda.
-            let t = type_of(b, self.span, acc)?;
-            let next = b.bind1(
+            let next = b.let1(
                 "acc",
-                t,
                 Exp::UpdateAcc {
                     acc,
                     indices: vec![],
                     value: contribution,
                 },
-            );
+            )?;
             self.redirect.insert(v, next);
             return Ok(());
         }
@@ -300,10 +298,7 @@ impl Reverse<'_> {
         }
         match adj.map.remove(&v) {
             Some(Atom::Var(a)) if adj.owned.remove(&a) => Ok(a),
-            Some(Atom::Var(a)) => {
-                let t = type_of(b, self.span, a)?;
-                Ok(b.bind1("adj_copy", crate::util::existential(&t), Exp::Copy(a)))
-            }
+            Some(Atom::Var(a)) => Ok(b.let1_existential("adj_copy", Exp::Copy(a))?),
             _ => match zero_like(b, self.span, v)? {
                 Atom::Var(z) => Ok(z),
                 Atom::Const(_) => error(self.span, "internal error: scalar adjoint array"),
@@ -360,9 +355,8 @@ impl Reverse<'_> {
                 Atom::Var(ps[1]),
             )?])
         })?;
-        let s = b.bind1(
+        let s = b.let1_existential(
             "adj_sum",
-            crate::util::existential(&row.clone()),
             Exp::Soac(Soac::Reduce {
                 w: n,
                 lam,
@@ -370,7 +364,7 @@ impl Reverse<'_> {
                 arrs: vec![g],
                 commutative: true,
             }),
-        );
+        )?;
         Ok(Atom::Var(s))
     }
 

@@ -178,7 +178,7 @@ impl Reverse<'_> {
             let first = b.cmp(CmpOp::Eq, i, Atom::Const(PrimValue::I64(0)));
             let before = b.binop(BinOp::Sub, i, one)?;
             (0..k)
-                .map(|j| exclusive(b, first, neutral[j], ys[j], before, &ts[j]))
+                .map(|j| exclusive(b, first, neutral[j], ys[j], before))
                 .collect()
         };
         let unit = |t: &Type, v: f64| Atom::Const(nabla_ir::derivatives::constant(t.elem(), v));
@@ -226,24 +226,15 @@ impl Reverse<'_> {
             // M[q][p] = a[p][q]
             for q in 0..kf {
                 for p in 0..kf {
-                    out.push(exclusive(
-                        b,
-                        first,
-                        zero_of(&ft),
-                        jac[p * kf + q],
-                        next,
-                        &ft,
-                    )?);
+                    out.push(exclusive(b, first, zero_of(&ft), jac[p * kf + q], next)?);
                 }
             }
             for &p in &f {
                 out.push(match gs[p] {
                     None => zero_of(&ft),
-                    Some(g) => Atom::Var(b.bind1(
-                        "adj_elem",
-                        ft.clone(),
-                        Exp::Index(g, vec![DimIndex::Fix(idx)]),
-                    )),
+                    Some(g) => {
+                        Atom::Var(b.let1("adj_elem", Exp::Index(g, vec![DimIndex::Fix(idx)]))?)
+                    }
                 });
             }
             Ok(out)
@@ -324,11 +315,8 @@ impl Reverse<'_> {
             let idx = b.binop(BinOp::Sub, last, i)?;
             let mut seed: Vec<Atom> = ts.iter().map(zero_of).collect();
             for (p, &q) in f.iter().enumerate() {
-                seed[q] = Atom::Var(b.bind1(
-                    "adj_elem",
-                    ft.clone(),
-                    Exp::Index(r_rev[p], vec![DimIndex::Fix(idx)]),
-                ));
+                seed[q] =
+                    Atom::Var(b.let1("adj_elem", Exp::Index(r_rev[p], vec![DimIndex::Fix(idx)]))?);
             }
             let (_, x) = op_vjp(self, b, &prev, &xs, seed)?;
             Ok(f.iter().map(|&q| x[q]).collect())
@@ -417,14 +405,10 @@ impl Reverse<'_> {
         let before = b.binop(BinOp::Sub, i, one)?;
         let mut primals = Vec::with_capacity(2 * k);
         for c in 0..k {
-            primals.push(exclusive(b, first, neutral[c], ys[c], before, &ts[c])?);
+            primals.push(exclusive(b, first, neutral[c], ys[c], before)?);
         }
-        for c in 0..k {
-            let x = b.bind1(
-                "elem",
-                ts[c].clone(),
-                Exp::Index(arrs[c], vec![DimIndex::Fix(i)]),
-            );
+        for &arr in &arrs[..k] {
+            let x = b.let1("elem", Exp::Index(arr, vec![DimIndex::Fix(i)]))?;
             primals.push(Atom::Var(x));
         }
         let mut seeds = Vec::with_capacity(k);
@@ -433,11 +417,7 @@ impl Reverse<'_> {
             seeds.push(match gs[c] {
                 None => r,
                 Some(g) => {
-                    let gi = b.bind1(
-                        "adj_elem",
-                        ts[c].clone(),
-                        Exp::Index(g, vec![DimIndex::Fix(i)]),
-                    );
+                    let gi = b.let1("adj_elem", Exp::Index(g, vec![DimIndex::Fix(i)]))?;
                     self.add_values(b, &ts[c], Atom::Var(gi), r)?
                 }
             });
@@ -449,11 +429,10 @@ impl Reverse<'_> {
         let x_adjoints = adjoints.split_off(k);
         let mut result = adjoints;
         for c in 0..k {
-            result.push(Atom::Var(b.bind1(
+            result.push(Atom::Var(b.let1(
                 "adj_scan",
-                ats[c].clone(),
                 Exp::Update(xbar[c], vec![DimIndex::Fix(i)], x_adjoints[c]),
-            )));
+            )?));
         }
         let body = b.end(result);
         let names = |c: usize| if c < k { "adj_carried" } else { "adj_scan" };
@@ -504,19 +483,18 @@ impl Reverse<'_> {
         g: Var,
     ) -> Result<Var, AdError> {
         let t = crate::util::existential(&type_of(b, self.span, g)?);
-        let reversed = b.bind1("adj_rev", t.clone(), Exp::Reverse(g));
+        let reversed = b.let1_existential("adj_rev", Exp::Reverse(g))?;
         let fresh_op = self.fresh_lambda(b, op)?;
         let zero = Atom::Const(PrimValue::zero(t.elem()));
-        let scanned = b.bind1(
+        let scanned = b.let1_existential(
             "adj_scan",
-            t.clone(),
             Exp::Soac(Soac::Scan {
                 w,
                 lam: fresh_op,
                 neutral: vec![zero],
                 arrs: vec![reversed],
             }),
-        );
-        Ok(b.bind1("adj_rev", t, Exp::Reverse(scanned)))
+        )?;
+        Ok(b.let1("adj_rev", Exp::Reverse(scanned))?)
     }
 }
