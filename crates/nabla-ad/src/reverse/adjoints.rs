@@ -10,9 +10,7 @@
 use crate::util::{type_of, zero_like, zero_of};
 use crate::{error, unsupported, Ad, AdError};
 use nabla_ir::builder::{FunctionBuilder, UnknownVariable};
-use nabla_ir::{
-    Atom, BinOp, Body, Dim, Exp, Param, PrimType, PrimValue, Soac, Span, Stm, Type, Var,
-};
+use nabla_ir::{Atom, BinOp, Body, Exp, Param, PrimType, PrimValue, Soac, Span, Stm, Type, Var};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// The adjoints accumulated so far (absent: zero).
@@ -114,17 +112,16 @@ pub(super) fn sequence(bodies: Vec<Body>) -> Body {
 }
 
 /// `iota w` (an `i64` array).
-pub(super) fn iota(b: &mut FunctionBuilder, w: Atom) -> Var {
-    b.bind1(
+pub(super) fn iota(b: &mut FunctionBuilder, w: Atom) -> Result<Var, AdError> {
+    Ok(b.let1_existential(
         "iota",
-        Type::Array(PrimType::I64, vec![Dim::Ext]),
         Exp::Iota {
             n: w,
             start: Atom::Const(PrimValue::I64(0)),
             step: Atom::Const(PrimValue::I64(1)),
             ty: PrimType::I64,
         },
-    )
+    )?)
 }
 
 /// `x + y` elementwise on values of type `t` (a nest of maps for arrays).

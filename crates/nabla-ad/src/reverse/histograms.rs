@@ -101,19 +101,12 @@ impl Reverse<'_> {
         };
         let (w, dest, indices, values, span) = (*w, dest[0], *indices, values[0], stm.span);
         let column = Type::Array(elem, vec![Dim::Ext]);
-        let columns = Type::Array(elem, vec![Dim::Ext, Dim::Ext]);
         b.begin();
         let r = (|| -> Result<(), AdError> {
-            let dest_columns = b.bind1(
-                "dest_columns",
-                columns.clone(),
-                Exp::Rearrange(vec![1, 0], dest),
-            );
-            let value_columns = b.bind1(
-                "value_columns",
-                columns.clone(),
-                Exp::Rearrange(vec![1, 0], values),
-            );
+            let dest_columns =
+                b.let1_existential("dest_columns", Exp::Rearrange(vec![1, 0], dest))?;
+            let value_columns =
+                b.let1_existential("value_columns", Exp::Rearrange(vec![1, 0], values))?;
             let m = b.let1("m", Exp::Size(ne, 0))?;
             let lam = b.lambda::<AdError>(
                 "column",

@@ -13,7 +13,7 @@ use crate::util::{type_of, zero_like};
 use crate::{error, AdError};
 use nabla_ir::builder::FunctionBuilder;
 use nabla_ir::{
-    Atom, BinOp, Body, CmpOp, Dim, DimIndex, Exp, Lambda, PrimType, PrimValue, Soac, Type, Var,
+    Atom, BinOp, Body, CmpOp, DimIndex, Exp, Lambda, PrimType, PrimValue, Soac, Type, Var,
 };
 
 /// A reduction `reduce op neutral arrs` over `w` elements, one array per
@@ -99,14 +99,9 @@ impl Reverse<'_> {
             self.reduce_generic(b, adj, r, seeds)?;
         } else {
             let Some(g) = g else { return Ok(()) };
-            let at = type_of(b, self.span, arrs[0])?;
             // The adjoint of every element is the result's (Schenck et al.
             // §5.1, the special case of +).
-            let bc = b.bind1(
-                "adj_bcast",
-                crate::util::existential(&at),
-                Exp::Replicate(*w, g),
-            );
+            let bc = b.let1_existential("adj_bcast", Exp::Replicate(*w, g))?;
             self.add(b, adj, arrs[0], Atom::Var(bc), true)?;
         }
         Ok(())
@@ -138,40 +133,36 @@ impl Reverse<'_> {
             return error(self.span, "internal error: malformed reduce operator");
         }
         let ts: Vec<Type> = op.ret.iter().map(crate::util::existential).collect();
-        let ats: Vec<Type> = ts.iter().map(|t| t.array_of(Dim::Ext)).collect();
         let i64t = Type::Prim(PrimType::I64);
         // Inclusive scans from the front, and from the back (on the
         // reversed arrays, with the operator's arguments swapped).
         let front_op = self.fresh_lambda(b, op)?;
-        let front = b.bind(
+        let front = b.let_existential(
             "prefix",
-            ats.clone(),
             Exp::Soac(Soac::Scan {
                 w,
                 lam: front_op,
                 neutral: neutral.to_vec(),
                 arrs: arrs.to_vec(),
             }),
-        );
-        let reversed: Vec<Var> = arrs
+        )?;
+        let reversed = arrs
             .iter()
-            .zip(&ats)
-            .map(|(a, at)| b.bind1("reversed", at.clone(), Exp::Reverse(*a)))
-            .collect();
+            .map(|a| b.let1_existential("reversed", Exp::Reverse(*a)))
+            .collect::<Result<Vec<Var>, _>>()?;
         let mut back_op = self.fresh_lambda(b, op)?;
         let (left, right) = back_op.params.split_at(k);
         back_op.params = right.iter().chain(left).cloned().collect();
-        let back = b.bind(
+        let back = b.let_existential(
             "suffix",
-            ats.clone(),
             Exp::Soac(Soac::Scan {
                 w,
                 lam: back_op,
                 neutral: neutral.to_vec(),
                 arrs: reversed,
             }),
-        );
-        let iota = iota(b, w);
+        )?;
+        let iota = iota(b, w)?;
         let mut lam_types = ts.clone();
         lam_types.push(i64t.clone());
         let lam = b.lambda::<AdError>("x", lam_types, |b, ps| {
@@ -199,15 +190,14 @@ impl Reverse<'_> {
         })?;
         let mut map_arrs = arrs.to_vec();
         map_arrs.push(iota);
-        let xbar = b.bind(
+        let xbar = b.let_existential(
             "adj_reduce",
-            ats,
             Exp::Soac(Soac::Map {
                 w,
                 lam,
                 arrs: map_arrs,
             }),
-        );
+        )?;
         for (a, x) in arrs.iter().zip(xbar) {
             self.add(b, adj, *a, Atom::Var(x), true)?;
         }
@@ -354,7 +344,7 @@ impl Reverse<'_> {
         }
         let span = self.span;
         let t = type_of(b, span, result)?;
-        let iota = iota(b, w);
+        let iota = iota(b, w)?;
         // The first index whose element equals the result (w if none).
         let candidates =
             b.lambda::<AdError>("i", vec![t.clone(), Type::Prim(PrimType::I64)], |b, ps| {

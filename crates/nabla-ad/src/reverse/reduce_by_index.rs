@@ -190,12 +190,10 @@ impl Reverse<'_> {
                     b.let1_existential("partial", Exp::Replicate(n1, *ne))?,
                 ));
             }
-            for (ne, at) in neutral.iter().zip(&ats) {
-                init.push(Atom::Var(b.bind1(
-                    "excl",
-                    at.clone(),
-                    Exp::Replicate(w, *ne),
-                )));
+            for ne in neutral {
+                init.push(Atom::Var(
+                    b.let1_existential("excl", Exp::Replicate(w, *ne))?,
+                ));
             }
             let mut params = Vec::with_capacity(2 * k);
             for (name, at) in ats
@@ -253,7 +251,7 @@ impl Reverse<'_> {
         };
         let (totals, before) = pass(self, b, false)?;
         if dest_active {
-            let iota_n = iota(b, n);
+            let iota_n = iota(b, n)?;
             let mut param_types = ts.clone();
             param_types.extend(ts.iter().cloned());
             param_types.push(i64t.clone());
@@ -284,7 +282,7 @@ impl Reverse<'_> {
             return Ok(());
         }
         let (_, after) = pass(self, b, true)?;
-        let iota_w = iota(b, w);
+        let iota_w = iota(b, w)?;
         let mut param_types = Vec::with_capacity(3 * k + 1);
         for _ in 0..3 {
             param_types.extend(ts.iter().cloned());
@@ -365,9 +363,7 @@ impl Reverse<'_> {
         let span = self.span;
         let elem = type_of(b, span, g)?.elem();
         let t = Type::Prim(elem);
-        let at = Type::Array(elem, vec![Dim::Ext]);
         let i64t = Type::Prim(PrimType::I64);
-        let i64s = Type::Array(PrimType::I64, vec![Dim::Ext]);
         let zero = Atom::Const(PrimValue::zero(elem));
         let nb = Atom::Var(b.let1("n", Exp::Size(g, 0))?);
         // The old destination keeps the adjoint where it equals the result.
@@ -388,7 +384,7 @@ impl Reverse<'_> {
         if !self.active.contains(&values) {
             return Ok(());
         }
-        let iota = iota(b, w);
+        let iota = iota(b, w)?;
         // `in bounds and equal to its bucket's result, and the old
         // destination did not win` for value j, as a bool.
         let candidate = |b: &mut FunctionBuilder, bucket: Atom, v: Atom| -> Result<Atom, AdError> {
@@ -422,15 +418,14 @@ impl Reverse<'_> {
                 let c = candidate(b, Atom::Var(ps[0]), Atom::Var(ps[1]))?;
                 Ok(vec![b.select(c, Atom::Var(ps[2]), w)?])
             })?;
-        let pos = b.bind1(
+        let pos = b.let1_existential(
             "positions",
-            i64s.clone(),
             Exp::Soac(Soac::Map {
                 w,
                 lam: positions,
                 arrs: vec![indices, values, iota],
             }),
-        );
+        )?;
         let none = b.let1_existential("firsts", Exp::Replicate(nb, w))?;
         let min = b.lambda::<AdError>("i", vec![i64t.clone(), i64t.clone()], |b, ps| {
             Ok(vec![b.binop(
@@ -473,15 +468,14 @@ impl Reverse<'_> {
                     },
                 )?)])
             })?;
-        let vbar = b.bind1(
+        let vbar = b.let1_existential(
             "adj_values",
-            at,
             Exp::Soac(Soac::Map {
                 w,
                 lam: value_adj,
                 arrs: vec![indices, values, iota],
             }),
-        );
+        )?;
         self.add(b, adj, values, Atom::Var(vbar), true)
     }
 }

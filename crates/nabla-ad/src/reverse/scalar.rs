@@ -258,6 +258,8 @@ impl Reverse<'_> {
                 inverse[p] = k;
             }
         }
+        // The primal's type: it may know sizes the adjoint's type does
+        // not (an adjoint made by a map of existential rows).
         let vt = type_of(b, self.span, *v)?;
         let r = b.bind1(
             "adj_rearrange",

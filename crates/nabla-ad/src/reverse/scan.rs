@@ -149,13 +149,9 @@ impl Reverse<'_> {
         let kf = f.len();
         let fat = Type::Array(ft.elem(), vec![Dim::Ext]);
         let zero_of = |t: &Type| Atom::Const(PrimValue::zero(t.elem()));
-        let ats: Vec<Type> = ts
-            .iter()
-            .map(|t| Type::Array(t.elem(), vec![Dim::Ext]))
-            .collect();
         let i64t = Type::Prim(PrimType::I64);
         let one = Atom::Const(PrimValue::I64(1));
-        let iota = iota(b, w);
+        let iota = iota(b, w)?;
         // `vjp op (prev, x) seed` as statements of the builder's open body:
         // the adjoints of the accumulator and of x, k each.
         let param_types: Vec<Type> = op.params.iter().map(|p| p.ty.clone()).collect();
@@ -205,15 +201,14 @@ impl Reverse<'_> {
         let mut jac_arrs = arrs.to_vec();
         jac_arrs.push(iota);
         let jac_types: Vec<Type> = (0..kf * kf).map(|_| fat.clone()).collect();
-        let jac = b.bind(
+        let jac = b.let_existential(
             "jacobian",
-            jac_types.clone(),
             Exp::Soac(Soac::Map {
                 w,
                 lam: jacobian,
                 arrs: jac_arrs,
             }),
-        );
+        )?;
         // The affine maps in reverse order, j = 0 … w-1:
         // M_j = A[w-j]ᵀ (zero for j = 0), c_j = ȳ[w-1-j].
         let last = b.binop(BinOp::Sub, w, one)?;
@@ -241,15 +236,14 @@ impl Reverse<'_> {
         })?;
         let mut affine_types = jac_types.clone();
         affine_types.extend((0..kf).map(|_| fat.clone()));
-        let mc = b.bind(
+        let mc = b.let_existential(
             "affine",
-            affine_types.clone(),
             Exp::Soac(Soac::Map {
                 w,
                 lam: maps,
                 arrs: vec![iota],
             }),
-        );
+        )?;
         // Compose: (M1, c1) then (M2, c2) is (M2·M1, M2·c1 + c2).
         let compose_types: Vec<Type> = (0..kf * kf + kf).map(|_| ft.clone()).collect();
         let both = [compose_types.clone(), compose_types].concat();
@@ -297,16 +291,15 @@ impl Reverse<'_> {
             }
         }
         compose_neutral.extend((0..kf).map(|_| unit(&ft, 0.0)));
-        let scanned = b.bind(
+        let scanned = b.let_existential(
             "composed",
-            affine_types,
             Exp::Soac(Soac::Scan {
                 w,
                 lam: compose,
                 neutral: compose_neutral,
                 arrs: mc,
             }),
-        );
+        )?;
         let r_rev = scanned[kf * kf..].to_vec();
         let xbar = b.lambda::<AdError>("x", lam_types, |b, ps| {
             let xs: Vec<Atom> = ps[..k].iter().map(|x| Atom::Var(*x)).collect();
@@ -323,15 +316,14 @@ impl Reverse<'_> {
         })?;
         let mut x_arrs = arrs.to_vec();
         x_arrs.push(iota);
-        let x = b.bind(
+        let x = b.let_existential(
             "adj_scan",
-            f.iter().map(|&q| ats[q].clone()).collect(),
             Exp::Soac(Soac::Map {
                 w,
                 lam: xbar,
                 arrs: x_arrs,
             }),
-        );
+        )?;
         for (&q, x) in f.iter().zip(x) {
             self.add(b, adj, arrs[q], Atom::Var(x), true)?;
         }
@@ -382,7 +374,7 @@ impl Reverse<'_> {
             });
         }
         for c in 0..k {
-            let zeros = b.bind1("adj_scan", ats[c].clone(), Exp::Replicate(w, init[c]));
+            let zeros = b.let1_existential("adj_scan", Exp::Replicate(w, init[c]))?;
             init.push(Atom::Var(zeros));
         }
         let mut params = Vec::with_capacity(2 * k);
