@@ -4,8 +4,8 @@ use crate::{unsupported, AdError};
 use nabla_ir::builder::{FunctionBuilder, UnknownVariable};
 use nabla_ir::derivatives::{RuleAlgebra, RuleError};
 use nabla_ir::{
-    Atom, BinOp, Body, CmpOp, ConvOp, Dim, Exp, LoopForm, PrimType, PrimValue, Soac, Span, TernOp,
-    Type, UnOp, Var,
+    Atom, BinOp, Body, CmpOp, ConvOp, Dim, Exp, LoopForm, PrimValue, Soac, Span, TernOp, Type,
+    UnOp, Var,
 };
 
 /// The type of `v` (an internal error if it has none).
@@ -42,7 +42,7 @@ pub(crate) fn shape_of(
             // Adjoint and tangent arrays made here get existential
             // dimensions: they fit the primal's type wherever it is used.
             _ => {
-                let n = b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(v, d));
+                let n = b.let1("n", Exp::Size(v, d))?;
                 (Atom::Var(n), Dim::Ext)
             }
         });

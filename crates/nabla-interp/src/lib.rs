@@ -23,6 +23,17 @@
 //! function outside AD; inside, the innermost `vjp` records a tape entry
 //! whose sweep step runs the rule (`ad/eval.rs`), as static AD does.
 //!
+//! The modules import each other without cycles (checked by
+//! `crates/nabla/tests/code_limits.rs`). Below the evaluator are the values
+//! (`array`, `scalar`, `alloc`) and the AD's data and pure rules: its state
+//! (`ad`), the tape and its sweep (`ad::tape`), the bulk records and their
+//! backward rules (`ad::bulk`), native float partials (`ad::partials`),
+//! `ad::rules`, `ad::lin` and `ad::value`. The evaluator (`eval`) holds the
+//! AD state in its `Interp`. Above it are the AD's evaluation methods, which
+//! extend `Interp` (`ad::eval`, `ad::bulk_eval`, `ad::fast`): the evaluator
+//! reaches them by method calls only, the mutual recursion of evaluating a
+//! differentiated function's body.
+//!
 //! Run-time errors follow Futhark's dynamic semantics: out-of-bounds
 //! `Index`/`Update`/slices, size mismatches, integer division by zero, failed
 //! assertions and negative `iota`/`replicate` sizes are [`RuntimeError`]s

@@ -23,6 +23,7 @@ use crate::{
     visit, Atom, BinOp, Body, CmpOp, ConvOp, Dim, DimIndex, Exp, Function, Lambda, Param, PrimType,
     Soac, Span, Stm, TernOp, Type, UnOp, Var,
 };
+use std::collections::HashSet;
 use std::fmt;
 
 /// Asked for the type of a variable that this table never made: a compiler
@@ -53,8 +54,9 @@ pub enum InferError {
     #[error(transparent)]
     UnknownVariable(#[from] UnknownVariable),
     /// A call (the callee's result types are the program's, not the
-    /// builder's), a loop, a `with_acc`, an accumulator update or an AD
-    /// construct: the caller knows the types.
+    /// builder's), or a malformed expression (a rearrangement that is not
+    /// a permutation, a concatenation of no arrays): the caller knows the
+    /// types.
     #[error("internal error: the result type of {construct} is not inferred; give it")]
     NotInferred {
         /// The construct (`a call`, `a loop`, …).
@@ -223,6 +225,68 @@ pub fn unop_result(op: UnOp, t: PrimType) -> PrimType {
     }
 }
 
+/// The one type of an expression bound by `let1`.
+fn single(types: Vec<Type>) -> Result<Type, InferError> {
+    match <[Type; 1]>::try_from(types) {
+        Ok([ty]) => Ok(ty),
+        Err(_) => Err(InferError::NotInferred {
+            construct: "an expression without exactly one result (let1)",
+        }),
+    }
+}
+
+/// The dimension an `i64` atom denotes (as the validator reads sizes).
+fn size_dim(a: &Atom) -> Dim {
+    match a {
+        Atom::Const(crate::PrimValue::I64(n)) => Dim::Const(*n),
+        Atom::Const(_) => Dim::Ext,
+        Atom::Var(v) => Dim::Var(*v),
+    }
+}
+
+/// The type of `arr[idx]` for an array of type `t`: fixed indices remove
+/// their dimension, a slice's dimension is its length.
+fn index_result(t: &Type, idx: &[DimIndex]) -> Type {
+    let dims = match t {
+        Type::Array(_, ds) => &ds[..],
+        _ => &[],
+    };
+    let mut kept: Vec<Dim> = idx
+        .iter()
+        .filter_map(|i| match i {
+            DimIndex::Slice { len, .. } => Some(size_dim(len)),
+            DimIndex::Fix(_) => None,
+        })
+        .collect();
+    kept.extend(dims.iter().skip(idx.len()).cloned());
+    if kept.is_empty() {
+        Type::Prim(t.elem())
+    } else {
+        Type::Array(t.elem(), kept)
+    }
+}
+
+/// `t` with the sizes bound by `inner` made existential.
+fn forget(t: &Type, inner: &HashSet<Var>) -> Type {
+    t.map_dims(|d| match d {
+        Dim::Var(v) if inner.contains(&v) => Dim::Ext,
+        d => d,
+    })
+}
+
+/// The type of the results of an `if` whose branches give `a` and `b`:
+/// the sizes they agree on, existential elsewhere.
+fn agreed_sizes(a: &Type, b: &Type) -> Type {
+    let mut other = match b {
+        Type::Array(_, ds) | Type::Acc(_, ds) => ds.iter(),
+        Type::Prim(_) => [].iter(),
+    };
+    a.map_dims(|d| match other.next() {
+        Some(e) if *e == d => d,
+        _ => Dim::Ext,
+    })
+}
+
 /// Builds the statements of one function: a [`VarTable`] and a stack of
 /// open bodies (the innermost receives new statements). Each statement
 /// gets the current span ([`FunctionBuilder::set_span`]).
@@ -315,26 +379,46 @@ impl FunctionBuilder {
     /// `let v = exp` for an expression with one result (see
     /// [`FunctionBuilder::let_`]).
     pub fn let1(&mut self, name_hint: &str, exp: Exp) -> Result<Var, InferError> {
-        let types = self.infer(&exp)?;
-        match &types[..] {
-            [ty] => Ok(self.bind1(name_hint, ty.clone(), exp)),
-            _ => Err(InferError::NotInferred {
-                construct: "an expression without exactly one result (let1)",
-            }),
-        }
+        let ty = single(self.infer(&exp)?)?;
+        Ok(self.bind1(name_hint, ty, exp))
     }
 
-    /// The result types of `exp`, read off the types of its operands: the
-    /// element type and rank are exact; sizes that come from variables, and
-    /// new outer dimensions (`replicate`, `iota`, a `map`'s width), are
-    /// existential (`Dim::Ext`), constant sizes of operands are kept (see
-    /// [`existential`]). An `if` has the types of its `then` branch's
-    /// results, a `map`/`scan` its lambda's results as arrays, a
-    /// `reduce` its lambda's results, `reduce_by_index` and `scatter` their
-    /// destinations' types. Errors: see [`InferError`].
+    /// [`FunctionBuilder::let_`] with the size variables of the inferred
+    /// types made existential ([`existential`]; constant sizes stay): for
+    /// values that must fit wherever a value of their shape is expected,
+    /// whatever sizes that place names (static AD's adjoints and tangents,
+    /// which stand for the primal values' derivatives).
+    pub fn let_existential(&mut self, name_hint: &str, exp: Exp) -> Result<Vec<Var>, InferError> {
+        let types = self.infer(&exp)?.iter().map(existential).collect();
+        Ok(self.bind(name_hint, types, exp))
+    }
+
+    /// [`FunctionBuilder::let1`] with the size variables of the inferred
+    /// type made existential (see [`FunctionBuilder::let_existential`]).
+    pub fn let1_existential(&mut self, name_hint: &str, exp: Exp) -> Result<Var, InferError> {
+        let ty = existential(&single(self.infer(&exp)?)?);
+        Ok(self.bind1(name_hint, ty, exp))
+    }
+
+    /// The result types of `exp`, read off the types of its operands as the
+    /// validator computes them (`validate.rs`), so they are exact: a size
+    /// given by an atom is that size (`Dim::Var` of a variable, `Dim::Const`
+    /// of a constant: `iota n` has type `[n]i64`, a `map` of width `w` has
+    /// the outer dimension `w`), an operand's dimensions are kept, and only
+    /// sizes the operands do not determine are existential (`Dim::Ext`: the
+    /// outer size of a concatenation). Sizes bound inside a nested body (a
+    /// branch's statements, a loop's parameters) are existential in the
+    /// results; an `if` keeps the sizes both branches agree on. Callers who
+    /// want sizes forgotten use [`existential`]. A `map`/`scan` has its
+    /// lambda's results as arrays, a `reduce` its lambda's results,
+    /// `reduce_by_index` and `scatter` their destinations' types, a loop its
+    /// parameters' types, a `with_acc` its arrays' types then the lambda's
+    /// other results, an `update_acc` its accumulator's type, `jvp`/`vjp`
+    /// the lambda's results then their tangents/the parameters' adjoints.
+    /// Errors: see [`InferError`] (a call is never inferred).
     pub fn infer(&self, exp: &Exp) -> Result<Vec<Type>, InferError> {
-        let var = |v: &Var| -> Result<Type, InferError> { Ok(existential(&self.type_of(*v)?)) };
-        let atom = |a: &Atom| -> Result<Type, InferError> { Ok(existential(&self.atom_type(a)?)) };
+        let var = |v: &Var| -> Result<Type, InferError> { Ok(self.type_of(*v)?) };
+        let atom = |a: &Atom| -> Result<Type, InferError> { Ok(self.atom_type(a)?) };
         let prim =
             |a: &Atom| -> Result<Type, InferError> { Ok(Type::Prim(self.atom_type(a)?.elem())) };
         let one = |t: Type| Ok(vec![t]);
@@ -345,57 +429,88 @@ impl FunctionBuilder {
             Exp::CmpOp(..) => one(Type::Prim(PrimType::Bool)),
             Exp::UnOp(op, a) => one(Type::Prim(unop_result(*op, self.atom_type(a)?.elem()))),
             Exp::Conv(ConvOp::Convert(_, to) | ConvOp::BitCast(_, to), _) => one(Type::Prim(*to)),
-            Exp::Index(v, idx) => {
-                let t = var(v)?;
-                let mut dims = match &t {
-                    Type::Array(_, ds) => ds.clone(),
-                    _ => Vec::new(),
-                };
-                let mut kept = Vec::new();
-                for (k, i) in idx.iter().enumerate() {
-                    if let (DimIndex::Slice { .. }, Some(_)) = (i, dims.get(k)) {
-                        kept.push(Dim::Ext);
-                    }
+            Exp::Index(v, idx) => one(index_result(&var(v)?, idx)),
+            Exp::Update(v, ..) | Exp::Copy(v) | Exp::Rotate(_, v) | Exp::Reverse(v) => one(var(v)?),
+            Exp::Rearrange(perm, v) => match var(v)? {
+                Type::Array(p, dims) if perm.iter().all(|&k| k < dims.len()) => {
+                    one(Type::Array(p, perm.iter().map(|&k| dims[k]).collect()))
                 }
-                kept.extend(dims.drain(idx.len().min(dims.len())..));
-                one(if kept.is_empty() {
-                    Type::Prim(t.elem())
-                } else {
-                    Type::Array(t.elem(), kept)
-                })
-            }
-            Exp::Update(v, ..)
-            | Exp::Copy(v)
-            | Exp::Rotate(_, v)
-            | Exp::Reverse(v)
-            | Exp::Rearrange(_, v) => one(var(v)?),
+                _ => not_inferred(
+                    "a rearrangement that is not a permutation of an array's dimensions",
+                ),
+            },
             Exp::Concat(vs) => match vs.first().map(var).transpose()?.and_then(|t| t.row()) {
                 Some(row) => one(row.array_of(Dim::Ext)),
                 None => not_inferred("a concatenation of no arrays or of scalars"),
             },
-            Exp::ArrayLit(_, row) => one(existential(row).array_of(Dim::Ext)),
-            Exp::Iota { ty, .. } => one(Type::Array(*ty, vec![Dim::Ext])),
-            Exp::Replicate(_, x) => one(atom(x)?.array_of(Dim::Ext)),
+            Exp::ArrayLit(xs, row) => one(row.array_of(Dim::Const(xs.len() as i64))),
+            Exp::Iota { n, ty, .. } => one(Type::Array(*ty, vec![size_dim(n)])),
+            Exp::Replicate(n, x) => one(atom(x)?.array_of(size_dim(n))),
             Exp::Size(..) => one(Type::Prim(PrimType::I64)),
-            Exp::Reshape(shape, v) => one(Type::Array(var(v)?.elem(), vec![Dim::Ext; shape.len()])),
+            Exp::Reshape(shape, v) => one(Type::Array(
+                var(v)?.elem(),
+                shape.iter().map(size_dim).collect(),
+            )),
             Exp::AssertEqSizes(..) | Exp::Assert(..) => Ok(Vec::new()),
-            Exp::If { then_, .. } => then_.result.iter().map(atom).collect(),
-            Exp::Soac(Soac::Map { lam, .. } | Soac::Scan { lam, .. }) => Ok(lam
-                .ret
-                .iter()
-                .map(|t| existential(t).array_of(Dim::Ext))
-                .collect()),
-            Exp::Soac(Soac::Reduce { lam, .. }) => Ok(lam.ret.iter().map(existential).collect()),
+            Exp::If { then_, else_, .. } => {
+                let then_types = self.body_result_types(then_)?;
+                let else_types = self.body_result_types(else_)?;
+                Ok(then_types
+                    .iter()
+                    .zip(&else_types)
+                    .map(|(t, e)| agreed_sizes(t, e))
+                    .collect())
+            }
+            Exp::Soac(Soac::Map { w, lam, .. } | Soac::Scan { w, lam, .. }) => {
+                Ok(lam.ret.iter().map(|t| t.array_of(size_dim(w))).collect())
+            }
+            Exp::Soac(Soac::Reduce { lam, .. }) => Ok(lam.ret.clone()),
             Exp::Soac(Soac::Hist { dest, .. } | Soac::Scatter { dest, .. }) => {
                 dest.iter().map(var).collect()
             }
-            Exp::Apply(..) => not_inferred("a call"),
-            Exp::Loop { .. } => not_inferred("a loop"),
-            Exp::WithAcc { .. } | Exp::UpdateAcc { .. } => not_inferred("an accumulator construct"),
-            Exp::Jvp { .. } | Exp::Vjp { .. } | Exp::WithVjp { .. } => {
-                not_inferred("an AD construct")
+            Exp::Loop { params, form, .. } => {
+                let mut inner: HashSet<Var> = params.iter().map(|p| p.var).collect();
+                if let crate::LoopForm::For { i, .. } = form {
+                    inner.insert(*i);
+                }
+                Ok(params.iter().map(|p| forget(&p.ty, &inner)).collect())
             }
+            Exp::WithAcc { inputs, lam } => {
+                let mut types = inputs
+                    .iter()
+                    .map(|input| var(&input.array))
+                    .collect::<Result<Vec<_>, _>>()?;
+                types.extend(lam.ret.iter().skip(inputs.len()).cloned());
+                Ok(types)
+            }
+            Exp::UpdateAcc { acc, .. } => one(var(acc)?),
+            Exp::Jvp { lam, .. } => Ok(lam.ret.iter().chain(&lam.ret).cloned().collect()),
+            Exp::Vjp { lam, .. } => Ok(lam
+                .ret
+                .iter()
+                .cloned()
+                .chain(lam.params.iter().map(|p| p.ty.clone()))
+                .collect()),
+            Exp::WithVjp { lam, .. } => Ok(lam.ret.clone()),
+            Exp::Apply(..) => not_inferred("a call"),
         }
+    }
+
+    /// The types of a body's results outside it: sizes bound inside the
+    /// body are existential.
+    fn body_result_types(&self, body: &Body) -> Result<Vec<Type>, InferError> {
+        let mut inner = HashSet::new();
+        visit::for_each_var(
+            body,
+            |_, _| {},
+            |v| {
+                inner.insert(v);
+            },
+        );
+        body.result
+            .iter()
+            .map(|a| Ok(forget(&self.atom_type(a)?, &inner)))
+            .collect()
     }
 
     /// `let v: ty = exp`.
@@ -595,7 +710,7 @@ mod tests {
             .let1("c", Exp::CmpOp(CmpOp::Lt, Atom::Var(s), Atom::Var(n.var)))
             .unwrap();
         assert_eq!(ty(&b, c), Type::Prim(PrimType::Bool));
-        // A row: the constant size stays; a variable size becomes existential.
+        // A row keeps its sizes; so does a copy.
         let row = b
             .let1("row", Exp::Index(xs.var, vec![DimIndex::Fix(Atom::Var(s))]))
             .unwrap();
@@ -603,7 +718,7 @@ mod tests {
         let copy = b.let1("copy", Exp::Copy(xs.var)).unwrap();
         assert_eq!(
             ty(&b, copy),
-            Type::Array(PrimType::F32, vec![Dim::Ext, Dim::Const(3)])
+            Type::Array(PrimType::F32, vec![Dim::Var(n.var), Dim::Const(3)])
         );
         let slice = DimIndex::Slice {
             start: Atom::Var(s),
@@ -616,11 +731,70 @@ mod tests {
                 Exp::Index(xs.var, vec![slice, DimIndex::Fix(Atom::Var(s))]),
             )
             .unwrap();
-        assert_eq!(ty(&b, sliced), Type::Array(PrimType::F32, vec![Dim::Ext]));
+        // A slice's dimension is its length.
+        assert_eq!(
+            ty(&b, sliced),
+            Type::Array(PrimType::F32, vec![Dim::Var(s)])
+        );
         let rep = b.let1("rep", Exp::Replicate(Atom::Var(n.var), x)).unwrap();
         assert_eq!(
             ty(&b, rep),
-            Type::Array(PrimType::F32, vec![Dim::Ext, Dim::Ext, Dim::Const(3)])
+            Type::Array(
+                PrimType::F32,
+                vec![Dim::Var(n.var), Dim::Var(n.var), Dim::Const(3)]
+            )
+        );
+        let three = Atom::Const(crate::PrimValue::I64(3));
+        let iota = b
+            .let1(
+                "iota",
+                Exp::Iota {
+                    n: three,
+                    start: Atom::Const(crate::PrimValue::I64(0)),
+                    step: Atom::Const(crate::PrimValue::I64(1)),
+                    ty: PrimType::I64,
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            ty(&b, iota),
+            Type::Array(PrimType::I64, vec![Dim::Const(3)])
+        );
+        // A rearrangement permutes the dimensions.
+        let columns = b
+            .let1("columns", Exp::Rearrange(vec![1, 0], xs.var))
+            .unwrap();
+        assert_eq!(
+            ty(&b, columns),
+            Type::Array(PrimType::F32, vec![Dim::Const(3), Dim::Var(n.var)])
+        );
+        assert!(matches!(
+            b.let1("bad", Exp::Rearrange(vec![2, 0], xs.var)),
+            Err(InferError::NotInferred { .. })
+        ));
+        // An `if` keeps the sizes its branches agree on; sizes bound inside
+        // a branch are existential.
+        b.begin();
+        let inner = b.let1("k", Exp::Size(xs.var, 0)).unwrap();
+        let fresh = b
+            .let1("fresh", Exp::Replicate(Atom::Var(inner), Atom::Var(row)))
+            .unwrap();
+        let then_ = b.end(vec![Atom::Var(fresh)]);
+        b.begin();
+        let else_ = b.end(vec![x]);
+        let branch = b
+            .let1(
+                "branch",
+                Exp::If {
+                    cond: Atom::Var(c),
+                    then_,
+                    else_,
+                },
+            )
+            .unwrap();
+        assert_eq!(
+            ty(&b, branch),
+            Type::Array(PrimType::F32, vec![Dim::Ext, Dim::Const(3)])
         );
         // Several results, and expressions the builder cannot type.
         let both = b.let_("a", Exp::Atoms(vec![Atom::Var(s), x])).unwrap();
@@ -635,6 +809,36 @@ mod tests {
             b.let1("bad", Exp::Copy(Var(99))),
             Err(InferError::UnknownVariable(UnknownVariable(Var(99))))
         );
+    }
+
+    #[test]
+    fn let_existential_forgets_size_variables_only() {
+        let mut b = FunctionBuilder::new();
+        let n = b.param("n", Type::Prim(PrimType::I64));
+        let xs = b.param(
+            "xs",
+            Type::Array(PrimType::F64, vec![Dim::Var(n.var), Dim::Const(2)]),
+        );
+        let copy = b.let1_existential("copy", Exp::Copy(xs.var)).unwrap();
+        assert_eq!(
+            b.type_of(copy).unwrap(),
+            Type::Array(PrimType::F64, vec![Dim::Ext, Dim::Const(2)])
+        );
+        let both = b
+            .let_existential(
+                "both",
+                Exp::Atoms(vec![Atom::Var(xs.var), Atom::Var(n.var)]),
+            )
+            .unwrap();
+        assert_eq!(
+            b.type_of(both[0]).unwrap(),
+            Type::Array(PrimType::F64, vec![Dim::Ext, Dim::Const(2)])
+        );
+        assert_eq!(b.type_of(both[1]).unwrap(), Type::Prim(PrimType::I64));
+        assert!(matches!(
+            b.let1_existential("two", Exp::Atoms(vec![Atom::Var(n.var), Atom::Var(n.var)])),
+            Err(InferError::NotInferred { .. })
+        ));
     }
 
     #[test]

@@ -37,18 +37,6 @@ const LONG_FILES: &[(&str, &str)] = &[(
      exercise them",
 )];
 
-/// Import cycles that remain, as (crate, the modules of the cycle in the
-/// order the checker prints them), and why. The test fails when a cycle
-/// not listed here appears, and when a listed one is gone (remove it).
-const KNOWN_CYCLES: &[(&str, &str, &str)] = &[(
-    "nabla-interp",
-    "ad, ad::bulk, ad::fast, ad::tape, eval",
-    "the dynamic AD's evaluator is methods of the interpreter (`eval::Interp`, \
-     whose state holds the `ad::AdState`), and the tape's sweep runs the bulk \
-     rules whose records are tape entries; breaking it means moving the \
-     interpreter's state and the tape's entry types into modules of their own",
-)];
-
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -443,21 +431,7 @@ fn violations(krate: &str) -> Vec<String> {
         }
     }
     let graph = module_graph(&modules);
-    let mut known: Vec<&str> = KNOWN_CYCLES
-        .iter()
-        .filter(|(k, _, _)| *k == krate)
-        .map(|(_, modules, _)| *modules)
-        .collect();
     for component in cycles(&graph) {
-        let listed = component
-            .iter()
-            .map(|p| module_name(p))
-            .collect::<Vec<_>>()
-            .join(", ");
-        if let Some(i) = known.iter().position(|k| *k == listed) {
-            known.remove(i);
-            continue;
-        }
         let names: BTreeSet<&Vec<String>> = component.iter().collect();
         let edges: Vec<String> = component
             .iter()
@@ -476,11 +450,6 @@ fn violations(krate: &str) -> Vec<String> {
                 .collect::<Vec<_>>()
                 .join(", "),
             edges.join("; ")
-        ));
-    }
-    for gone in known {
-        out.push(format!(
-            "{krate}: the known import cycle between {gone} is gone: remove it from KNOWN_CYCLES"
         ));
     }
     out

@@ -131,8 +131,7 @@ impl Forward<'_> {
                 Some(Atom::Var(t)) if tp.unique => {
                     // A unique loop parameter may be consumed by the body:
                     // give it its own copy of the tangent.
-                    let ty = self.type_of(b, t)?;
-                    Atom::Var(b.bind1("tan_copy", ty, Exp::Copy(t)))
+                    Atom::Var(b.let1("tan_copy", Exp::Copy(t))?)
                 }
                 Some(t) => t,
                 None => self.zero_of(b, &init[i])?,

@@ -186,7 +186,7 @@ pub(crate) fn expand_batched_jvp(
             Atom::Var(v) if bound.contains(v) => per_seed.push((j, *v)),
             _ => {
                 let ty = crate::util::atom_type(b, span, t)?;
-                let all = b.bind1("seeds", ty.array_of(dim), Exp::Replicate(*w, *t));
+                let all = b.let1("seeds", Exp::Replicate(*w, *t))?;
                 let inner = fwd.seed_dimension_inward(b, all, &ty)?;
                 tans.set(jlam.params[j].var, Some(Atom::Var(inner)));
             }
@@ -222,15 +222,14 @@ pub(crate) fn expand_batched_jvp(
             },
             ret: types.clone(),
         };
-        let seeds = b.bind(
+        let seeds = b.let_(
             "seeds",
-            types.iter().map(|t| t.array_of(dim)).collect(),
             Exp::Soac(Soac::Map {
                 w: *w,
                 lam: seed_lam,
                 arrs: arrs.clone(),
             }),
-        );
+        )?;
         for ((j, _), (all, ty)) in per_seed.iter().zip(seeds.into_iter().zip(&types)) {
             let inner = fwd.seed_dimension_inward(b, all, ty)?;
             tans.set(jlam.params[*j].var, Some(Atom::Var(inner)));
@@ -253,7 +252,7 @@ pub(crate) fn expand_batched_jvp(
         } else {
             let r = jlam.body.result[q - nres];
             let t = fwd.materialize(b, &tans, &r)?;
-            let (Atom::Var(t), Type::Array(elem, dims)) = (t, crate::util::atom_type(b, span, &t)?)
+            let (Atom::Var(t), Type::Array(_, dims)) = (t, crate::util::atom_type(b, span, &t)?)
             else {
                 return error(
                     span,
@@ -267,12 +266,7 @@ pub(crate) fn expand_batched_jvp(
                 // each seed's tangent is contiguous).
                 let rank = dims.len();
                 let perm: Vec<usize> = [rank - 1].into_iter().chain(0..rank - 1).collect();
-                let outer_dims = perm.iter().map(|&d| dims[d]).collect();
-                let outer = b.bind1(
-                    "tan_outer",
-                    Type::Array(elem, outer_dims),
-                    Exp::Rearrange(perm, t),
-                );
+                let outer = b.let1("tan_outer", Exp::Rearrange(perm, t))?;
                 Exp::Copy(outer)
             }
         };
@@ -390,10 +384,7 @@ impl Forward<'_> {
                 // consumes `arr`: a copy, since the tangent may be shared.
                 let prepared = if need {
                     let ta = match tans.get(&Atom::Var(arr)) {
-                        Some(Atom::Var(t)) => {
-                            let ty = self.type_of(b, t)?;
-                            Atom::Var(b.bind1("tan_copy", ty, Exp::Copy(t)))
-                        }
+                        Some(Atom::Var(t)) => Atom::Var(b.let1("tan_copy", Exp::Copy(t))?),
                         _ => self.zero_like(b, arr)?,
                     };
                     let tv = self.materialize(b, tans, &val)?;

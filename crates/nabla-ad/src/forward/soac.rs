@@ -315,15 +315,15 @@ impl Forward<'_> {
         let shape = dims
             .iter()
             .enumerate()
-            .map(|(d, dim)| match dim {
-                nabla_ir::Dim::Const(c) => Atom::Const(nabla_ir::PrimValue::I64(*c)),
-                nabla_ir::Dim::Var(x) => Atom::Var(*x),
-                nabla_ir::Dim::Ext => {
-                    Atom::Var(b.bind1("n", Type::Prim(nabla_ir::PrimType::I64), Exp::Size(t, d)))
-                }
+            .map(|(d, dim)| {
+                Ok(match dim {
+                    nabla_ir::Dim::Const(c) => Atom::Const(nabla_ir::PrimValue::I64(*c)),
+                    nabla_ir::Dim::Var(x) => Atom::Var(*x),
+                    nabla_ir::Dim::Ext => Atom::Var(b.let1("n", Exp::Size(t, d))?),
+                })
             })
-            .collect();
-        Ok(b.bind1("tan_sized", want, Exp::Reshape(shape, t)))
+            .collect::<Result<_, AdError>>()?;
+        Ok(b.let1("tan_sized", Exp::Reshape(shape, t))?)
     }
 
     /// A tangent array for a destination that the statement consumes: a
@@ -335,10 +335,7 @@ impl Forward<'_> {
         d: Var,
     ) -> Result<Var, AdError> {
         match tans.get(&Atom::Var(d)) {
-            Some(Atom::Var(t)) => {
-                let ty = self.type_of(b, t)?;
-                Ok(b.bind1("tan_copy", ty, Exp::Copy(t)))
-            }
+            Some(Atom::Var(t)) => Ok(b.let1("tan_copy", Exp::Copy(t))?),
             _ => match self.zero_like(b, d)? {
                 Atom::Var(z) => Ok(z),
                 Atom::Const(_) => error(self.span, "internal error: scalar destination"),

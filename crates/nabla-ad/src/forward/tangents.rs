@@ -177,16 +177,14 @@ impl Forward<'_> {
                 |b, vs| Ok::<_, UnknownVariable>(vec![f(b, vs)?]),
             )
             .map_err(|u| self.unknown(u))?;
-        let ty = Type::Array(lam.ret[0].elem(), vec![batch.dim]);
-        Ok(Atom::Var(b.bind1(
+        Ok(Atom::Var(b.let1(
             "tan",
-            ty,
             Exp::Soac(Soac::Map {
                 w: batch.width,
                 lam,
                 arrs,
             }),
-        )))
+        )?))
     }
 
     /// Vector mode: `all`, the seeds' tangents of a value of type `ty`
@@ -202,13 +200,12 @@ impl Forward<'_> {
         if rank == 0 {
             return Ok(all);
         }
-        let Some(batch) = self.batch else {
+        if self.batch.is_none() {
             return error(self.span, "internal error: seeds outside vector mode");
-        };
-        let inner_ty = batched_type(ty, batch.dim);
+        }
         let perm: Vec<usize> = (1..=rank).chain([0]).collect();
-        let view = b.bind1("seeds_inner", inner_ty.clone(), Exp::Rearrange(perm, all));
-        Ok(b.bind1("seeds_inner", inner_ty, Exp::Copy(view)))
+        let view = b.let1("seeds_inner", Exp::Rearrange(perm, all))?;
+        Ok(b.let1("seeds_inner", Exp::Copy(view))?)
     }
 
     /// The tangent of `a`, made a value (zeros) if it is zero.

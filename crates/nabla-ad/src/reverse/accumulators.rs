@@ -162,10 +162,7 @@ impl Reverse<'_> {
         let mut arrays = Vec::with_capacity(k);
         for (i, g) in ybar[..k].iter().enumerate() {
             let a = match g {
-                Some(Atom::Var(g)) => {
-                    let t = crate::util::existential(&type_of(b, self.span, *g)?);
-                    b.bind1("adj_copy", t, Exp::Copy(*g))
-                }
+                Some(Atom::Var(g)) => b.let1_existential("adj_copy", Exp::Copy(*g))?,
                 Some(Atom::Const(_)) => {
                     return error(self.span, "internal error: a constant array adjoint")
                 }
@@ -188,13 +185,8 @@ impl Reverse<'_> {
         let mut body = self.fresh_copy(b, &lam.body, map)?;
         self.zero_updates(b, &mut body, &mut ours)?;
         let ret: Vec<Type> = lam.ret.iter().map(crate::util::existential).collect();
-        let tys = pat
-            .iter()
-            .map(|p| crate::util::existential(&p.ty))
-            .collect();
-        let masked = b.bind(
+        let masked = b.let_(
             "adj_masked",
-            tys,
             Exp::WithAcc {
                 inputs: arrays
                     .iter()
@@ -206,7 +198,7 @@ impl Reverse<'_> {
                     .collect(),
                 lam: Lambda { params, body, ret },
             },
-        );
+        )?;
         Ok((0..k)
             .map(|i| {
                 if writes(i) {
@@ -498,7 +490,7 @@ impl Reverse<'_> {
         }
         let mut inside: Option<Atom> = None;
         for (d, i) in indices.iter().enumerate() {
-            let n = Atom::Var(b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(rbar, d)));
+            let n = Atom::Var(b.let1("n", Exp::Size(rbar, d))?);
             let lo = b.cmp(CmpOp::Le, Atom::Const(PrimValue::I64(0)), *i);
             let hi = b.cmp(CmpOp::Lt, *i, n);
             let both = b.binop(BinOp::LogAnd, lo, hi).map_err(unknown)?;
@@ -515,11 +507,10 @@ impl Reverse<'_> {
             _ => Type::Prim(e),
         };
         b.begin();
-        let cell = b.bind1(
+        let cell = b.let1(
             "adj_cell",
-            cell_t.clone(),
             Exp::Index(rbar, indices.iter().map(|i| DimIndex::Fix(*i)).collect()),
-        );
+        )?;
         let term = self.dot(b, Atom::Var(cell), value, &cell_t);
         let then_ = b.end(vec![term.clone().unwrap_or(zero)]);
         term?;
@@ -527,15 +518,14 @@ impl Reverse<'_> {
             stms: vec![],
             result: vec![zero],
         };
-        Ok(Atom::Var(b.bind1(
+        Ok(Atom::Var(b.let1(
             "adj_term",
-            Type::Prim(e),
             Exp::If {
                 cond: inside,
                 then_,
                 else_,
             },
-        )))
+        )?))
     }
 
     /// `Σ x · y` over all cells of two values of type `t` (their product,
@@ -552,7 +542,7 @@ impl Reverse<'_> {
             return error(self.span, "internal error: a constant array in an update");
         };
         let e = t.elem();
-        let n = Atom::Var(b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(xv, 0)));
+        let n = Atom::Var(b.let1("n", Exp::Size(xv, 0))?);
         let row2 = row.clone();
         let lam = b.lambda::<AdError>("c", vec![row.clone(), row], |b, ps| {
             Ok(vec![self.dot(
@@ -562,15 +552,14 @@ impl Reverse<'_> {
                 &row2,
             )?])
         })?;
-        let products = b.bind1(
+        let products = b.let1_existential(
             "products",
-            Type::Array(e, vec![Dim::Ext]),
             Exp::Soac(Soac::Map {
                 w: n,
                 lam,
                 arrs: vec![xv, yv],
             }),
-        );
+        )?;
         self.sum_rows(b, n, products, &Type::Prim(e), zero(e))
     }
 }

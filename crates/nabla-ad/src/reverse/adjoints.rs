@@ -10,9 +10,7 @@
 use crate::util::{type_of, zero_like, zero_of};
 use crate::{error, unsupported, Ad, AdError};
 use nabla_ir::builder::{FunctionBuilder, UnknownVariable};
-use nabla_ir::{
-    Atom, BinOp, Body, Dim, Exp, Param, PrimType, PrimValue, Soac, Span, Stm, Type, Var,
-};
+use nabla_ir::{Atom, BinOp, Body, Exp, Param, PrimType, PrimValue, Soac, Span, Stm, Type, Var};
 use std::collections::{BTreeSet, HashMap, HashSet};
 
 /// The adjoints accumulated so far (absent: zero).
@@ -114,17 +112,16 @@ pub(super) fn sequence(bodies: Vec<Body>) -> Body {
 }
 
 /// `iota w` (an `i64` array).
-pub(super) fn iota(b: &mut FunctionBuilder, w: Atom) -> Var {
-    b.bind1(
+pub(super) fn iota(b: &mut FunctionBuilder, w: Atom) -> Result<Var, AdError> {
+    Ok(b.let1_existential(
         "iota",
-        Type::Array(PrimType::I64, vec![Dim::Ext]),
         Exp::Iota {
             n: w,
             start: Atom::Const(PrimValue::I64(0)),
             step: Atom::Const(PrimValue::I64(1)),
             ty: PrimType::I64,
         },
-    )
+    )?)
 }
 
 /// `x + y` elementwise on values of type `t` (a nest of maps for arrays).
@@ -145,7 +142,7 @@ pub(crate) fn add_values(
                 return error(span, "internal error: an array adjoint that is a constant");
             };
             let row = t.row().unwrap_or(Type::Prim(t.elem()));
-            let n = Atom::Var(b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(xv, 0)));
+            let n = Atom::Var(b.let1("n", Exp::Size(xv, 0))?);
             let row2 = row.clone();
             let lam = b.lambda::<AdError>("a", vec![row.clone(), row], |b, ps| {
                 Ok(vec![add_values(
@@ -247,16 +244,14 @@ impl Reverse<'_> {
         }
         if let Some(acc) = self.redirect.get(&v).copied() {
             // A whole-array contribution to a free array of a map lambda.
-            let t = type_of(b, self.span, acc)?;
-            let next = b.bind1(
+            let next = b.let1(
                 "acc",
-                t,
                 Exp::UpdateAcc {
                     acc,
                     indices: vec![],
                     value: contribution,
                 },
-            );
+            )?;
             self.redirect.insert(v, next);
             return Ok(());
         }
@@ -300,10 +295,7 @@ impl Reverse<'_> {
         }
         match adj.map.remove(&v) {
             Some(Atom::Var(a)) if adj.owned.remove(&a) => Ok(a),
-            Some(Atom::Var(a)) => {
-                let t = type_of(b, self.span, a)?;
-                Ok(b.bind1("adj_copy", crate::util::existential(&t), Exp::Copy(a)))
-            }
+            Some(Atom::Var(a)) => Ok(b.let1_existential("adj_copy", Exp::Copy(a))?),
             _ => match zero_like(b, self.span, v)? {
                 Atom::Var(z) => Ok(z),
                 Atom::Const(_) => error(self.span, "internal error: scalar adjoint array"),
@@ -360,9 +352,8 @@ impl Reverse<'_> {
                 Atom::Var(ps[1]),
             )?])
         })?;
-        let s = b.bind1(
+        let s = b.let1_existential(
             "adj_sum",
-            crate::util::existential(&row.clone()),
             Exp::Soac(Soac::Reduce {
                 w: n,
                 lam,
@@ -370,7 +361,7 @@ impl Reverse<'_> {
                 arrs: vec![g],
                 commutative: true,
             }),
-        );
+        )?;
         Ok(Atom::Var(s))
     }
 

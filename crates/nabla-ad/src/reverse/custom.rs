@@ -6,7 +6,7 @@ use super::adjoints::{Adjoints, Results, Reverse};
 use crate::util::{type_of, zero_like};
 use crate::{error, AdError};
 use nabla_ir::builder::FunctionBuilder;
-use nabla_ir::{Atom, Exp, Lambda, PrimType, Stm, Type};
+use nabla_ir::{Atom, Exp, Lambda, Stm};
 use std::collections::HashMap;
 
 impl Reverse<'_> {
@@ -67,8 +67,8 @@ impl Reverse<'_> {
             // check: the rule is user code).
             let rank = type_of(b, self.span, *x)?.rank();
             for d in 0..rank {
-                let n_arg = b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(*x, d));
-                let n_adj = b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(cv, d));
+                let n_arg = b.let1("n", Exp::Size(*x, d))?;
+                let n_adj = b.let1("n", Exp::Size(cv, d))?;
                 b.push(Stm {
                     pat: vec![],
                     exp: Exp::AssertEqSizes(

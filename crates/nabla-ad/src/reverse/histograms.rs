@@ -16,7 +16,7 @@ use super::adjoints::Reverse;
 use super::operators::vectorised_operator;
 use crate::AdError;
 use nabla_ir::builder::FunctionBuilder;
-use nabla_ir::{Atom, Body, Dim, Exp, Lambda, PrimType, Soac, Stm, Type, Var};
+use nabla_ir::{Atom, Body, Dim, Exp, Lambda, Soac, Stm, Type, Var};
 use std::collections::{HashMap, HashSet};
 
 impl Reverse<'_> {
@@ -101,30 +101,22 @@ impl Reverse<'_> {
         };
         let (w, dest, indices, values, span) = (*w, dest[0], *indices, values[0], stm.span);
         let column = Type::Array(elem, vec![Dim::Ext]);
-        let columns = Type::Array(elem, vec![Dim::Ext, Dim::Ext]);
         b.begin();
         let r = (|| -> Result<(), AdError> {
-            let dest_columns = b.bind1(
-                "dest_columns",
-                columns.clone(),
-                Exp::Rearrange(vec![1, 0], dest),
-            );
-            let value_columns = b.bind1(
-                "value_columns",
-                columns.clone(),
-                Exp::Rearrange(vec![1, 0], values),
-            );
-            let m = b.bind1("m", Type::Prim(PrimType::I64), Exp::Size(ne, 0));
+            let dest_columns =
+                b.let1_existential("dest_columns", Exp::Rearrange(vec![1, 0], dest))?;
+            let value_columns =
+                b.let1_existential("value_columns", Exp::Rearrange(vec![1, 0], values))?;
+            let m = b.let1("m", Exp::Size(ne, 0))?;
             let lam = b.lambda::<AdError>(
                 "column",
                 vec![column.clone(), Type::Prim(elem), column.clone()],
                 |b, ps| {
                     // The histogram consumes its destination: a copy of
                     // the column, not a view of the map's input.
-                    let d = b.bind1("dest_column", column.clone(), Exp::Copy(ps[0]));
-                    Ok(vec![Atom::Var(b.bind1(
+                    let d = b.let1("dest_column", Exp::Copy(ps[0]))?;
+                    Ok(vec![Atom::Var(b.let1(
                         "hist",
-                        column.clone(),
                         Exp::Soac(Soac::Hist {
                             w,
                             dest: vec![d],
@@ -133,18 +125,17 @@ impl Reverse<'_> {
                             indices,
                             values: vec![ps[2]],
                         }),
-                    ))])
+                    )?)])
                 },
             )?;
-            let result_columns = b.bind1(
+            let result_columns = b.let1_existential(
                 "hist_columns",
-                columns.clone(),
                 Exp::Soac(Soac::Map {
                     w: Atom::Var(m),
                     lam,
                     arrs: vec![dest_columns, ne, value_columns],
                 }),
-            );
+            )?;
             b.push(Stm {
                 pat: stm.pat.clone(),
                 exp: Exp::Rearrange(vec![1, 0], result_columns),

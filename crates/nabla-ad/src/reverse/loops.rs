@@ -136,15 +136,13 @@ impl Reverse<'_> {
             for (p, a) in params.iter().zip(init) {
                 match a {
                     Atom::Var(v) if p.ty.rank() > 0 => {
-                        let t = crate::util::existential(&type_of(b, self.span, *v)?);
-                        let shape = (0..t.rank())
-                            .map(|d| {
-                                Atom::Var(b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(*v, d)))
-                            })
-                            .collect();
+                        let rank = type_of(b, self.span, *v)?.rank();
+                        let shape = (0..rank)
+                            .map(|d| Ok(Atom::Var(b.let1("n", Exp::Size(*v, d))?)))
+                            .collect::<Result<_, AdError>>()?;
                         shapes.push((p.var, shape));
                         initial.push(if p.unique {
-                            Atom::Var(b.bind1("saved", t, Exp::Copy(*v)))
+                            Atom::Var(b.let1_existential("saved", Exp::Copy(*v))?)
                         } else {
                             *a
                         });
@@ -201,8 +199,7 @@ impl Reverse<'_> {
                 let mut ok = Atom::Var(fits.var);
                 for (v, shape) in &shapes {
                     for (d, n) in shape.iter().enumerate() {
-                        let now =
-                            Atom::Var(b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(*v, d)));
+                        let now = Atom::Var(b.let1("n", Exp::Size(*v, d))?);
                         let same = b.cmp(CmpOp::Eq, now, *n);
                         ok = b.binop(BinOp::LogAnd, ok, same)?;
                     }
@@ -212,20 +209,19 @@ impl Reverse<'_> {
         };
         let mut new_cks = Vec::with_capacity(params.len() + 1);
         for (p, ck) in params.iter().zip(&ck_params) {
-            let t = ck.ty.clone();
             let write = Exp::Update(ck.var, vec![DimIndex::Fix(i64_i)], Atom::Var(p.var));
             let v = match ok {
-                None => b.bind1("checkpoints", t, write),
+                None => b.let1("checkpoints", write)?,
                 Some(ok) => {
                     b.begin();
-                    let written = b.bind1("checkpoints", t.clone(), write);
+                    let written = b.let1("checkpoints", write)?;
                     let then_ = b.end(vec![Atom::Var(written)]);
                     let else_ = Body {
                         stms: vec![],
                         result: vec![Atom::Var(ck.var)],
                     };
                     let cond = ok;
-                    b.bind1("checkpoints", t, Exp::If { cond, then_, else_ })
+                    b.let1("checkpoints", Exp::If { cond, then_, else_ })?
                 }
             };
             new_cks.push(Atom::Var(v));
@@ -463,29 +459,28 @@ impl Reverse<'_> {
                 let mut restored = Vec::with_capacity(params.len());
                 for (p, ck) in params.iter().zip(checkpoints) {
                     let t = crate::util::existential(&p.ty);
-                    let mut v = b.bind1(
+                    let mut v = b.let1_existential(
                         "restored",
-                        t.clone(),
                         Exp::Index(*ck, vec![DimIndex::Fix(index)]),
-                    );
+                    )?;
                     if p.unique && t.rank() > 0 {
                         // The body consumes this parameter: give it its
                         // own copy, not a view of the checkpoints.
-                        v = b.bind1("restored", t, Exp::Copy(v));
+                        v = b.let1("restored", Exp::Copy(v))?;
                     }
                     restored.push(v);
                 }
-                restored
+                Ok::<_, AdError>(restored)
             };
             let restored = match &ck.restore {
-                Restore::Checkpoints(checkpoints) => from_checkpoints(b, checkpoints),
+                Restore::Checkpoints(checkpoints) => from_checkpoints(b, checkpoints)?,
                 Restore::Guarded {
                     checkpoints,
                     fits,
                     initial,
                 } => {
                     b.begin();
-                    let rows = from_checkpoints(b, checkpoints);
+                    let rows = from_checkpoints(b, checkpoints)?;
                     let then_ = b.end(rows.into_iter().map(Atom::Var).collect());
                     b.begin();
                     let rerun = self.rerun_loop(b, params, initial, i, iteration, body);
@@ -494,19 +489,14 @@ impl Reverse<'_> {
                         stms: else_.stms,
                         result: rerun?.into_iter().map(Atom::Var).collect(),
                     };
-                    let types = params
-                        .iter()
-                        .map(|p| crate::util::existential(&p.ty))
-                        .collect();
-                    b.bind(
+                    b.let_(
                         "restored",
-                        types,
                         Exp::If {
                             cond: Atom::Var(*fits),
                             then_,
                             else_,
                         },
-                    )
+                    )?
                 }
             };
             for (p, v) in params.iter().zip(&restored) {
@@ -620,10 +610,6 @@ impl Reverse<'_> {
         if t.rank() == 0 || adj.owned.remove(&v) {
             return Ok(a);
         }
-        Ok(Atom::Var(b.bind1(
-            "adj_copy",
-            crate::util::existential(&t),
-            Exp::Copy(v),
-        )))
+        Ok(Atom::Var(b.let1_existential("adj_copy", Exp::Copy(v))?))
     }
 }

@@ -58,7 +58,6 @@ mod scatter;
 
 pub use adjoints::Adjoints;
 
-use crate::util::type_of;
 use crate::{error, Ad, AdError};
 use adjoints::{Results, Reverse};
 use loops::{Checkpoints, LoopCheckpoints, LoopParts};
@@ -162,8 +161,7 @@ impl Reverse<'_> {
                     let mut soac = soac.clone();
                     let mut copies = Vec::with_capacity(dest.len());
                     for d in dest {
-                        let t = crate::util::existential(&type_of(b, self.span, *d)?);
-                        copies.push(b.bind1("fwd_copy", t, Exp::Copy(*d)));
+                        copies.push(b.let1_existential("fwd_copy", Exp::Copy(*d))?);
                     }
                     match &mut soac {
                         Soac::Hist { dest, .. } | Soac::Scatter { dest, .. } => *dest = copies,
@@ -179,8 +177,7 @@ impl Reverse<'_> {
                 Exp::Update(arr, idx, v) => {
                     // The return sweep still reads the old array (and views
                     // of it): update a copy instead of consuming it.
-                    let t = crate::util::existential(&type_of(b, self.span, *arr)?);
-                    let c = b.bind1("fwd_copy", t, Exp::Copy(*arr));
+                    let c = b.let1_existential("fwd_copy", Exp::Copy(*arr))?;
                     b.push(Stm {
                         pat: stm.pat.clone(),
                         exp: Exp::Update(c, idx.clone(), *v),
@@ -252,7 +249,7 @@ impl Reverse<'_> {
             | Exp::AssertEqSizes(..) => Ok(()),
             Exp::Index(v, idx) => self.index(b, adj, res, v, idx),
             Exp::Update(arr, idx, val) => self.update(b, adj, arr, idx, val, g),
-            Exp::ArrayLit(xs, row) => self.array_lit(b, adj, xs, row, g),
+            Exp::ArrayLit(xs, _) => self.array_lit(b, adj, xs, g),
             Exp::Replicate(n, x) => self.replicate(b, adj, n, x, g),
             Exp::Copy(v) => match g {
                 Some(g) => self.add_shared(b, adj, *v, g),

@@ -12,8 +12,7 @@ use crate::util::type_of;
 use crate::{error, AdError};
 use nabla_ir::builder::FunctionBuilder;
 use nabla_ir::{
-    Atom, BinOp, Body, Dim, DimIndex, Exp, Lambda, LoopForm, Param, PrimType, Soac, Span, Stm,
-    Type, Var,
+    Atom, BinOp, Body, Dim, DimIndex, Exp, Lambda, LoopForm, Param, Soac, Span, Stm, Type, Var,
 };
 
 /// Pushes `loop (params = init) for i < bound do body` (`counter` is
@@ -56,28 +55,22 @@ pub(super) fn exclusive(
     neutral: Atom,
     scanned: Var,
     index: Atom,
-    t: &Type,
 ) -> Result<Atom, AdError> {
     b.begin();
-    let x = b.bind1(
-        "scanned",
-        t.clone(),
-        Exp::Index(scanned, vec![DimIndex::Fix(index)]),
-    );
+    let x = b.let1("scanned", Exp::Index(scanned, vec![DimIndex::Fix(index)]))?;
     let else_ = b.end(vec![Atom::Var(x)]);
     let then_ = Body {
         stms: vec![],
         result: vec![neutral],
     };
-    Ok(Atom::Var(b.bind1(
+    Ok(Atom::Var(b.let1(
         "excl",
-        t.clone(),
         Exp::If {
             cond: at_edge,
             then_,
             else_,
         },
-    )))
+    )?))
 }
 
 /// The binary operator `op` when a reduction/scan operator is just
@@ -286,7 +279,7 @@ impl Reverse<'_> {
         let (arr_columns, _) = columns(b, arr)?;
         let (result_columns, result_t) = columns(b, result)?;
         let (adj_columns, adj_t) = columns(b, g)?;
-        let m = Atom::Var(b.bind1("m", Type::Prim(PrimType::I64), Exp::Size(ne, 0)));
+        let m = Atom::Var(b.let1("m", Exp::Size(ne, 0))?);
         let param_types = vec![col_t.clone(), Type::Prim(elem), result_t, adj_t];
         let lam = b.lambda::<AdError>("col", param_types, |b, ps| {
             let col = ps[0];

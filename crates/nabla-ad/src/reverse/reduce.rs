@@ -12,9 +12,8 @@ use super::operators::{
 use crate::util::{type_of, zero_like};
 use crate::{error, AdError};
 use nabla_ir::builder::FunctionBuilder;
-use nabla_ir::rewrite::dim_of_atom;
 use nabla_ir::{
-    Atom, BinOp, Body, CmpOp, Dim, DimIndex, Exp, Lambda, PrimType, PrimValue, Soac, Type, Var,
+    Atom, BinOp, Body, CmpOp, DimIndex, Exp, Lambda, PrimType, PrimValue, Soac, Type, Var,
 };
 
 /// A reduction `reduce op neutral arrs` over `w` elements, one array per
@@ -100,14 +99,9 @@ impl Reverse<'_> {
             self.reduce_generic(b, adj, r, seeds)?;
         } else {
             let Some(g) = g else { return Ok(()) };
-            let at = type_of(b, self.span, arrs[0])?;
             // The adjoint of every element is the result's (Schenck et al.
             // §5.1, the special case of +).
-            let bc = b.bind1(
-                "adj_bcast",
-                crate::util::existential(&at),
-                Exp::Replicate(*w, g),
-            );
+            let bc = b.let1_existential("adj_bcast", Exp::Replicate(*w, g))?;
             self.add(b, adj, arrs[0], Atom::Var(bc), true)?;
         }
         Ok(())
@@ -139,40 +133,36 @@ impl Reverse<'_> {
             return error(self.span, "internal error: malformed reduce operator");
         }
         let ts: Vec<Type> = op.ret.iter().map(crate::util::existential).collect();
-        let ats: Vec<Type> = ts.iter().map(|t| t.array_of(Dim::Ext)).collect();
         let i64t = Type::Prim(PrimType::I64);
         // Inclusive scans from the front, and from the back (on the
         // reversed arrays, with the operator's arguments swapped).
         let front_op = self.fresh_lambda(b, op)?;
-        let front = b.bind(
+        let front = b.let_existential(
             "prefix",
-            ats.clone(),
             Exp::Soac(Soac::Scan {
                 w,
                 lam: front_op,
                 neutral: neutral.to_vec(),
                 arrs: arrs.to_vec(),
             }),
-        );
-        let reversed: Vec<Var> = arrs
+        )?;
+        let reversed = arrs
             .iter()
-            .zip(&ats)
-            .map(|(a, at)| b.bind1("reversed", at.clone(), Exp::Reverse(*a)))
-            .collect();
+            .map(|a| b.let1_existential("reversed", Exp::Reverse(*a)))
+            .collect::<Result<Vec<Var>, _>>()?;
         let mut back_op = self.fresh_lambda(b, op)?;
         let (left, right) = back_op.params.split_at(k);
         back_op.params = right.iter().chain(left).cloned().collect();
-        let back = b.bind(
+        let back = b.let_existential(
             "suffix",
-            ats.clone(),
             Exp::Soac(Soac::Scan {
                 w,
                 lam: back_op,
                 neutral: neutral.to_vec(),
                 arrs: reversed,
             }),
-        );
-        let iota = iota(b, w);
+        )?;
+        let iota = iota(b, w)?;
         let mut lam_types = ts.clone();
         lam_types.push(i64t.clone());
         let lam = b.lambda::<AdError>("x", lam_types, |b, ps| {
@@ -187,8 +177,8 @@ impl Reverse<'_> {
             let mut ls = Vec::with_capacity(k);
             let mut rs = Vec::with_capacity(k);
             for j in 0..k {
-                ls.push(exclusive(b, first, neutral[j], front[j], before, &ts[j])?);
-                rs.push(exclusive(b, last, neutral[j], back[j], after, &ts[j])?);
+                ls.push(exclusive(b, first, neutral[j], front[j], before)?);
+                rs.push(exclusive(b, last, neutral[j], back[j], after)?);
             }
             // vjp (\x -> op (op l x) r) x g
             let primals = xs.iter().map(|x| Atom::Var(*x)).collect();
@@ -200,15 +190,14 @@ impl Reverse<'_> {
         })?;
         let mut map_arrs = arrs.to_vec();
         map_arrs.push(iota);
-        let xbar = b.bind(
+        let xbar = b.let_existential(
             "adj_reduce",
-            ats,
             Exp::Soac(Soac::Map {
                 w,
                 lam,
                 arrs: map_arrs,
             }),
-        );
+        )?;
         for (a, x) in arrs.iter().zip(xbar) {
             self.add(b, adj, *a, Atom::Var(x), true)?;
         }
@@ -274,8 +263,6 @@ impl Reverse<'_> {
         let one = Atom::Const(nabla_ir::derivatives::constant(elem, 1.0));
         let zero = Atom::Const(PrimValue::zero(elem));
         let i64t = Type::Prim(PrimType::I64);
-        let at = Type::Array(elem, vec![Dim::Ext]);
-        let i64s = Type::Array(PrimType::I64, vec![Dim::Ext]);
         // (x ≠ 0 ? x : 1, x = 0 ? 1 : 0) per element, then their product
         // and sum.
         let split = b.lambda::<AdError>("x", vec![t.clone()], |b, ps| {
@@ -289,15 +276,14 @@ impl Reverse<'_> {
             )?;
             Ok(vec![nonzero, count])
         })?;
-        let parts = b.bind(
+        let parts = b.let_existential(
             "split",
-            vec![at.clone(), i64s],
             Exp::Soac(Soac::Map {
                 w,
                 lam: split,
                 arrs: vec![arr],
             }),
-        );
+        )?;
         let op = b.lambda::<AdError>(
             "p",
             vec![t.clone(), i64t.clone(), t.clone(), i64t.clone()],
@@ -307,9 +293,8 @@ impl Reverse<'_> {
                 Ok(vec![p, z])
             },
         )?;
-        let pz = b.bind(
+        let pz = b.let_(
             "product",
-            vec![t.clone(), i64t],
             Exp::Soac(Soac::Reduce {
                 w,
                 lam: op,
@@ -317,7 +302,7 @@ impl Reverse<'_> {
                 arrs: parts,
                 commutative: true,
             }),
-        );
+        )?;
         let (p, z) = (Atom::Var(pz[0]), Atom::Var(pz[1]));
         let scaled = b.binop(BinOp::Mul, g, p)?;
         let no_zeros = b.cmp(CmpOp::Eq, z, Atom::Const(PrimValue::I64(0)));
@@ -331,15 +316,14 @@ impl Reverse<'_> {
             let other = b.select(lone_zero, scaled, zero)?;
             Ok(vec![b.select(no_zeros, quotient, other)?])
         })?;
-        let xbar = b.bind1(
+        let xbar = b.let1_existential(
             "adj_product",
-            at,
             Exp::Soac(Soac::Map {
                 w,
                 lam,
                 arrs: vec![arr],
             }),
-        );
+        )?;
         self.add(b, adj, arr, Atom::Var(xbar), true)
     }
 
@@ -360,22 +344,21 @@ impl Reverse<'_> {
         }
         let span = self.span;
         let t = type_of(b, span, result)?;
-        let iota = iota(b, w);
+        let iota = iota(b, w)?;
         // The first index whose element equals the result (w if none).
         let candidates =
             b.lambda::<AdError>("i", vec![t.clone(), Type::Prim(PrimType::I64)], |b, ps| {
                 let eq = b.cmp(CmpOp::Eq, Atom::Var(ps[0]), Atom::Var(result));
                 Ok(vec![b.select(eq, Atom::Var(ps[1]), w)?])
             })?;
-        let positions = b.bind1(
+        let positions = b.let1_existential(
             "positions",
-            Type::Array(PrimType::I64, vec![Dim::Ext]),
             Exp::Soac(Soac::Map {
                 w,
                 lam: candidates,
                 arrs: vec![arr, iota],
             }),
-        );
+        )?;
         let min = b.lambda::<AdError>(
             "i",
             vec![Type::Prim(PrimType::I64), Type::Prim(PrimType::I64)],
@@ -387,9 +370,8 @@ impl Reverse<'_> {
                 )?])
             },
         )?;
-        let first = b.bind1(
+        let first = b.let1(
             "first",
-            Type::Prim(PrimType::I64),
             Exp::Soac(Soac::Reduce {
                 w,
                 lam: min,
@@ -397,31 +379,29 @@ impl Reverse<'_> {
                 arrs: vec![positions],
                 commutative: true,
             }),
-        );
+        )?;
         if adj.get(arr).is_some() {
             // An adjoint exists already: one element update, in place.
             let a = self.owned_adjoint(b, adj, arr)?;
-            let at = crate::util::existential(&type_of(b, span, a)?);
             let found = b.cmp(CmpOp::Lt, Atom::Var(first), w);
             let idx = vec![DimIndex::Fix(Atom::Var(first))];
             b.begin();
-            let old = b.bind1("adj_elem", t.clone(), Exp::Index(a, idx.clone()));
+            let old = b.let1("adj_elem", Exp::Index(a, idx.clone()))?;
             let new = b.binop(BinOp::Add, Atom::Var(old), g)?;
-            let upd = b.bind1("adj_upd", at.clone(), Exp::Update(a, idx, new));
+            let upd = b.let1_existential("adj_upd", Exp::Update(a, idx, new))?;
             let then_ = b.end(vec![Atom::Var(upd)]);
             let else_ = Body {
                 stms: vec![],
                 result: vec![Atom::Var(a)],
             };
-            let r = b.bind1(
+            let r = b.let1(
                 "adj_arg",
-                at,
                 Exp::If {
                     cond: found,
                     then_,
                     else_,
                 },
-            );
+            )?;
             adj.map.insert(arr, Atom::Var(r));
             adj.owned.insert(r);
             return Ok(());
@@ -429,31 +409,28 @@ impl Reverse<'_> {
         // Otherwise the one-hot adjoint `map (\i -> if i == first then g else 0)
         // (iota w)`: pure and total, so it disappears when a `map` reverses
         // the one element alone (see `map_one_hot`).
-        let w_dim = dim_of_atom(w);
-        let indices = b.bind1(
+        let indices = b.let1(
             "iota",
-            Type::Array(PrimType::I64, vec![w_dim]),
             Exp::Iota {
                 n: w,
                 start: Atom::Const(PrimValue::I64(0)),
                 step: Atom::Const(PrimValue::I64(1)),
                 ty: PrimType::I64,
             },
-        );
+        )?;
         let zero = Atom::Const(PrimValue::zero(t.elem()));
         let pick = b.lambda::<AdError>("i", vec![Type::Prim(PrimType::I64)], |b, ps| {
             let here = b.cmp(CmpOp::Eq, Atom::Var(ps[0]), Atom::Var(first));
             Ok(vec![b.select(here, g, zero)?])
         })?;
-        let one_hot = b.bind1(
+        let one_hot = b.let1(
             "adj_one_hot",
-            Type::Array(t.elem(), vec![w_dim]),
             Exp::Soac(Soac::Map {
                 w,
                 lam: pick,
                 arrs: vec![indices],
             }),
-        );
+        )?;
         self.one_hot.insert(one_hot, (Atom::Var(first), g));
         self.add(b, adj, arr, Atom::Var(one_hot), true)
     }

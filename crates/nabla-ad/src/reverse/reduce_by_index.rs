@@ -156,31 +156,27 @@ impl Reverse<'_> {
         let ats: Vec<Type> = ts.iter().map(|t| t.array_of(Dim::Ext)).collect();
         let i64t = Type::Prim(PrimType::I64);
         let one = Atom::Const(PrimValue::I64(1));
-        let n = Atom::Var(b.bind1("n", i64t.clone(), Exp::Size(g[0], 0)));
+        let n = Atom::Var(b.let1("n", Exp::Size(g[0], 0))?);
         let n1 = b.binop(BinOp::Add, n, one)?;
         // The bucket of value i, n where out of bounds.
         let bucket = |b: &mut FunctionBuilder, i: Atom| -> Result<(Atom, Atom), AdError> {
-            let idx = Atom::Var(b.bind1(
-                "bucket",
-                i64t.clone(),
-                Exp::Index(indices, vec![DimIndex::Fix(i)]),
-            ));
+            let idx = Atom::Var(b.let1("bucket", Exp::Index(indices, vec![DimIndex::Fix(i)]))?);
             let lo = b.cmp(CmpOp::Le, Atom::Const(PrimValue::I64(0)), idx);
             let hi = b.cmp(CmpOp::Lt, idx, n);
             let inside = b.binop(BinOp::LogAnd, lo, hi)?;
             Ok((b.select(inside, idx, n)?, inside))
         };
         // Each component of element `i` of `arrays`.
-        let elements =
-            |b: &mut FunctionBuilder, name: &str, arrays: &[Var], i: Atom| -> Vec<Atom> {
-                arrays
-                    .iter()
-                    .zip(&ts)
-                    .map(|(a, t)| {
-                        Atom::Var(b.bind1(name, t.clone(), Exp::Index(*a, vec![DimIndex::Fix(i)])))
-                    })
-                    .collect()
-            };
+        let elements = |b: &mut FunctionBuilder, name: &str, arrays: &[Var], i: Atom| {
+            arrays
+                .iter()
+                .map(|a| {
+                    Ok(Atom::Var(
+                        b.let1(name, Exp::Index(*a, vec![DimIndex::Fix(i)]))?,
+                    ))
+                })
+                .collect::<Result<Vec<Atom>, AdError>>()
+        };
         // One pass over the values, forwards or backwards: `partial` per
         // bucket, and each value's exclusive reduction within its bucket
         // (`k` arrays each).
@@ -189,19 +185,15 @@ impl Reverse<'_> {
                     backwards: bool|
          -> Result<(Vec<Var>, Vec<Var>), AdError> {
             let mut init = Vec::with_capacity(2 * k);
-            for (ne, at) in neutral.iter().zip(&ats) {
-                init.push(Atom::Var(b.bind1(
-                    "partial",
-                    at.clone(),
-                    Exp::Replicate(n1, *ne),
-                )));
+            for ne in neutral {
+                init.push(Atom::Var(
+                    b.let1_existential("partial", Exp::Replicate(n1, *ne))?,
+                ));
             }
-            for (ne, at) in neutral.iter().zip(&ats) {
-                init.push(Atom::Var(b.bind1(
-                    "excl",
-                    at.clone(),
-                    Exp::Replicate(w, *ne),
-                )));
+            for ne in neutral {
+                init.push(Atom::Var(
+                    b.let1_existential("excl", Exp::Replicate(w, *ne))?,
+                ));
             }
             let mut params = Vec::with_capacity(2 * k);
             for (name, at) in ats
@@ -224,13 +216,13 @@ impl Reverse<'_> {
                 Atom::Var(j)
             };
             let (bk, _) = bucket(b, i)?;
-            let v = elements(b, "value", values, i);
-            let mut old = elements(b, "partial_elem", &partial, bk);
+            let v = elements(b, "value", values, i)?;
+            let mut old = elements(b, "partial_elem", &partial, bk)?;
             // A row read from `partial` is copied: `partial` is updated in
             // place below, while the row lives on in `excl`.
             for (o, t) in old.iter_mut().zip(&ts) {
                 if let (Atom::Var(row), true) = (*o, t.rank() > 0) {
-                    *o = Atom::Var(b.bind1("partial_elem", t.clone(), Exp::Copy(row)));
+                    *o = Atom::Var(b.let1("partial_elem", Exp::Copy(row))?);
                 }
             }
             let args: Vec<Atom> = if backwards {
@@ -241,18 +233,16 @@ impl Reverse<'_> {
             let new = this.apply_op(b, op, &args)?;
             let mut result = Vec::with_capacity(2 * k);
             for c in 0..k {
-                result.push(Atom::Var(b.bind1(
+                result.push(Atom::Var(b.let1(
                     "partial",
-                    ats[c].clone(),
                     Exp::Update(partial[c], vec![DimIndex::Fix(bk)], new[c]),
-                )));
+                )?));
             }
             for c in 0..k {
-                result.push(Atom::Var(b.bind1(
+                result.push(Atom::Var(b.let1(
                     "excl",
-                    ats[c].clone(),
                     Exp::Update(excl[c], vec![DimIndex::Fix(i)], old[c]),
-                )));
+                )?));
             }
             let body = b.end(result);
             let names = |c: usize| if c < k { "partial" } else { "excl" };
@@ -261,13 +251,13 @@ impl Reverse<'_> {
         };
         let (totals, before) = pass(self, b, false)?;
         if dest_active {
-            let iota_n = iota(b, n);
+            let iota_n = iota(b, n)?;
             let mut param_types = ts.clone();
             param_types.extend(ts.iter().cloned());
             param_types.push(i64t.clone());
             let lam = b.lambda::<AdError>("d", param_types, |b, ps| {
                 // vjp (\d -> op(d, t[b])) dest[b] g[b]
-                let total = elements(b, "total", &totals, Atom::Var(ps[2 * k]));
+                let total = elements(b, "total", &totals, Atom::Var(ps[2 * k]))?;
                 let primals = ps[..k].iter().map(|v| Atom::Var(*v)).collect();
                 let seeds = ps[k..2 * k].iter().map(|v| Atom::Var(*v)).collect();
                 self.local_vjp(b, &ts, &ts, primals, seeds, |this, b, d| {
@@ -292,7 +282,7 @@ impl Reverse<'_> {
             return Ok(());
         }
         let (_, after) = pass(self, b, true)?;
-        let iota_w = iota(b, w);
+        let iota_w = iota(b, w)?;
         let mut param_types = Vec::with_capacity(3 * k + 1);
         for _ in 0..3 {
             param_types.extend(ts.iter().cloned());
@@ -307,8 +297,8 @@ impl Reverse<'_> {
             );
             let (bk, inside) = bucket(b, i)?;
             b.begin();
-            let gb = elements(b, "adj_elem", g, bk);
-            let db = elements(b, "d", dest, bk);
+            let gb = elements(b, "adj_elem", g, bk)?;
+            let db = elements(b, "d", dest, bk)?;
             // vjp (\x -> op(dest[b], op(op(l, x), r))) x g[b]
             let l: Vec<Atom> = l.iter().map(|v| Atom::Var(*v)).collect();
             let r: Vec<Atom> = r.iter().map(|v| Atom::Var(*v)).collect();
@@ -373,31 +363,28 @@ impl Reverse<'_> {
         let span = self.span;
         let elem = type_of(b, span, g)?.elem();
         let t = Type::Prim(elem);
-        let at = Type::Array(elem, vec![Dim::Ext]);
         let i64t = Type::Prim(PrimType::I64);
-        let i64s = Type::Array(PrimType::I64, vec![Dim::Ext]);
         let zero = Atom::Const(PrimValue::zero(elem));
-        let nb = Atom::Var(b.bind1("n", i64t.clone(), Exp::Size(g, 0)));
+        let nb = Atom::Var(b.let1("n", Exp::Size(g, 0))?);
         // The old destination keeps the adjoint where it equals the result.
         let dest_adj =
             b.lambda::<AdError>("d", vec![t.clone(), t.clone(), t.clone()], |b, ps| {
                 let keep = b.cmp(CmpOp::Eq, Atom::Var(ps[0]), Atom::Var(ps[1]));
                 Ok(vec![b.select(keep, Atom::Var(ps[2]), zero)?])
             })?;
-        let dbar = b.bind1(
+        let dbar = b.let1_existential(
             "adj_dest",
-            at.clone(),
             Exp::Soac(Soac::Map {
                 w: nb,
                 lam: dest_adj,
                 arrs: vec![dest, result, g],
             }),
-        );
+        )?;
         self.add(b, adj, dest, Atom::Var(dbar), true)?;
         if !self.active.contains(&values) {
             return Ok(());
         }
-        let iota = iota(b, w);
+        let iota = iota(b, w)?;
         // `in bounds and equal to its bucket's result, and the old
         // destination did not win` for value j, as a bool.
         let candidate = |b: &mut FunctionBuilder, bucket: Atom, v: Atom| -> Result<Atom, AdError> {
@@ -405,16 +392,8 @@ impl Reverse<'_> {
             let hi = b.cmp(CmpOp::Lt, bucket, nb);
             let inside = b.binop(BinOp::LogAnd, lo, hi)?;
             b.begin();
-            let h = b.bind1(
-                "h",
-                t.clone(),
-                Exp::Index(result, vec![DimIndex::Fix(bucket)]),
-            );
-            let d = b.bind1(
-                "d",
-                t.clone(),
-                Exp::Index(dest, vec![DimIndex::Fix(bucket)]),
-            );
+            let h = b.let1("h", Exp::Index(result, vec![DimIndex::Fix(bucket)]))?;
+            let d = b.let1("d", Exp::Index(dest, vec![DimIndex::Fix(bucket)]))?;
             let eq = b.cmp(CmpOp::Eq, v, Atom::Var(h));
             let dest_won = b.cmp(CmpOp::Eq, Atom::Var(d), Atom::Var(h));
             let not_dest = b.unop(UnOp::Not, dest_won)?;
@@ -424,15 +403,14 @@ impl Reverse<'_> {
                 stms: vec![],
                 result: vec![Atom::Const(PrimValue::Bool(false))],
             };
-            Ok(Atom::Var(b.bind1(
+            Ok(Atom::Var(b.let1(
                 "candidate",
-                Type::Prim(PrimType::Bool),
                 Exp::If {
                     cond: inside,
                     then_,
                     else_,
                 },
-            )))
+            )?))
         };
         // The first candidate of each bucket (w where none).
         let positions =
@@ -440,16 +418,15 @@ impl Reverse<'_> {
                 let c = candidate(b, Atom::Var(ps[0]), Atom::Var(ps[1]))?;
                 Ok(vec![b.select(c, Atom::Var(ps[2]), w)?])
             })?;
-        let pos = b.bind1(
+        let pos = b.let1_existential(
             "positions",
-            i64s.clone(),
             Exp::Soac(Soac::Map {
                 w,
                 lam: positions,
                 arrs: vec![indices, values, iota],
             }),
-        );
-        let none = b.bind1("firsts", i64s.clone(), Exp::Replicate(nb, w));
+        )?;
+        let none = b.let1_existential("firsts", Exp::Replicate(nb, w))?;
         let min = b.lambda::<AdError>("i", vec![i64t.clone(), i64t.clone()], |b, ps| {
             Ok(vec![b.binop(
                 BinOp::Min,
@@ -457,9 +434,8 @@ impl Reverse<'_> {
                 Atom::Var(ps[1]),
             )?])
         })?;
-        let firsts = b.bind1(
+        let firsts = b.let1(
             "firsts",
-            i64s,
             Exp::Soac(Soac::Hist {
                 w,
                 dest: vec![none],
@@ -468,48 +444,38 @@ impl Reverse<'_> {
                 indices,
                 values: vec![pos],
             }),
-        );
+        )?;
         let value_adj =
             b.lambda::<AdError>("j", vec![i64t.clone(), t.clone(), i64t], |b, ps| {
                 let bucket = Atom::Var(ps[0]);
                 let c = candidate(b, bucket, Atom::Var(ps[1]))?;
                 b.begin();
-                let first = b.bind1(
-                    "first",
-                    Type::Prim(PrimType::I64),
-                    Exp::Index(firsts, vec![DimIndex::Fix(bucket)]),
-                );
+                let first = b.let1("first", Exp::Index(firsts, vec![DimIndex::Fix(bucket)]))?;
                 let wins = b.cmp(CmpOp::Eq, Atom::Var(first), Atom::Var(ps[2]));
-                let gb = b.bind1(
-                    "adj_elem",
-                    t.clone(),
-                    Exp::Index(g, vec![DimIndex::Fix(bucket)]),
-                );
+                let gb = b.let1("adj_elem", Exp::Index(g, vec![DimIndex::Fix(bucket)]))?;
                 let r = b.select(wins, Atom::Var(gb), zero)?;
                 let then_ = b.end(vec![r]);
                 let else_ = Body {
                     stms: vec![],
                     result: vec![zero],
                 };
-                Ok(vec![Atom::Var(b.bind1(
+                Ok(vec![Atom::Var(b.let1(
                     "adj_value",
-                    t.clone(),
                     Exp::If {
                         cond: c,
                         then_,
                         else_,
                     },
-                ))])
+                )?)])
             })?;
-        let vbar = b.bind1(
+        let vbar = b.let1_existential(
             "adj_values",
-            at,
             Exp::Soac(Soac::Map {
                 w,
                 lam: value_adj,
                 arrs: vec![indices, values, iota],
             }),
-        );
+        )?;
         self.add(b, adj, values, Atom::Var(vbar), true)
     }
 }

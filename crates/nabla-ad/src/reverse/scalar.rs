@@ -64,18 +64,9 @@ impl Reverse<'_> {
         }
         let a = self.owned_adjoint(b, adj, *v)?;
         let t = pat[0].ty.clone();
-        let old = Atom::Var(b.bind1(
-            "adj_elem",
-            crate::util::existential(&t.clone()),
-            Exp::Index(a, idx.to_vec()),
-        ));
+        let old = Atom::Var(b.let1_existential("adj_elem", Exp::Index(a, idx.to_vec()))?);
         let new = self.add_values(b, &t, old, g)?;
-        let at = type_of(b, self.span, a)?;
-        let updated = b.bind1(
-            "adj_upd",
-            crate::util::existential(&at),
-            Exp::Update(a, idx.to_vec(), new),
-        );
+        let updated = b.let1_existential("adj_upd", Exp::Update(a, idx.to_vec(), new))?;
         adj.map.insert(*v, Atom::Var(updated));
         adj.owned.insert(updated);
         Ok(())
@@ -128,16 +119,14 @@ impl Reverse<'_> {
             }
         }
         let acc = self.redirect[v];
-        let t = type_of(b, self.span, acc)?;
-        let next = b.bind1(
+        let next = b.let1(
             "acc",
-            t,
             Exp::UpdateAcc {
                 acc,
                 indices,
                 value: g,
             },
-        );
+        )?;
         self.redirect.insert(*v, next);
         Ok(())
     }
@@ -161,38 +150,25 @@ impl Reverse<'_> {
         if let Atom::Var(val) = val {
             let vt = type_of(b, self.span, *val)?;
             if Self::differentiable(&vt) {
-                let mut part = b.bind1(
-                    "adj_part",
-                    crate::util::existential(&vt),
-                    Exp::Index(gv, idx.to_vec()),
-                );
+                let mut part = b.let1_existential("adj_part", Exp::Index(gv, idx.to_vec()))?;
                 // ȳ is about to be updated in place: a row read
                 // from it must be a copy, not a view.
                 let copied = vt.rank() > 0 && adj.owned.contains(&gv);
                 if copied {
-                    part = b.bind1("adj_part", crate::util::existential(&vt), Exp::Copy(part));
+                    part = b.let1_existential("adj_part", Exp::Copy(part))?;
                 }
                 self.add(b, adj, *val, Atom::Var(part), copied)?;
             }
         }
         // The adjoint of the old array: ȳ with the overwritten part
         // zeroed (in place when ȳ is ours alone).
-        let gt = type_of(b, self.span, gv)?;
         let owned = if adj.owned.remove(&gv) {
             gv
         } else {
-            b.bind1(
-                "adj_copy",
-                crate::util::existential(&gt.clone()),
-                Exp::Copy(gv),
-            )
+            b.let1_existential("adj_copy", Exp::Copy(gv))?
         };
         let zero = zero_of(b, self.span, val)?;
-        let cleared = b.bind1(
-            "adj_cleared",
-            crate::util::existential(&gt),
-            Exp::Update(owned, idx.to_vec(), zero),
-        );
+        let cleared = b.let1_existential("adj_cleared", Exp::Update(owned, idx.to_vec(), zero))?;
         self.add(b, adj, *arr, Atom::Var(cleared), true)?;
         Ok(())
     }
@@ -203,7 +179,6 @@ impl Reverse<'_> {
         b: &mut FunctionBuilder,
         adj: &mut Adjoints,
         xs: &[Atom],
-        row: &Type,
         g: Option<Atom>,
     ) -> Result<(), AdError> {
         let Some(Atom::Var(gv)) = g else {
@@ -211,14 +186,13 @@ impl Reverse<'_> {
         };
         for (i, x) in xs.iter().enumerate() {
             if let Atom::Var(x) = x {
-                let part = b.bind1(
+                let part = b.let1_existential(
                     "adj_row",
-                    crate::util::existential(&row.clone()),
                     Exp::Index(
                         gv,
                         vec![DimIndex::Fix(Atom::Const(PrimValue::I64(i as i64)))],
                     ),
-                );
+                )?;
                 self.add(b, adj, *x, Atom::Var(part), false)?;
             }
         }
@@ -257,16 +231,11 @@ impl Reverse<'_> {
         let Some(Atom::Var(gv)) = g else {
             return Ok(());
         };
-        let vt = type_of(b, self.span, *v)?;
         let shape: Vec<Atom> = shape_of(b, self.span, *v)?
             .into_iter()
             .map(|s| s.0)
             .collect();
-        let r = b.bind1(
-            "adj_reshape",
-            crate::util::existential(&vt),
-            Exp::Reshape(shape, gv),
-        );
+        let r = b.let1_existential("adj_reshape", Exp::Reshape(shape, gv))?;
         self.add(b, adj, *v, Atom::Var(r), false)?;
         Ok(())
     }
@@ -289,6 +258,8 @@ impl Reverse<'_> {
                 inverse[p] = k;
             }
         }
+        // The primal's type: it may know sizes the adjoint's type does
+        // not (an adjoint made by a map of existential rows).
         let vt = type_of(b, self.span, *v)?;
         let r = b.bind1(
             "adj_rearrange",
@@ -310,12 +281,7 @@ impl Reverse<'_> {
         let Some(Atom::Var(gv)) = g else {
             return Ok(());
         };
-        let vt = type_of(b, self.span, *v)?;
-        let r = b.bind1(
-            "adj_reverse",
-            crate::util::existential(&vt),
-            Exp::Reverse(gv),
-        );
+        let r = b.let1_existential("adj_reverse", Exp::Reverse(gv))?;
         self.add(b, adj, *v, Atom::Var(r), false)?;
         Ok(())
     }
@@ -332,13 +298,8 @@ impl Reverse<'_> {
         let Some(Atom::Var(gv)) = g else {
             return Ok(());
         };
-        let vt = type_of(b, self.span, *v)?;
         let neg = b.unop(UnOp::Neg, *r).map_err(|u| self.unknown(u))?;
-        let x = b.bind1(
-            "adj_rotate",
-            crate::util::existential(&vt),
-            Exp::Rotate(neg, gv),
-        );
+        let x = b.let1_existential("adj_rotate", Exp::Rotate(neg, gv))?;
         self.add(b, adj, *v, Atom::Var(x), false)?;
         Ok(())
     }
@@ -357,7 +318,7 @@ impl Reverse<'_> {
         let mut offset = Atom::Const(PrimValue::I64(0));
         for v in vs {
             let vt = type_of(b, self.span, *v)?;
-            let n = Atom::Var(b.bind1("n", Type::Prim(PrimType::I64), Exp::Size(*v, 0)));
+            let n = Atom::Var(b.let1("n", Exp::Size(*v, 0))?);
             let part = b.bind1(
                 "adj_part",
                 crate::util::existential(&vt.clone()),
@@ -401,10 +362,9 @@ impl Reverse<'_> {
             stride,
             after,
         } = slice;
-        let Some(row_t) = slice_t.row() else {
+        if slice_t.row().is_none() {
             return error(self.span, "internal error: a slice of rank 0");
-        };
-        let row_t = crate::util::existential(&row_t);
+        }
         let acc0 = self.redirect[&v];
         let acc_t = type_of(b, self.span, acc0)?;
         let k = b.vars.fresh("k", Type::Prim(PrimType::I64));
@@ -417,9 +377,8 @@ impl Reverse<'_> {
             let position = b
                 .binop(BinOp::Add, start, offset)
                 .map_err(|u| self.unknown(u))?;
-            let element = b.bind1(
+            let element = b.let1_existential(
                 "adj_elem",
-                row_t,
                 Exp::Index(
                     match g {
                         Atom::Var(g) => g,
@@ -429,25 +388,23 @@ impl Reverse<'_> {
                     },
                     vec![DimIndex::Fix(Atom::Var(k))],
                 ),
-            );
+            )?;
             let mut indices = before;
             indices.push(position);
             indices.extend(after);
-            Ok(b.bind1(
+            Ok(b.let1(
                 "acc",
-                acc_t.clone(),
                 Exp::UpdateAcc {
                     acc: p.var,
                     indices,
                     value: Atom::Var(element),
                 },
-            ))
+            )?)
         })();
         let body = b.end(vec![]);
         let next = r?;
-        let out = b.bind1(
+        let out = b.let1(
             "acc",
-            acc_t,
             Exp::Loop {
                 params: vec![p],
                 init: vec![Atom::Var(acc0)],
@@ -457,7 +414,7 @@ impl Reverse<'_> {
                     result: vec![Atom::Var(next)],
                 },
             },
-        );
+        )?;
         self.redirect.insert(v, out);
         Ok(())
     }

@@ -149,13 +149,9 @@ impl Reverse<'_> {
         let kf = f.len();
         let fat = Type::Array(ft.elem(), vec![Dim::Ext]);
         let zero_of = |t: &Type| Atom::Const(PrimValue::zero(t.elem()));
-        let ats: Vec<Type> = ts
-            .iter()
-            .map(|t| Type::Array(t.elem(), vec![Dim::Ext]))
-            .collect();
         let i64t = Type::Prim(PrimType::I64);
         let one = Atom::Const(PrimValue::I64(1));
-        let iota = iota(b, w);
+        let iota = iota(b, w)?;
         // `vjp op (prev, x) seed` as statements of the builder's open body:
         // the adjoints of the accumulator and of x, k each.
         let param_types: Vec<Type> = op.params.iter().map(|p| p.ty.clone()).collect();
@@ -178,7 +174,7 @@ impl Reverse<'_> {
             let first = b.cmp(CmpOp::Eq, i, Atom::Const(PrimValue::I64(0)));
             let before = b.binop(BinOp::Sub, i, one)?;
             (0..k)
-                .map(|j| exclusive(b, first, neutral[j], ys[j], before, &ts[j]))
+                .map(|j| exclusive(b, first, neutral[j], ys[j], before))
                 .collect()
         };
         let unit = |t: &Type, v: f64| Atom::Const(nabla_ir::derivatives::constant(t.elem(), v));
@@ -205,15 +201,14 @@ impl Reverse<'_> {
         let mut jac_arrs = arrs.to_vec();
         jac_arrs.push(iota);
         let jac_types: Vec<Type> = (0..kf * kf).map(|_| fat.clone()).collect();
-        let jac = b.bind(
+        let jac = b.let_existential(
             "jacobian",
-            jac_types.clone(),
             Exp::Soac(Soac::Map {
                 w,
                 lam: jacobian,
                 arrs: jac_arrs,
             }),
-        );
+        )?;
         // The affine maps in reverse order, j = 0 … w-1:
         // M_j = A[w-j]ᵀ (zero for j = 0), c_j = ȳ[w-1-j].
         let last = b.binop(BinOp::Sub, w, one)?;
@@ -226,39 +221,29 @@ impl Reverse<'_> {
             // M[q][p] = a[p][q]
             for q in 0..kf {
                 for p in 0..kf {
-                    out.push(exclusive(
-                        b,
-                        first,
-                        zero_of(&ft),
-                        jac[p * kf + q],
-                        next,
-                        &ft,
-                    )?);
+                    out.push(exclusive(b, first, zero_of(&ft), jac[p * kf + q], next)?);
                 }
             }
             for &p in &f {
                 out.push(match gs[p] {
                     None => zero_of(&ft),
-                    Some(g) => Atom::Var(b.bind1(
-                        "adj_elem",
-                        ft.clone(),
-                        Exp::Index(g, vec![DimIndex::Fix(idx)]),
-                    )),
+                    Some(g) => {
+                        Atom::Var(b.let1("adj_elem", Exp::Index(g, vec![DimIndex::Fix(idx)]))?)
+                    }
                 });
             }
             Ok(out)
         })?;
         let mut affine_types = jac_types.clone();
         affine_types.extend((0..kf).map(|_| fat.clone()));
-        let mc = b.bind(
+        let mc = b.let_existential(
             "affine",
-            affine_types.clone(),
             Exp::Soac(Soac::Map {
                 w,
                 lam: maps,
                 arrs: vec![iota],
             }),
-        );
+        )?;
         // Compose: (M1, c1) then (M2, c2) is (M2·M1, M2·c1 + c2).
         let compose_types: Vec<Type> = (0..kf * kf + kf).map(|_| ft.clone()).collect();
         let both = [compose_types.clone(), compose_types].concat();
@@ -306,16 +291,15 @@ impl Reverse<'_> {
             }
         }
         compose_neutral.extend((0..kf).map(|_| unit(&ft, 0.0)));
-        let scanned = b.bind(
+        let scanned = b.let_existential(
             "composed",
-            affine_types,
             Exp::Soac(Soac::Scan {
                 w,
                 lam: compose,
                 neutral: compose_neutral,
                 arrs: mc,
             }),
-        );
+        )?;
         let r_rev = scanned[kf * kf..].to_vec();
         let xbar = b.lambda::<AdError>("x", lam_types, |b, ps| {
             let xs: Vec<Atom> = ps[..k].iter().map(|x| Atom::Var(*x)).collect();
@@ -324,26 +308,22 @@ impl Reverse<'_> {
             let idx = b.binop(BinOp::Sub, last, i)?;
             let mut seed: Vec<Atom> = ts.iter().map(zero_of).collect();
             for (p, &q) in f.iter().enumerate() {
-                seed[q] = Atom::Var(b.bind1(
-                    "adj_elem",
-                    ft.clone(),
-                    Exp::Index(r_rev[p], vec![DimIndex::Fix(idx)]),
-                ));
+                seed[q] =
+                    Atom::Var(b.let1("adj_elem", Exp::Index(r_rev[p], vec![DimIndex::Fix(idx)]))?);
             }
             let (_, x) = op_vjp(self, b, &prev, &xs, seed)?;
             Ok(f.iter().map(|&q| x[q]).collect())
         })?;
         let mut x_arrs = arrs.to_vec();
         x_arrs.push(iota);
-        let x = b.bind(
+        let x = b.let_existential(
             "adj_scan",
-            f.iter().map(|&q| ats[q].clone()).collect(),
             Exp::Soac(Soac::Map {
                 w,
                 lam: xbar,
                 arrs: x_arrs,
             }),
-        );
+        )?;
         for (&q, x) in f.iter().zip(x) {
             self.add(b, adj, arrs[q], Atom::Var(x), true)?;
         }
@@ -394,7 +374,7 @@ impl Reverse<'_> {
             });
         }
         for c in 0..k {
-            let zeros = b.bind1("adj_scan", ats[c].clone(), Exp::Replicate(w, init[c]));
+            let zeros = b.let1_existential("adj_scan", Exp::Replicate(w, init[c]))?;
             init.push(Atom::Var(zeros));
         }
         let mut params = Vec::with_capacity(2 * k);
@@ -417,14 +397,10 @@ impl Reverse<'_> {
         let before = b.binop(BinOp::Sub, i, one)?;
         let mut primals = Vec::with_capacity(2 * k);
         for c in 0..k {
-            primals.push(exclusive(b, first, neutral[c], ys[c], before, &ts[c])?);
+            primals.push(exclusive(b, first, neutral[c], ys[c], before)?);
         }
-        for c in 0..k {
-            let x = b.bind1(
-                "elem",
-                ts[c].clone(),
-                Exp::Index(arrs[c], vec![DimIndex::Fix(i)]),
-            );
+        for &arr in &arrs[..k] {
+            let x = b.let1("elem", Exp::Index(arr, vec![DimIndex::Fix(i)]))?;
             primals.push(Atom::Var(x));
         }
         let mut seeds = Vec::with_capacity(k);
@@ -433,11 +409,7 @@ impl Reverse<'_> {
             seeds.push(match gs[c] {
                 None => r,
                 Some(g) => {
-                    let gi = b.bind1(
-                        "adj_elem",
-                        ts[c].clone(),
-                        Exp::Index(g, vec![DimIndex::Fix(i)]),
-                    );
+                    let gi = b.let1("adj_elem", Exp::Index(g, vec![DimIndex::Fix(i)]))?;
                     self.add_values(b, &ts[c], Atom::Var(gi), r)?
                 }
             });
@@ -449,11 +421,10 @@ impl Reverse<'_> {
         let x_adjoints = adjoints.split_off(k);
         let mut result = adjoints;
         for c in 0..k {
-            result.push(Atom::Var(b.bind1(
+            result.push(Atom::Var(b.let1(
                 "adj_scan",
-                ats[c].clone(),
                 Exp::Update(xbar[c], vec![DimIndex::Fix(i)], x_adjoints[c]),
-            )));
+            )?));
         }
         let body = b.end(result);
         let names = |c: usize| if c < k { "adj_carried" } else { "adj_scan" };
@@ -504,19 +475,18 @@ impl Reverse<'_> {
         g: Var,
     ) -> Result<Var, AdError> {
         let t = crate::util::existential(&type_of(b, self.span, g)?);
-        let reversed = b.bind1("adj_rev", t.clone(), Exp::Reverse(g));
+        let reversed = b.let1_existential("adj_rev", Exp::Reverse(g))?;
         let fresh_op = self.fresh_lambda(b, op)?;
         let zero = Atom::Const(PrimValue::zero(t.elem()));
-        let scanned = b.bind1(
+        let scanned = b.let1_existential(
             "adj_scan",
-            t.clone(),
             Exp::Soac(Soac::Scan {
                 w,
                 lam: fresh_op,
                 neutral: vec![zero],
                 arrs: vec![reversed],
             }),
-        );
-        Ok(b.bind1("adj_rev", t, Exp::Reverse(scanned)))
+        )?;
+        Ok(b.let1("adj_rev", Exp::Reverse(scanned))?)
     }
 }

@@ -102,7 +102,7 @@ impl Reverse<'_> {
         // gets a row of zeros, made once.
         let zero = Atom::Const(PrimValue::zero(elem));
         let zero = crate::util::replicated(b, "zero_row", &sizes[d..], zero, Type::Prim(elem));
-        let iota = iota(b, w);
+        let iota = iota(b, w)?;
         // The position of the last write to each cell (scatter's own rule).
         let winners = if last_write_wins {
             let mut none = Atom::Const(PrimValue::I64(-1));

@@ -1,6 +1,6 @@
 //! Bulk AD rules for `reduce` with a recognised operator and for `map` of
 //! float scalar operations — in reverse mode also with reads of free arrays
-//! at computed indices and `if`s (see [`Interp::ad_bulk_map`]).
+//! at computed indices and `if`s (see [`Interp::ad_bulk_map`](crate::eval::Interp::ad_bulk_map)).
 //!
 //! The generic path differentiates a `reduce` by running its operator
 //! lambda once per element in AD mode: in reverse mode that records, per
@@ -13,7 +13,7 @@
 //! special cases for the same reason):
 //!
 //! * forward mode folds primal and tangent together in one native loop;
-//! * reverse mode records **one** [`Entry::Reduce`]; its adjoint rule is a
+//! * reverse mode records **one** [`Entry::Reduce`](super::tape::Entry::Reduce); its adjoint rule is a
 //!   broadcast for `+`, the product of the other elements for `*` (from
 //!   prefix products and a suffix product accumulated backwards, so zeros
 //!   need no division), and a single position — the arg-extremum — for
@@ -26,19 +26,17 @@
 
 use super::lin::Lin;
 use super::rules::AdOp;
-use super::tape::{Entry, NONE};
 use super::value::V;
-use super::{AdState, Level};
-use crate::eval::{err, Interp, Res};
+use super::{AdState, NONE};
 use crate::scalar;
 use nabla_ir::{Atom, Exp, Lambda};
 use nabla_prim::{BinOp, CmpOp, PrimType, PrimValue};
 use nabla_values::{ArrayValue, Value};
 use std::rc::Rc;
 
-use super::fast::Fl;
+use super::partials::Fl;
 
-/// The adjoint rule of a bulk `reduce` (see [`Entry::Reduce`]).
+/// The adjoint rule of a bulk `reduce` (see [`Entry::Reduce`](super::tape::Entry::Reduce)).
 pub(crate) struct Red {
     /// The reduced array's node.
     pub src: u32,
@@ -60,7 +58,7 @@ pub(crate) enum RedBack {
 
 /// The operator of a `reduce` lambda `\a b -> a op b` (or `b op a` for the
 /// commutative `+` and `*`).
-fn red_op(lam: &Lambda) -> Option<BinOp> {
+pub(super) fn red_op(lam: &Lambda) -> Option<BinOp> {
     let [a, b] = lam.params.as_slice() else {
         return None;
     };
@@ -88,7 +86,7 @@ fn red_op(lam: &Lambda) -> Option<BinOp> {
 /// `min`/`max` of accumulator `a` and element `b`: whether the accumulator
 /// is selected (the rule of `nabla_ir::derivatives` for `Min`/`Max`).
 #[inline]
-fn keeps_acc(o: BinOp, a: PrimValue, b: PrimValue) -> bool {
+pub(super) fn keeps_acc(o: BinOp, a: PrimValue, b: PrimValue) -> bool {
     let (na, nb) = (a.as_f64().is_nan(), b.as_f64().is_nan());
     if na || nb {
         return nb;
@@ -101,7 +99,7 @@ fn keeps_acc(o: BinOp, a: PrimValue, b: PrimValue) -> bool {
     nabla_prim::eval_cmpop(c, a, b).unwrap_or(true)
 }
 
-fn slice_of<F: Fl + nabla_values::Elem>(a: &ArrayValue) -> Option<&[F]> {
+pub(super) fn slice_of<F: Fl + nabla_values::Elem>(a: &ArrayValue) -> Option<&[F]> {
     if a.rank() != 1 {
         return None;
     }
@@ -109,7 +107,7 @@ fn slice_of<F: Fl + nabla_values::Elem>(a: &ArrayValue) -> Option<&[F]> {
 }
 
 /// Forward mode: primal and tangent of the fold.
-fn fwd_fold<F: Fl + nabla_values::Elem>(
+pub(super) fn fwd_fold<F: Fl + nabla_values::Elem>(
     o: BinOp,
     ne: PrimValue,
     p: &ArrayValue,
@@ -157,7 +155,7 @@ fn fwd_fold<F: Fl + nabla_values::Elem>(
 }
 
 /// Reverse mode: the primal of the fold and its adjoint rule.
-fn rev_fold<F: Fl + nabla_values::Elem>(
+pub(super) fn rev_fold<F: Fl + nabla_values::Elem>(
     o: BinOp,
     ne: PrimValue,
     p: &ArrayValue,
@@ -193,68 +191,6 @@ fn rev_fold<F: Fl + nabla_values::Elem>(
             (accp, RedBack::Sel(sel))
         }
     }))
-}
-
-impl<'p> Interp<'p> {
-    /// A `reduce` with one operand through the bulk rules, when they apply
-    /// (see the module documentation); `None` otherwise.
-    pub(crate) fn ad_bulk_reduce(&mut self, lam: &Lambda, ne: &V, x: &V) -> Option<Res<V>> {
-        let o = red_op(lam)?;
-        let V::Plain(Value::Prim(ne)) = ne else {
-            return None;
-        };
-        let ne = *ne;
-        match x {
-            V::Dual(d) => {
-                let (V::Plain(Value::Array(p)), V::Plain(Value::Array(t))) = (&d.p, &d.t) else {
-                    return None;
-                };
-                let r = match ne {
-                    PrimValue::F64(_) => fwd_fold::<f64>(o, ne, p, t)?,
-                    PrimValue::F32(_) => fwd_fold::<f32>(o, ne, p, t)?,
-                    _ => return None,
-                };
-                self.stats.bulk_reduces_fwd += 1;
-                Some(match r {
-                    Ok((p, t)) => Ok(V::DualS { lvl: d.lvl, p, t }),
-                    Err(e) => err(e),
-                })
-            }
-            V::Rev(r) => {
-                let V::Plain(Value::Array(p)) = &r.p else {
-                    return None;
-                };
-                let res = match ne {
-                    PrimValue::F64(_) => rev_fold::<f64>(o, ne, p)?,
-                    PrimValue::F32(_) => rev_fold::<f32>(o, ne, p)?,
-                    _ => return None,
-                };
-                let (prim, how) = match res {
-                    Ok(x) => x,
-                    Err(e) => return Some(err(e)),
-                };
-                let Level::Rev(tape) = &mut self.ad.levels[r.lvl as usize - 1] else {
-                    return Some(err("internal error: reverse value of a forward level"));
-                };
-                let node = match tape.push(Entry::Reduce(Box::new(Red {
-                    src: r.node,
-                    n: p.num_elems(),
-                    elem: ne.prim_type(),
-                    how,
-                }))) {
-                    Ok(n) => n,
-                    Err(e) => return Some(err(e)),
-                };
-                self.stats.bulk_reduces_rev += 1;
-                Some(Ok(V::RevS {
-                    lvl: r.lvl,
-                    p: prim,
-                    node,
-                }))
-            }
-            _ => None,
-        }
-    }
 }
 
 /// The contribution of a bulk `reduce`'s output adjoint `a` to its input's
@@ -313,7 +249,7 @@ pub(crate) fn reduce_back(st: &mut AdState, red: &Red, a: V) -> Result<Option<V>
 
 /// [`reduce_back`] for `*` on plain scalars: prefix products forwards, the
 /// adjoint backwards.
-fn mul_back<F: Fl + nabla_values::Elem>(
+pub(super) fn mul_back<F: Fl + nabla_values::Elem>(
     xs: &ArrayValue,
     ne: PrimValue,
     a: F,
@@ -340,7 +276,7 @@ fn mul_back<F: Fl + nabla_values::Elem>(
 /// element of an input row (`G(g)`: `MapProg::gathers[g]`, forward mode
 /// only).
 #[derive(Clone, Copy)]
-enum Src {
+pub(super) enum Src {
     L(usize),
     K(PrimValue),
     G(usize),
@@ -349,7 +285,7 @@ enum Src {
 /// What a variable of a compiled map lambda stands for: a scalar operand,
 /// or a part of a parameter's row (input `k`, flat offset `off` in the row,
 /// shape `shape`) read by `Index`.
-enum Loc {
+pub(super) enum Loc {
     S(Src),
     View {
         k: usize,
@@ -361,21 +297,21 @@ enum Loc {
 /// One scalar statement of a compiled map lambda; its result is local
 /// `np + index`.
 #[derive(Clone, Copy)]
-struct MOp {
-    op: AdOp,
-    args: [Src; 2],
-    n: usize,
+pub(super) struct MOp {
+    pub(super) op: AdOp,
+    pub(super) args: [Src; 2],
+    pub(super) n: usize,
 }
 
 /// A map lambda of float scalar statements, compiled to locals (see
-/// [`Interp::ad_bulk_map`]).
+/// [`Interp::ad_bulk_map`](crate::eval::Interp::ad_bulk_map)).
 pub(crate) struct MapProg {
-    np: usize,
-    ops: Vec<MOp>,
-    outs: Vec<Src>,
+    pub(super) np: usize,
+    pub(super) ops: Vec<MOp>,
+    pub(super) outs: Vec<Src>,
     /// Elements read from the rows of array parameters with constant
     /// indices: (input, flat offset in the row).
-    gathers: Vec<(usize, usize)>,
+    pub(super) gathers: Vec<(usize, usize)>,
 }
 
 /// The record of one bulk `map` in reverse mode, shared by its outputs'
@@ -385,21 +321,21 @@ pub(crate) struct MapProg {
 /// (`d[0]`), whether an `if` result's move ran (`has`, bit 2); the node of
 /// each parameter's array and of each free array (`NONE`: constant).
 pub(crate) struct MapRec {
-    prog: Rc<RevProg>,
+    pub(super) prog: Rc<RevProg>,
     pub n: usize,
     pub elem: PrimType,
-    d: Vec<f64>,
-    has: Vec<u8>,
-    in_nodes: Vec<u32>,
-    free_nodes: Vec<u32>,
+    pub(super) d: Vec<f64>,
+    pub(super) has: Vec<u8>,
+    pub(super) in_nodes: Vec<u32>,
+    pub(super) free_nodes: Vec<u32>,
     /// Which locals may depend on a tracked array.
-    live: Vec<bool>,
+    pub(super) live: Vec<bool>,
     /// The outputs that do for some element (in order), each recorded as
     /// one entry.
     pub tracked: Vec<usize>,
 }
 
-/// One output of a bulk `map` (see [`Entry::Map`]): the `k`-th of the
+/// One output of a bulk `map` (see [`Entry::Map`](super::tape::Entry::Map)): the `k`-th of the
 /// outputs that depend on a tracked input, whose nodes are `first`,
 /// `first + 1`, … (recorded consecutively).
 pub(crate) struct MapOut {
@@ -410,7 +346,7 @@ pub(crate) struct MapOut {
 
 /// Operators whose float result has the operands' type (no comparisons,
 /// no classification functions).
-fn float_op(op: AdOp) -> bool {
+pub(super) fn float_op(op: AdOp) -> bool {
     use nabla_prim::UnOp as U;
     match op {
         AdOp::Bin(b) => matches!(
@@ -457,381 +393,12 @@ fn float_op(op: AdOp) -> bool {
     }
 }
 
-impl<'p> Interp<'p> {
-    /// Compiles a map lambda whose body is float scalar operations on its
-    /// parameters, literals and plain scalar free variables of type `elem`,
-    /// and reads of single elements of its array parameters (whose rows have
-    /// shapes `rows`) at constant in-bounds indices (literals or plain free
-    /// variables).
-    fn compile_map(
-        &self,
-        s: &[Value],
-        ad: &[Option<V>],
-        lam: &Lambda,
-        elem: PrimType,
-        rows: &[&[i64]],
-    ) -> Option<MapProg> {
-        let np = lam.params.len();
-        if rows.len() != np {
-            return None;
-        }
-        let mut locals: Vec<(nabla_ir::Var, Loc)> = lam
-            .params
-            .iter()
-            .zip(rows)
-            .enumerate()
-            .map(|(k, (p, row))| {
-                let loc = if row.is_empty() {
-                    Loc::S(Src::L(k))
-                } else {
-                    Loc::View {
-                        k,
-                        off: 0,
-                        shape: row.to_vec(),
-                    }
-                };
-                (p.var, loc)
-            })
-            .collect();
-        let find = |locals: &[(nabla_ir::Var, Loc)], v: nabla_ir::Var| -> Option<usize> {
-            locals.iter().rposition(|(x, _)| *x == v)
-        };
-        let plain = |v: nabla_ir::Var| -> Option<PrimValue> {
-            let i = v.0 as usize;
-            match (ad.get(i)?, s.get(i)?) {
-                (None, Value::Prim(p)) => Some(*p),
-                _ => None,
-            }
-        };
-        let src = |locals: &[(nabla_ir::Var, Loc)], a: &Atom| -> Option<Src> {
-            match a {
-                Atom::Const(c) if c.prim_type() == elem => Some(Src::K(*c)),
-                Atom::Const(_) => None,
-                Atom::Var(v) => match find(locals, *v) {
-                    Some(i) => match &locals[i].1 {
-                        Loc::S(x) => Some(*x),
-                        Loc::View { .. } => None,
-                    },
-                    None => plain(*v).filter(|p| p.prim_type() == elem).map(Src::K),
-                },
-            }
-        };
-        let mut ops = Vec::with_capacity(lam.body.stms.len());
-        let mut gathers = Vec::new();
-        for stm in &lam.body.stms {
-            let [p] = stm.pat.as_slice() else {
-                return None;
-            };
-            let (op, args, n) = match &stm.exp {
-                Exp::BinOp(o, a, b) => (AdOp::Bin(*o), [src(&locals, a)?, src(&locals, b)?], 2),
-                Exp::UnOp(o, a) => {
-                    let x = src(&locals, a)?;
-                    (AdOp::Un(*o), [x, x], 1)
-                }
-                Exp::Index(v, idx) => {
-                    let i = find(&locals, *v)?;
-                    let Loc::View { k, off, shape } = &locals[i].1 else {
-                        return None;
-                    };
-                    if idx.len() > shape.len() {
-                        return None;
-                    }
-                    let mut off = *off;
-                    for (d, ix) in idx.iter().enumerate() {
-                        let nabla_ir::DimIndex::Fix(a) = ix else {
-                            return None;
-                        };
-                        let x = match a {
-                            Atom::Const(c) => *c,
-                            Atom::Var(v) if find(&locals, *v).is_none() => plain(*v)?,
-                            Atom::Var(_) => return None,
-                        };
-                        let x = crate::array::int_of(x)?;
-                        if x < 0 || x >= shape[d] as i128 {
-                            return None;
-                        }
-                        let stride: i64 = shape[d + 1..].iter().product();
-                        off += x as usize * stride as usize;
-                    }
-                    let rest = shape[idx.len()..].to_vec();
-                    let k = *k;
-                    let loc = if rest.is_empty() {
-                        gathers.push((k, off));
-                        Loc::S(Src::G(gathers.len() - 1))
-                    } else {
-                        Loc::View {
-                            k,
-                            off,
-                            shape: rest,
-                        }
-                    };
-                    locals.push((p.var, loc));
-                    continue;
-                }
-                _ => return None,
-            };
-            if !float_op(op) {
-                return None;
-            }
-            ops.push(MOp { op, args, n });
-            locals.push((p.var, Loc::S(Src::L(np + ops.len() - 1))));
-        }
-        let outs = lam
-            .body
-            .result
-            .iter()
-            .map(|a| src(&locals, a))
-            .collect::<Option<Vec<_>>>()?;
-        Some(MapProg {
-            np,
-            ops,
-            outs,
-            gathers,
-        })
-    }
-
-    /// A `map` in reverse mode over rank-1 arrays (tracked ones `f32`/`f64`)
-    /// whose lambda is a sequence of scalar operations (float ones, and
-    /// integer ones and comparisons on untracked values), reads of free
-    /// rank-1 arrays (plain, or tracked of the map's float type) at integer
-    /// indices computed in the lambda, and `if`s on untracked conditions
-    /// whose branch results are constants or values computed in the branch
-    /// ([`RevProg`], compiled once per lambda): runs the lambda natively on
-    /// every element, keeps each float statement's partial derivatives, each
-    /// read's position and each branch taken, and records **one**
-    /// [`Entry::Map`] per output that depends on a tracked array for some
-    /// element (instead of a slice entry per element, input and read, an
-    /// entry per element and statement, and a stack of all elements per
-    /// output). Its adjoint rule replays the per-element reverse pass over
-    /// the record in the generic path's order (last element first; a read's
-    /// adjoint added at its position of the free array's adjoint as that
-    /// path's slice entry does), so results are bit-identical. `None` when
-    /// this does not apply — including an out-of-bounds read or any other
-    /// run-time error, which the generic path then reports with its
-    /// location — and when a tracked free array is also a tracked input.
-    pub(crate) fn ad_bulk_map(
-        &mut self,
-        s: &[Value],
-        ad: &[Option<V>],
-        lam: &Lambda,
-        w: usize,
-        inputs: &[(V, Rc<[i64]>)],
-    ) -> Option<Res<Vec<V>>> {
-        if inputs.is_empty() {
-            return None;
-        }
-        let mut l = 0;
-        for (x, _) in inputs {
-            l = l.max(x.level());
-        }
-        if l > 0 {
-            match self.ad.levels.get(l as usize - 1) {
-                Some(Level::Fwd) => return self.ad_bulk_map_fwd(s, ad, lam, w, inputs, l),
-                Some(Level::Rev(_)) => {}
-                None => return None,
-            }
-        }
-        if inputs.iter().any(|(_, row)| !row.is_empty()) {
-            return None;
-        }
-        let key = lam as *const Lambda;
-        let prog = match self.ad.rev_maps.get(&key) {
-            Some(p) => p.clone()?,
-            None => {
-                let p = compile_rev(s, ad, lam).map(Rc::new);
-                self.ad.rev_maps.insert(key, p.clone());
-                p?
-            }
-        };
-        // The plain scalar free variables (the program is compiled once
-        // per lambda: they must be plain at this call too).
-        let mut pv = Vec::with_capacity(prog.pfree.len());
-        for v in &prog.pfree {
-            let i = v.0 as usize;
-            match (ad.get(i)?, s.get(i)?) {
-                (None, Value::Prim(p)) => pv.push(*p),
-                _ => return None,
-            }
-        }
-        // The free arrays: plain, or reverse-mode values (of one level).
-        let mut frees = Vec::with_capacity(prog.free.len());
-        let mut free_nodes = Vec::with_capacity(prog.free.len());
-        for v in &prog.free {
-            let i = v.0 as usize;
-            match (ad.get(i)?, s.get(i)?) {
-                (None, Value::Array(a)) if a.rank() == 1 => {
-                    frees.push(a);
-                    free_nodes.push(NONE);
-                }
-                (Some(V::Rev(r)), _) => {
-                    let V::Plain(Value::Array(a)) = &r.p else {
-                        return None;
-                    };
-                    if l != 0 && r.lvl != l {
-                        return None;
-                    }
-                    l = r.lvl;
-                    frees.push(a);
-                    free_nodes.push(r.node);
-                }
-                _ => return None,
-            }
-        }
-        if l == 0 || !matches!(self.ad.levels.get(l as usize - 1), Some(Level::Rev(_))) {
-            return None;
-        }
-        let mut arrs = Vec::with_capacity(inputs.len());
-        let mut in_nodes = Vec::with_capacity(inputs.len());
-        let mut elem = None;
-        for (x, _) in inputs {
-            match x {
-                V::Plain(Value::Array(a)) => {
-                    arrs.push(a);
-                    in_nodes.push(NONE);
-                }
-                V::Rev(r) if r.lvl == l => match &r.p {
-                    V::Plain(Value::Array(a)) => {
-                        arrs.push(a);
-                        in_nodes.push(r.node);
-                        elem.get_or_insert(a.elem_type());
-                    }
-                    _ => return None,
-                },
-                _ => return None,
-            }
-        }
-        for (a, &nd) in frees.iter().zip(&free_nodes) {
-            if nd != NONE {
-                elem.get_or_insert(a.elem_type());
-                // Contributions into one node from a free read and a
-                // parameter would be summed in another order.
-                if in_nodes.contains(&nd) {
-                    return None;
-                }
-            }
-        }
-        let elem = elem?;
-        let tracked_ok =
-            |a: &ArrayValue, nd: u32| nd == NONE || (a.elem_type() == elem && a.rank() == 1);
-        if arrs
-            .iter()
-            .zip(&in_nodes)
-            .any(|(a, &nd)| a.rank() != 1 || !tracked_ok(a, nd))
-            || frees
-                .iter()
-                .zip(&free_nodes)
-                .any(|(a, &nd)| !tracked_ok(a, nd))
-        {
-            return None;
-        }
-        let (rec, outs) = match elem {
-            PrimType::F64 => map_record::<f64>(prog, &pv, &arrs, in_nodes, &frees, free_nodes, w)?,
-            PrimType::F32 => map_record::<f32>(prog, &pv, &arrs, in_nodes, &frees, free_nodes, w)?,
-            _ => return None,
-        };
-        let rec = Rc::new(rec);
-        let mut res = Vec::with_capacity(outs.len());
-        let Level::Rev(tape) = &mut self.ad.levels[l as usize - 1] else {
-            return Some(err("internal error: reverse value of a forward level"));
-        };
-        let first = tape.entries.len() as u32;
-        let mut k = 0;
-        for (o, arr) in outs.into_iter().enumerate() {
-            if !rec.tracked.contains(&o) {
-                res.push(V::Plain(Value::Array(arr)));
-                continue;
-            }
-            let node = match tape.push(Entry::Map(Box::new(MapOut {
-                rec: rec.clone(),
-                k,
-                first,
-            }))) {
-                Ok(n) => n,
-                Err(e) => return Some(err(e)),
-            };
-            k += 1;
-            res.push(V::rev(l, V::Plain(Value::Array(arr)), node));
-        }
-        self.stats.bulk_maps_rev += 1;
-        Some(Ok(res))
-    }
-
-    /// A `map` in forward mode (level `l`) whose lambda is a sequence of
-    /// float scalar operations on the elements of its inputs (rank 1), or
-    /// on single elements of their rows read at constant indices: runs the
-    /// lambda natively on every element's primal and tangent, with exactly
-    /// the element-by-element path's rules (`fast.rs`: the partials of
-    /// [`super::fast::partials_of`], the tangent `Σ ∂ᵢ·ṫᵢ` over the operands
-    /// that have one, in operand order; a result without tangent where all
-    /// operands are constants or the rule says the result is constant), and
-    /// builds each output's primal and tangent arrays directly (constant
-    /// elements get a `+0` tangent, as when the generic path stacks them),
-    /// instead of boxing a dual value per element, row and statement.
-    /// Results are bit-identical to that path. `None` when this does not
-    /// apply (nested AD values, other element types, other statements).
-    fn ad_bulk_map_fwd(
-        &mut self,
-        s: &[Value],
-        ad: &[Option<V>],
-        lam: &Lambda,
-        w: usize,
-        inputs: &[(V, Rc<[i64]>)],
-        l: u32,
-    ) -> Option<Res<Vec<V>>> {
-        let mut ps = Vec::with_capacity(inputs.len());
-        let mut ts = Vec::with_capacity(inputs.len());
-        let mut rows: Vec<&[i64]> = Vec::with_capacity(inputs.len());
-        for (x, row) in inputs {
-            match x {
-                V::Plain(Value::Array(a)) => {
-                    ps.push(a);
-                    ts.push(None);
-                }
-                V::Dual(d) if d.lvl == l => match (&d.p, &d.t) {
-                    (V::Plain(Value::Array(p)), V::Plain(Value::Array(t))) => {
-                        ps.push(p);
-                        ts.push(Some(t));
-                    }
-                    _ => return None,
-                },
-                _ => return None,
-            }
-            rows.push(row);
-        }
-        let elem = ps[0].elem_type();
-        if ps.iter().any(|a| a.elem_type() != elem) {
-            return None;
-        }
-        let prog = self.compile_map(s, ad, lam, elem, &rows)?;
-        let rs: Vec<usize> = rows
-            .iter()
-            .map(|r| r.iter().product::<i64>() as usize)
-            .collect();
-        let r = match elem {
-            PrimType::F64 => map_forward::<f64>(&prog, &ps, &ts, &rs, w)?,
-            PrimType::F32 => map_forward::<f32>(&prog, &ps, &ts, &rs, w)?,
-            _ => return None,
-        };
-        self.stats.bulk_maps_fwd += 1;
-        Some(match r {
-            Ok(outs) => Ok(outs
-                .into_iter()
-                .map(|(p, t)| match t {
-                    Some(t) => V::dual(l, V::Plain(Value::Array(p)), V::Plain(Value::Array(t))),
-                    None => V::Plain(Value::Array(p)),
-                })
-                .collect()),
-            Err(e) => err(e),
-        })
-    }
-}
-
 /// Runs a compiled map lambda on the primals and tangents (`None`: a
-/// constant input) of every element (see [`Interp::ad_bulk_map_fwd`]);
+/// constant input) of every element (see [`Interp::ad_bulk_map_fwd`](crate::eval::Interp::ad_bulk_map_fwd));
 /// `rs[k]`: the number of elements of a row of input `k`. Per output, the
 /// primal array and the tangent array (`None`: no element has a tangent).
 #[allow(clippy::type_complexity)]
-fn map_forward<F: Fl + nabla_values::Elem>(
+pub(super) fn map_forward<F: Fl + nabla_values::Elem>(
     prog: &MapProg,
     ps: &[&ArrayValue],
     ts: &[Option<&ArrayValue>],
@@ -900,7 +467,7 @@ fn map_forward<F: Fl + nabla_values::Elem>(
                 tans[np + i] = None;
                 continue;
             }
-            tans[np + i] = match super::fast::partials_of::<F>(op.op, &pv[..n], r)? {
+            tans[np + i] = match super::partials::partials_of::<F>(op.op, &pv[..n], r)? {
                 Ok(Some((d, has))) => {
                     let mut acc: Option<F> = None;
                     for k in 0..n {
@@ -950,7 +517,7 @@ fn map_forward<F: Fl + nabla_values::Elem>(
 
 /// The primal of one float operation (the plain evaluator's semantics).
 #[inline(always)]
-fn prim_of(op: AdOp, ps: &[PrimValue]) -> Result<PrimValue, String> {
+pub(super) fn prim_of(op: AdOp, ps: &[PrimValue]) -> Result<PrimValue, String> {
     match op {
         AdOp::Bin(o) => match scalar::fast_binop(o, ps[0], ps[1]) {
             Some(r) => Ok(r),
@@ -966,23 +533,23 @@ fn prim_of(op: AdOp, ps: &[PrimValue]) -> Result<PrimValue, String> {
 /// An operand of a reverse-mode map program: a local, a constant, or a
 /// plain scalar free variable (`RevProg::pfree[k]`, read at each call).
 #[derive(Clone, Copy)]
-enum RS {
+pub(super) enum RS {
     L(usize),
     K(PrimValue),
     P(usize),
 }
 
 /// No partials slot (a statement whose result is never tracked).
-const NO_SLOT: usize = usize::MAX;
+pub(super) const NO_SLOT: usize = usize::MAX;
 
 /// Nesting limit of `if`s compiled into one map program.
-const MAX_IF_DEPTH: usize = 8;
+pub(super) const MAX_IF_DEPTH: usize = 8;
 
 /// One instruction of a [`RevProg`]; `dst` is the local it writes, `slot`
 /// its per-element flags and `doff` the offset of its recorded `f64`s in an
 /// element's part of [`MapRec`]'s `d`.
 #[derive(Clone, Copy)]
-enum Ins {
+pub(super) enum Ins {
     /// A scalar operation (float ones have a slot; others, on integers,
     /// must not depend on a tracked array).
     Op {
@@ -1028,30 +595,30 @@ enum Ins {
 /// branch (so an `if` result is, per element, the value and the node of
 /// the branch's result, as on the generic path).
 pub(crate) struct RevProg {
-    nl: usize,
-    nslots: usize,
+    pub(super) nl: usize,
+    pub(super) nslots: usize,
     /// Per element, the number of `f64`s recorded (partials of float
     /// statements, positions of reads; at `doff` in an element's part).
-    nd: usize,
+    pub(super) nd: usize,
     /// The plain scalar free variables read.
-    pfree: Vec<nabla_ir::Var>,
-    ins: Vec<Ins>,
-    outs: Vec<RS>,
+    pub(super) pfree: Vec<nabla_ir::Var>,
+    pub(super) ins: Vec<Ins>,
+    pub(super) outs: Vec<RS>,
     /// The free arrays read (variables of the enclosing scope).
-    free: Vec<nabla_ir::Var>,
+    pub(super) free: Vec<nabla_ir::Var>,
 }
 
 /// The compiler state of [`RevProg`].
-struct RevC<'a> {
-    s: &'a [Value],
-    ad: &'a [Option<V>],
-    locals: Vec<(nabla_ir::Var, RS)>,
-    ins: Vec<Ins>,
-    nl: usize,
-    nslots: usize,
-    nd: usize,
-    free: Vec<nabla_ir::Var>,
-    pfree: Vec<nabla_ir::Var>,
+pub(super) struct RevC<'a> {
+    pub(super) s: &'a [Value],
+    pub(super) ad: &'a [Option<V>],
+    pub(super) locals: Vec<(nabla_ir::Var, RS)>,
+    pub(super) ins: Vec<Ins>,
+    pub(super) nl: usize,
+    pub(super) nslots: usize,
+    pub(super) nd: usize,
+    pub(super) free: Vec<nabla_ir::Var>,
+    pub(super) pfree: Vec<nabla_ir::Var>,
 }
 
 impl RevC<'_> {
@@ -1231,9 +798,9 @@ impl RevC<'_> {
     }
 }
 
-/// Compiles a map lambda for [`Interp::ad_bulk_map`]'s reverse mode
+/// Compiles a map lambda for [`Interp::ad_bulk_map`](crate::eval::Interp::ad_bulk_map)'s reverse mode
 /// (`None`: it has other statements).
-fn compile_rev(s: &[Value], ad: &[Option<V>], lam: &Lambda) -> Option<RevProg> {
+pub(super) fn compile_rev(s: &[Value], ad: &[Option<V>], lam: &Lambda) -> Option<RevProg> {
     let np = lam.params.len();
     let mut c = RevC {
         s,
@@ -1265,7 +832,7 @@ fn compile_rev(s: &[Value], ad: &[Option<V>], lam: &Lambda) -> Option<RevProg> {
 
 /// An input or free array: its `F` elements, or any array read element by
 /// element.
-enum Arr<'a, F> {
+pub(super) enum Arr<'a, F> {
     S(&'a [F]),
     A(&'a ArrayValue),
 }
@@ -1298,7 +865,7 @@ impl<F: Fl + nabla_values::Elem> Arr<'_, F> {
 /// the map and reports any error with its location) on an error, an
 /// out-of-bounds read, or a case not handled.
 #[allow(clippy::type_complexity)]
-fn map_record<F: Fl + nabla_values::Elem>(
+pub(super) fn map_record<F: Fl + nabla_values::Elem>(
     prog: Rc<RevProg>,
     pv: &[PrimValue],
     arrs: &[&ArrayValue],
@@ -1385,7 +952,7 @@ fn map_record<F: Fl + nabla_values::Elem>(
                     dl[dst] = l;
                     if slot != NO_SLOT && live[dst] {
                         if let Some((dd, hh)) =
-                            super::fast::partials_of::<F>(op, &ps[..n], r)?.ok()?
+                            super::partials::partials_of::<F>(op, &ps[..n], r)?.ok()?
                         {
                             let b = j * nd + doff;
                             d[b..b + n].copy_from_slice(&dd[..n]);
@@ -1504,7 +1071,7 @@ pub(crate) fn map_back(
 
 /// The per-element reverse pass of [`map_back`] over adjoints of type `A`:
 /// `add(s, c)`, `mul(∂, ā)`; `emit(node, position, ā)` for reads.
-fn elem_back<A: Clone, E>(
+pub(super) fn elem_back<A: Clone, E>(
     rec: &MapRec,
     j: usize,
     adj: &mut [Option<A>],
@@ -1565,7 +1132,7 @@ fn elem_back<A: Clone, E>(
     Ok(())
 }
 
-fn map_back_plain<F: Fl + nabla_values::Elem>(
+pub(super) fn map_back_plain<F: Fl + nabla_values::Elem>(
     rec: &MapRec,
     roots: &[(usize, &ArrayValue)],
 ) -> Option<MapBack> {
@@ -1635,7 +1202,7 @@ fn map_back_plain<F: Fl + nabla_values::Elem>(
 
 /// [`map_back`] when an adjoint is itself an AD value (nested AD): the same
 /// pass with AD-aware operations, element by element.
-fn map_back_nested(
+pub(super) fn map_back_nested(
     st: &mut AdState,
     rec: &MapRec,
     roots: Vec<(usize, V)>,

@@ -714,10 +714,10 @@ impl<'p> Interp<'p> {
                     *x = p;
                     nodes.push(node);
                 } else {
-                    nodes.push(tape::NONE);
+                    nodes.push(super::NONE);
                 }
             }
-            if nodes.iter().any(|n| *n != tape::NONE) {
+            if nodes.iter().any(|n| *n != super::NONE) {
                 records.push((top, nodes));
             }
         }

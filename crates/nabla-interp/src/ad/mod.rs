@@ -26,9 +26,11 @@
 //!   (`eval.rs`).
 
 pub(crate) mod bulk;
+pub(crate) mod bulk_eval;
 pub(crate) mod eval;
 pub(crate) mod fast;
 pub(crate) mod lin;
+pub(crate) mod partials;
 pub(crate) mod rules;
 pub(crate) mod tape;
 pub(crate) mod usage;
@@ -42,7 +44,7 @@ use nabla_prim::{BinOp, PrimValue};
 use rules::AdOp;
 use std::collections::HashMap;
 use std::rc::Rc;
-use tape::{Entry, Tape, NONE};
+use tape::{Entry, Tape};
 use value::V;
 
 /// One active `jvp` or `vjp` call.
@@ -108,6 +110,9 @@ impl std::hash::Hasher for PtrHasher {
         self.0 = (x as u64 ^ (x as u64 >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
     }
 }
+
+/// "No node": the operand is a constant for this tape.
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// Maximum nesting depth of `jvp`/`vjp` calls.
 pub(crate) const MAX_AD_DEPTH: usize = 1000;
@@ -248,7 +253,7 @@ impl AdState {
             };
             let add = |a: PrimValue, b: PrimValue| scalar::binop(BinOp::Add, a, b);
             let mul = |a: PrimValue, b: PrimValue| scalar::binop(BinOp::Mul, a, b);
-            let fast = match op {
+            let direct_tangent = match op {
                 AdOp::Bin(BinOp::Add) => Some(match (tan(0), tan(1)) {
                     (Some(a), Some(b)) => add(a, b)?,
                     (Some(a), None) | (None, Some(a)) => a,
@@ -262,7 +267,7 @@ impl AdState {
                 }),
                 _ => None,
             };
-            if let Some(t) = fast {
+            if let Some(t) = direct_tangent {
                 return Ok(V::DualS { lvl: l, p, t });
             }
             let t = match rules::deriv_plain(op, ps, Some(&p))? {
@@ -299,8 +304,8 @@ impl AdState {
             // the sweep gives the same adjoints) in an unboxed entry.
             if args.len() <= 2 {
                 let d = match p {
-                    PrimValue::F64(_) => fast::partials_of::<f64>(op, ps, p),
-                    PrimValue::F32(_) => fast::partials_of::<f32>(op, ps, p),
+                    PrimValue::F64(_) => partials::partials_of::<f64>(op, ps, p),
+                    PrimValue::F32(_) => partials::partials_of::<f32>(op, ps, p),
                     _ => None,
                 };
                 if let Some(Ok(Some((d, has)))) = d {

@@ -28,8 +28,7 @@ use nabla_values::{shape_elems, ArrayValue, Value};
 use std::collections::HashMap;
 use std::rc::Rc;
 
-/// "No node": the operand is a constant for this tape.
-pub(crate) const NONE: u32 = u32::MAX;
+use super::NONE;
 
 /// One recorded operation.
 pub(crate) enum Entry {
