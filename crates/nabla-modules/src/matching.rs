@@ -720,11 +720,13 @@ impl Expander {
                 kind: PatKind::Id(name),
                 span,
                 ty: None,
+                attrs: Vec::new(),
             };
             params.push(Pat {
                 kind: PatKind::Ascribe(Box::new(id), *param),
                 span,
                 ty: None,
+                attrs: Vec::new(),
             });
             ty = *ret;
         }

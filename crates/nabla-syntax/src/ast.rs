@@ -317,6 +317,10 @@ pub struct Pat {
     pub span: Span,
     /// Filled by the type checker.
     pub ty: Option<Type>,
+    /// The attributes written before it (`#[attr] p`), outermost first;
+    /// kept for `nabla fmt`, ignored by the compiler (the span is the
+    /// pattern's without them).
+    pub attrs: Vec<Attr>,
 }
 
 #[derive(Clone, Debug)]

@@ -9,6 +9,10 @@
 //! documentation comment separated from the first declaration by a blank
 //! line is the file's abstract, shown on the index page; a file whose
 //! abstract is just `ignore` is left out. `index.html` links the files.
+//!
+//! As `futhark doc` does, every file of the package (also those left out)
+//! is type-checked with its imports, and each error is reported; the
+//! documentation is still written, and the exit status is 1.
 
 use crate::fmt::{mod_type_text, module_head, source_comments, type_bind_text, val_head, Comment};
 use nabla_syntax::ast::*;
@@ -264,9 +268,60 @@ fn file_page(f: &FileDoc, up: &str) -> String {
     page(&f.rel, &body)
 }
 
+/// Type-checks each of `files` with its imports (as `nabla check` does),
+/// printing each error on stderr once (an error in a file that others
+/// import is found again when they are checked; warnings are not shown, as
+/// in `futhark doc`); a file already checked as an import of an earlier
+/// one is not checked again. Returns whether all are well-typed.
+fn type_check(files: &[PathBuf], verbose: bool) -> bool {
+    let mut checked = std::collections::HashSet::new();
+    let mut reported = std::collections::HashSet::new();
+    let mut all_well_typed = true;
+    for path in files {
+        let key = std::fs::canonicalize(path).unwrap_or_else(|_| path.clone());
+        if checked.contains(&key) {
+            continue;
+        }
+        if verbose {
+            eprintln!("Type-checking {}", path.display());
+        }
+        let read = |p: &Path| std::fs::read_to_string(p);
+        match crate::driver::check_reading(path, &read) {
+            Ok(program) => {
+                for file in &program.sources.files {
+                    checked.insert(
+                        std::fs::canonicalize(&file.path).unwrap_or_else(|_| file.path.clone()),
+                    );
+                }
+            }
+            Err((e, sources)) => {
+                all_well_typed = false;
+                let errors: Vec<_> = e
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.kind != nabla_syntax::DiagnosticKind::Warning)
+                    .collect();
+                if errors.is_empty() {
+                    // An error without a diagnostic (an unreadable file).
+                    if reported.insert(e.to_string()) {
+                        eprintln!("{e}");
+                    }
+                }
+                for d in errors {
+                    let message = d.render(&sources);
+                    if reported.insert(message.clone()) {
+                        eprintln!("{}", message.trim_end());
+                    }
+                }
+            }
+        }
+    }
+    all_well_typed
+}
+
 /// `nabla doc DIR -o OUTDIR`: writes the documentation; returns the exit
-/// status (1 when a file does not parse or a file cannot be read or
-/// written; the other files are still documented).
+/// status (1 when a file does not parse or is not well-typed, or a file
+/// cannot be read or written; the other files are still documented).
 pub fn run(dir: &Path, outdir: &Path, verbose: bool) -> i32 {
     let mut files = Vec::new();
     if let Err(e) = fut_files(dir, &mut files) {
@@ -275,6 +330,7 @@ pub fn run(dir: &Path, outdir: &Path, verbose: bool) -> i32 {
     }
     let mut status = 0;
     let mut docs = Vec::new();
+    let mut parsed = Vec::new();
     for path in &files {
         let rel = path
             .strip_prefix(dir)
@@ -303,6 +359,7 @@ pub fn run(dir: &Path, outdir: &Path, verbose: bool) -> i32 {
                 continue;
             }
         };
+        parsed.push(path.clone());
         let cs = source_comments(&src);
         let abstract_md = file_abstract(&src, &cs, prog.decs.first().map(dec_start));
         if abstract_md.trim() == "ignore" {
@@ -315,6 +372,9 @@ pub fn run(dir: &Path, outdir: &Path, verbose: bool) -> i32 {
             abstract_md,
             items: its,
         });
+    }
+    if !type_check(&parsed, verbose) {
+        status = 1;
     }
     if let Err(e) = std::fs::create_dir_all(outdir) {
         eprintln!("nabla doc: cannot create {}: {e}", outdir.display());

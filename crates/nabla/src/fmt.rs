@@ -1675,8 +1675,18 @@ fn ty_atom(t: &TypeExp) -> String {
 
 // ---------------------------------------------------------------- patterns
 
-/// A full pattern.
+/// A full pattern, with its attributes (`#[attr] p`).
 fn pat(p: &Pat) -> String {
+    let mut out = String::new();
+    for a in &p.attrs {
+        out.push_str(&format!("#[{}] ", a.text));
+    }
+    out.push_str(&pat_without_attrs(p));
+    out
+}
+
+/// A full pattern, without its own attributes.
+fn pat_without_attrs(p: &Pat) -> String {
     match &p.kind {
         PatKind::Ascribe(x, t) => format!("{}: {}", inner_pat(x, true), ty(t)),
         PatKind::Constr(c, ps) if !ps.is_empty() => {
@@ -1687,7 +1697,7 @@ fn pat(p: &Pat) -> String {
             }
             s
         }
-        _ => inner_pat(p, true),
+        _ => inner_pat_without_attrs(p, true),
     }
 }
 
@@ -1696,7 +1706,17 @@ fn param_pat(p: &Pat) -> String {
     inner_pat(p, false)
 }
 
+/// An atomic pattern (a parameter, a constructor's argument): one with
+/// attributes is parenthesised, `(#[attr] p)`.
 fn inner_pat(p: &Pat, allow_neg: bool) -> String {
+    if !p.attrs.is_empty() {
+        return format!("({})", pat(p));
+    }
+    inner_pat_without_attrs(p, allow_neg)
+}
+
+/// An atomic pattern, without its own attributes.
+fn inner_pat_without_attrs(p: &Pat, allow_neg: bool) -> String {
     match &p.kind {
         PatKind::Id(i) => bind_name(&i.name),
         PatKind::Wildcard => "_".into(),
@@ -1705,9 +1725,11 @@ fn inner_pat(p: &Pat, allow_neg: bool) -> String {
             "{{{}}}",
             fs.iter()
                 .map(|(n, x)| match &x.kind {
-                    PatKind::Id(i) if i.name == n.name => n.name.clone(),
+                    PatKind::Id(i) if i.name == n.name && x.attrs.is_empty() => n.name.clone(),
                     PatKind::Ascribe(inner, t)
-                        if matches!(&inner.kind, PatKind::Id(i) if i.name == n.name) =>
+                        if matches!(&inner.kind, PatKind::Id(i) if i.name == n.name)
+                            && x.attrs.is_empty()
+                            && inner.attrs.is_empty() =>
                     {
                         format!("{}: {}", n.name, ty(t))
                     }
@@ -1725,7 +1747,7 @@ fn inner_pat(p: &Pat, allow_neg: bool) -> String {
             }
         }
         PatKind::Constr(c, ps) if ps.is_empty() => format!("#{}", c.name),
-        PatKind::Ascribe(..) | PatKind::Constr(..) => format!("({})", pat(p)),
+        PatKind::Ascribe(..) | PatKind::Constr(..) => format!("({})", pat_without_attrs(p)),
     }
 }
 

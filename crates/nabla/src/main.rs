@@ -313,10 +313,13 @@ enum Command {
     /// Act as a GradBench tool: protocol messages on stdin, one JSON
     /// response per line on stdout (programs in `gradbench/`).
     Gradbench {
-        /// Time limit of one evaluation in seconds (0: none); an evaluation
-        /// that exceeds it is answered with `success: false`.
-        #[arg(long = "eval-timeout", default_value_t = 600)]
-        eval_timeout: u64,
+        /// Time limit of one evaluation (all its runs) in seconds; an
+        /// evaluation that exceeds it is stopped and answered with `success:
+        /// false`, and the session goes on. Default: 60 with executables
+        /// (the largest workloads of GradBench's evals take a few seconds),
+        /// 600 with the interpreter; 0: none.
+        #[arg(long = "eval-timeout", value_name = "SECONDS")]
+        eval_timeout: Option<u64>,
         /// What runs the programs: `c` (executables made as by `nabla c`,
         /// with static AD, cached in `$NABLA_CACHE_DIR`, else
         /// `$XDG_CACHE_HOME/nabla`, else `~/.cache/nabla`) or `interp` (the
@@ -582,7 +585,7 @@ fn run(cli: Cli) -> ExitCode {
                     nabla::gradbench::Backend::C { cache_dir: None }
                 }
             },
-            (eval_timeout > 0).then(|| std::time::Duration::from_secs(eval_timeout)),
+            eval_timeout,
         ),
         Command::Bench {
             file,
@@ -972,17 +975,21 @@ fn print_passes() -> ExitCode {
     ExitCode::SUCCESS
 }
 
-/// `nabla gradbench`: serves the protocol on stdin/stdout.
+/// `nabla gradbench`: serves the protocol on stdin/stdout, each
+/// evaluation limited to `eval_timeout_seconds` (0: no limit; `None`: the
+/// backend's default, [`nabla::gradbench::Backend::default_eval_time_limit`]).
 fn gradbench(
     options: CompileOptions,
     backend: nabla::gradbench::Backend,
-    time_limit: Option<std::time::Duration>,
+    eval_timeout_seconds: Option<u64>,
 ) -> ExitCode {
     let stdin = std::io::stdin();
     let programs = nabla::gradbench::programs::Programs::new().compiled_with(options);
-    let session = nabla::gradbench::Session::with_programs(programs)
-        .with_time_limit(time_limit)
-        .with_backend(backend);
+    let mut session = nabla::gradbench::Session::with_programs(programs).with_backend(backend);
+    if let Some(seconds) = eval_timeout_seconds {
+        session =
+            session.with_time_limit((seconds > 0).then(|| std::time::Duration::from_secs(seconds)));
+    }
     match nabla::gradbench::protocol::serve_with(session, stdin.lock(), std::io::stdout().lock()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {

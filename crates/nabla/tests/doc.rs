@@ -80,3 +80,52 @@ fn documents_a_small_package() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("bad.fut:1:"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Runs `nabla doc PKG -o OUT`.
+fn doc(pkg: &std::path::Path, out: &std::path::Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_nabla"))
+        .arg("doc")
+        .arg(pkg)
+        .arg("-o")
+        .arg(out)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn type_errors_are_reported_as_futhark_doc_does() {
+    // Futhark's `futhark doc` type-checks the package; so does `nabla doc`:
+    // a type error in a file (here one that is also imported, and one in a
+    // file left out with `ignore`) is reported with its location and the
+    // status is 1, and the documentation is written all the same.
+    let dir = std::env::temp_dir().join(format!("nabla-doc-types-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let pkg = dir.join("pkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    std::fs::write(
+        pkg.join("a.fut"),
+        "module b = import \"b\"\n\n-- | Twice b's one.\ndef two = b.one + b.one\n",
+    )
+    .unwrap();
+    std::fs::write(pkg.join("b.fut"), "-- | One.\ndef one : i32 = 1\n").unwrap();
+    let out = dir.join("out");
+    let o = doc(&pkg, &out);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+
+    std::fs::write(pkg.join("b.fut"), "-- | One.\ndef one : i32 = true\n").unwrap();
+    std::fs::write(
+        pkg.join("tests.fut"),
+        "-- | ignore\n\ndef main (x: i32) : bool = x\n",
+    )
+    .unwrap();
+    let o = doc(&pkg, &out);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("b.fut:2:"), "{stderr}");
+    assert!(stderr.contains("tests.fut:3:"), "{stderr}");
+    // b.fut's error is reported once, though a.fut imports it.
+    assert_eq!(stderr.matches("b.fut:2:").count(), 1, "{stderr}");
+    let b = std::fs::read_to_string(out.join("b.html")).unwrap();
+    assert!(b.contains("def one : i32"), "{b}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -188,6 +188,30 @@ fn comments_and_doc_comments_are_kept_before_their_definitions() {
 }
 
 #[test]
+fn pattern_attributes_are_kept() {
+    // `#[attr] p` wherever a pattern goes; an attributed parameter or
+    // constructor argument is parenthesised. (The parser keeps the
+    // attributes in the tree, so `fmt_ok`'s tree comparison also checks
+    // them.)
+    let src = "def f (#[a] x: i32) (#[b]y) = let #[c] (p, #[d(1)] q) = (x, y)\n  \
+               let {u = #[e] u, v} = {u = p, v = q}\n  \
+               in loop #[g] acc = u for #[h] z in [v] do match acc\n  \
+               case #[i] #[j] 0 -> z\n  case #k (#[l] w) -> w\n  case _ -> acc\n";
+    let out = fmt_ok(src);
+    for want in [
+        "(#[a] x: i32)",
+        "(#[b] y)",
+        "let #[c] (p, #[d(1)] q) =",
+        "{u = #[e] u, v}",
+        "loop #[g] acc = u for #[h] z in [v]",
+        "case #[i] #[j] 0 ->",
+        "case #k (#[l] w) ->",
+    ] {
+        assert!(out.contains(want), "missing {want:?} in:\n{out}");
+    }
+}
+
+#[test]
 fn test_blocks_are_kept_byte_for_byte() {
     let src = "-- Sum.\n-- ==\n-- input { [1,2,3]   }\n--   output { 6 }\n\n-- random input { [100]i32 }  \ndef main (xs: []i32) = reduce (+) 0 xs\n";
     let out = fmt_ok(src);

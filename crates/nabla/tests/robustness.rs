@@ -225,8 +225,9 @@ fn vjp_agrees_with_jvp_through_infinite_partials() {
 /// Ctrl-C test covers it. The large generated programs are front-end
 /// reproducers, the same in both. `oom_abort_iota` is not one for
 /// executables: they fuse `iota n` into the sum and allocate nothing, so
-/// n = 10^12 is a loop of 10^12 steps with the right (wrapped) result, about
-/// 6 minutes, where the interpreter refuses to build the array.)
+/// n = 10^12 is a loop of 10^12 steps with the right (wrapped) result,
+/// where the interpreter refuses to build the array; see
+/// `huge_iota_sum_through_an_executable_allocates_nothing`.)
 #[test]
 fn program_reproducers_give_the_same_through_executables() {
     let dir = scratch("compiled");
@@ -336,6 +337,79 @@ fn huge_replicate_is_an_out_of_memory_error() {
 fn huge_iota_is_an_out_of_memory_error() {
     let o = run_repro("oom_abort_iota", &[]);
     assert_out_of_memory(&o, "oom_abort_iota.fut:1:36");
+}
+
+/// `oom_abort_iota` (`i64.sum (iota n)`) through an executable: the C
+/// backend fuses the `iota` into the sum, a vectorised loop that allocates
+/// nothing, so the answer is the right sum — wrapped around as `i64`
+/// arithmetic is — in time proportional to n: about 66 s of processor time
+/// for the reproducer's n = 10^12 (10^10 take 0.66 s), which is the work
+/// itself, not overhead. Under an address-space limit of 100 MB, where the
+/// array would need 8 bytes per element: n = 5·10^9 gives the wrapped sum,
+/// and n = 10^12 is still running after three seconds (an allocation
+/// would have failed at once) with little memory in use; then it is
+/// killed.
+#[test]
+fn huge_iota_sum_through_an_executable_allocates_nothing() {
+    const LIMIT_KB: u64 = 100_000;
+    let dir = scratch("iota");
+    let exe = dir.join("oom_abort_iota");
+    let fut = data("oom_abort_iota.fut");
+    let o = nabla(
+        &["c", fut.to_str().unwrap(), "-o", exe.to_str().unwrap()],
+        b"",
+    );
+    assert!(o.status.success(), "nabla c: {}", text(&o.stderr));
+
+    let n: i64 = 5_000_000_000;
+    let wrapped_sum = (n as i128 * (n as i128 - 1) / 2) as i64;
+    assert!(
+        wrapped_sum < 0,
+        "the sum must wrap around for the test to show it"
+    );
+    let o = program_within(
+        &exe,
+        &[],
+        format!("{n}i64").as_bytes(),
+        LIMIT_KB,
+        WALL_LIMIT_S,
+    );
+    assert!(o.status.success(), "{:?}: {}", o.status, text(&o.stderr));
+    assert_eq!(text(&o.stdout).trim(), format!("{wrapped_sum}i64"));
+
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("ulimit -v {LIMIT_KB}; exec \"$0\""))
+        .arg(&exe)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start the executable");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(&std::fs::read(data("oom_abort_iota.in")).unwrap())
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    let early_exit = child.try_wait().unwrap();
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()));
+    let _ = child.kill();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        early_exit.is_none(),
+        "n = 10^12 ended within 3 s ({early_exit:?}): {}{}",
+        text(&o.stdout),
+        text(&o.stderr)
+    );
+    let peak_kb: u64 = status
+        .expect("the executable's /proc status")
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM in /proc/PID/status");
+    assert!(peak_kb < 20_000, "resident memory {peak_kb} kB");
 }
 
 #[test]
@@ -481,16 +555,34 @@ fn answers(o: &Output) -> Vec<serde_json::Value> {
 
 /// Runs a GradBench reproducer with each backend (`id` 1 must fail with an
 /// error containing one of `needles`, `id` 2 — `hello.square 3` — must
-/// still be answered).
+/// still be answered). Executables run under the tool's default time limit
+/// (one minute), so the test shows that it bounds an evaluation; the
+/// interpreter, whose default is ten minutes, under `--eval-timeout 5`. The
+/// runs are under the memory cap and killed after `WALL_LIMIT_S`.
 fn gradbench_repro(stem: &str, needles: &[&str]) {
-    for backend in ["--backend=c", "--backend=interp"] {
-        gradbench_repro_with(backend, stem, needles);
+    gradbench_repro_with(&["--backend=c"], stem, needles);
+    gradbench_repro_with(&["--backend=interp", "--eval-timeout", "5"], stem, needles);
+}
+
+/// [`gradbench_repro`] of several reproducers side by side (the time
+/// limits are wall-clock time).
+fn gradbench_repros(cases: &[(&'static str, &'static [&'static str])]) {
+    let sessions: Vec<_> = cases
+        .iter()
+        .map(|&(stem, needles)| std::thread::spawn(move || gradbench_repro(stem, needles)))
+        .collect();
+    for session in sessions {
+        if let Err(panic) = session.join() {
+            std::panic::resume_unwind(panic);
+        }
     }
 }
 
-fn gradbench_repro_with(backend: &str, stem: &str, needles: &[&str]) {
+fn gradbench_repro_with(options: &[&str], stem: &str, needles: &[&str]) {
     let input = std::fs::read(data(&format!("{stem}.jsonl"))).unwrap();
-    let o = nabla(&["gradbench", backend, "--eval-timeout", "5"], &input);
+    let mut args = vec!["gradbench"];
+    args.extend_from_slice(options);
+    let o = nabla(&args, &input);
     assert!(o.status.success(), "{:?}: {}", o.status, text(&o.stderr));
     let a = answers(&o);
     assert_eq!(a.len(), 2, "answers: {a:?}; stderr: {}", text(&o.stderr));
@@ -499,7 +591,7 @@ fn gradbench_repro_with(backend: &str, stem: &str, needles: &[&str]) {
     let err = a[0]["error"].as_str().unwrap_or_default();
     assert!(
         needles.iter().any(|n| err.contains(n)),
-        "{backend}: error {err:?} lacks all of {needles:?}"
+        "{options:?}: error {err:?} lacks all of {needles:?}"
     );
     assert_eq!(a[1]["id"], 2);
     assert_eq!(a[1]["success"], true, "{a:?}");
@@ -512,28 +604,28 @@ fn gradbench_answers_out_of_memory_and_serves_on() {
     // `out of memory (allocating N bytes)`. The compiled llsq never stores
     // its `iota n` (the map over it is fused with the sum), so with
     // n = 10^12 it allocates nothing and runs until the time limit stops it.
-    gradbench_repro(
-        "gradbench_abort_llsq_huge_n",
-        &["out of memory", "ran longer than 4 s and was stopped"],
-    );
-    gradbench_repro("gradbench_abort_ba_max_sizes", &["out of memory"]);
+    gradbench_repros(&[
+        (
+            "gradbench_abort_llsq_huge_n",
+            &["out of memory", "the evaluation's time limit is"],
+        ),
+        ("gradbench_abort_ba_max_sizes", &["out of memory"]),
+    ]);
 }
 
 #[test]
 fn gradbench_stops_long_evaluations_and_serves_on() {
-    for stem in [
-        "gradbench_hang_particle_w1e308",
-        "gradbench_hang_particle_wneg",
-        "gradbench_hang_saddle_huge",
-    ] {
-        gradbench_repro(stem, &["time limit"]);
-    }
     // ode's huge step count: static AD's checkpoints for all its steps are
     // refused at once (out of memory); without them the run is stopped.
-    gradbench_repro(
-        "gradbench_hang_ode_huge_s",
-        &["time limit", "out of memory"],
-    );
+    gradbench_repros(&[
+        ("gradbench_hang_particle_w1e308", &["time limit"]),
+        ("gradbench_hang_particle_wneg", &["time limit"]),
+        ("gradbench_hang_saddle_huge", &["time limit"]),
+        (
+            "gradbench_hang_ode_huge_s",
+            &["time limit", "out of memory"],
+        ),
+    ]);
 }
 
 /// Waits until `child` has installed its Ctrl-C handler. The `ctrlc`

@@ -42,8 +42,9 @@
 //!   `-128i8` is in range. Other negations are `ExprKind::Negate`.
 //! * `#[attr] loop …` stores the attributes in `ExprKind::Loop::attrs`;
 //!   other expression attributes become `ExprKind::Attr`. Attributes on
-//!   patterns are parsed and dropped; attributes on `type` declarations are
-//!   dropped (the AST has no slot).
+//!   patterns are kept in `Pat::attrs` (the pattern's span is without
+//!   them); attributes on `type` declarations are dropped (the AST has no
+//!   slot).
 //! * `in` may be omitted when the body of a `let` is another `let`.
 //! * `assert c e` is an ordinary application of the name `assert`.
 //! * A string literal is an array of `u8` (its UTF-8 bytes), ascribed
@@ -251,6 +252,7 @@ fn mkpat(kind: PatKind, span: Span) -> Pat {
         kind,
         span,
         ty: None,
+        attrs: Vec::new(),
     }
 }
 
@@ -1144,10 +1146,12 @@ impl<'a> Parser<'a> {
     fn pat(&mut self) -> PResult<Pat> {
         self.nested(|p| {
             let start = p.span();
-            if matches!(p.peek(), Tok::Attr(_)) {
-                // Pattern attributes are accepted and dropped.
-                p.bump();
-                return p.pat();
+            if let Tok::Attr(text) = p.peek().clone() {
+                // Pattern attributes are kept for the formatter.
+                let span = p.bump().span;
+                let mut inner = p.pat()?;
+                inner.attrs.insert(0, Attr { text, span });
+                return Ok(inner);
             }
             let inner = if let Tok::Constr(c) = p.peek().clone() {
                 let cspan = p.bump().span;

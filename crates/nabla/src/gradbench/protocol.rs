@@ -13,10 +13,12 @@
 //!   executable runs the entry `min_runs` times after one warm-up run
 //!   (`-r`), each timing is the executable's own measure of one run (`-t`,
 //!   microsecond resolution), and more runs follow while `min_seconds` have
-//!   not passed;
+//!   not passed.
 //!   An evaluation that exceeds the session's time limit (see
-//!   [`Session::with_time_limit`]) or runs out of memory is stopped and
-//!   answered with `success: false`; the session serves the next messages.
+//!   [`Session::with_time_limit`]; by default one minute with executables,
+//!   ten with the interpreter: [`Backend::default_eval_time_limit`]) or runs
+//!   out of memory is stopped and answered with `success: false`; the
+//!   session serves the next messages.
 //! * `analysis` and any other kind → `{"id"}`.
 //!
 //! A line that cannot be read as a message (not JSON, or JSON that
@@ -66,15 +68,44 @@ pub struct Evaluation {
 #[derive(Default)]
 pub struct Session {
     programs: Programs,
-    /// Wall-clock limit of one `evaluate` (all its runs); `None`: none.
-    time_limit: Option<Duration>,
+    /// Wall-clock limit of one `evaluate` (all its runs) as set by
+    /// [`Session::with_time_limit`] (`Some(None)`: none); `None`: the
+    /// backend's default ([`Backend::default_eval_time_limit`]).
+    time_limit: Option<Option<Duration>>,
     backend: Backend,
     /// With [`Backend::C`]: the executable of every defined eval.
     executables: HashMap<String, CachedExecutable>,
 }
 
-/// The default of [`Session::with_time_limit`]: ten minutes.
-pub const DEFAULT_EVAL_TIME_LIMIT: Duration = Duration::from_secs(600);
+/// The default limit of one evaluation with executables ([`Backend::C`],
+/// what a GradBench harness runs): one minute. The largest workloads of
+/// GradBench's default eval lists take at most a few seconds each (gmm's
+/// `jacobian` for d = 64, k = 100, n = 1000: 3.4 s wall-clock on 2 busy
+/// cores, 1.3 s of it the run), and an eval asks for 1 s of repeated runs
+/// by default (`min_seconds`), so the limit is far above any real
+/// evaluation and still short enough that a harness waiting for an answer
+/// is not stuck.
+pub const COMPILED_EVAL_TIME_LIMIT: Duration = Duration::from_secs(60);
+
+/// The default limit of one evaluation with the interpreter
+/// ([`Backend::Interp`]): ten minutes, since the interpreter is one to two
+/// orders of magnitude slower than executables (on 2 busy cores, ode's
+/// `gradient` for n = 100 000, s = 100 takes 48 s in it, 1.2 s as an
+/// executable; gmm's `jacobian` for d = 64, k = 100 takes 454 s in it).
+pub const INTERPRETED_EVAL_TIME_LIMIT: Duration = Duration::from_secs(600);
+
+impl Backend {
+    /// The wall-clock limit of one evaluation unless
+    /// [`Session::with_time_limit`] (`nabla gradbench --eval-timeout`) sets
+    /// another: [`COMPILED_EVAL_TIME_LIMIT`] or
+    /// [`INTERPRETED_EVAL_TIME_LIMIT`].
+    pub fn default_eval_time_limit(&self) -> Duration {
+        match self {
+            Backend::Interp => INTERPRETED_EVAL_TIME_LIMIT,
+            Backend::C { .. } => COMPILED_EVAL_TIME_LIMIT,
+        }
+    }
+}
 
 /// The most runs one `evaluate` makes, whatever `min_runs` says.
 pub const MAX_RUNS: u64 = 1_000_000;
@@ -85,11 +116,12 @@ impl Session {
         Session::with_programs(Programs::new())
     }
 
-    /// A session over the given programs (with the default time limit).
+    /// A session over the given programs (with the backend's default time
+    /// limit).
     pub fn with_programs(programs: Programs) -> Session {
         Session {
             programs,
-            time_limit: Some(DEFAULT_EVAL_TIME_LIMIT),
+            time_limit: None,
             backend: Backend::Interp,
             executables: HashMap::new(),
         }
@@ -108,12 +140,21 @@ impl Session {
         self.executables.get(module)
     }
 
-    /// Sets the wall-clock limit of one `evaluate` (`None`: no limit). An
-    /// evaluation that exceeds it is stopped and answered with
-    /// `success: false`; the session goes on.
+    /// Sets the wall-clock limit of one `evaluate` (`None`: no limit), in
+    /// place of the backend's default
+    /// ([`Backend::default_eval_time_limit`]). An evaluation that exceeds it
+    /// is stopped and answered with `success: false`; the session goes on.
     pub fn with_time_limit(mut self, limit: Option<Duration>) -> Session {
-        self.time_limit = limit;
+        self.time_limit = Some(limit);
         self
+    }
+
+    /// The wall-clock limit of one `evaluate` (`None`: none).
+    pub fn time_limit(&self) -> Option<Duration> {
+        match self.time_limit {
+            Some(set) => set,
+            None => Some(self.backend.default_eval_time_limit()),
+        }
     }
 
     /// Compiles (type-checks and elaborates) eval `module`'s program, and
@@ -157,7 +198,7 @@ impl Session {
 
     /// The message that explains a stopped evaluation.
     fn time_limit_note(&self) -> String {
-        match self.time_limit {
+        match self.time_limit() {
             Some(t) => format!(
                 " (the evaluation's time limit is {} s; `nabla gradbench --eval-timeout` sets it)",
                 t.as_secs_f64()
@@ -193,9 +234,10 @@ impl Session {
             return self.evaluate_compiled(module, &call, min_runs, min_time);
         }
         let note = self.time_limit_note();
+        let time_limit = self.time_limit();
         let compiled = self.programs.get(module)?;
         let cancel = nabla_interp::Cancel::new();
-        let _watchdog = self.time_limit.map(|t| cancel.after(t));
+        let _watchdog = time_limit.map(|t| cancel.after(t));
         let mut timings = Vec::new();
         let start = Instant::now();
         let mut last = None;
@@ -239,7 +281,7 @@ impl Session {
             self.define(module)?;
         }
         let note = self.time_limit_note();
-        let time_limit = self.time_limit;
+        let time_limit = self.time_limit();
         let mut exe = self.executables[module].executable.clone();
         let compiled = self.programs.get(module)?;
         let results = compiled.entry_types(&call.entry)?.results;
@@ -460,6 +502,26 @@ pub fn serve_with(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_time_limit_follows_the_backend_unless_set() {
+        let compiled = Backend::C { cache_dir: None };
+        assert_eq!(
+            Session::default().time_limit(),
+            Some(Duration::from_secs(600))
+        );
+        let s = Session::default().with_backend(compiled.clone());
+        assert_eq!(s.time_limit(), Some(Duration::from_secs(60)));
+        // A limit that was set stays, whichever backend comes after.
+        let s = Session::default()
+            .with_time_limit(Some(Duration::from_secs(5)))
+            .with_backend(compiled.clone());
+        assert_eq!(s.time_limit(), Some(Duration::from_secs(5)));
+        let s = Session::default()
+            .with_time_limit(None)
+            .with_backend(compiled);
+        assert_eq!(s.time_limit(), None);
+    }
 
     #[test]
     fn the_id_of_an_unreadable_message_is_recovered() {
