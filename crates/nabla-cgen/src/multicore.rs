@@ -247,18 +247,70 @@ entry main = main (params [1], results [1, 1])
         let seq = crate::generate_c_partial_for(&prog, &locate, crate::Target::Sequential).unwrap();
         let par = crate::generate_c_partial_for(&prog, &locate, crate::Target::Multicore).unwrap();
         assert!(!seq.source.contains("#pragma omp"));
-        assert_eq!(par.source.matches("#pragma omp parallel if (").count(), 1);
+        // One region, entered only where the width, the thread count and
+        // the nesting allow it; else the sequential copy runs.
+        assert_eq!(
+            par.source
+                .matches("#pragma omp parallel num_threads(nb_threads())")
+                .count(),
+            1,
+            "{}",
+            par.source
+        );
+        assert!(
+            par.source.contains("if (nb_parallel(((int64_t)v1), 2)) {"),
+            "{}",
+            par.source
+        );
         // Each thread has its own accumulator, element and result.
         assert!(
             par.source.contains("firstprivate(v2, v3, v4, v5)"),
             "{}",
             par.source
         );
-        assert!(
-            par.source.contains("if (nb_parallel(t5 - t4, 2))"),
-            "{}",
-            par.source
-        );
+        // The sequential copy is sequential C's reduction, line for line
+        // (up to the numbers of temporaries and the indentation).
+        let seq_lines = without_temporary_numbers(&seq.source);
+        let par_lines = without_temporary_numbers(&par.source);
+        let first = seq_lines
+            .iter()
+            .position(|l| l.contains("\"reduce\""))
+            .unwrap();
+        let reduction = &seq_lines[first - 2..first + 11];
+        assert_eq!(reduction.last().map(String::as_str), Some("}"));
+        let choice = par_lines
+            .iter()
+            .position(|l| l.starts_with("if (nb_parallel("))
+            .unwrap();
+        let at = choice
+            + par_lines[choice..]
+                .iter()
+                .position(|l| l == "} else {")
+                .expect("a sequential copy");
+        assert_eq!(&par_lines[at + 1..at + 14], reduction, "{}", par.source);
+    }
+
+    /// The lines of `c`, trimmed, with the numbers of temporaries (`t12`)
+    /// dropped.
+    fn without_temporary_numbers(c: &str) -> Vec<String> {
+        c.lines()
+            .map(|line| {
+                let mut out = String::new();
+                let mut previous = ' ';
+                let mut chars = line.trim().chars().peekable();
+                while let Some(ch) = chars.next() {
+                    out.push(ch);
+                    let starts_name = !(previous.is_alphanumeric() || previous == '_');
+                    if ch == 't' && starts_name && chars.peek().is_some_and(char::is_ascii_digit) {
+                        while chars.peek().is_some_and(char::is_ascii_digit) {
+                            chars.next();
+                        }
+                    }
+                    previous = ch;
+                }
+                out
+            })
+            .collect()
     }
 
     #[test]

@@ -29,15 +29,18 @@ static int nb_num_threads_setting;
  * run small inputs); 0: the decided widths. */
 static int64_t nb_parallel_from;
 
-/* Whether a parallel level of `rows` rows, parallel from `min_width` rows
- * on, runs in parallel here: not inside another one. */
-static inline int nb_parallel(int64_t rows, int64_t min_width) {
-  return rows >= (nb_parallel_from > 0 ? nb_parallel_from : min_width) && !omp_in_parallel();
-}
-
 static inline int nb_threads(void) {
   int n = nb_num_threads_setting > 0 ? nb_num_threads_setting : omp_get_max_threads();
   return n < 1 ? 1 : n > NB_MAX_THREADS ? NB_MAX_THREADS : n;
+}
+
+/* Whether a parallel level of `rows` rows, parallel from `min_width` rows
+ * on, runs its parallel copy here: wide enough, on more than one thread,
+ * and not inside another parallel level (nested levels run in their
+ * thread). Else its sequential copy runs, the code of `nabla c`. */
+static inline int nb_parallel(int64_t rows, int64_t min_width) {
+  return rows >= (nb_parallel_from > 0 ? nb_parallel_from : min_width) && nb_threads() > 1 &&
+         !omp_in_parallel();
 }
 
 /* This thread's rows of from..to: one contiguous chunk per thread, the
@@ -132,10 +135,14 @@ static int nb_failing;
 
 #ifdef NB_REPORT_THREADS
 /* -DNB_REPORT_THREADS (tests): the most threads a parallel level ran on,
- * printed on stderr at exit. */
+ * printed on stderr at exit (none where every level ran its sequential
+ * copy). */
 static int nb_most_threads;
 static void nb_report_threads(void) {
-  fprintf(stderr, "nabla: parallel levels ran on up to %d threads\n", nb_most_threads);
+  if (nb_most_threads == 0)
+    fprintf(stderr, "nabla: every level ran its sequential copy\n");
+  else
+    fprintf(stderr, "nabla: parallel levels ran on up to %d threads\n", nb_most_threads);
 }
 #define NB_NOTE_THREADS()                                                                      \
   do {                                                                                         \
