@@ -53,12 +53,24 @@ fn position(loc: &str, a: &str, is: &[String], proven: bool) -> String {
 type RowTemp = Option<(String, String, usize, &'static str, Option<Var>)>;
 
 /// The rows a loop of a map runs: `from..to` (C expressions), split
-/// among the threads of a parallel region where `parallel` is set.
+/// among the threads of a parallel region where `parallel` is set, whose
+/// threads other than the first update private copies of `accumulators`
+/// (see [`FnGen::privatise_accumulators`]).
 #[derive(Clone, Copy)]
 struct Rows<'a> {
     from: &'a str,
     to: &'a str,
     parallel: bool,
+    accumulators: &'a PrivateAccumulators,
+}
+
+/// The accumulators a map in parallel takes (multicore C): for each, the
+/// lambda's parameter, the accumulator passed in, and the C array of the
+/// threads' copies (`nb_arr [NB_MAX_THREADS]`); and the C variable that
+/// gets the number of threads that ran.
+struct PrivateAccumulators {
+    each: Vec<(Var, Var, String)>,
+    threads: String,
 }
 
 /// The C name of IR variable `v`.
@@ -1354,6 +1366,7 @@ impl<'a> FnGen<'a> {
                 self.copy_acc_info(p.var, &Atom::Var(*v));
             }
         }
+        let accumulators = self.private_accumulators(parallel, lam, arrs);
         // Scalar results go straight into their arrays; array rows through
         // temporaries, the result allocated at the first row.
         let mut targets = Vec::new();
@@ -1432,8 +1445,12 @@ impl<'a> FnGen<'a> {
                 from,
                 to: &to,
                 parallel: parallel && k == last,
+                accumulators: &accumulators,
             };
             self.map_loop(loc, &wv, lam, arrs, rows, &targets, &row_temps)?;
+        }
+        if parallel {
+            self.combine_accumulators(&accumulators, loc)?;
         }
         // Accumulator results: the i-th is the i-th accumulator input.
         let acc_inputs: Vec<Var> = arrs.iter().copied().filter(|v| self.is_acc(*v)).collect();
@@ -1467,8 +1484,22 @@ impl<'a> FnGen<'a> {
         row_temps: &[RowTemp],
     ) -> Result<(), CgenError> {
         let (from, to) = if rows.parallel {
-            let private = self.bound_in(&[lam], &[]);
-            self.open_parallel(rows.from, rows.to, &private)
+            // The operators of the accumulators run in every thread too.
+            let operators: Vec<Lambda> = rows
+                .accumulators
+                .each
+                .iter()
+                .filter_map(|(_, v, _)| match self.accs.get(v).map(|i| &i.op) {
+                    Some(AccOp::Lambda(l, _)) => Some((**l).clone()),
+                    _ => None,
+                })
+                .collect();
+            let mut lams = vec![lam];
+            lams.extend(operators.iter());
+            let private = self.bound_in(&lams, &[]);
+            let rows_of_thread = self.open_parallel(rows.from, rows.to, &private);
+            self.privatise_accumulators(rows.accumulators, loc)?;
+            rows_of_thread
         } else {
             (rows.from.to_string(), rows.to.to_string())
         };
@@ -1520,6 +1551,119 @@ impl<'a> FnGen<'a> {
         if rows.parallel {
             self.close_parallel();
         }
+        Ok(())
+    }
+
+    /// The accumulators a map over `arrs` with lambda `lam` takes, made
+    /// private to the threads where the map runs in `parallel` (declares
+    /// the C arrays of their copies and the thread count): none otherwise.
+    fn private_accumulators(
+        &mut self,
+        parallel: bool,
+        lam: &Lambda,
+        arrs: &[Var],
+    ) -> PrivateAccumulators {
+        let mut accumulators = PrivateAccumulators {
+            each: Vec::new(),
+            threads: String::new(),
+        };
+        if !parallel {
+            return accumulators;
+        }
+        for (p, v) in lam.params.iter().zip(arrs) {
+            if self.is_acc(*v) {
+                let copies = self.fresh();
+                self.line(&format!("nb_arr {copies}[NB_MAX_THREADS];"));
+                accumulators.each.push((p.var, *v, copies));
+            }
+        }
+        if !accumulators.each.is_empty() {
+            accumulators.threads = self.fresh();
+            self.line(&format!("int {} = 1;", accumulators.threads));
+        }
+        accumulators
+    }
+
+    /// In a parallel region (multicore C): every thread but the first
+    /// points each accumulator parameter at a copy of its own, of the
+    /// accumulator's shape, filled with the operator's neutral element
+    /// (`add`: zero, negative for floats, which leaves every value as it
+    /// is); the copies are kept for [`FnGen::combine_accumulators`].
+    fn privatise_accumulators(
+        &mut self,
+        accumulators: &PrivateAccumulators,
+        loc: &str,
+    ) -> Result<(), CgenError> {
+        for (p, v, copies) in &accumulators.each {
+            let Some(info) = self.accs.get(v).cloned() else {
+                return Err(CgenError::internal(
+                    "a parallel map of an untraced accumulator",
+                ));
+            };
+            let ct = c_type(info.elem)?;
+            let neutral = match &info.op {
+                AccOp::Add => scalar::c_const(PrimValue::from_f64(info.elem, -0.0))?,
+                AccOp::Lambda(_, neutral) => self.atom(neutral)?,
+                AccOp::Write => {
+                    return Err(CgenError::internal("a parallel map of a write accumulator"))
+                }
+            };
+            let (p, v, rank) = (var_name(*p), var_name(*v), info.rank);
+            self.open("if (omp_get_thread_num() != 0) {");
+            self.line(&format!(
+                "{p} = nb_alloc({rank}, {v}.shape, sizeof({ct}), {loc});"
+            ));
+            self.line(&format!("int64_t n = nb_count({v}.shape, {rank});"));
+            self.line(&format!(
+                "for (int64_t e = 0; e < n; e++) (({ct} *){p}.data)[e] = {neutral};"
+            ));
+            self.close();
+            self.line(&format!("{copies}[omp_get_thread_num()] = {p};"));
+        }
+        if !accumulators.each.is_empty() {
+            self.line(&format!(
+                "if (omp_get_thread_num() == 0) {} = omp_get_num_threads();",
+                accumulators.threads
+            ));
+        }
+        Ok(())
+    }
+
+    /// After a parallel map (multicore C): the copies of the accumulators
+    /// of threads 1, 2, … ([`FnGen::privatise_accumulators`]) are combined
+    /// into the accumulators, cell by cell with their operator, in thread
+    /// order (the first thread updated the accumulators themselves, and
+    /// its rows come first), and released.
+    fn combine_accumulators(
+        &mut self,
+        accumulators: &PrivateAccumulators,
+        loc: &str,
+    ) -> Result<(), CgenError> {
+        if accumulators.each.is_empty() {
+            return Ok(());
+        }
+        self.open(&format!(
+            "for (int nb_t = 1; nb_t < {}; nb_t++) {{",
+            accumulators.threads
+        ));
+        for (_, v, copies) in &accumulators.each {
+            let Some(info) = self.accs.get(v).cloned() else {
+                return Err(CgenError::internal(
+                    "a parallel map of an untraced accumulator",
+                ));
+            };
+            let (ct, v, rank) = (c_type(info.elem)?, var_name(*v), info.rank);
+            self.open("{");
+            self.line(&format!("int64_t n = nb_count({v}.shape, {rank});"));
+            self.open("for (int64_t e = 0; e < n; e++) {");
+            let cell = format!("(({ct} *){v}.data)[e]");
+            let value = format!("(({ct} *){copies}[nb_t].data)[e]");
+            self.combine_cell(&info, &cell, &value, loc)?;
+            self.close();
+            self.line(&format!("nb_release(&{copies}[nb_t]);"));
+            self.close();
+        }
+        self.close();
         Ok(())
     }
 
@@ -1814,6 +1958,7 @@ impl<'a> FnGen<'a> {
         } else {
             format!(" firstprivate({})", private.join(", "))
         };
+        self.line("nb_threads_running = 1;");
         self.line(&format!(
             "#pragma omp parallel num_threads(nb_threads()){clause}"
         ));
@@ -1830,6 +1975,7 @@ impl<'a> FnGen<'a> {
     fn close_parallel(&mut self) {
         self.line("NB_WORKER_END");
         self.close();
+        self.line("nb_threads_running = 0;");
         self.line("NB_PAR_END();");
         self.close();
     }
@@ -2524,10 +2670,32 @@ impl<'a> FnGen<'a> {
         self.line(&format!("int64_t n = {n};"));
         self.open("for (int64_t e = 0; e < n; e++) {");
         let cell = format!("(({ct} *){a}.data)[pos * n + e]");
+        self.combine_cell(&info, &cell, &src, loc)?;
+        self.close();
+        self.indent -= 1;
+        if !proven {
+            self.line(&format!("{skip}_skip:;"));
+        }
+        self.line("}");
+        self.line(&format!("{} = {a};", var_name(p.var)));
+        self.accs.insert(p.var, info);
+        Ok(())
+    }
+
+    /// The C statements that combine `value` into `cell` (C lvalue and
+    /// expression of the accumulator's element type) with the operator of
+    /// an accumulator of `info`.
+    fn combine_cell(
+        &mut self,
+        info: &AccInfo,
+        cell: &str,
+        value: &str,
+        loc: &str,
+    ) -> Result<(), CgenError> {
         match &info.op {
-            AccOp::Write => self.line(&format!("{cell} = {src};")),
+            AccOp::Write => self.line(&format!("{cell} = {value};")),
             AccOp::Add => {
-                let e = scalar::binop(nabla_ir::BinOp::Add, info.elem, &cell, &src, loc)?;
+                let e = scalar::binop(nabla_ir::BinOp::Add, info.elem, cell, value, loc)?;
                 self.line(&format!("{cell} = {e};"));
             }
             AccOp::Lambda(l, _) => {
@@ -2545,18 +2713,10 @@ impl<'a> FnGen<'a> {
                     self.types.entry(q.var).or_insert_with(|| q.ty.clone());
                 }
                 self.line(&format!("{} = {cell};", var_name(x.var)));
-                self.line(&format!("{} = {src};", var_name(y.var)));
-                self.body(&l.body, &[Some(cell.clone())])?;
+                self.line(&format!("{} = {value};", var_name(y.var)));
+                self.body(&l.body, &[Some(cell.to_string())])?;
             }
         }
-        self.close();
-        self.indent -= 1;
-        if !proven {
-            self.line(&format!("{skip}_skip:;"));
-        }
-        self.line("}");
-        self.line(&format!("{} = {a};", var_name(p.var)));
-        self.accs.insert(p.var, info);
         Ok(())
     }
 }

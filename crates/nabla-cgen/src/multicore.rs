@@ -35,7 +35,7 @@ struct Patch {
 
 /// The runtime's shared state, made safe for threads.
 const RUNTIME_PATCHES: &[Patch] = &[
-    // Reference counts: atomic.
+    // Reference counts: atomic while threads run (NB_SHARED).
     Patch {
         text: "if (a.mem) a.mem->rc++;",
         with: "if (a.mem) NB_RC_INC(a.mem);",
@@ -61,26 +61,26 @@ const RUNTIME_PATCHES: &[Patch] = &[
         with: "if (a->mem && NB_RC_GET(a->mem) == 1) return;",
         times: 1,
     },
-    // The memory counted against the limit: atomic.
+    // The memory counted against the limit: atomic while threads run.
     Patch {
         text: "  if (lim > 0 && (bytes > (uint64_t)lim || nb_mem_used > lim - (int64_t)bytes)) return false;\n  nb_mem_used += (int64_t)bytes;\n  return true;",
-        with: "  if (lim > 0 && bytes > (uint64_t)lim) return false;\n  int64_t used = __atomic_add_fetch(&nb_mem_used, (int64_t)bytes, __ATOMIC_RELAXED);\n  if (lim > 0 && used > lim) {\n    __atomic_sub_fetch(&nb_mem_used, (int64_t)bytes, __ATOMIC_RELAXED);\n    return false;\n  }\n  return true;",
+        with: "  if (lim > 0 && bytes > (uint64_t)lim) return false;\n  int64_t used = NB_MEM_ADD(nb_mem_used, (int64_t)bytes);\n  if (lim > 0 && used > lim) {\n    NB_MEM_SUB(nb_mem_used, (int64_t)bytes);\n    return false;\n  }\n  return true;",
         times: 1,
     },
     Patch {
         text: "  nb_mem_used -= (int64_t)bytes;",
-        with: "  __atomic_sub_fetch(&nb_mem_used, (int64_t)bytes, __ATOMIC_RELAXED);",
+        with: "  NB_MEM_SUB(nb_mem_used, (int64_t)bytes);",
         times: 1,
     },
-    // The library's list of live blocks: under a lock.
+    // The library's list of live blocks: under a lock while threads run.
     Patch {
         text: "  m->epoch = nb_epoch;\n  m->next = nb_live.next;\n  m->prev = &nb_live;\n  nb_live.next->prev = m;\n  nb_live.next = m;\n",
-        with: "  nb_lock(&nb_live_lock);\n  m->epoch = nb_epoch;\n  m->next = nb_live.next;\n  m->prev = &nb_live;\n  nb_live.next->prev = m;\n  nb_live.next = m;\n  nb_unlock(&nb_live_lock);\n",
+        with: "  NB_LOCK_SHARED(&nb_live_lock);\n  m->epoch = nb_epoch;\n  m->next = nb_live.next;\n  m->prev = &nb_live;\n  nb_live.next->prev = m;\n  nb_live.next = m;\n  NB_UNLOCK_SHARED(&nb_live_lock);\n",
         times: 1,
     },
     Patch {
         text: "  m->prev->next = m->next;\n  m->next->prev = m->prev;\n",
-        with: "  nb_lock(&nb_live_lock);\n  m->prev->next = m->next;\n  m->next->prev = m->prev;\n  nb_unlock(&nb_live_lock);\n",
+        with: "  NB_LOCK_SHARED(&nb_live_lock);\n  m->prev->next = m->next;\n  m->next->prev = m->prev;\n  NB_UNLOCK_SHARED(&nb_live_lock);\n",
         times: 1,
     },
     // Failures: one thread reports (see multicore_prelude.c).
