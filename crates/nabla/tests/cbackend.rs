@@ -124,8 +124,8 @@ fn check_module(
     target: nabla_cgen::Target,
     run_args: &[Vec<String>],
 ) -> Result<usize, String> {
-    let mut programs = nabla::gradbench::Programs::new()
-        .compiled_with(static_ad_options().for_target(target));
+    let mut programs =
+        nabla::gradbench::Programs::new().compiled_with(static_ad_options().for_target(target));
     let compiled = programs.get(module)?.clone();
     let exe_path = work.join(module);
     build_executable(&compiled, &exe_path).map_err(|e| format!("{module}: {e}"))?;
