@@ -52,13 +52,25 @@ fn position(loc: &str, a: &str, is: &[String], proven: bool) -> String {
 /// inner map writing the row in place (see [`direct_row`]), if any.
 type RowTemp = Option<(String, String, usize, &'static str, Option<Var>)>;
 
-/// The rows a loop of a map runs: `from..to` (C expressions), in
-/// parallel from this many rows on where `parallel` is set.
+/// The rows a loop of a map runs: `from..to` (C expressions), split
+/// among the threads of a parallel region where `parallel` is set, whose
+/// threads other than the first update private copies of `accumulators`
+/// (see [`FnGen::privatise_accumulators`]).
 #[derive(Clone, Copy)]
 struct Rows<'a> {
     from: &'a str,
     to: &'a str,
-    parallel: Option<u64>,
+    parallel: bool,
+    accumulators: &'a PrivateAccumulators,
+}
+
+/// The accumulators a map in parallel takes (multicore C): for each, the
+/// lambda's parameter, the accumulator passed in, and the C array of the
+/// threads' copies (`nb_arr [NB_MAX_THREADS]`); and the C variable that
+/// gets the number of threads that ran.
+struct PrivateAccumulators {
+    each: Vec<(Var, Var, String)>,
+    threads: String,
 }
 
 /// The C name of IR variable `v`.
@@ -129,6 +141,7 @@ pub(crate) fn c_decl_type(t: &Type) -> Result<&'static str, CgenError> {
 }
 
 /// One body being generated, for releasing dead arrays early.
+#[derive(Clone)]
 struct Frame {
     /// Per variable used in the body: the index of the last statement
     /// that uses it (`usize::MAX`: a result).
@@ -185,10 +198,10 @@ pub(crate) struct FnGen<'a> {
     /// variable) that `lower` decided to run in parallel, with the fewest
     /// rows that do (see `nabla_ir::seg`). Empty for sequential C.
     parallel: HashMap<Var, u64>,
-    /// The parallel decision of the SOAC statement being generated, taken
-    /// by the code that emits its outermost loop (so that nested SOACs
-    /// never see it).
-    pending_parallel: Option<u64>,
+    /// Whether the SOAC statement being generated is the parallel copy
+    /// ([`FnGen::parallel_or_sequential`]), taken by the code that emits
+    /// its outermost loop (so that nested SOACs never see it).
+    pending_parallel: bool,
 }
 
 impl<'a> FnGen<'a> {
@@ -213,7 +226,7 @@ impl<'a> FnGen<'a> {
             in_bounds: InBounds::default(),
             stack: StackCheck::None,
             parallel: HashMap::new(),
-            pending_parallel: None,
+            pending_parallel: false,
         }
     }
 
@@ -500,9 +513,13 @@ impl<'a> FnGen<'a> {
                     (Some(next), Some(stored)) => {
                         // A fused map-reduce runs in parallel where both
                         // of its statements do.
-                        self.pending_parallel =
-                            self.decision(&stm.pat).and(self.decision(&next.pat));
-                        self.fused_map_reduce(stm, next, &stored)?;
+                        let decision = self.decision(&stm.pat).and(self.decision(&next.pat));
+                        let Exp::Soac(Soac::Map { w, .. }) = &stm.exp else {
+                            return Err(CgenError::internal("map_into_reduce on other statements"));
+                        };
+                        self.parallel_or_sequential(decision, w, |g| {
+                            g.fused_map_reduce(stm, next, &stored)
+                        })?;
                         skip_next = true;
                     }
                     _ => self.stm(stm)?,
@@ -866,8 +883,10 @@ impl<'a> FnGen<'a> {
                 }
             }
             Exp::Soac(soac) => {
-                self.pending_parallel = self.decision(pat);
-                self.soac(&loc, pat, soac)?
+                let decision = self.decision(pat);
+                self.parallel_or_sequential(decision, soac_width(soac), |g| {
+                    g.soac(&loc, pat, soac)
+                })?
             }
             Exp::WithAcc { inputs, lam } => {
                 if lam.params.len() != inputs.len() || lam.body.result.len() < inputs.len() {
@@ -1336,7 +1355,7 @@ impl<'a> FnGen<'a> {
         {
             return Err(CgenError::internal("map lambda of the wrong arity"));
         }
-        let parallel = self.pending_parallel.take();
+        let parallel = std::mem::take(&mut self.pending_parallel);
         let wv = self.fresh();
         self.open("{");
         self.line(&format!("int64_t {wv} = {};", self.int(w)?));
@@ -1347,6 +1366,7 @@ impl<'a> FnGen<'a> {
                 self.copy_acc_info(p.var, &Atom::Var(*v));
             }
         }
+        let accumulators = self.private_accumulators(parallel, lam, arrs);
         // Scalar results go straight into their arrays; array rows through
         // temporaries, the result allocated at the first row.
         let mut targets = Vec::new();
@@ -1414,7 +1434,7 @@ impl<'a> FnGen<'a> {
             .iter()
             .flatten()
             .any(|(.., direct)| direct.is_none());
-        let loops = if peel || (parallel.is_some() && allocates) {
+        let loops = if peel || (parallel && allocates) {
             vec![("0", format!("({wv} < 1 ? {wv} : 1)")), ("1", wv.clone())]
         } else {
             vec![("0", wv.clone())]
@@ -1424,9 +1444,13 @@ impl<'a> FnGen<'a> {
             let rows = Rows {
                 from,
                 to: &to,
-                parallel: parallel.filter(|_| k == last),
+                parallel: parallel && k == last,
+                accumulators: &accumulators,
             };
             self.map_loop(loc, &wv, lam, arrs, rows, &targets, &row_temps)?;
+        }
+        if parallel {
+            self.combine_accumulators(&accumulators, loc)?;
         }
         // Accumulator results: the i-th is the i-th accumulator input.
         let acc_inputs: Vec<Var> = arrs.iter().copied().filter(|v| self.is_acc(*v)).collect();
@@ -1459,12 +1483,25 @@ impl<'a> FnGen<'a> {
         targets: &[Option<String>],
         row_temps: &[RowTemp],
     ) -> Result<(), CgenError> {
-        let (from, to) = match rows.parallel {
-            Some(min_width) => {
-                let private = self.bound_in(&[lam], &[]);
-                self.open_parallel(min_width, rows.from, rows.to, &private)
-            }
-            None => (rows.from.to_string(), rows.to.to_string()),
+        let (from, to) = if rows.parallel {
+            // The operators of the accumulators run in every thread too.
+            let operators: Vec<Lambda> = rows
+                .accumulators
+                .each
+                .iter()
+                .filter_map(|(_, v, _)| match self.accs.get(v).map(|i| &i.op) {
+                    Some(AccOp::Lambda(l, _)) => Some((**l).clone()),
+                    _ => None,
+                })
+                .collect();
+            let mut lams = vec![lam];
+            lams.extend(operators.iter());
+            let private = self.bound_in(&lams, &[]);
+            let rows_of_thread = self.open_parallel(rows.from, rows.to, &private);
+            self.privatise_accumulators(rows.accumulators, loc)?;
+            rows_of_thread
+        } else {
+            (rows.from.to_string(), rows.to.to_string())
         };
         self.open(&format!("for (int64_t j = {from}; j < {to}; j++) {{"));
         for (_, (t, _, _, _, _)) in row_temps
@@ -1511,9 +1548,122 @@ impl<'a> FnGen<'a> {
             .collect();
         self.release_params(&row_params);
         self.close();
-        if rows.parallel.is_some() {
+        if rows.parallel {
             self.close_parallel();
         }
+        Ok(())
+    }
+
+    /// The accumulators a map over `arrs` with lambda `lam` takes, made
+    /// private to the threads where the map runs in `parallel` (declares
+    /// the C arrays of their copies and the thread count): none otherwise.
+    fn private_accumulators(
+        &mut self,
+        parallel: bool,
+        lam: &Lambda,
+        arrs: &[Var],
+    ) -> PrivateAccumulators {
+        let mut accumulators = PrivateAccumulators {
+            each: Vec::new(),
+            threads: String::new(),
+        };
+        if !parallel {
+            return accumulators;
+        }
+        for (p, v) in lam.params.iter().zip(arrs) {
+            if self.is_acc(*v) {
+                let copies = self.fresh();
+                self.line(&format!("nb_arr {copies}[NB_MAX_THREADS];"));
+                accumulators.each.push((p.var, *v, copies));
+            }
+        }
+        if !accumulators.each.is_empty() {
+            accumulators.threads = self.fresh();
+            self.line(&format!("int {} = 1;", accumulators.threads));
+        }
+        accumulators
+    }
+
+    /// In a parallel region (multicore C): every thread but the first
+    /// points each accumulator parameter at a copy of its own, of the
+    /// accumulator's shape, filled with the operator's neutral element
+    /// (`add`: zero, negative for floats, which leaves every value as it
+    /// is); the copies are kept for [`FnGen::combine_accumulators`].
+    fn privatise_accumulators(
+        &mut self,
+        accumulators: &PrivateAccumulators,
+        loc: &str,
+    ) -> Result<(), CgenError> {
+        for (p, v, copies) in &accumulators.each {
+            let Some(info) = self.accs.get(v).cloned() else {
+                return Err(CgenError::internal(
+                    "a parallel map of an untraced accumulator",
+                ));
+            };
+            let ct = c_type(info.elem)?;
+            let neutral = match &info.op {
+                AccOp::Add => scalar::c_const(PrimValue::from_f64(info.elem, -0.0))?,
+                AccOp::Lambda(_, neutral) => self.atom(neutral)?,
+                AccOp::Write => {
+                    return Err(CgenError::internal("a parallel map of a write accumulator"))
+                }
+            };
+            let (p, v, rank) = (var_name(*p), var_name(*v), info.rank);
+            self.open("if (omp_get_thread_num() != 0) {");
+            self.line(&format!(
+                "{p} = nb_alloc({rank}, {v}.shape, sizeof({ct}), {loc});"
+            ));
+            self.line(&format!("int64_t n = nb_count({v}.shape, {rank});"));
+            self.line(&format!(
+                "for (int64_t e = 0; e < n; e++) (({ct} *){p}.data)[e] = {neutral};"
+            ));
+            self.close();
+            self.line(&format!("{copies}[omp_get_thread_num()] = {p};"));
+        }
+        if !accumulators.each.is_empty() {
+            self.line(&format!(
+                "if (omp_get_thread_num() == 0) {} = omp_get_num_threads();",
+                accumulators.threads
+            ));
+        }
+        Ok(())
+    }
+
+    /// After a parallel map (multicore C): the copies of the accumulators
+    /// of threads 1, 2, … ([`FnGen::privatise_accumulators`]) are combined
+    /// into the accumulators, cell by cell with their operator, in thread
+    /// order (the first thread updated the accumulators themselves, and
+    /// its rows come first), and released.
+    fn combine_accumulators(
+        &mut self,
+        accumulators: &PrivateAccumulators,
+        loc: &str,
+    ) -> Result<(), CgenError> {
+        if accumulators.each.is_empty() {
+            return Ok(());
+        }
+        self.open(&format!(
+            "for (int nb_t = 1; nb_t < {}; nb_t++) {{",
+            accumulators.threads
+        ));
+        for (_, v, copies) in &accumulators.each {
+            let Some(info) = self.accs.get(v).cloned() else {
+                return Err(CgenError::internal(
+                    "a parallel map of an untraced accumulator",
+                ));
+            };
+            let (ct, v, rank) = (c_type(info.elem)?, var_name(*v), info.rank);
+            self.open("{");
+            self.line(&format!("int64_t n = nb_count({v}.shape, {rank});"));
+            self.open("for (int64_t e = 0; e < n; e++) {");
+            let cell = format!("(({ct} *){v}.data)[e]");
+            let value = format!("(({ct} *){copies}[nb_t].data)[e]");
+            self.combine_cell(&info, &cell, &value, loc)?;
+            self.close();
+            self.line(&format!("nb_release(&{copies}[nb_t]);"));
+            self.close();
+        }
+        self.close();
         Ok(())
     }
 
@@ -1577,7 +1727,7 @@ impl<'a> FnGen<'a> {
         if stored.len() != map_stm.pat.len() {
             return Err(CgenError::internal("map/reduce of the wrong arity"));
         }
-        let parallel = self.pending_parallel.take();
+        let parallel = std::mem::take(&mut self.pending_parallel);
         let loc = c_string(&(self.locate)(map_stm.span));
         let (accs, elems) = rlam.params.split_at(k);
         // The map's i-th result goes to the element parameter that reads
@@ -1678,14 +1828,13 @@ impl<'a> FnGen<'a> {
         let chain_ok = |(op, _): &(BinOp, PrimType)| {
             !matches!(op, BinOp::Min | BinOp::Max) || !has_nested(&mlam.body)
         };
-        if let Some(min_width) = parallel {
+        if parallel {
             let lanes = lane_operator(rlam).filter(|op| {
                 worth_lanes(w) && small_for_lanes(&mlam.body, LANE_BODY_LIMIT) && chain_ok(op)
             });
             let pat: Vec<Var> = red_stm.pat.iter().map(|p| p.var).collect();
             let private = self.bound_in(&[mlam, rlam], &pat);
             self.parallel_reduction(
-                min_width,
                 &wv,
                 rlam,
                 &red_stm.pat,
@@ -1724,6 +1873,58 @@ impl<'a> FnGen<'a> {
         Ok(())
     }
 
+    /// Emits a SOAC statement through `emit`, which generates it whole.
+    /// Without a parallel decision (sequential C, or `lower` left the
+    /// level sequential) it is emitted once, as sequential C prints it.
+    /// With one (multicore C, parallel from `min_width` rows) it is
+    /// emitted twice, and the program chooses at run time
+    /// (`nb_parallel`, multicore_prelude.c): the parallel copy where the
+    /// width `w` reaches `min_width` (or `--parallel-from`), there is more
+    /// than one thread and no enclosing parallel region; else the
+    /// sequential copy, exactly as sequential C prints it (up to the names
+    /// of temporaries). So one thread, small widths and nested levels run
+    /// the code of `nabla c`, not an OpenMP region run by one thread
+    /// (whose outlined body the C compiler optimises less: captured
+    /// variables are loads through the region's closure).
+    ///
+    /// Both copies start from the same generator state (the accumulators,
+    /// the arrays the enclosing bodies may release, the row destinations),
+    /// and end in the same state, so what follows is generated once.
+    fn parallel_or_sequential(
+        &mut self,
+        decision: Option<u64>,
+        w: &Atom,
+        mut emit: impl FnMut(&mut Self) -> Result<(), CgenError>,
+    ) -> Result<(), CgenError> {
+        let Some(min_width) = decision else {
+            self.pending_parallel = false;
+            return emit(self);
+        };
+        let (accs, frames, row_destinations) = (
+            self.accs.clone(),
+            self.frames.clone(),
+            self.row_destinations.clone(),
+        );
+        let width = self.int(w)?;
+        self.open(&format!("if (nb_parallel({width}, {min_width})) {{"));
+        self.pending_parallel = true;
+        emit(self)?;
+        if std::mem::take(&mut self.pending_parallel) {
+            return Err(CgenError::internal(
+                "a parallel decision on a statement multicore C runs sequentially",
+            ));
+        }
+        self.accs = accs;
+        self.frames = frames;
+        self.row_destinations = row_destinations;
+        self.indent -= 1;
+        self.open("} else {");
+        self.pending_parallel = false;
+        emit(self)?;
+        self.close();
+        Ok(())
+    }
+
     /// The variables bound in `lams` (parameters included, nested bodies
     /// too) and `extra`, that are C locals of the function: in a parallel
     /// region each thread gets its own copy of them (`firstprivate`).
@@ -1740,20 +1941,14 @@ impl<'a> FnGen<'a> {
     }
 
     /// Opens a parallel region over the rows `from..to` (C expressions;
-    /// multicore C): run by `nb_threads()` threads when there are at least
-    /// `min_width` rows and no enclosing region, else by this thread
-    /// alone; each thread takes one contiguous chunk of the rows, in
+    /// multicore C), run by `nb_threads()` threads (the statement's
+    /// sequential copy runs instead where they would not pay: see
+    /// [`FnGen::parallel_or_sequential`]); each thread takes one contiguous chunk of the rows, in
     /// thread order, and has its own copy of the C locals `private`.
     /// Returns the C names of the thread's first row and of the row after
     /// its last. [`FnGen::close_parallel`] closes it; the runtime's side is
     /// `multicore.c`.
-    fn open_parallel(
-        &mut self,
-        min_width: u64,
-        from: &str,
-        to: &str,
-        private: &[Var],
-    ) -> (String, String) {
+    fn open_parallel(&mut self, from: &str, to: &str, private: &[Var]) -> (String, String) {
         let (first, end, lo, hi) = (self.fresh(), self.fresh(), self.fresh(), self.fresh());
         self.open("{");
         self.line(&format!("int64_t {first} = {from}, {end} = {to};"));
@@ -1763,8 +1958,9 @@ impl<'a> FnGen<'a> {
         } else {
             format!(" firstprivate({})", private.join(", "))
         };
+        self.line("nb_threads_running = 1;");
         self.line(&format!(
-            "#pragma omp parallel if (nb_parallel({end} - {first}, {min_width})) num_threads(nb_threads()){clause}"
+            "#pragma omp parallel num_threads(nb_threads()){clause}"
         ));
         self.open("{");
         self.line("NB_WORKER_BEGIN");
@@ -1779,6 +1975,7 @@ impl<'a> FnGen<'a> {
     fn close_parallel(&mut self) {
         self.line("NB_WORKER_END");
         self.close();
+        self.line("nb_threads_running = 0;");
         self.line("NB_PAR_END();");
         self.close();
     }
@@ -1791,7 +1988,6 @@ impl<'a> FnGen<'a> {
     /// a non-commutative operator gives the sequential result.
     fn parallel_reduction(
         &mut self,
-        min_width: u64,
         wv: &str,
         op: &Lambda,
         pat: &[Param],
@@ -1814,7 +2010,7 @@ impl<'a> FnGen<'a> {
         }
         let used = self.fresh();
         self.line(&format!("int {used} = 1;"));
-        let (lo, hi) = self.open_parallel(min_width, "0", wv, private);
+        let (lo, hi) = self.open_parallel("0", wv, private);
         reduce(self, &lo, &hi)?;
         for (p, part) in pat.iter().zip(&parts) {
             self.line(&format!(
@@ -2001,7 +2197,7 @@ impl<'a> FnGen<'a> {
                 "reduce/scan operator of the wrong arity",
             ));
         }
-        let parallel = self.pending_parallel.take();
+        let parallel = std::mem::take(&mut self.pending_parallel);
         let what = if scan { "scan" } else { "reduce" };
         let wv = self.fresh();
         self.open("{");
@@ -2011,7 +2207,7 @@ impl<'a> FnGen<'a> {
         for (p, n) in accs.iter().zip(neutral) {
             self.line(&format!("{} = {};", var_name(p.var), self.owned(n)?));
         }
-        if let Some(min_width) = parallel {
+        if parallel {
             if scan {
                 return Err(CgenError::internal("a parallel decision on a scan"));
             }
@@ -2023,25 +2219,18 @@ impl<'a> FnGen<'a> {
                 }
                 Ok(())
             };
-            self.parallel_reduction(
-                min_width,
-                &wv,
-                lam,
-                pat,
-                &private,
-                |g, from, to| match lanes {
-                    Some(op) => {
-                        let lanes = Lanes {
-                            acc: &accs[0],
-                            elem: &elems[0],
-                            result: &pat[0],
-                            op,
-                        };
-                        g.reduce_in_lanes(from, to, lanes, element)
-                    }
-                    None => g.scalar_reduce_loop(from, to, lam, pat, element),
-                },
-            )?;
+            self.parallel_reduction(&wv, lam, pat, &private, |g, from, to| match lanes {
+                Some(op) => {
+                    let lanes = Lanes {
+                        acc: &accs[0],
+                        elem: &elems[0],
+                        result: &pat[0],
+                        op,
+                    };
+                    g.reduce_in_lanes(from, to, lanes, element)
+                }
+                None => g.scalar_reduce_loop(from, to, lam, pat, element),
+            })?;
             self.close();
             return Ok(());
         }
@@ -2481,10 +2670,32 @@ impl<'a> FnGen<'a> {
         self.line(&format!("int64_t n = {n};"));
         self.open("for (int64_t e = 0; e < n; e++) {");
         let cell = format!("(({ct} *){a}.data)[pos * n + e]");
+        self.combine_cell(&info, &cell, &src, loc)?;
+        self.close();
+        self.indent -= 1;
+        if !proven {
+            self.line(&format!("{skip}_skip:;"));
+        }
+        self.line("}");
+        self.line(&format!("{} = {a};", var_name(p.var)));
+        self.accs.insert(p.var, info);
+        Ok(())
+    }
+
+    /// The C statements that combine `value` into `cell` (C lvalue and
+    /// expression of the accumulator's element type) with the operator of
+    /// an accumulator of `info`.
+    fn combine_cell(
+        &mut self,
+        info: &AccInfo,
+        cell: &str,
+        value: &str,
+        loc: &str,
+    ) -> Result<(), CgenError> {
         match &info.op {
-            AccOp::Write => self.line(&format!("{cell} = {src};")),
+            AccOp::Write => self.line(&format!("{cell} = {value};")),
             AccOp::Add => {
-                let e = scalar::binop(nabla_ir::BinOp::Add, info.elem, &cell, &src, loc)?;
+                let e = scalar::binop(nabla_ir::BinOp::Add, info.elem, cell, value, loc)?;
                 self.line(&format!("{cell} = {e};"));
             }
             AccOp::Lambda(l, _) => {
@@ -2502,18 +2713,10 @@ impl<'a> FnGen<'a> {
                     self.types.entry(q.var).or_insert_with(|| q.ty.clone());
                 }
                 self.line(&format!("{} = {cell};", var_name(x.var)));
-                self.line(&format!("{} = {src};", var_name(y.var)));
-                self.body(&l.body, &[Some(cell.clone())])?;
+                self.line(&format!("{} = {value};", var_name(y.var)));
+                self.body(&l.body, &[Some(cell.to_string())])?;
             }
         }
-        self.close();
-        self.indent -= 1;
-        if !proven {
-            self.line(&format!("{skip}_skip:;"));
-        }
-        self.line("}");
-        self.line(&format!("{} = {a};", var_name(p.var)));
-        self.accs.insert(p.var, info);
         Ok(())
     }
 }
@@ -2714,6 +2917,7 @@ const SCRATCH_ROW: usize = 256;
 
 /// Where a map in a lambda writes the row that the lambda returns (see
 /// [`FnGen::row_destinations`]).
+#[derive(Clone)]
 enum RowDestination {
     /// Row `j` of the enclosing map's result (this C variable, allocated
     /// whole before its loop).
@@ -2832,6 +3036,17 @@ fn componentwise_operator(lam: &Lambda) -> Option<Vec<Component<'_>>> {
         }
     }
     parts.iter().any(|p| p.rows).then_some(parts)
+}
+
+/// The width (outermost number of rows) of `soac`.
+fn soac_width(soac: &Soac) -> &Atom {
+    match soac {
+        Soac::Map { w, .. }
+        | Soac::Reduce { w, .. }
+        | Soac::Scan { w, .. }
+        | Soac::Hist { w, .. }
+        | Soac::Scatter { w, .. } => w,
+    }
 }
 
 /// Whether a reduction over `w` elements is long enough for lanes: not a

@@ -154,7 +154,7 @@ pub fn generate_c_partial_for(
     let mut out = String::with_capacity(RUNTIME_C.len() + 4096);
     out.push_str(RUNTIME_C);
     out.push_str("\n/* ---------- generated from the core IR ---------- */\n\n");
-    out.push_str(&lower_functions(program, &why, bodies)?);
+    out.push_str(&lower_functions(program, &why, bodies, target)?);
     out.push_str(&entry::entries_and_main(program, &unsupported_entries)?);
     if target == Target::Multicore {
         out = multicore::source(&out, false)?;
@@ -181,11 +181,27 @@ fn analyse(
     let n = program.functions.len();
     let stack = stack_checks(program);
     let mut bodies: Vec<Result<String, CgenError>> = Vec::with_capacity(n);
+    let entries: std::collections::HashSet<FunId> = program.entries.iter().map(|e| e.fun).collect();
     for (i, f) in program.functions.iter().enumerate() {
-        let r = func::FnGen::new(program, f, locate)
+        let id = FunId(i as u32);
+        let mut r = func::FnGen::new(program, f, locate)
             .with_stack_check(stack[i])
-            .with_parallel(parallel_levels(program, FunId(i as u32), target))
-            .generate(FunId(i as u32));
+            .with_parallel(parallel_levels(program, id, target))
+            .generate(id);
+        if target == Target::Multicore {
+            if let Ok(parallel) = &r {
+                let sequential = func::FnGen::new(program, f, locate)
+                    .with_stack_check(stack[i])
+                    .generate(id)?;
+                r = one_thread_runs_sequential_c(
+                    id,
+                    f,
+                    parallel,
+                    &sequential,
+                    entries.contains(&id),
+                );
+            }
+        }
         if let Err(e) = &r {
             if !e.is_unsupported() {
                 return Err(e.clone());
@@ -284,7 +300,7 @@ pub fn generate_library_for(
     target: Target,
 ) -> Result<CLibrary, CgenError> {
     let (why, bodies, unsupported_entries) = analyse(program, locate, target)?;
-    let lowered = lower_functions(program, &why, bodies)?;
+    let lowered = lower_functions(program, &why, bodies, target)?;
     let mut lib = library::generate(program, &lowered, unsupported_entries, header_name, server)?;
     if target == Target::Multicore {
         lib.source = multicore::source(&lib.source, true)?;
@@ -323,6 +339,48 @@ fn stack_checks(program: &Program) -> Vec<func::StackCheck> {
     out
 }
 
+/// Multicore C of function `id` (`f`): its `parallel` C, and beside it its
+/// `sequential` C (as `nabla c` prints it) renamed `nb_seq_fun_N`, whose
+/// calls go to the other functions' sequential C. An entry point's
+/// function runs the sequential C where there is one thread: its parallel
+/// C, even where each level chooses its sequential copy at run time, is
+/// slower on one thread (GCC optimises a function that holds OpenMP
+/// regions less well: gmm's Jacobian ran 1.6x, ht's 2x the time).
+fn one_thread_runs_sequential_c(
+    id: FunId,
+    f: &nabla_ir::Function,
+    parallel: &str,
+    sequential: &str,
+    entry: bool,
+) -> Result<String, CgenError> {
+    let sequential = sequential.replace("nb_fun_", SEQUENTIAL_PREFIX);
+    let mut out = sequential;
+    out.push('\n');
+    let prototype = func::prototype(id, f)?;
+    let Some(body) = parallel.strip_prefix(&format!("{prototype} {{\n")) else {
+        return Err(CgenError::internal(
+            "multicore: a function without its prototype",
+        ));
+    };
+    out.push_str(&prototype);
+    out.push_str(" {\n");
+    if entry {
+        let mut args: Vec<String> = (0..f.ret.len()).map(|i| format!("out{i}")).collect();
+        args.extend(f.params.iter().map(|p| func::var_name(p.var)));
+        out.push_str(&format!(
+            "  if (nb_threads() == 1) {{\n    {SEQUENTIAL_PREFIX}{}({});\n    return;\n  }}\n",
+            id.0,
+            args.join(", ")
+        ));
+    }
+    out.push_str(body);
+    Ok(out)
+}
+
+/// The prefix of the names of the sequential C functions in multicore C
+/// (see [`one_thread_runs_sequential_c`]).
+const SEQUENTIAL_PREFIX: &str = "nb_seq_fun_";
+
 /// The C functions of the program (prototypes, then bodies) that are
 /// supported (`why[i]` is `None`), after the stack checks' runtime where
 /// the program needs them.
@@ -330,6 +388,7 @@ fn lower_functions(
     program: &Program,
     why: &[Option<CgenError>],
     bodies: Vec<Result<String, CgenError>>,
+    target: Target,
 ) -> Result<String, CgenError> {
     let mut out = String::new();
     if stack_checks(program).contains(&func::StackCheck::Check) {
@@ -340,6 +399,15 @@ fn lower_functions(
         if why[i].is_none() {
             out.push_str(&func::prototype(FunId(i as u32), f)?);
             out.push_str(";\n");
+        }
+    }
+    if target == Target::Multicore {
+        for (i, f) in program.functions.iter().enumerate() {
+            if why[i].is_none() {
+                let prototype = func::prototype(FunId(i as u32), f)?;
+                out.push_str(&prototype.replace("nb_fun_", SEQUENTIAL_PREFIX));
+                out.push_str(";\n");
+            }
         }
     }
     out.push('\n');

@@ -35,7 +35,7 @@ struct Patch {
 
 /// The runtime's shared state, made safe for threads.
 const RUNTIME_PATCHES: &[Patch] = &[
-    // Reference counts: atomic.
+    // Reference counts: atomic while threads run (NB_SHARED).
     Patch {
         text: "if (a.mem) a.mem->rc++;",
         with: "if (a.mem) NB_RC_INC(a.mem);",
@@ -61,26 +61,26 @@ const RUNTIME_PATCHES: &[Patch] = &[
         with: "if (a->mem && NB_RC_GET(a->mem) == 1) return;",
         times: 1,
     },
-    // The memory counted against the limit: atomic.
+    // The memory counted against the limit: atomic while threads run.
     Patch {
         text: "  if (lim > 0 && (bytes > (uint64_t)lim || nb_mem_used > lim - (int64_t)bytes)) return false;\n  nb_mem_used += (int64_t)bytes;\n  return true;",
-        with: "  if (lim > 0 && bytes > (uint64_t)lim) return false;\n  int64_t used = __atomic_add_fetch(&nb_mem_used, (int64_t)bytes, __ATOMIC_RELAXED);\n  if (lim > 0 && used > lim) {\n    __atomic_sub_fetch(&nb_mem_used, (int64_t)bytes, __ATOMIC_RELAXED);\n    return false;\n  }\n  return true;",
+        with: "  if (lim > 0 && bytes > (uint64_t)lim) return false;\n  int64_t used = NB_MEM_ADD(nb_mem_used, (int64_t)bytes);\n  if (lim > 0 && used > lim) {\n    NB_MEM_SUB(nb_mem_used, (int64_t)bytes);\n    return false;\n  }\n  return true;",
         times: 1,
     },
     Patch {
         text: "  nb_mem_used -= (int64_t)bytes;",
-        with: "  __atomic_sub_fetch(&nb_mem_used, (int64_t)bytes, __ATOMIC_RELAXED);",
+        with: "  NB_MEM_SUB(nb_mem_used, (int64_t)bytes);",
         times: 1,
     },
-    // The library's list of live blocks: under a lock.
+    // The library's list of live blocks: under a lock while threads run.
     Patch {
         text: "  m->epoch = nb_epoch;\n  m->next = nb_live.next;\n  m->prev = &nb_live;\n  nb_live.next->prev = m;\n  nb_live.next = m;\n",
-        with: "  nb_lock(&nb_live_lock);\n  m->epoch = nb_epoch;\n  m->next = nb_live.next;\n  m->prev = &nb_live;\n  nb_live.next->prev = m;\n  nb_live.next = m;\n  nb_unlock(&nb_live_lock);\n",
+        with: "  NB_LOCK_SHARED(&nb_live_lock);\n  m->epoch = nb_epoch;\n  m->next = nb_live.next;\n  m->prev = &nb_live;\n  nb_live.next->prev = m;\n  nb_live.next = m;\n  NB_UNLOCK_SHARED(&nb_live_lock);\n",
         times: 1,
     },
     Patch {
         text: "  m->prev->next = m->next;\n  m->next->prev = m->prev;\n",
-        with: "  nb_lock(&nb_live_lock);\n  m->prev->next = m->next;\n  m->next->prev = m->prev;\n  nb_unlock(&nb_live_lock);\n",
+        with: "  NB_LOCK_SHARED(&nb_live_lock);\n  m->prev->next = m->next;\n  m->next->prev = m->prev;\n  NB_UNLOCK_SHARED(&nb_live_lock);\n",
         times: 1,
     },
     // Failures: one thread reports (see multicore_prelude.c).
@@ -247,18 +247,70 @@ entry main = main (params [1], results [1, 1])
         let seq = crate::generate_c_partial_for(&prog, &locate, crate::Target::Sequential).unwrap();
         let par = crate::generate_c_partial_for(&prog, &locate, crate::Target::Multicore).unwrap();
         assert!(!seq.source.contains("#pragma omp"));
-        assert_eq!(par.source.matches("#pragma omp parallel if (").count(), 1);
+        // One region, entered only where the width, the thread count and
+        // the nesting allow it; else the sequential copy runs.
+        assert_eq!(
+            par.source
+                .matches("#pragma omp parallel num_threads(nb_threads())")
+                .count(),
+            1,
+            "{}",
+            par.source
+        );
+        assert!(
+            par.source.contains("if (nb_parallel(((int64_t)v1), 2)) {"),
+            "{}",
+            par.source
+        );
         // Each thread has its own accumulator, element and result.
         assert!(
             par.source.contains("firstprivate(v2, v3, v4, v5)"),
             "{}",
             par.source
         );
-        assert!(
-            par.source.contains("if (nb_parallel(t5 - t4, 2))"),
-            "{}",
-            par.source
-        );
+        // The sequential copy is sequential C's reduction, line for line
+        // (up to the numbers of temporaries and the indentation).
+        let seq_lines = without_temporary_numbers(&seq.source);
+        let par_lines = without_temporary_numbers(&par.source);
+        let first = seq_lines
+            .iter()
+            .position(|l| l.contains("\"reduce\""))
+            .unwrap();
+        let reduction = &seq_lines[first - 2..first + 11];
+        assert_eq!(reduction.last().map(String::as_str), Some("}"));
+        let choice = par_lines
+            .iter()
+            .position(|l| l.starts_with("if (nb_parallel("))
+            .unwrap();
+        let at = choice
+            + par_lines[choice..]
+                .iter()
+                .position(|l| l == "} else {")
+                .expect("a sequential copy");
+        assert_eq!(&par_lines[at + 1..at + 14], reduction, "{}", par.source);
+    }
+
+    /// The lines of `c`, trimmed, with the numbers of temporaries (`t12`)
+    /// dropped.
+    fn without_temporary_numbers(c: &str) -> Vec<String> {
+        c.lines()
+            .map(|line| {
+                let mut out = String::new();
+                let mut previous = ' ';
+                let mut chars = line.trim().chars().peekable();
+                while let Some(ch) = chars.next() {
+                    out.push(ch);
+                    let starts_name = !(previous.is_alphanumeric() || previous == '_');
+                    if ch == 't' && starts_name && chars.peek().is_some_and(char::is_ascii_digit) {
+                        while chars.peek().is_some_and(char::is_ascii_digit) {
+                            chars.next();
+                        }
+                    }
+                    previous = ch;
+                }
+                out
+            })
+            .collect()
     }
 
     #[test]

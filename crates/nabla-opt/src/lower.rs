@@ -11,9 +11,18 @@
 //! manager clears them).
 //!
 //! What runs in parallel in this first slice:
-//! * `map` whose inputs are arrays (each thread writes its own rows); a
-//!   map that takes accumulators (the updates of a `with_acc`) stays
-//!   sequential: two threads could update one cell.
+//! * `map` whose inputs are arrays (each thread writes its own rows).
+//! * `map` that takes accumulators (the updates of a `with_acc`: reverse
+//!   mode AD's adjoints), where each accumulator's operator is `add` or an
+//!   operator lambda and the lambda updates no accumulator free in it
+//!   ([`trace_accumulators`]): the first thread updates the accumulators
+//!   themselves, every other one private copies filled with the neutral
+//!   element, which are combined into them in thread order afterwards (so
+//!   a non-commutative operator gives the sequential result, up to
+//!   floating-point reassociation). `write` accumulators (scatter: the
+//!   last write wins) stay sequential. **Switched off for now** (every
+//!   accumulator map stays sequential, [`decide_with`]): with 2 threads
+//!   gmm's Jacobian gave a wrong adjoint.
 //! * `reduce` of scalars (each thread reduces its own contiguous rows
 //!   from the neutral element; the partial results are combined in
 //!   thread order, so a non-commutative operator gives the sequential
@@ -31,7 +40,8 @@
 //! to be below it makes the decision sequential.
 
 use nabla_ir::seg::{outermost_soacs, SegKind, SegLevel, SegOp};
-use nabla_ir::{Atom, Body, Exp, FunId, Lambda, PrimValue, Program, Soac, Type};
+use nabla_ir::{AccOp, Atom, Body, Exp, FunId, Lambda, LoopForm, PrimValue, Program, Soac, Type};
+use std::collections::HashMap;
 
 /// The work (in [`row_work`]'s units, about one scalar operation each) a
 /// parallel level needs at least: below it threads cost more than they
@@ -48,11 +58,16 @@ const UNKNOWN_TRIPS: u64 = 64;
 pub fn lower_program(prog: &mut Program) -> bool {
     let mut segments = nabla_ir::seg::Segments::new();
     for (i, f) in prog.functions.iter().enumerate() {
+        let mut accumulators = Accumulators::new();
+        trace_accumulators(&f.body, &mut accumulators);
         for stm in outermost_soacs(&f.body) {
             let (Exp::Soac(soac), Some(first)) = (&stm.exp, stm.pat.first()) else {
                 continue;
             };
-            segments.insert((FunId(i as u32), first.var), decide(soac));
+            segments.insert(
+                (FunId(i as u32), first.var),
+                decide_with(soac, &accumulators),
+            );
         }
     }
     let changed = segments != prog.segments;
@@ -60,12 +75,115 @@ pub fn lower_program(prog: &mut Program) -> bool {
     changed
 }
 
-/// The decision for one outermost SOAC.
+/// The decision for one outermost SOAC that takes no accumulators.
 pub fn decide(soac: &Soac) -> SegOp {
+    decide_with(soac, &Accumulators::new())
+}
+
+/// The accumulators of a function (every variable of an accumulator type
+/// bound in it), each with whether its operator lets threads update
+/// private copies that are combined afterwards: `add` and an operator
+/// lambda (associative, with a neutral element) do; `write` (scatter's
+/// rule: the last write wins) and accumulators whose `with_acc` the trace
+/// does not follow (through a branch or a loop) do not.
+pub type Accumulators = HashMap<nabla_ir::Var, bool>;
+
+/// Records the accumulators bound in `body` (see [`Accumulators`]),
+/// following each from its `with_acc` through copies, `update_acc` and
+/// the accumulator parameters and results of maps.
+pub fn trace_accumulators(body: &Body, accs: &mut Accumulators) {
+    for stm in &body.stms {
+        let mut results: Vec<Option<bool>> = vec![None; stm.pat.len()];
+        match &stm.exp {
+            Exp::WithAcc { inputs, lam } => {
+                for (input, p) in inputs.iter().zip(&lam.params) {
+                    accs.insert(p.var, !matches!(input.op, AccOp::Write));
+                }
+                trace_accumulators(&lam.body, accs);
+            }
+            Exp::Atoms(atoms) => {
+                for (k, a) in atoms.iter().enumerate().take(results.len()) {
+                    if let Atom::Var(a) = a {
+                        results[k] = accs.get(a).copied();
+                    }
+                }
+            }
+            Exp::UpdateAcc { acc, .. } => results[0] = accs.get(acc).copied(),
+            Exp::Soac(Soac::Map { lam, arrs, .. }) => {
+                let inputs: Vec<Option<bool>> = lam
+                    .params
+                    .iter()
+                    .zip(arrs)
+                    .filter(|(p, _)| p.ty.is_acc())
+                    .map(|(p, a)| {
+                        let combinable = accs.get(a).copied();
+                        accs.insert(p.var, combinable.unwrap_or(false));
+                        combinable
+                    })
+                    .collect();
+                trace_accumulators(&lam.body, accs);
+                // The i-th accumulator result is the i-th accumulator input.
+                let acc_results = stm.pat.iter().enumerate().filter(|(_, p)| p.ty.is_acc());
+                for ((k, _), input) in acc_results.zip(inputs) {
+                    results[k] = input;
+                }
+            }
+            Exp::Soac(
+                Soac::Reduce { lam, .. } | Soac::Scan { lam, .. } | Soac::Hist { lam, .. },
+            ) => trace_accumulators(&lam.body, accs),
+            Exp::If { then_, else_, .. } => {
+                trace_accumulators(then_, accs);
+                trace_accumulators(else_, accs);
+            }
+            Exp::Loop {
+                params, form, body, ..
+            } => {
+                for p in params.iter().filter(|p| p.ty.is_acc()) {
+                    accs.insert(p.var, false);
+                }
+                if let LoopForm::While { cond } = form {
+                    trace_accumulators(cond, accs);
+                }
+                trace_accumulators(body, accs);
+            }
+            _ => {}
+        }
+        for (p, combinable) in stm.pat.iter().zip(results) {
+            if p.ty.is_acc() {
+                accs.insert(p.var, combinable.unwrap_or(false));
+            }
+        }
+    }
+}
+
+/// Whether a map's lambda `lam` over `arrs` may run its rows on several
+/// threads: it updates only the accumulators it takes as inputs (never
+/// one free in it), each one whose private per-thread copies combine
+/// ([`Accumulators`]).
+fn accumulators_combine(lam: &Lambda, arrs: &[nabla_ir::Var], accs: &Accumulators) -> bool {
+    let inputs_combine = lam
+        .params
+        .iter()
+        .zip(arrs)
+        .filter(|(p, _)| p.ty.is_acc())
+        .all(|(_, a)| accs.get(a) == Some(&true));
+    let no_free_accumulator = nabla_ir::free_vars_lambda(lam)
+        .iter()
+        .all(|v| !accs.contains_key(v));
+    inputs_combine && no_free_accumulator
+}
+
+/// The decision for one outermost SOAC of a function whose accumulators
+/// are `accs` ([`trace_accumulators`]).
+pub fn decide_with(soac: &Soac, accs: &Accumulators) -> SegOp {
     let kind = SegKind::of(soac);
     let parallel_lambda = match soac {
-        Soac::Map { lam, .. } => (!lam.params.iter().any(|p| p.ty.is_acc())
-            && !lam.ret.iter().any(Type::is_acc))
+        // Maps that take accumulators stay sequential for now: through
+        // multicore C with 2 threads, gmm's Jacobian (an accumulator map)
+        // gave a wrong adjoint (gradbench_through_multicore, $.q[1][0]);
+        // the private copies' code is kept for the fix.
+        Soac::Map { lam, arrs, .. } => (!lam.params.iter().any(|p| p.ty.is_acc())
+            && accumulators_combine(lam, arrs, accs))
         .then_some(lam),
         Soac::Reduce { lam, .. } => lam
             .params

