@@ -6,9 +6,11 @@
 np.float64(11.0)
 
 :func:`compile` compiles a program with nabla's C backend (``nabla c
---library``) and the system C compiler into a shared library, cached by
-content hash under :func:`cache_dir`, and returns a :class:`Module` whose
-attributes are the program's entry points.
+--library``; with ``backend="multicore"``, ``nabla multicore --library``,
+whose parallel levels run on ``num_threads`` threads) and the system C
+compiler into a shared library, cached by content hash under
+:func:`cache_dir`, and returns a :class:`Module` whose attributes are the
+program's entry points.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Union
 
-from ._build import build, cache_dir, find_nabla, source_file
+from ._build import BACKENDS, build, cache_dir, check_backend, find_nabla, source_file
 from ._errors import CompileError, Error, OutOfMemoryError, SizeError
 from ._runtime import Context, Opaque, TypeTable, make_entry
 
@@ -31,6 +33,7 @@ __all__ = [
     "CompileError",
     "cache_dir",
     "find_nabla",
+    "BACKENDS",
 ]
 
 try:
@@ -46,7 +49,8 @@ class Module:
     taking NumPy arrays or Python scalars and returning NumPy arrays (or a
     tuple of them, or :class:`Opaque` values). ``entry_points`` maps the
     names to the functions; ``manifest`` is the compiler's JSON manifest;
-    ``library`` is the path of the shared library."""
+    ``library`` is the path of the shared library; ``backend`` the backend
+    that compiled it (``"c"`` or ``"multicore"``)."""
 
     def __init__(
         self,
@@ -54,10 +58,12 @@ class Module:
         manifest: dict,
         origin: str = "a program",
         memory_limit: Optional[int] = None,
+        num_threads: Optional[int] = None,
     ):
         self.library = Path(library)
         self.manifest = manifest
-        self._context = Context(str(self.library), memory_limit)
+        self.backend: str = manifest.get("backend", "c")
+        self._context = Context(str(self.library), memory_limit, num_threads)
         self._types = TypeTable(self._context, manifest.get("types", {}))
         self.entry_points: Dict[str, Callable[..., Any]] = {}
         for name, info in manifest.get("entry_points", {}).items():
@@ -95,6 +101,8 @@ def compile(
     source: Optional[str] = None,
     force: bool = False,
     memory_limit: Optional[int] = None,
+    backend: str = "c",
+    num_threads: Optional[int] = None,
 ) -> Module:
     """Compiles the program in the file ``path`` (with its imports), or the
     program text ``source``, and loads it.
@@ -111,14 +119,32 @@ def compile(
     (0: no limit; default: three quarters of the physical memory, at most
     ``ulimit -v``; one limit per compiled program, set by the module of that
     program loaded last): an allocation past it raises
-    :class:`OutOfMemoryError`."""
+    :class:`OutOfMemoryError`.
+
+    ``backend`` is ``"c"`` (sequential C, ``nabla c``) or ``"multicore"``
+    (``nabla multicore``: the parallel levels ``nabla dump-ir --after=lower``
+    shows run on several threads with OpenMP; the C compiler is ``$CC``,
+    default ``gcc``). ``num_threads`` (multicore only; default: the number
+    of cores, or ``OMP_NUM_THREADS``) is the number of threads, from 1 to
+    the runtime's maximum (larger numbers are capped); as with
+    ``memory_limit``, there is one setting per compiled program, set by the
+    module of that program loaded last. Integer results are those of
+    ``"c"``; floating-point reductions may round differently, as their
+    partial results are combined per thread. Raises ValueError for an
+    unknown backend, or ``num_threads`` below 1 or without multicore."""
     if (path is None) == (source is None):
         raise TypeError("nabla.compile takes a path or source=…, not both")
+    check_backend(backend)
+    if num_threads is not None:
+        if backend != "multicore":
+            raise ValueError("num_threads needs backend='multicore'")
+        if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
+            raise ValueError(f"num_threads must be a whole number from 1 on, not {num_threads!r}")
     if source is not None:
         file = source_file(source)
         origin = "a program given as source"
     else:
         file = Path(path)
         origin = str(path)
-    built = build(file, force=force)
-    return Module(built.library, built.manifest(), origin, memory_limit)
+    built = build(file, force=force, backend=backend)
+    return Module(built.library, built.manifest(), origin, memory_limit, num_threads)

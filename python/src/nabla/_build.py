@@ -1,11 +1,13 @@
 """Compiling a nabla program into a shared library, with a content-hash cache.
 
-A program is compiled in two steps: ``nabla c --library PROG -o OUT`` writes
-``OUT.c``, ``OUT.h`` and the manifest ``OUT.json`` (Futhark's C API), and the
-system C compiler turns ``OUT.c`` into ``OUT.so``. Both steps are skipped when
-the cache already holds a library for the same key: the text of the program
-and of every file it imports, the nabla compiler (its version and the size
-and modification time of its binary), the C compiler command and the C flags.
+A program is compiled in two steps: ``nabla c --library PROG -o OUT`` (or
+``nabla multicore --library`` for the multicore backend) writes ``OUT.c``,
+``OUT.h`` and the manifest ``OUT.json`` (Futhark's C API), and the system C
+compiler turns ``OUT.c`` into ``OUT.so`` (with ``-fopenmp`` for multicore).
+Both steps are skipped when the cache already holds a library for the same
+key: the backend, the text of the program and of every file it imports, the
+nabla compiler (its version and the size and modification time of its
+binary), the C compiler command and the C flags.
 """
 
 from __future__ import annotations
@@ -30,6 +32,10 @@ CACHE_FORMAT = "1"
 
 #: The C flags used when ``CFLAGS`` is not set (the same as ``nabla c``).
 DEFAULT_CFLAGS = "-O3 -march=native -fno-math-errno -fno-trapping-math -ffp-contract=fast"
+
+#: The backends :func:`build` knows: sequential C (``nabla c``) and
+#: multicore C (``nabla multicore``, OpenMP).
+BACKENDS = ("c", "multicore")
 
 _IMPORT = re.compile(r'\bimport\s+"([^"]+)"')
 
@@ -91,12 +97,25 @@ def _imported_files(main: Path) -> List[Path]:
     return seen
 
 
-def _cc_command() -> Tuple[List[str], List[str]]:
-    """The C compiler (``$CC``, default ``cc``) and the flags (``$CFLAGS``,
-    default :data:`DEFAULT_CFLAGS`), split like a shell would."""
-    cc = shlex.split(os.environ.get("CC") or "cc")
+def _cc_command(backend: str = "c") -> Tuple[List[str], List[str]]:
+    """The C compiler (``$CC``; default ``cc``, or ``gcc`` for multicore C,
+    as ``nabla multicore`` chooses, since it ships OpenMP) and the flags
+    (``$CFLAGS``, default :data:`DEFAULT_CFLAGS`, then ``-fopenmp`` for
+    multicore C), split like a shell would."""
+    default_cc = "gcc" if backend == "multicore" else "cc"
+    cc = shlex.split(os.environ.get("CC") or default_cc)
     cflags = shlex.split(os.environ.get("CFLAGS", DEFAULT_CFLAGS))
+    if backend == "multicore":
+        cflags = cflags + ["-fopenmp"]
     return cc, cflags
+
+
+def check_backend(backend: str) -> str:
+    """``backend`` when it is one of :data:`BACKENDS`; else ValueError."""
+    if backend not in BACKENDS:
+        known = ", ".join(repr(b) for b in BACKENDS)
+        raise ValueError(f"unknown backend {backend!r}: nabla compiles with {known}")
+    return backend
 
 
 _IDENTITIES: Dict[Tuple[str, str], str] = {}
@@ -127,12 +146,15 @@ def _nabla_identity(nabla: str) -> str:
     return identity
 
 
-def cache_key(main: Path, nabla: str) -> str:
+def cache_key(main: Path, nabla: str, backend: str = "c") -> str:
     """The SHA-256 (hex) of everything the compiled library depends on."""
     h = hashlib.sha256()
     h.update(f"nabla-python-cache {CACHE_FORMAT}\n".encode())
+    if backend != "c":
+        # Libraries of `nabla c` keep the keys they had before backends.
+        h.update(f"backend {backend}\n".encode())
     h.update(_nabla_identity(nabla).encode() + b"\n")
-    cc, cflags = _cc_command()
+    cc, cflags = _cc_command(backend)
     h.update(json.dumps([cc, cflags]).encode() + b"\n")
     main = main.resolve()
     for path in _imported_files(main):
@@ -166,16 +188,20 @@ def _run(cmd: List[str], what: str) -> None:
         raise CompileError(f"{what} failed:\n{output}")
 
 
-def build(main: Path, *, force: bool = False) -> Built:
-    """Compiles ``main`` (with its imports) unless the cache has it.
+def build(main: Path, *, force: bool = False, backend: str = "c") -> Built:
+    """Compiles ``main`` (with its imports) with ``backend`` (one of
+    :data:`BACKENDS`) unless the cache has it.
 
     Raises :class:`CompileError` with the compiler's messages when the
-    program does not compile or the C compiler fails."""
+    program does not compile or the C compiler fails (for multicore C, one
+    that says so when the C compiler has no OpenMP), and ValueError for an
+    unknown backend."""
+    check_backend(backend)
     nabla = find_nabla()
     main = Path(main)
     if not main.is_file():
         raise FileNotFoundError(f"no such program: {main}")
-    key = cache_key(main, nabla)
+    key = cache_key(main, nabla, backend)
     root = cache_dir()
     final = root / key
     done = Built(final)
@@ -185,18 +211,28 @@ def build(main: Path, *, force: bool = False) -> Built:
     work = Path(tempfile.mkdtemp(prefix=f".{key[:16]}-", dir=root))
     try:
         out = work / "prog"
-        _run([nabla, "c", "--library", str(main), "-o", str(out)], "nabla c --library")
+        what = f"nabla {backend} --library"
+        _run([nabla, backend, "--library", str(main), "-o", str(out)], what)
         for ext in (".c", ".json"):
             if not out.with_suffix(ext).is_file():
-                raise CompileError(f"nabla c --library did not write {out.with_suffix(ext).name}")
-        cc, cflags = _cc_command()
-        _run(
-            cc
-            + ["-shared", "-fPIC"]
-            + cflags
-            + [str(out.with_suffix(".c")), "-o", str(out.with_suffix(".so")), "-lm"],
-            "the C compiler",
-        )
+                raise CompileError(f"{what} did not write {out.with_suffix(ext).name}")
+        cc, cflags = _cc_command(backend)
+        try:
+            _run(
+                cc
+                + ["-shared", "-fPIC"]
+                + cflags
+                + [str(out.with_suffix(".c")), "-o", str(out.with_suffix(".so")), "-lm"],
+                "the C compiler",
+            )
+        except CompileError as e:
+            if backend == "multicore" and ("omp.h" in str(e) or "fopenmp" in str(e)):
+                raise CompileError(
+                    f"the C compiler `{shlex.join(cc)}` has no OpenMP (`-fopenmp` and "
+                    "omp.h), which multicore C needs: set CC to a compiler with "
+                    f"OpenMP, such as gcc\n{e}"
+                ) from None
+            raise
         if force and final.exists():
             shutil.rmtree(final, ignore_errors=True)
         try:

@@ -57,7 +57,12 @@ class Context:
     opaque values made in the context keep it alive; it is freed when the
     last of them and the module are gone."""
 
-    def __init__(self, library_path: str, memory_limit: Optional[int] = None):
+    def __init__(
+        self,
+        library_path: str,
+        memory_limit: Optional[int] = None,
+        num_threads: Optional[int] = None,
+    ):
         self.dll = ctypes.CDLL(library_path)
         self.lock = _CALL_LOCK
         dll = self.dll
@@ -80,6 +85,16 @@ class Context:
             setter.restype = None
             setter.argtypes = [ctypes.c_void_p, ctypes.c_int64]
             setter(self.cfg, int(memory_limit))
+        if num_threads is not None:
+            setter = getattr(dll, "futhark_context_config_set_num_threads", None)
+            if setter is None:
+                dll.futhark_context_config_free(self.cfg)
+                raise ValueError(
+                    "num_threads needs a program compiled with backend='multicore'"
+                )
+            setter.restype = None
+            setter.argtypes = [ctypes.c_void_p, ctypes.c_int]
+            setter(self.cfg, int(num_threads))
         self.ctx = dll.futhark_context_new(self.cfg)
         if not self.ctx:
             dll.futhark_context_config_free(self.cfg)
