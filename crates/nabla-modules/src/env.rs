@@ -201,6 +201,40 @@ pub(crate) struct SigStruct {
     pub vals: Vec<ValSpec>,
     pub types: Vec<TypeSpec>,
     pub mods: Vec<(Name, Rc<Sig>, Span)>,
+    /// The type and module specifications in the order written (includes
+    /// in place): a type may be defined by a type of an earlier module
+    /// specification (`module S: field` then `type scalar = S.t`), and a
+    /// module specification may name earlier types, so a module is
+    /// matched against them in this order.
+    pub order: Vec<SpecRef>,
+}
+
+/// A type or module specification of a [`SigStruct`], by its index in
+/// `types` or `mods`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum SpecRef {
+    Type(usize),
+    Module(usize),
+}
+
+impl SigStruct {
+    /// The type and module specifications in the order written: `order`,
+    /// or, when it does not list each once, the types and then the
+    /// modules.
+    pub(crate) fn types_and_modules_in_order(&self) -> Vec<SpecRef> {
+        let complete = self.order.len() == self.types.len() + self.mods.len()
+            && self.order.iter().all(|r| match *r {
+                SpecRef::Type(i) => i < self.types.len(),
+                SpecRef::Module(i) => i < self.mods.len(),
+            });
+        if complete {
+            return self.order.clone();
+        }
+        (0..self.types.len())
+            .map(SpecRef::Type)
+            .chain((0..self.mods.len()).map(SpecRef::Module))
+            .collect()
+    }
 }
 
 /// A `type` specification.

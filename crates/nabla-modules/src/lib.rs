@@ -76,7 +76,7 @@ use nabla_syntax::ast::*;
 use nabla_syntax::load::resolve_import;
 use nabla_syntax::{Diagnostic, DiagnosticKind, SourceMap, Span};
 use resolve::Resolver;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::rc::Rc;
 pub use valspec::ValueChecks;
@@ -119,6 +119,14 @@ pub struct Expansion {
     /// Warnings (Futhark's: an `include` in a module type that shadows a
     /// type).
     pub warnings: Vec<Diagnostic>,
+    /// The flat names of the `def`s made by applying a functor (its body
+    /// expanded for an argument). Futhark checks a functor's body once,
+    /// against its parameters' module types, where a value of an abstract
+    /// type is no array; in these copies the types are the argument's, so
+    /// rules that depend on a value being an array (a function's result
+    /// may not alias a top-level array) are the sealed check's to apply
+    /// ([`expand_modules_sealed`], which checks each body once so).
+    pub applied_declarations: HashSet<String>,
 }
 
 /// Expands `files` like [`expand_modules`] and also returns what to check
@@ -133,6 +141,7 @@ pub fn expand_program(
         files: expanded.files,
         value_checks: expanded.value_checks,
         warnings: expanded.warnings,
+        applied_declarations: expanded.applied,
     })
 }
 
@@ -151,6 +160,10 @@ pub struct SealedProgram {
     /// [`Expansion::value_checks`] (those of functor bodies checked
     /// against their parameters' module types are only here).
     pub value_checks: ValueChecks,
+    /// As [`Expansion::applied_declarations`]: the `def`s of functor
+    /// applications (not those of the bodies checked against their
+    /// parameters' module types).
+    pub applied_declarations: HashSet<String>,
 }
 
 /// Expands `files` like [`expand_modules`], but with opaque ascription: a
@@ -188,6 +201,7 @@ pub fn expand_modules_sealed(
         files: expanded.files,
         generated: expanded.generated,
         value_checks: expanded.value_checks,
+        applied_declarations: expanded.applied,
     }))
 }
 
@@ -201,6 +215,8 @@ struct Expanded {
     generated: Vec<Span>,
     value_checks: ValueChecks,
     warnings: Vec<Diagnostic>,
+    /// See [`Expansion::applied_declarations`].
+    applied: HashSet<String>,
 }
 
 fn expand(
@@ -230,6 +246,7 @@ fn expand(
                     sealed: Vec::new(),
                     sealed_any: false,
                     generated: Vec::new(),
+                    applied: HashSet::new(),
                     types: HashMap::new(),
                     value_checks: Vec::new(),
                     file: PathBuf::new(),
@@ -243,6 +260,7 @@ fn expand(
                         checks: ex.value_checks,
                     },
                     warnings: dedup(ex.warnings),
+                    applied: ex.applied,
                 };
                 (expanded, ex.diags, ex.next_id)
             });
@@ -339,6 +357,8 @@ struct Expander {
     sealed_any: bool,
     /// The spans of the sealed values' declarations.
     generated: Vec<Span>,
+    /// See [`Expansion::applied_declarations`].
+    applied: HashSet<String>,
 }
 
 impl Expander {
@@ -747,7 +767,14 @@ impl Expander {
                 scope: Rc::new(scope),
             })));
         }
-        self.expand_functor_body(f, &scope, ctx, span, out)
+        let before = out.len();
+        let v = self.expand_functor_body(f, &scope, ctx, span, out);
+        for d in &out[before..] {
+            if let Dec::Val(vb) = d {
+                self.applied.insert(vb.name.name.clone());
+            }
+        }
+        v
     }
 
     /// Expands the body of `f` in `scope` (which binds its parameters),

@@ -11,8 +11,8 @@
 //! from module types alone, for checking functor bodies.
 
 use crate::env::{
-    Env, Functor, FunctorSig, ModVal, Sig, SigStruct, TypeInfo, TypeSpec, TypeTarget, ValSpec,
-    ValTarget,
+    Env, Functor, FunctorSig, ModVal, Sig, SigStruct, SpecRef, TypeInfo, TypeSpec, TypeTarget,
+    ValSpec, ValTarget,
 };
 use crate::resolve::Resolver;
 use crate::types::{param_name, show_type_params, type_keyword, NArg, NSize, Norm, Normaliser};
@@ -166,53 +166,24 @@ impl Expander {
             }
         }
         let mut ok = true;
-        for spec in &s.types {
-            let Some(t) = env.types.get(&spec.name) else {
-                ok = false;
-                self.missing(site, "type", &spec.name, spec.span);
-                continue;
-            };
-            let spec_scope = Self::spec_env(&spec.scope, &Self::spec_env(&outer.real, &real));
-            ok &= self.match_type(spec, t, &spec_scope, site);
-            real.types.insert(spec.name.clone(), t.clone());
-            let t = if let Some(path) = sealing {
-                // A definition may name the module's values (`[k]`): the
-                // same values whatever types sealing gives them.
-                let values = Env {
-                    vals: real.vals.clone(),
-                    ..Env::default()
-                };
-                let scope = Self::spec_env(&Self::spec_env(&outer.kept, &values), &kept);
-                self.seal_type(spec, path, &scope)
-            } else {
-                t.clone()
-            };
-            kept.types.insert(spec.name.clone(), t);
-        }
-        for (n, sub, spec_span) in &s.mods {
-            let Some(m) = env.mods.get(n) else {
-                ok = false;
-                self.missing(site, "module", n, *spec_span);
-                continue;
-            };
-            let sub_site = Site {
-                what: format!("the module `{n}` in {}", site.what),
-                sig_span: *spec_span,
-                span: site.span,
-                path: format!("{}{n}.", site.path),
-            };
-            let sub_outer = Outer {
-                kept: Self::spec_env(&outer.kept, &kept),
-                real: Self::spec_env(&outer.real, &real),
-            };
-            real.mods.insert(n.clone(), m.clone());
-            let seal_path = seal.map(|p| format!("{p}.{n}"));
-            match self.ascribe(m.clone(), sub, &sub_site, seal_path.as_deref(), &sub_outer) {
-                Some(m) => {
-                    kept.mods.insert(n.clone(), m);
+        for item in s.types_and_modules_in_order() {
+            ok &= match item {
+                SpecRef::Type(i) => {
+                    self.ascribe_type(env, &s.types[i], site, sealing, outer, &mut real, &mut kept)
                 }
-                None => ok = false,
-            }
+                SpecRef::Module(i) => {
+                    let (n, sub, spec_span) = &s.mods[i];
+                    self.ascribe_submodule(
+                        env,
+                        (n, sub, *spec_span),
+                        site,
+                        seal,
+                        outer,
+                        &mut real,
+                        &mut kept,
+                    )
+                }
+            };
         }
         let real = Rc::new(Self::spec_env(&outer.real, &real));
         // A value of an abstract size-lifted type may have any size.
@@ -288,6 +259,85 @@ impl Expander {
             }
         }
         ok.then_some(ModVal::Struct(Rc::new(kept)))
+    }
+
+    /// The type `spec` of the module `env` (see [`Expander::ascribe`]):
+    /// matched against the specification, then added to `real` (the
+    /// module's own) and `kept` (what the ascription keeps visible: the
+    /// sealed type when `sealing`). False, with an error, when it is
+    /// missing or does not match.
+    #[allow(clippy::too_many_arguments)]
+    fn ascribe_type(
+        &mut self,
+        env: &Env,
+        spec: &TypeSpec,
+        site: &Site,
+        sealing: Option<&str>,
+        outer: &Outer,
+        real: &mut Env,
+        kept: &mut Env,
+    ) -> bool {
+        let Some(t) = env.types.get(&spec.name) else {
+            self.missing(site, "type", &spec.name, spec.span);
+            return false;
+        };
+        let spec_scope = Self::spec_env(&spec.scope, &Self::spec_env(&outer.real, real));
+        let ok = self.match_type(spec, t, &spec_scope, site);
+        real.types.insert(spec.name.clone(), t.clone());
+        let t = if let Some(path) = sealing {
+            // A definition may name the module's values (`[k]`): the
+            // same values whatever types sealing gives them.
+            let values = Env {
+                vals: real.vals.clone(),
+                ..Env::default()
+            };
+            let scope = Self::spec_env(&Self::spec_env(&outer.kept, &values), kept);
+            self.seal_type(spec, path, &scope)
+        } else {
+            t.clone()
+        };
+        kept.types.insert(spec.name.clone(), t);
+        ok
+    }
+
+    /// The submodule `name` of the module `env`, ascribed its module type
+    /// `sub` (see [`Expander::ascribe`]) in the scope of the types and
+    /// modules matched before it, then added to `real` and `kept`. False,
+    /// with an error, when it is missing or does not match.
+    #[allow(clippy::too_many_arguments)]
+    fn ascribe_submodule(
+        &mut self,
+        env: &Env,
+        (name, sub, spec_span): (&Name, &Rc<Sig>, Span),
+        site: &Site,
+        seal: Option<&str>,
+        outer: &Outer,
+        real: &mut Env,
+        kept: &mut Env,
+    ) -> bool {
+        let Some(m) = env.mods.get(name) else {
+            self.missing(site, "module", name, spec_span);
+            return false;
+        };
+        let sub_site = Site {
+            what: format!("the module `{name}` in {}", site.what),
+            sig_span: spec_span,
+            span: site.span,
+            path: format!("{}{name}.", site.path),
+        };
+        let sub_outer = Outer {
+            kept: Self::spec_env(&outer.kept, kept),
+            real: Self::spec_env(&outer.real, real),
+        };
+        real.mods.insert(name.clone(), m.clone());
+        let seal_path = seal.map(|p| format!("{p}.{name}"));
+        match self.ascribe(m.clone(), sub, &sub_site, seal_path.as_deref(), &sub_outer) {
+            Some(m) => {
+                kept.mods.insert(name.clone(), m);
+                true
+            }
+            None => false,
+        }
     }
 
     /// A functor ascribed the module type `(p: P) -> R`: a functor of
@@ -567,14 +617,20 @@ impl Expander {
             let flat = self.flat_name(path, &spec.name, false);
             kept.vals.insert(spec.name.clone(), ValTarget::flat(&flat));
         }
-        for spec in &s.types {
-            let t = self.seal_type(spec, path, &Self::spec_env(outer, &kept));
-            kept.types.insert(spec.name.clone(), t);
-        }
-        for (n, sub, _) in &s.mods {
-            let inner = Self::spec_env(outer, &kept);
-            let m = self.abstract_module(sub, &format!("{path}.{n}"), &inner)?;
-            kept.mods.insert(n.clone(), m);
+        for item in s.types_and_modules_in_order() {
+            match item {
+                SpecRef::Type(i) => {
+                    let spec = &s.types[i];
+                    let t = self.seal_type(spec, path, &Self::spec_env(outer, &kept));
+                    kept.types.insert(spec.name.clone(), t);
+                }
+                SpecRef::Module(i) => {
+                    let (n, sub, _) = &s.mods[i];
+                    let inner = Self::spec_env(outer, &kept);
+                    let m = self.abstract_module(sub, &format!("{path}.{n}"), &inner)?;
+                    kept.mods.insert(n.clone(), m);
+                }
+            }
         }
         for spec in &s.vals {
             let flat = kept.vals[&spec.name].name.clone();

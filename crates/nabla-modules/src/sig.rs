@@ -6,8 +6,8 @@
 //! same parameters.
 
 use crate::env::{
-    Env, FunctorSig, ModVal, Refinement, Sig, SigStruct, TypeInfo, TypeSpec, TypeTarget, ValSpec,
-    ValTarget,
+    Env, FunctorSig, ModVal, Refinement, Sig, SigStruct, SpecRef, TypeInfo, TypeSpec, TypeTarget,
+    ValSpec, ValTarget,
 };
 use crate::resolve::{duplicate_type_params, Resolver};
 use crate::types::{anonymous_size_outside_results, show_type_param};
@@ -112,6 +112,7 @@ impl Expander {
                         name.name.clone(),
                         placeholder_type(&name.name, params, *liftedness),
                     );
+                    s.order.push(SpecRef::Type(s.types.len()));
                     s.types.push(TypeSpec {
                         name: name.name.clone(),
                         span: *span,
@@ -127,6 +128,7 @@ impl Expander {
                     if let Some(m) = placeholder_module(&sub) {
                         local.mods.insert(n.name.clone(), m);
                     }
+                    s.order.push(SpecRef::Module(s.mods.len()));
                     s.mods.push((n.name.clone(), sub, *span));
                 }
                 Spec::Include(mt, span) => match &*self.eval_sig(mt, &local)? {
@@ -150,6 +152,14 @@ impl Expander {
                                 local.mods.insert(n.clone(), m);
                             }
                         }
+                        let (types_before, mods_before) = (s.types.len(), s.mods.len());
+                        s.order
+                            .extend(inc.types_and_modules_in_order().into_iter().map(
+                                |r| match r {
+                                    SpecRef::Type(i) => SpecRef::Type(types_before + i),
+                                    SpecRef::Module(i) => SpecRef::Module(mods_before + i),
+                                },
+                            ));
                         s.vals.extend(inc.vals.iter().cloned());
                         s.types.extend(inc.types.iter().cloned());
                         s.mods.extend(inc.mods.iter().cloned());

@@ -94,6 +94,9 @@ pub(crate) struct Checker {
     /// size expression with a binding, a uniqueness annotation on a
     /// non-array, a `#[unroll]` that cannot unroll).
     pub warnings: Vec<Diagnostic>,
+    /// The top-level definitions whose functions' results may alias
+    /// top-level arrays (see [`crate::CheckOptions`]).
+    pub global_alias_exempt: std::collections::HashSet<String>,
     intrinsics: HashMap<String, Rc<Scheme>>,
     env: HashMap<Name, GEntry>,
     exported: HashMap<Name, GEntry>,
@@ -388,6 +391,7 @@ impl Checker {
             main_entry: None,
             self_inst: None,
             warnings: Vec::new(),
+            global_alias_exempt: Default::default(),
         }
     }
 
@@ -432,7 +436,13 @@ impl Checker {
                     Ok(s) => {
                         // Types are known: check the static rules and the
                         // consumption rules too.
-                        let (sig, r) = consume::check_valbind(vb, &self.globals, &self.intrinsics);
+                        let global_aliases = !self.global_alias_exempt.contains(&vb.name.name);
+                        let (sig, r) = consume::check_valbind(
+                            vb,
+                            &self.globals,
+                            &self.intrinsics,
+                            global_aliases,
+                        );
                         let entry = vb.entry || self.main_entry == Some(vb.id);
                         // Consumption before the static rules, as Futhark.
                         if let Err(e) = r

@@ -60,8 +60,29 @@ pub fn check_program(
 /// binding, a uniqueness annotation on a non-array type, an `#[unroll]` that
 /// cannot apply. Errors as for [`check_program`].
 pub fn check_program_with_warnings(
+    sources: &SourceMap,
+    files: &mut [ast::Program],
+) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
+    check_program_with_options(sources, files, &CheckOptions::default())
+}
+
+/// How [`check_program_with_options`] checks.
+#[derive(Clone, Debug, Default)]
+pub struct CheckOptions {
+    /// Top-level definitions (by flat name) whose functions' results may
+    /// alias top-level arrays: the copies of a functor's body made by
+    /// applying it (`nabla_modules::Expansion::applied_declarations`). In
+    /// Futhark the body is checked once against its parameters' module
+    /// types, where a value of an abstract type is no array and so aliases
+    /// nothing; in these copies the types are the argument's.
+    pub global_alias_exempt: std::collections::HashSet<String>,
+}
+
+/// [`check_program_with_warnings`] under `options`.
+pub fn check_program_with_options(
     _sources: &SourceMap,
     files: &mut [ast::Program],
+    options: &CheckOptions,
 ) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
     // Run on a thread with a big stack so deeply nested (but bounded) input
     // cannot overflow the caller's stack; a panic becomes a diagnostic.
@@ -70,6 +91,9 @@ pub fn check_program_with_warnings(
             .stack_size(256 << 20)
             .spawn_scoped(s, || {
                 let mut checker = check::Checker::new();
+                checker
+                    .global_alias_exempt
+                    .clone_from(&options.global_alias_exempt);
                 let diags = checker.check_files(files);
                 let mut warnings = std::mem::take(&mut checker.warnings);
                 if diags.is_empty() {

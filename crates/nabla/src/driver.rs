@@ -180,7 +180,12 @@ pub fn check_loaded(
     };
     let mut files = expansion.files;
     let mut warnings = frontend::user_facing_names(expansion.warnings);
-    match frontend::check_expanded(&sources, &mut files, &expansion.value_checks) {
+    match frontend::check_expanded(
+        &sources,
+        &mut files,
+        &expansion.value_checks,
+        &expansion.applied_declarations,
+    ) {
         Ok(w) => warnings.extend(w),
         Err(d) => return Err(CompileError::from_diagnostics(d, &sources)),
     }

@@ -40,13 +40,22 @@ pub(crate) fn expand_modules(
 /// specifications of its ascriptions against the members' inferred types
 /// (then drops the declarations the module pass made up for them). The
 /// errors of both, in source order.
+///
+/// `applied`: the definitions made by applying functors
+/// ([`nabla_modules::Expansion::applied_declarations`]), whose functions'
+/// results may alias top-level arrays here: whether they may is decided
+/// on the functor's body by [`check_opaque_ascription`].
 pub(crate) fn check_expanded(
     sources: &SourceMap,
     files: &mut [ast::Program],
     value_checks: &nabla_modules::ValueChecks,
+    applied: &std::collections::HashSet<String>,
 ) -> Result<Vec<Diagnostic>, Vec<Diagnostic>> {
     let mut warnings = vec![];
-    let mut diags = match nabla_typeck::check_program_with_warnings(sources, files) {
+    let options = nabla_typeck::CheckOptions {
+        global_alias_exempt: applied.clone(),
+    };
+    let mut diags = match nabla_typeck::check_program_with_options(sources, files, &options) {
         Ok(w) => {
             warnings = w;
             Vec::new()
@@ -157,7 +166,12 @@ fn check_sealed(
             .iter()
             .any(|g| g.file == span.file && g.start <= span.start && span.end <= g.end)
     };
-    if let Err(diags) = nabla_typeck::check_program(sources, &mut sealed.files) {
+    let options = nabla_typeck::CheckOptions {
+        global_alias_exempt: std::mem::take(&mut sealed.applied_declarations),
+    };
+    if let Err(diags) =
+        nabla_typeck::check_program_with_options(sources, &mut sealed.files, &options)
+    {
         let diags: Vec<Diagnostic> = diags
             .into_iter()
             .filter(|d| !sealed.value_checks.is_made_up(d.span))

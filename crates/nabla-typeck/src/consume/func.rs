@@ -313,7 +313,7 @@ impl<'a> Cx<'a> {
         let span = result_expr(body).span;
         let rt = declared.clone().unwrap_or_else(|| Uniq::plain(ret_t));
         self.check_return_alias(&pvars, &rt, &a, span)?;
-        if !params.is_empty() {
+        if !params.is_empty() && self.global_aliases {
             self.check_global_aliases(&a, span)?;
         }
         let ret = match (scope, declared) {

@@ -233,16 +233,23 @@ struct Cx<'a> {
     barriers: Vec<Barrier>,
     collectors: Vec<Collector>,
     depth: usize,
+    /// Whether function results may not alias top-level arrays.
+    global_aliases: bool,
 }
 
 /// Checks the consumption rules in one type-checked top-level definition,
 /// and gives its uniqueness signature (for the checks of later definitions).
 /// Errors: the first violation, as a `Type` diagnostic at the offending use
 /// or consumption, labelled with the earlier consumption or the binding.
+///
+/// `global_aliases`: whether the results of its functions may not alias a
+/// top-level array ("alias-free-variable"); false for the copies of a
+/// functor's body made by applying it (see [`crate::CheckOptions`]).
 pub(crate) fn check_valbind(
     vb: &ValBind,
     globals: &HashMap<NodeId, GlobalInfo>,
     intrinsics: &HashMap<String, Rc<Scheme>>,
+    global_aliases: bool,
 ) -> (FnSig, R<()>) {
     // A recursive function's uses of itself follow its declared signature:
     // its parameters' uniqueness, and its declared result (without one, a
@@ -275,6 +282,7 @@ pub(crate) fn check_valbind(
         barriers: Vec::new(),
         collectors: Vec::new(),
         depth: 0,
+        global_aliases,
     };
     match cx.valbind(vb) {
         Ok(sig) => (sig, Ok(())),
