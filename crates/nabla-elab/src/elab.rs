@@ -773,6 +773,52 @@ impl<'a> Elab<'a> {
         }
     }
 
+    /// [`Elab::size_atom`], or, for a name not bound here that is a
+    /// top-level constant of type `i64` (`def k = 2i64` in `[k]i64`, also
+    /// through a type abbreviation), its value, computed by a reference to
+    /// it at `span`.
+    fn size_at(
+        &mut self,
+        fb: &mut FunBuilder,
+        s: &Size,
+        env: &Env<'a>,
+        span: Span,
+    ) -> R<Option<Atom>> {
+        if let Some(a) = self.size_atom(s, env) {
+            return Ok(Some(a));
+        }
+        let n = match s {
+            Size::Var(n) => n,
+            // A name the type checker keeps as an expression (a top-level
+            // constant written in the type: `[k]i64`).
+            Size::Expr(x) => match &strip_parens(x.expr()).kind {
+                ExprKind::Var { name, .. } if name.quals.is_empty() => &name.name,
+                _ => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        if env.get(n).is_some() {
+            return Ok(None);
+        }
+        let Some(def) = self.global_size_constant(n) else {
+            return Ok(None);
+        };
+        match self.global_const(fb, def, Rc::new(HashMap::new()), None, env, span)? {
+            SV::Dyn(a, STy::Prim(PrimType::I64)) if a.len() == 1 => Ok(Some(a[0])),
+            _ => Ok(None),
+        }
+    }
+
+    /// The top-level definition named `name` (a flat name: the module pass
+    /// makes them unique) that is a constant without size or type
+    /// parameters, which a size may name.
+    fn global_size_constant(&self, name: &str) -> Option<&'a ValBind> {
+        self.defs
+            .values()
+            .copied()
+            .find(|d| d.name.name == name && d.params.is_empty() && d.type_params.is_empty())
+    }
+
     /// The atom holding a semantic size, computing a compound size
     /// expression (`[n * m]`, `[i64.i32 k]`) from the values of the names
     /// it mentions; `None` where a name is not bound here or the size is
@@ -2923,10 +2969,12 @@ impl<'a> Elab<'a> {
             };
             // Compound sizes apply only to a single array component.
             let compound = if comps.len() == 1 { compound } else { &[] };
-            let target_of = |k: usize, s: &Size| {
-                self.size_atom(s, env)
-                    .or_else(|| compound.get(k).copied().flatten())
-            };
+            let mut known = Vec::with_capacity(shape.len());
+            for s in shape {
+                known.push(self.size_at(fb, s, env, span)?);
+            }
+            let target_of =
+                |k: usize, _: &Size| known[k].or_else(|| compound.get(k).copied().flatten());
             if shape.is_empty()
                 || shape
                     .iter()
