@@ -124,6 +124,45 @@ impl<'a> Env<'a> {
     }
 }
 
+/// Marks a `#[break]` expression (at `span`) for a debugger: a statement
+/// copying the scalar and array variables in scope that the program named
+/// (the innermost binding
+/// of each name) into variables of the same names, in the order they were
+/// bound. The interpreter offers every such copy to its debug hook
+/// (`nabla_interp::DebugHook`), which stops there and shows them; the
+/// optimiser removes it as dead code.
+fn break_mark(fb: &mut FunBuilder, env: &Env<'_>, span: Span) {
+    let mut seen = HashSet::new();
+    let mut visible = Vec::new();
+    let mut cur = &env.0;
+    while let Some(node) = cur {
+        // Sizes the type checker named (`n₀`) are not the program's names.
+        let named = node
+            .name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_'".contains(c));
+        if seen.insert(node.name.as_str()) && named {
+            if let SV::Dyn(atoms, _) = &node.val {
+                if let [atom] = atoms.as_slice() {
+                    let ty = fb.atom_ty(*atom);
+                    if !matches!(ty, ir::Type::Acc(..)) {
+                        visible.push((node.name.as_str(), *atom, ty));
+                    }
+                }
+            }
+        }
+        cur = &node.next.0;
+    }
+    visible.reverse();
+    let mut pat = Vec::with_capacity(visible.len());
+    let mut atoms = Vec::with_capacity(visible.len());
+    for (name, atom, ty) in visible {
+        pat.push(ir::Param::new(fb.var(name, ty.clone()), ty));
+        atoms.push(atom);
+    }
+    fb.push(pat, ir::Exp::Atoms(atoms), span);
+}
+
 /// The elaboration context of an expression.
 #[derive(Clone, Default)]
 pub(crate) struct Ctx<'a> {
@@ -950,10 +989,15 @@ impl<'a> Elab<'a> {
                 let t = e.ty.as_ref().map(|t| subst_ty(t, &ctx.subst));
                 self.elab_name(fb, name, res, inst, t, ctx, span)
             }
-            ExprKind::Parens(x)
-            | ExprKind::LocalOpen(_, x)
-            | ExprKind::Attr(_, x)
-            | ExprKind::Ascribe(x, _) => self.elab_expr(fb, x, ctx),
+            ExprKind::Attr(a, x) => {
+                if a.text.trim() == "break" {
+                    break_mark(fb, &ctx.env, span);
+                }
+                self.elab_expr(fb, x, ctx)
+            }
+            ExprKind::Parens(x) | ExprKind::LocalOpen(_, x) | ExprKind::Ascribe(x, _) => {
+                self.elab_expr(fb, x, ctx)
+            }
             ExprKind::Tuple(es) => {
                 let mut vs = vec![];
                 for x in es {

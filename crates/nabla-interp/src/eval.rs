@@ -150,6 +150,11 @@ pub(crate) struct Interp<'p> {
     /// Checked at every loop iteration and SOAC element: a run stops when it
     /// is set.
     pub(crate) cancel: crate::cancel::Cancel,
+    /// The debugger of a debugged run (see [`crate::debug`]).
+    pub(crate) debug: Option<crate::debug::Debugging<'p>>,
+    /// Whether scalar operators check for new NaNs (a debugged run whose
+    /// hook asks for it); off, the fast path of `exec_stm` applies.
+    pub(crate) nan_checks: bool,
 }
 
 /// One live accumulator of a running `with_acc`: the array it writes into
@@ -232,6 +237,8 @@ impl<'p> Interp<'p> {
             stats: crate::Stats::default(),
             accs: Vec::new(),
             cancel: crate::cancel::Cancel::new(),
+            debug: None,
+            nan_checks: false,
         }
     }
 
@@ -605,7 +612,9 @@ impl<'p> Interp<'p> {
         // computed and stored without intermediate `Result`s. Everything else
         // (and every case this does not cover) goes through `exec_exp`.
         if let ([p], Exp::BinOp(_, a, b) | Exp::CmpOp(_, a, b)) = (stm.pat.as_slice(), &stm.exp) {
-            if let (Some(x), Some(y)) = (peek_prim(s, a), peek_prim(s, b)) {
+            if self.nan_checks {
+                // Checked in `exec_exp`.
+            } else if let (Some(x), Some(y)) = (peek_prim(s, a), peek_prim(s, b)) {
                 let r = match &stm.exp {
                     Exp::BinOp(op, ..) => scalar::fast_binop(*op, x, y),
                     Exp::CmpOp(op, ..) => scalar::fast_cmpop(*op, x, y),
@@ -651,6 +660,9 @@ impl<'p> Interp<'p> {
             Exp::BinOp(op, a, b) => {
                 let (x, y) = (self.prim(s, a)?, self.prim(s, b)?);
                 let r = scalar::binop(*op, x, y).or_else(err)?;
+                if self.nan_checks {
+                    self.check_new_nan(s, stm, &[x, y], r);
+                }
                 self.bind1(s, pat, Value::Prim(r))
             }
             Exp::CmpOp(op, a, b) => {
@@ -661,35 +673,53 @@ impl<'p> Interp<'p> {
             Exp::UnOp(op, a) => {
                 let x = self.prim(s, a)?;
                 let r = scalar::unop(*op, x).or_else(err)?;
+                if self.nan_checks {
+                    self.check_new_nan(s, stm, &[x], r);
+                }
                 self.bind1(s, pat, Value::Prim(r))
             }
             Exp::TernOp(op, a, b, c) => {
                 let (x, y, z) = (self.prim(s, a)?, self.prim(s, b)?, self.prim(s, c)?);
                 let r = scalar::ternop(*op, x, y, z).or_else(err)?;
+                if self.nan_checks {
+                    self.check_new_nan(s, stm, &[x, y, z], r);
+                }
                 self.bind1(s, pat, Value::Prim(r))
             }
             Exp::Conv(op, a) => {
                 let x = self.prim(s, a)?;
                 let r = scalar::conv(*op, x).or_else(err)?;
+                if self.nan_checks {
+                    self.check_new_nan(s, stm, &[x], r);
+                }
                 self.bind1(s, pat, Value::Prim(r))
             }
             Exp::Atoms(atoms) => {
                 if atoms.len() == 1 {
                     let x = self.value(s, &atoms[0])?;
-                    return self.bind1(s, pat, x);
+                    self.bind1(s, pat, x)?;
+                } else {
+                    let xs = atoms
+                        .iter()
+                        .map(|a| self.value(s, a))
+                        .collect::<Res<Vec<_>>>()?;
+                    self.bind_all(s, pat, xs)?;
                 }
-                let xs = atoms
-                    .iter()
-                    .map(|a| self.value(s, a))
-                    .collect::<Res<Vec<_>>>()?;
-                self.bind_all(s, pat, xs)
+                if self.debug.is_some() {
+                    self.possible_breakpoint(s, stm)?;
+                }
+                Ok(())
             }
             Exp::Apply(f, args) => {
                 let xs = args
                     .iter()
                     .map(|a| self.value(s, a))
                     .collect::<Res<Vec<_>>>()?;
-                let rs = self.call(*f, xs, false)?;
+                let rs = if self.debug.is_some() {
+                    self.call_debugged(*f, xs, stm.span)?
+                } else {
+                    self.call(*f, xs, false)?
+                };
                 self.bind_all(s, pat, rs)
             }
             Exp::If { cond, then_, else_ } => {
@@ -1494,7 +1524,7 @@ impl<'p> Interp<'p> {
             } => {
                 let (w, inputs, mut acc) =
                     self.operator_setup(s, w, lam, neutral, arrs, "reduce")?;
-                if let Some(fast) = simple_binop(lam) {
+                if let Some(fast) = simple_binop(lam).filter(|_| !self.nan_checks) {
                     if let ([Value::Prim(a0)], [r]) = (acc.as_slice(), inputs.as_slice()) {
                         if r.arr.rank() == 1 {
                             let mut a = *a0;
@@ -1583,7 +1613,8 @@ impl<'p> Interp<'p> {
                     }
                 }
                 let k = dsts.len();
-                let fast = simple_binop(lam).filter(|_| k == 1 && dsts[0].rank() == 1);
+                let fast =
+                    simple_binop(lam).filter(|_| k == 1 && dsts[0].rank() == 1 && !self.nan_checks);
                 let mut acc = Vec::with_capacity(k);
                 for (j, &ix) in is.iter().enumerate() {
                     if ix < 0 || ix as usize >= m {

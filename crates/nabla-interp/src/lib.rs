@@ -47,10 +47,12 @@ mod array;
 mod ad;
 mod alloc;
 mod cancel;
+mod debug;
 mod eval;
 mod live;
 pub mod scalar;
 mod stats;
+mod stops;
 
 pub use alloc::MAX_ARRAY_BYTES;
 
@@ -59,6 +61,7 @@ pub(crate) const RED_ZONE: usize = 128 * 1024;
 /// Size of each new stack segment.
 pub(crate) const STACK_SEGMENT: usize = 4 * 1024 * 1024;
 pub use cancel::{Cancel, CancelReason, Watchdog};
+pub use debug::{DebugHook, StackFrame, StopReason};
 pub use eval::MAX_CALL_DEPTH;
 pub use stats::Stats;
 
@@ -142,6 +145,40 @@ pub fn run_entry_cancellable(
 ) -> (Result<Vec<Value>, RuntimeError>, Stats) {
     let mut interp = eval::Interp::new(prog);
     interp.cancel = cancel.clone();
+    let r = run_in(&mut interp, entry, args);
+    let mut stats = interp.stats;
+    stats.sweep_steps = interp.ad.sweep_steps;
+    (r, stats)
+}
+
+/// [`run_entry_cancellable`] under a debugger: `hook` is asked at each
+/// possible stop (a `#[break]` expression's mark, a new NaN while the hook
+/// wants those) and shown the call stack where it stops (see [`DebugHook`]).
+/// Breakpoints inside `jvp`/`vjp` (evaluated by the AD) do not stop.
+pub fn run_entry_debugged(
+    prog: &Program,
+    entry: &str,
+    args: Vec<Value>,
+    cancel: &Cancel,
+    hook: &mut dyn DebugHook,
+) -> (Result<Vec<Value>, RuntimeError>, Stats) {
+    let mut interp = eval::Interp::new(prog);
+    interp.cancel = cancel.clone();
+    interp.nan_checks = hook.nan_breaks();
+    // The entry point's call (missing when the entry is: `run_in` says so).
+    let calls = prog
+        .entry(entry)
+        .and_then(|ep| {
+            let fun = prog.functions.get(ep.fun.0 as usize)?;
+            Some(debug::CallRecord {
+                callee: ep.fun,
+                site: fun.span,
+                args: args.clone(),
+            })
+        })
+        .into_iter()
+        .collect();
+    interp.debug = Some(debug::Debugging { hook, calls });
     let r = run_in(&mut interp, entry, args);
     let mut stats = interp.stats;
     stats.sweep_steps = interp.ad.sweep_steps;

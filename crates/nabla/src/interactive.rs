@@ -14,14 +14,22 @@
 use crate::driver::{
     check_loaded, compile_checked, main_file_exists, Checked, CompileError, CompileOptions,
 };
+use nabla_interp::{StackFrame, StopReason};
 use nabla_syntax::ast::{Dec, Ident, ModExp, NodeId, Program, ValBind};
 use nabla_syntax::types::Type;
 use nabla_syntax::{Diagnostic, DiagnosticKind, SourceMap, Span};
+use nabla_values::Value;
 use std::path::{Path, PathBuf};
 
 /// The name the expression is bound to (no user program is likely to
 /// refer to it; the expression cannot, as it is bound after it).
 const RESULT_NAME: &str = "nabla_eval_result";
+
+/// Whether `name` is the function an evaluated expression becomes (in a
+/// debugger's stack).
+pub fn is_result_function(name: &str) -> bool {
+    name == RESULT_NAME
+}
 
 /// The source path of an expression, in messages.
 const EXPR_SOURCE: &str = "<expr>";
@@ -129,6 +137,19 @@ impl Session {
     /// format (a tuple or record as `(…)`/`{…}`, one line). `cancel` stops
     /// a long evaluation (Ctrl-C).
     pub fn eval(&self, expr: &str, cancel: &nabla_interp::Cancel) -> Result<String, String> {
+        self.eval_debugged(expr, cancel, None)
+    }
+
+    /// [`Session::eval`] under a debugger (`nabla repl`'s breakpoints): when
+    /// the program has a `#[break]` or the debugger wants new NaNs to stop
+    /// the run, it is run straight after elaboration (the optimiser would
+    /// remove the breakpoints' marks) and `debugger` decides where it stops.
+    pub fn eval_debugged(
+        &self,
+        expr: &str,
+        cancel: &nabla_interp::Cancel,
+        debugger: Option<&mut dyn SessionDebugger>,
+    ) -> Result<String, String> {
         // First as a constant: its type errors are the expression's.
         let checked = self
             .check(&self.decls, Some((expr, false)))
@@ -145,10 +166,37 @@ impl Session {
         let checked = self
             .check(&self.decls, Some((expr, true)))
             .map_err(|e| e.to_string())?;
-        let compiled = compile_checked(checked, &self.options).map_err(|e| e.to_string())?;
-        let results = compiled
-            .run_cancellable(RESULT_NAME, Vec::new(), cancel)
-            .map_err(|e| e.to_string())?;
+        let debugger = debugger.filter(|d| {
+            d.nan_breaks()
+                || checked
+                    .sources
+                    .files
+                    .iter()
+                    .any(|f| has_breakpoint(&f.text))
+        });
+        let mut options = self.options.clone();
+        if debugger.is_some() {
+            options.stop_after = Some(crate::driver::StopAfter::Elaboration);
+        }
+        let compiled = compile_checked(checked, &options).map_err(|e| e.to_string())?;
+        let results = match debugger {
+            None => compiled.run_cancellable(RESULT_NAME, Vec::new(), cancel),
+            Some(inner) => {
+                let mut hook = DebugAdapter {
+                    inner,
+                    sources: &compiled.sources,
+                };
+                let (r, _) = nabla_interp::run_entry_debugged(
+                    &compiled.program,
+                    RESULT_NAME,
+                    Vec::new(),
+                    cancel,
+                    &mut hook,
+                );
+                r.map_err(|e| compiled.run_error(e.message, e.span))
+            }
+        }
+        .map_err(|e| e.to_string())?;
         let text = compiled.show_results(RESULT_NAME, &results);
         let lines: Vec<&str> = text.lines().collect();
         // An entry point returns a tuple's components as results of their
@@ -158,6 +206,22 @@ impl Session {
             return Ok(format!("({})", lines.join(", ")));
         }
         Ok(text.trim_end().to_string())
+    }
+
+    /// This session with the variables `values` declared last (so that
+    /// they shadow the program's names): how expressions at a breakpoint
+    /// see the variables of the frame shown. Each value becomes
+    /// `def name = literal` (an empty array `replicate n (…)`).
+    pub fn with_values(&self, values: &[(String, Value)]) -> Session {
+        let mut next = self.clone();
+        if !values.is_empty() {
+            let decls: Vec<String> = values
+                .iter()
+                .map(|(name, v)| format!("def {name} = {}", value_expression(v)))
+                .collect();
+            next.decls.push(decls.join("\n"));
+        }
+        next
     }
 
     /// Type-checks the file, `decls` and, when given, the expression (as a
@@ -222,6 +286,82 @@ impl Session {
             Ok(files)
         })
     }
+}
+
+/// Whether `text` starts with the attribute `#[break]` (spaces allowed
+/// inside the brackets, as the elaborator reads it).
+fn starts_with_break(text: &str) -> bool {
+    text.strip_prefix("#[")
+        .and_then(|rest| rest.split_once(']'))
+        .is_some_and(|(inner, _)| inner.trim() == "break")
+}
+
+/// Whether a source text has a `#[break]` attribute.
+fn has_breakpoint(text: &str) -> bool {
+    text.match_indices("#[")
+        .any(|(at, _)| starts_with_break(&text[at..]))
+}
+
+/// A debugger of a [`Session`]'s evaluations ([`Session::eval_debugged`]):
+/// [`nabla_interp::DebugHook`] with the compiled program's sources, for
+/// locations.
+pub trait SessionDebugger {
+    /// Whether to stop at `location` (see [`nabla_interp::DebugHook::should_stop`]).
+    fn should_stop(&mut self, reason: StopReason, location: Span, sources: &SourceMap) -> bool;
+    /// The run is stopped (see [`nabla_interp::DebugHook::stopped`]).
+    fn stopped(&mut self, reason: StopReason, stack: &[StackFrame], sources: &SourceMap);
+    /// Whether new NaNs stop the run.
+    fn nan_breaks(&self) -> bool;
+}
+
+/// Whether `location` is a `#[break]` expression (the marks the elaborator
+/// makes; other copies of variables have other spans).
+pub fn is_breakpoint(location: Span, sources: &SourceMap) -> bool {
+    let Some(file) = sources.files.get(location.file.0 as usize) else {
+        return false;
+    };
+    file.text
+        .get(location.start as usize..location.end as usize)
+        .is_some_and(starts_with_break)
+}
+
+/// A [`SessionDebugger`] as the interpreter's hook.
+struct DebugAdapter<'d, 's> {
+    inner: &'d mut dyn SessionDebugger,
+    sources: &'s SourceMap,
+}
+
+impl nabla_interp::DebugHook for DebugAdapter<'_, '_> {
+    fn should_stop(&mut self, reason: StopReason, location: Span) -> bool {
+        self.inner.should_stop(reason, location, self.sources)
+    }
+    fn stopped(&mut self, reason: StopReason, stack: &[StackFrame]) {
+        self.inner.stopped(reason, stack, self.sources)
+    }
+    fn nan_breaks(&self) -> bool {
+        self.inner.nan_breaks()
+    }
+}
+
+/// `v` as a Futhark expression: the value format's text, except that an
+/// empty array is `replicate d₀ (… (replicate dₖ zero))`.
+fn value_expression(v: &Value) -> String {
+    let Value::Array(a) = v else {
+        return nabla_values::write_value_text(v);
+    };
+    if a.num_elems() > 0 {
+        return nabla_values::write_value_text(v);
+    }
+    let elem = a.elem_type();
+    let zero = if elem == nabla_prim::PrimType::Bool {
+        "false".to_string()
+    } else {
+        format!("0{}", elem.name())
+    };
+    a.shape()
+        .iter()
+        .rev()
+        .fold(zero, |inner, d| format!("(replicate {d} {inner})"))
 }
 
 /// Whether `word` occurs in `line` as a word of its own.

@@ -14,6 +14,7 @@ pub mod interactive;
 pub mod literate;
 pub mod lsp;
 pub mod pkg;
+pub mod repl;
 pub mod script;
 pub mod testrunner;
 

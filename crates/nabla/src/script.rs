@@ -880,16 +880,72 @@ impl<'a> Evaluator<'a> {
                     .map(ScriptValue::Value)
                     .map_err(|m| ScriptError::new(format!("$loadimg: {m}"), sp))
             }
-            "loadaudio" | "restore" => Err(ScriptError::new(
+            "loadaudio" => {
+                let path = file(&args)?;
+                load_wav(&path)
+                    .map(ScriptValue::Value)
+                    .map_err(|m| ScriptError::new(format!("$loadaudio: {m}"), sp))
+            }
+            "restore" => Err(ScriptError::new(
                 format!("the builtin ${f} is not supported by nabla"),
                 sp,
             )),
             _ => Err(ScriptError::new(
-                format!("unknown builtin ${f} (builtins: $loaddata, $loadbytes, $loadimg)"),
+                format!(
+                    "unknown builtin ${f} (builtins: $loaddata, $loadbytes, $loadimg, $loadaudio)"
+                ),
                 sp,
             )),
         }
     }
+}
+
+/// `$loadaudio "file.wav"` (Futhark's builtin, which reads any format
+/// ffmpeg reads; here WAV only, with the `hound` crate): the samples as a
+/// `[channels][frames]f64`, one row per channel, in [-1, 1]. Integer PCM
+/// samples of b bits are divided by 2^(b-1) (8-bit WAV, stored unsigned,
+/// is centred first by `hound`); 32-bit float samples are kept as they are.
+/// Errors: a file that cannot be read or is no WAV file hound supports.
+pub fn load_wav(path: &Path) -> Result<Value, String> {
+    let fail = |e: hound::Error| format!("{}: {e}", path.display());
+    let mut reader = hound::WavReader::open(path).map_err(fail)?;
+    let spec = reader.spec();
+    let samples: Vec<f64> = match spec.sample_format {
+        hound::SampleFormat::Float => reader
+            .samples::<f32>()
+            .map(|x| x.map(f64::from))
+            .collect::<Result<_, _>>()
+            .map_err(fail)?,
+        hound::SampleFormat::Int => {
+            let scale = 2f64.powi(i32::from(spec.bits_per_sample) - 1);
+            reader
+                .samples::<i32>()
+                .map(|x| x.map(|v| f64::from(v) / scale))
+                .collect::<Result<_, _>>()
+                .map_err(fail)?
+        }
+    };
+    let channels = usize::from(spec.channels);
+    if channels == 0 {
+        return Err(format!("{}: a WAV file without channels", path.display()));
+    }
+    // WAV interleaves the channels: frame after frame.
+    let frames = samples.len() / channels;
+    let mut rows: Vec<f64> = Vec::with_capacity(samples.len());
+    for c in 0..channels {
+        rows.extend(
+            samples
+                .iter()
+                .skip(c)
+                .step_by(channels)
+                .take(frames)
+                .copied(),
+        );
+    }
+    Ok(Value::Array(ArrayValue::from_vec(
+        &[channels as i64, frames as i64],
+        rows,
+    )))
 }
 
 fn shape_of(v: &ScriptValue) -> String {

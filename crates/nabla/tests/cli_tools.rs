@@ -212,6 +212,147 @@ fn repl_redefinitions_shadow_earlier_ones() {
     assert_eq!(ok(&o), "11i32\n");
 }
 
+/// A program with a breakpoint in a function that `main` calls.
+const BREAKING: &str = "\
+def f (x: i32) (ys: []i32) =
+  let z = x * 2
+  let w = #[break] (z + x)
+  in map (+w) ys
+
+def main (xs: []i32) = f 3 xs
+";
+
+#[test]
+fn repl_stops_at_a_breakpoint_with_its_variables_and_stack() {
+    let d = scratch("repl-break");
+    let f = write(&d, "brk.fut", BREAKING);
+    let input = "\
+main [1, 2]
+z
+x + z
+:type ys
+:frame 1
+xs
+:frame 9
+:frame 0
+z * 10
+
+main [5]
+:unbreak
+main [7]
+:frame 0
+";
+    let o = nabla(&["repl", f.to_str().unwrap()], input.as_bytes());
+    let out = ok(&o).replace(&format!("{}/", d.display()), "");
+    let err = text(&o.stderr);
+    let stack0 = ">#0: brk.fut:3:11 in f\n #1: brk.fut:6:24 in main\n #2: <expr>:1:1 in the expression entered\n";
+    let stack1 = " #0: brk.fut:3:11 in f\n>#1: brk.fut:6:24 in main\n #2: <expr>:1:1 in the expression entered\n";
+    let expected = format!(
+        "Breakpoint at brk.fut:3:11\n{stack0}Variables of frame #0: x, ys, z\n<Enter> to continue.\n\
+         6i32\n9i32\nys : [2]i32\n\
+         {stack1}Variables of frame #1: xs\n[1i32, 2i32]\n\
+         {stack0}Variables of frame #0: x, ys, z\n60i32\nContinuing...\n[10i32, 11i32]\n\
+         Breakpoint at brk.fut:3:11\n{stack0}Variables of frame #0: x, ys, z\n<Enter> to continue.\n\
+         Continuing...\n[14i32]\n[16i32]\n"
+    );
+    assert_eq!(out, expected, "stderr: {err}");
+    assert!(
+        err.contains("Invalid stack frame `9`: the frames are 0 to 2."),
+        "{err}"
+    );
+    // After the run, `:frame` has no breakpoint to look at.
+    assert!(err.ends_with("Not stopped at a breakpoint.\n"), "{err}");
+}
+
+#[test]
+fn repl_breakpoint_in_a_loop_stops_at_every_iteration() {
+    let d = scratch("repl-break-loop");
+    let f = write(
+        &d,
+        "loop.fut",
+        "def total (xs: []f64) =\n  loop acc = 0f64 for i < length xs do\n    #[break] (acc + xs[i])\n",
+    );
+    let input = "total [1, 2, 4]\ni\nacc\n\ni\nacc\n\ni\nacc\n\n";
+    let o = nabla(&["repl", f.to_str().unwrap()], input.as_bytes());
+    let out = ok(&o).replace(&format!("{}/", d.display()), "");
+    let values: Vec<&str> = out
+        .lines()
+        .filter(|l| l.ends_with("i64") || l.ends_with("f64"))
+        .collect();
+    assert_eq!(
+        values,
+        ["0i64", "0.0f64", "1i64", "1.0f64", "2i64", "3.0f64", "7.0f64"],
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("Breakpoint at loop.fut:3:5").count(),
+        3,
+        "{out}"
+    );
+}
+
+#[test]
+fn repl_nanbreak_stops_where_an_operator_makes_a_new_nan() {
+    let d = scratch("repl-nan");
+    let f = write(&d, "nan.fut", "def g (v: f64) = f64.sqrt v + 1\n");
+    let input = "\
+g (-1)
+:nanbreak
+f64.nan + 1
+g 4
+g (-1)
+v
+:frame 1
+
+:nanbreak
+g (-1)
+";
+    let o = nabla(&["repl", f.to_str().unwrap()], input.as_bytes());
+    let out = ok(&o).replace(&format!("{}/", d.display()), "");
+    let expected = "\
+f64.nan
+Now stopping where an operator makes a new NaN.
+f64.nan
+3.0f64
+NaN produced at nan.fut:1:18
+>#0: nan.fut:1:18 in g
+ #1: <expr>:1:1 in the expression entered
+Variables of frame #0: v
+<Enter> to continue.
+-1.0f64
+ #0: nan.fut:1:18 in g
+>#1: <expr>:1:1 in the expression entered
+No variables to show in frame #1.
+Continuing...
+f64.nan
+No longer stopping at new NaNs.
+f64.nan
+";
+    assert_eq!(out, expected, "stderr: {}", text(&o.stderr));
+}
+
+/// Outside the REPL a breakpoint changes nothing: `nabla run` (optimised
+/// or not) and `nabla eval` run through it.
+#[test]
+fn breakpoints_only_stop_the_repl() {
+    let d = scratch("break-run");
+    let f = write(&d, "brk.fut", BREAKING);
+    let file = f.to_str().unwrap();
+    for passes in [&[][..], &["--passes="][..]] {
+        let mut args = vec!["run", file];
+        args.extend_from_slice(passes);
+        assert_eq!(
+            ok(&nabla(&args, b"[1, 2]")),
+            "[10i32, 11i32]\n",
+            "{passes:?}"
+        );
+    }
+    assert_eq!(
+        ok(&nabla(&["eval", "-f", file, "main [1]"], b"")),
+        "[10i32]\n"
+    );
+}
+
 // ---------------------------------------------------------------- dataset
 
 #[test]

@@ -298,6 +298,55 @@ fn loadimg_reads_what_img_writes() {
     assert_eq!(stdout(&o), "(7i64, 171u32)\n", "{}", stderr(&o));
 }
 
+/// `$loadaudio` reads `tests/data/audio/stereo16.wav`, made for this test
+/// with Python's `wave` module: 2 channels, 16-bit PCM, 8000 Hz, 4 frames,
+/// left 0, 16384, -16384, 32767 and right -32768, 8192, 0, -8192.
+#[test]
+fn loadaudio_reads_a_wav_file_as_one_row_per_channel() {
+    let d = scratch("loadaudio");
+    let wav = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/audio/stereo16.wav");
+    std::fs::copy(&wav, d.join("stereo16.wav")).unwrap();
+    let prog = write(
+        &d,
+        "a.fut",
+        "entry channels (x: [][]f64) = length x\nentry right (x: [][]f64) = x[1]\n",
+    );
+    let p = prog.to_str().unwrap();
+    let o = nabla(&[
+        "script",
+        "--backend=interp",
+        p,
+        "$loadaudio \"stereo16.wav\"",
+    ]);
+    assert_eq!(
+        stdout(&o),
+        "[[0.0f64, 0.5f64, -0.5f64, 0.999969482421875f64], [-1.0f64, 0.25f64, 0.0f64, -0.25f64]]\n",
+        "{}",
+        stderr(&o)
+    );
+    let o = nabla(&[
+        "script",
+        "--backend=interp",
+        p,
+        "(channels ($loadaudio \"stereo16.wav\"), right ($loadaudio \"stereo16.wav\"))",
+    ]);
+    assert_eq!(
+        stdout(&o),
+        "(2i64, [-1.0f64, 0.25f64, 0.0f64, -0.25f64])\n",
+        "{}",
+        stderr(&o)
+    );
+    // A file that is no WAV file is an error at the call.
+    let o = nabla(&["script", "--backend=interp", p, "$loadaudio \"a.fut\""]);
+    assert!(!o.status.success());
+    let err = stderr(&o);
+    assert!(
+        err.contains("<expression>:1:1: $loadaudio: ")
+            && err.contains("a.fut: Ill-formed WAVE file"),
+        "{err}"
+    );
+}
+
 #[test]
 fn script_errors_are_spanned() {
     let d = scratch("script-errors");
