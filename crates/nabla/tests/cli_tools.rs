@@ -518,10 +518,13 @@ fn repl_on_a_terminal_prompts_and_recalls_history() {
     use std::io::Read;
     use std::sync::mpsc;
     use std::time::{Duration, Instant};
-    if Command::new("script").arg("--version").output().is_err() {
-        eprintln!("skipped: no `script` command to make a pseudo-terminal");
-        return;
-    }
+    // `script` (util-linux; Debian's essential package bsdutils) makes the
+    // pseudo-terminal. A machine without it fails this test: the REPL's
+    // terminal mode would go untested.
+    assert!(
+        Command::new("script").arg("--version").output().is_ok(),
+        "no `script` command (util-linux) to make a pseudo-terminal for the REPL"
+    );
     let cmd = format!("{} repl", env!("CARGO_BIN_EXE_nabla"));
     let mut child = Command::new("script")
         .args(["-q", "-e", "-c", &cmd, "/dev/null"])
