@@ -17,12 +17,13 @@ use crate::walk;
 use nabla_ir::{Atom, Body, Exp, Function, Lambda, Param, Soac, Stm, Type, Var};
 use std::collections::HashMap;
 
-/// Fuses maps in one function. Returns whether anything changed.
-pub fn fuse_function(f: &mut Function) -> bool {
+/// Fuses maps in one function, given its analysis. Returns whether
+/// anything changed.
+pub fn fuse_function(f: &mut Function, analysis: &nabla_ir::FunctionAnalysis) -> bool {
     let mut changed = false;
     let replicates = replicated_scalars(&f.body);
     body_replicates(&mut f.body, &replicates, &mut changed);
-    let uses = walk::use_counts(f);
+    let uses = walk::use_counts(f, (!changed).then_some(analysis));
     body_vertical(&mut f.body, &uses, &mut changed);
     changed
 }

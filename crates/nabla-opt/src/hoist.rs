@@ -39,10 +39,10 @@ use nabla_ir::rewrite::fresh_var;
 use nabla_ir::{Atom, Body, Exp, Function, Lambda, LoopForm, Param, Soac, Stm, Type, Var};
 use std::collections::{HashMap, HashSet};
 
-/// Hoists loop-invariant statements in one function. Returns whether
-/// anything moved.
-pub fn hoist_function(f: &mut Function) -> bool {
-    let types = SizeFacts::from_types(f);
+/// Hoists loop-invariant statements in one function, given its analysis.
+/// Returns whether anything moved.
+pub fn hoist_function(f: &mut Function, analysis: &nabla_ir::FunctionAnalysis) -> bool {
+    let types = SizeFacts::from_types(f, walk::var_types(f, Some(analysis)));
     let mut changed = false;
     body(&mut f.body, &types, &mut changed, &mut f.var_names);
     changed

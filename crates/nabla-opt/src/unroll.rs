@@ -44,10 +44,10 @@ pub const MAX_LITERAL: usize = 16;
 /// literal (see `literal_vectors`).
 pub const MAX_VECTOR: usize = 32;
 
-/// Unrolls the small maps and reductions of `f`. Returns whether anything
-/// changed.
-pub fn unroll_function(f: &mut Function) -> bool {
-    let types = walk::var_types(f);
+/// Unrolls the small maps and reductions of `f`, given its analysis.
+/// Returns whether anything changed.
+pub fn unroll_function(f: &mut Function, analysis: &nabla_ir::FunctionAnalysis) -> bool {
+    let types = walk::var_types(f, Some(analysis));
     let mut changed = false;
     body(&mut f.body, &types, &mut f.var_names, &mut changed);
     changed
