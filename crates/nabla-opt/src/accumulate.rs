@@ -128,7 +128,7 @@ impl Cx<'_> {
     fn body(&mut self, b: &mut Body) {
         stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
             for s in &mut b.stms {
-                for nb in walk::nested_bodies_mut(&mut s.exp, true) {
+                for nb in s.exp.nested_bodies_mut() {
                     self.body(nb);
                 }
             }

@@ -44,7 +44,7 @@ fn replicated_scalars(b: &Body) -> HashMap<Var, (Atom, Atom)> {
 fn body_replicates(b: &mut Body, reps: &HashMap<Var, (Atom, Atom)>, changed: &mut bool) {
     stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
         for s in &mut b.stms {
-            for nb in walk::nested_bodies_mut(&mut s.exp, true) {
+            for nb in s.exp.nested_bodies_mut() {
                 body_replicates(nb, reps, changed);
             }
             let Exp::Soac(Soac::Map { w, lam, arrs }) = &mut s.exp else {
@@ -78,7 +78,7 @@ fn body_replicates(b: &mut Body, reps: &HashMap<Var, (Atom, Atom)>, changed: &mu
 fn body_vertical(b: &mut Body, uses: &[u32], changed: &mut bool) {
     stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
         for s in &mut b.stms {
-            for nb in walk::nested_bodies_mut(&mut s.exp, true) {
+            for nb in s.exp.nested_bodies_mut() {
                 body_vertical(nb, uses, changed);
             }
         }

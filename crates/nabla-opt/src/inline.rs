@@ -241,7 +241,7 @@ fn nesting_depth(b: &Body) -> usize {
         1 + b
             .stms
             .iter()
-            .flat_map(|s| walk::nested_bodies(&s.exp))
+            .flat_map(|s| s.exp.nested_bodies())
             .map(|(nb, _)| nesting_depth(nb))
             .max()
             .unwrap_or(0)

@@ -950,7 +950,7 @@ impl SizeScan<'_> {
                     }
                     _ => {}
                 }
-                for (nb, _) in walk::nested_bodies(&s.exp) {
+                for (nb, _) in s.exp.nested_bodies() {
                     self.body(nb);
                 }
             }

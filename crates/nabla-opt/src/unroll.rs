@@ -68,7 +68,7 @@ fn body(b: &mut Body, types: &[Option<Type>], var_names: &mut Vec<String>, chang
                 Exp::Soac(Soac::Reduce { .. } | Soac::Scan { .. } | Soac::Hist { .. })
             );
             if !operator {
-                for nb in walk::nested_bodies_mut(&mut s.exp, true) {
+                for nb in s.exp.nested_bodies_mut() {
                     body(nb, types, var_names, changed);
                 }
             }
@@ -361,7 +361,7 @@ fn straight_line(lam: &Lambda) -> bool {
         && lam.params.iter().all(|p| matches!(p.ty, Type::Prim(_)))
         && lam.body.stms.iter().all(|s| {
             s.pat.iter().all(|p| matches!(p.ty, Type::Prim(_)))
-                && walk::nested_bodies(&s.exp).is_empty()
+                && s.exp.nested_bodies().is_empty()
                 && !matches!(s.exp, Exp::Jvp { .. } | Exp::Vjp { .. })
         })
 }

@@ -1,13 +1,11 @@
-//! Generic traversals of the IR used by every pass: a mutable visitor over
-//! the variable occurrences of an expression, read-only walks over nested
-//! bodies, the per-function tables (variable types and use counts from the
-//! analysis the pass received, consumed variables), and fresh copies of
-//! bodies.
+//! What the passes share on top of nabla-ir's one traversal
+//! (`nabla_ir::visit`, `nabla_ir::rewrite`, re-exported here): the
+//! per-function tables (variable types and use counts from the analysis the
+//! pass received, consumed variables, callees, effects), and fresh copies of
+//! bodies. Not a traversal of its own: every walk here is one of nabla-ir's.
 
 pub(crate) use nabla_ir::rewrite::{walk_body_deep, walk_exp, Visitor};
-use nabla_ir::{
-    Atom, Body, Exp, FunId, Function, FunctionAnalysis, LoopForm, PrimValue, Soac, Type, Var,
-};
+use nabla_ir::{Atom, Body, Exp, FunId, Function, FunctionAnalysis, PrimValue, Soac, Type, Var};
 
 /// Stack growth for the recursive walks: nesting in the IR follows the
 /// user's nesting (bounded by the front end), but deep bodies must not
@@ -15,98 +13,7 @@ use nabla_ir::{
 pub(crate) const RED_ZONE: usize = 64 * 1024;
 pub(crate) const STACK_SEGMENT: usize = 1024 * 1024;
 
-/// The bodies nested directly in `e` (lambda bodies, branches, loop
-/// condition and body), with whether each runs repeatedly (a SOAC or AD
-/// lambda or a loop: a "hot" position for inlining).
-pub(crate) fn nested_bodies(e: &Exp) -> Vec<(&Body, bool)> {
-    match e {
-        Exp::If { then_, else_, .. } => vec![(then_, false), (else_, false)],
-        Exp::Loop { form, body, .. } => {
-            let mut v = Vec::new();
-            if let LoopForm::While { cond } = form {
-                v.push((&**cond, true));
-            }
-            v.push((body, true));
-            v
-        }
-        Exp::Soac(s) => match s {
-            Soac::Map { lam, .. }
-            | Soac::Reduce { lam, .. }
-            | Soac::Scan { lam, .. }
-            | Soac::Hist { lam, .. } => vec![(&lam.body, true)],
-            Soac::Scatter { .. } => vec![],
-        },
-        Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } => vec![(&lam.body, true)],
-        Exp::WithVjp { lam, rule, .. } => vec![(&lam.body, true), (&rule.body, true)],
-        Exp::WithAcc { inputs, lam } => {
-            let mut v: Vec<(&Body, bool)> = inputs
-                .iter()
-                .filter_map(|i| match &i.op {
-                    nabla_ir::AccOp::Lambda(op, _) => Some((&op.body, true)),
-                    _ => None,
-                })
-                .collect();
-            v.push((&lam.body, false));
-            v
-        }
-        _ => vec![],
-    }
-}
-
-/// The bodies nested directly in `e`, mutably (the same as
-/// [`nested_bodies`]); `jvp`/`vjp` lambdas only with `into_ad_lambdas`
-/// (a pass that must not change what is differentiated skips them).
-pub(crate) fn nested_bodies_mut(e: &mut Exp, into_ad_lambdas: bool) -> Vec<&mut Body> {
-    match e {
-        Exp::If { then_, else_, .. } => vec![then_, else_],
-        Exp::Loop { form, body, .. } => {
-            let mut v = Vec::new();
-            if let LoopForm::While { cond } = form {
-                v.push(&mut **cond);
-            }
-            v.push(body);
-            v
-        }
-        Exp::Soac(s) => match s {
-            Soac::Map { lam, .. }
-            | Soac::Reduce { lam, .. }
-            | Soac::Scan { lam, .. }
-            | Soac::Hist { lam, .. } => vec![&mut lam.body],
-            Soac::Scatter { .. } => vec![],
-        },
-        Exp::WithAcc { inputs, lam } => {
-            let mut v: Vec<&mut Body> = inputs
-                .iter_mut()
-                .filter_map(|i| match &mut i.op {
-                    nabla_ir::AccOp::Lambda(op, _) => Some(&mut op.body),
-                    _ => None,
-                })
-                .collect();
-            v.push(&mut lam.body);
-            v
-        }
-        Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } if into_ad_lambdas => vec![&mut lam.body],
-        Exp::WithVjp { lam, rule, .. } if into_ad_lambdas => vec![&mut lam.body, &mut rule.body],
-        _ => vec![],
-    }
-}
-
-/// Calls `f` on every statement of `b`, nested ones included (pre-order).
-pub(crate) fn for_each_stm(b: &Body, f: &mut dyn FnMut(&nabla_ir::Stm)) {
-    for_each_stm_of(&b.stms, f)
-}
-
-/// [`for_each_stm`] over a list of statements.
-pub(crate) fn for_each_stm_of(stms: &[nabla_ir::Stm], f: &mut dyn FnMut(&nabla_ir::Stm)) {
-    stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
-        for s in stms {
-            f(s);
-            for (nb, _) in nested_bodies(&s.exp) {
-                for_each_stm(nb, f);
-            }
-        }
-    })
-}
+pub(crate) use nabla_ir::visit::{for_each_stm, for_each_stm_of};
 
 /// Whether a statement, or one nested in it, has an effect that moving or
 /// merging code must respect: an in-place update (`Update`, `hist`,
