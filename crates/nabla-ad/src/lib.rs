@@ -353,7 +353,7 @@ pub(crate) fn lower_in_body(body: &mut Body, keep: &dyn Fn(&Stm) -> bool) -> usi
                 }
                 Exp::Jvp { .. } | Exp::Vjp { .. } => body.stms.push(s),
                 _ => {
-                    for nb in util::nested_bodies_mut(&mut s.exp) {
+                    for nb in s.exp.nested_bodies_mut() {
                         n += lower_in_body(nb, keep);
                     }
                     body.stms.push(s);
@@ -607,7 +607,7 @@ impl Ad {
 
     /// Eliminates `jvp`s in the bodies and lambdas nested in `e`.
     fn eliminate_nested(&mut self, b: &mut FunctionBuilder, e: &mut Exp) -> Result<(), AdError> {
-        let bodies = util::nested_bodies_mut(e);
+        let bodies = e.nested_bodies_mut();
         for body in bodies {
             if body_has_ad(body) {
                 let taken = std::mem::take(body);

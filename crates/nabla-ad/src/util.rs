@@ -3,10 +3,7 @@
 use crate::{unsupported, AdError};
 use nabla_ir::builder::{FunctionBuilder, UnknownVariable};
 use nabla_ir::derivatives::{RuleAlgebra, RuleError};
-use nabla_ir::{
-    Atom, BinOp, Body, CmpOp, ConvOp, Dim, Exp, LoopForm, PrimValue, Soac, Span, TernOp, Type,
-    UnOp, Var,
-};
+use nabla_ir::{Atom, BinOp, CmpOp, ConvOp, Dim, Exp, PrimValue, Span, TernOp, Type, UnOp, Var};
 
 /// The type of `v` (an internal error if it has none).
 pub(crate) fn type_of(b: &FunctionBuilder, span: Span, v: Var) -> Result<Type, AdError> {
@@ -168,49 +165,4 @@ impl RuleAlgebra for Emit<'_> {
         }
         Ok(self.b.select(*cond, *then, *otherwise)?)
     }
-}
-
-/// The bodies and lambda bodies nested directly in an expression.
-pub(crate) fn nested_bodies_mut(e: &mut Exp) -> Vec<&mut Body> {
-    match e {
-        Exp::If { then_, else_, .. } => vec![then_, else_],
-        Exp::Loop { form, body, .. } => match form {
-            LoopForm::While { cond } => vec![&mut **cond, body],
-            LoopForm::For { .. } => vec![body],
-        },
-        Exp::Soac(
-            Soac::Map { lam, .. }
-            | Soac::Reduce { lam, .. }
-            | Soac::Scan { lam, .. }
-            | Soac::Hist { lam, .. },
-        )
-        | Exp::Jvp { lam, .. }
-        | Exp::Vjp { lam, .. } => vec![&mut lam.body],
-        Exp::WithVjp { lam, rule, .. } => vec![&mut lam.body, &mut rule.body],
-        Exp::WithAcc { inputs, lam } => {
-            let mut v: Vec<&mut Body> = Vec::new();
-            for i in inputs.iter_mut() {
-                if let nabla_ir::AccOp::Lambda(op, _) = &mut i.op {
-                    v.push(&mut op.body);
-                }
-            }
-            v.push(&mut lam.body);
-            v
-        }
-        _ => vec![],
-    }
-}
-
-/// Calls `f` on every statement of `b`, those of nested bodies and lambdas
-/// included (pre-order).
-pub(crate) fn for_each_stm_deep(b: &Body, f: &mut dyn FnMut(&nabla_ir::Stm)) {
-    stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
-        for s in &b.stms {
-            f(s);
-            s.exp.for_each_nested(|n| match n {
-                nabla_ir::Nested::Body(nb) => for_each_stm_deep(nb, f),
-                nabla_ir::Nested::Lambda(l) => for_each_stm_deep(&l.body, f),
-            });
-        }
-    })
 }

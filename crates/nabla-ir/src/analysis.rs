@@ -117,6 +117,18 @@ impl FunctionAnalysis {
         self.types.get(v.0 as usize)?.as_ref()
     }
 
+    /// The type of every variable, indexed by variable number (see
+    /// [`FunctionAnalysis::type_of`]).
+    pub fn types(&self) -> &[Option<Type>] {
+        &self.types
+    }
+
+    /// The use count of every variable, indexed by variable number (see
+    /// [`FunctionAnalysis::uses`] and [`use_counts`]).
+    pub fn use_counts(&self) -> &[u32] {
+        &self.uses
+    }
+
     /// How many times `v` is read anywhere in the function, as
     /// [`crate::visit::for_each_var`] reports reads: operands of every
     /// expression (nested bodies and lambdas included), body and lambda
@@ -153,6 +165,41 @@ impl FunctionAnalysis {
     }
 }
 
+/// How many times each variable of `fun` is read, indexed by variable
+/// number (what [`FunctionAnalysis::uses`] reports: operands of every
+/// expression, nested bodies included, body results, and the dimensions of
+/// types, the parameters' and results' included). A pass that has changed
+/// a function since it received its [`Analysis`] recounts with this.
+pub fn use_counts(fun: &Function) -> Vec<u32> {
+    let mut uses = vec![0u32; fun.var_names.len()];
+    let mut count = |v: Var| {
+        if let Some(u) = uses.get_mut(v.0 as usize) {
+            *u = u.saturating_add(1);
+        }
+    };
+    for p in &fun.params {
+        p.ty.for_each_dim_var(&mut count);
+    }
+    for t in &fun.ret {
+        t.for_each_dim_var(&mut count);
+    }
+    crate::visit::for_each_var(&fun.body, |v, _| count(v), |_| {});
+    uses
+}
+
+/// The [`Analysis`] of `prog` without the checks: what
+/// [`crate::validate_program`] returns for a valid program, computed
+/// without looking for errors (the pass manager's analysis when it does
+/// not validate). On an invalid program the tables are still filled in as
+/// far as the walk gets; nothing panics.
+pub fn analyse_program(prog: &Program) -> Analysis {
+    Analysis {
+        functions: (0..prog.functions.len())
+            .map(|fi| check_function(prog, fi, &mut Vec::new()))
+            .collect(),
+    }
+}
+
 /// How a variable is bound (for the rules on what may be consumed).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {
@@ -172,22 +219,7 @@ pub(crate) fn check_function(
     let Some(fun) = prog.functions.get(fi) else {
         return FunctionAnalysis::default();
     };
-    let n = fun.var_names.len();
-    let mut uses = vec![0u32; n];
-    {
-        let mut count = |v: Var| {
-            if let Some(u) = uses.get_mut(v.0 as usize) {
-                *u = u.saturating_add(1);
-            }
-        };
-        for p in &fun.params {
-            p.ty.for_each_dim_var(&mut count);
-        }
-        for t in &fun.ret {
-            t.for_each_dim_var(&mut count);
-        }
-        crate::visit::for_each_var(&fun.body, |v, _| count(v), |_| {});
-    }
+    let uses = use_counts(fun);
     let mut uq = Uq::new(prog, fun, errors);
     uq.function();
     FunctionAnalysis {

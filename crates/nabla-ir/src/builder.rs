@@ -166,6 +166,16 @@ impl VarTable {
         self.types[i] = Some(ty);
     }
 
+    /// The type of every variable, indexed by variable number (`None` for
+    /// numbers never bound): for a valid function, the same table as
+    /// [`crate::FunctionAnalysis::types`]. A pass that has changed a function
+    /// since it received its analysis retypes it with
+    /// `VarTable::of_function(f).into_types()`.
+    pub fn into_types(mut self) -> Vec<Option<Type>> {
+        self.types.resize(self.names.len(), None);
+        self.types
+    }
+
     /// The type of `v`.
     pub fn type_of(&self, v: Var) -> Result<&Type, UnknownVariable> {
         self.types

@@ -34,7 +34,9 @@ pub mod seg;
 mod test_util;
 mod validate;
 pub mod visit;
-pub use analysis::{infer_loop_uniqueness, Analysis, FunctionAnalysis};
+pub use analysis::{
+    analyse_program, infer_loop_uniqueness, use_counts, Analysis, FunctionAnalysis,
+};
 pub use error::{ParseError, ParseProblem, ValidationProblem};
 pub use parse::{eq_modulo_spans, parse_program};
 pub use print::print_program;

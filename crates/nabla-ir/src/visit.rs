@@ -3,10 +3,18 @@
 //! variables it binds, and free variables of statements and bodies.
 //!
 //! The walkers here do not recurse into nested bodies by themselves
-//! ([`Exp::for_each_use`], [`Exp::for_each_nested`], [`Exp::for_each_binder`]
-//! look at one expression only); [`free_vars_stm`], [`free_vars_body`] and
-//! [`for_each_var`] do, iteratively with an explicit stack, so adversarially
-//! deep IR cannot overflow the native stack.
+//! ([`Exp::for_each_use`], [`Exp::for_each_nested`], [`Exp::nested_bodies`],
+//! [`Exp::nested_bodies_mut`], [`Exp::for_each_binder`] look at one
+//! expression only); [`free_vars_stm`], [`free_vars_body`], [`for_each_stm`]
+//! and [`for_each_var`] do, iteratively with an explicit stack, so
+//! adversarially deep IR cannot overflow the native stack.
+//!
+//! This module and [`crate::rewrite`] (the mutable [`crate::rewrite::Visitor`]
+//! over variable occurrences, renaming and substitution) are the one
+//! traversal of the IR: the passes of every crate build on them rather than
+//! matching every construct to find nested bodies themselves
+//! (`crates/nabla/tests/code_limits.rs` checks that no crate outside
+//! nabla-ir lists nested bodies by hand).
 
 use crate::{AccOp, Atom, Body, Dim, DimIndex, Exp, Lambda, LoopForm, Param, Soac, Stm, Type, Var};
 use std::collections::HashSet;
@@ -257,6 +265,93 @@ impl Exp {
     }
 }
 
+impl Exp {
+    /// The bodies nested directly in the expression, in the order of
+    /// [`Exp::for_each_nested`] (a lambda as its body), each with whether
+    /// it runs repeatedly: a loop's condition and body, the lambda of a
+    /// SOAC, `jvp`, `vjp` or accumulator operator (a "hot" position for
+    /// inlining and hoisting); not the branches of an `if` nor the lambda
+    /// of a `with_acc`, which run once.
+    pub fn nested_bodies(&self) -> Vec<(&Body, bool)> {
+        let repeated_once = matches!(self, Exp::If { .. });
+        let mut out = Vec::new();
+        self.for_each_nested(|n| match n {
+            Nested::Body(b) => out.push((b, !repeated_once)),
+            Nested::Lambda(l) => out.push((&l.body, true)),
+        });
+        if let Exp::WithAcc { .. } = self {
+            // The with_acc lambda (the last) runs once.
+            if let Some(last) = out.last_mut() {
+                last.1 = false;
+            }
+        }
+        out
+    }
+
+    /// The bodies nested directly in the expression, mutably, in the order
+    /// of [`Exp::nested_bodies`].
+    pub fn nested_bodies_mut(&mut self) -> Vec<&mut Body> {
+        match self {
+            Exp::If { then_, else_, .. } => vec![then_, else_],
+            Exp::Loop { form, body, .. } => match form {
+                LoopForm::While { cond } => vec![&mut **cond, body],
+                LoopForm::For { .. } => vec![body],
+            },
+            Exp::Soac(
+                Soac::Map { lam, .. }
+                | Soac::Reduce { lam, .. }
+                | Soac::Scan { lam, .. }
+                | Soac::Hist { lam, .. },
+            )
+            | Exp::Jvp { lam, .. }
+            | Exp::Vjp { lam, .. } => vec![&mut lam.body],
+            Exp::Soac(Soac::Scatter { .. }) => vec![],
+            Exp::WithVjp { lam, rule, .. } => vec![&mut lam.body, &mut rule.body],
+            Exp::WithAcc { inputs, lam } => {
+                let mut out: Vec<&mut Body> = Vec::new();
+                for input in inputs.iter_mut() {
+                    if let AccOp::Lambda(op, _) = &mut input.op {
+                        out.push(&mut op.body);
+                    }
+                }
+                out.push(&mut lam.body);
+                out
+            }
+            _ => vec![],
+        }
+    }
+}
+
+/// Calls `f` on every statement of `body`, those of nested bodies and
+/// lambdas included, in pre-order (a statement before the statements
+/// nested in it, nested bodies in the order of [`Exp::for_each_nested`]).
+/// Iterative: deep IR cannot overflow the native stack.
+pub fn for_each_stm(body: &Body, f: &mut dyn FnMut(&Stm)) {
+    for_each_stm_of(&body.stms, f)
+}
+
+/// [`for_each_stm`] over a list of statements.
+pub fn for_each_stm_of(stms: &[Stm], f: &mut dyn FnMut(&Stm)) {
+    let mut stack = vec![stms.iter()];
+    while let Some(top) = stack.last_mut() {
+        let Some(s) = top.next() else {
+            stack.pop();
+            continue;
+        };
+        f(s);
+        let mut nested = Vec::new();
+        s.exp.for_each_nested(|n| {
+            nested.push(match n {
+                Nested::Body(b) => b,
+                Nested::Lambda(l) => &l.body,
+            })
+        });
+        for b in nested.into_iter().rev() {
+            stack.push(b.stms.iter());
+        }
+    }
+}
+
 /// One step of [`for_each_var`]'s walk.
 enum Item<'a> {
     Body(&'a Body),
@@ -368,6 +463,73 @@ mod tests {
             exp,
             span: Span::default(),
         }
+    }
+
+    /// `if v0 then { let v1 = …; loop (v2 = v1) while { let v3 = … } do
+    /// { let v4 = … } } else { let v5 = … }`, then `let v6 = …`.
+    fn nested_statements() -> Body {
+        let leaf = |v: u32| Body {
+            stms: vec![stm(&[v], Exp::Atoms(vec![Atom::Var(Var(0))]))],
+            result: vec![Atom::Var(Var(v))],
+        };
+        let lp = stm(
+            &[9],
+            Exp::Loop {
+                params: vec![Param::new(Var(2), Type::Prim(PrimType::F64))],
+                init: vec![Atom::Var(Var(1))],
+                form: LoopForm::While {
+                    cond: Box::new(leaf(3)),
+                },
+                body: leaf(4),
+            },
+        );
+        let mut then_ = leaf(1);
+        then_.stms.push(lp);
+        let branch = stm(
+            &[8],
+            Exp::If {
+                cond: Atom::Var(Var(0)),
+                then_,
+                else_: leaf(5),
+            },
+        );
+        Body {
+            stms: vec![branch, stm(&[6], Exp::Atoms(vec![Atom::Var(Var(0))]))],
+            result: vec![],
+        }
+    }
+
+    #[test]
+    fn statements_are_visited_in_pre_order() {
+        let body = nested_statements();
+        let mut seen = Vec::new();
+        for_each_stm(&body, &mut |s| seen.push(s.pat[0].var.0));
+        assert_eq!(seen, [8, 1, 9, 3, 4, 5, 6]);
+    }
+
+    #[test]
+    fn nested_bodies_say_which_run_repeatedly() {
+        let mut body = nested_statements();
+        let branch = &body.stms[0].exp;
+        let flags: Vec<bool> = branch.nested_bodies().iter().map(|(_, r)| *r).collect();
+        assert_eq!(flags, [false, false]);
+        let Exp::If { then_, .. } = branch else {
+            panic!("an if")
+        };
+        let lp = &then_.stms[1].exp;
+        let firsts: Vec<(u32, bool)> = lp
+            .nested_bodies()
+            .iter()
+            .map(|(b, r)| (b.stms[0].pat[0].var.0, *r))
+            .collect();
+        assert_eq!(firsts, [(3, true), (4, true)]);
+        let mutable: Vec<u32> = body.stms[0]
+            .exp
+            .nested_bodies_mut()
+            .iter()
+            .map(|b| b.stms[0].pat[0].var.0)
+            .collect();
+        assert_eq!(mutable, [1, 5]);
     }
 
     #[test]

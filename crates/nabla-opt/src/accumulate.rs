@@ -44,16 +44,16 @@ use nabla_ir::{
 
 use crate::walk;
 
-/// Rewrites every match of the pattern in `f` (see the module docs).
-/// Returns whether anything changed.
-pub fn acc_updates_function(f: &mut Function) -> bool {
+/// Rewrites every match of the pattern in `f` (see the module docs), given
+/// its analysis. Returns whether anything changed.
+pub fn acc_updates_function(f: &mut Function, analysis: &nabla_ir::FunctionAnalysis) -> bool {
     if !all_accumulators_add(f) {
         return false;
     }
-    let types = walk::var_types(f);
-    let facts = crate::simplify::SizeFacts::of_function(f);
+    let types = walk::var_types(f, Some(analysis));
+    let facts = crate::simplify::SizeFacts::of_function(f, types.clone());
     let mut cx = Cx {
-        uses: walk::use_counts(f),
+        uses: walk::use_counts(f, Some(analysis)),
         types,
         facts,
         var_names: &mut f.var_names,
@@ -61,7 +61,7 @@ pub fn acc_updates_function(f: &mut Function) -> bool {
     };
     cx.body(&mut f.body);
     let changed = cx.changed;
-    crate::sink_updates::sink_whole_updates(f) || changed
+    crate::sink_updates::sink_whole_updates(f, (!changed).then_some(analysis)) || changed
 }
 
 /// Whether every accumulator of `f` adds: no parameter is an accumulator
@@ -128,7 +128,7 @@ impl Cx<'_> {
     fn body(&mut self, b: &mut Body) {
         stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
             for s in &mut b.stms {
-                for nb in walk::nested_bodies_mut(&mut s.exp, true) {
+                for nb in s.exp.nested_bodies_mut() {
                     self.body(nb);
                 }
             }

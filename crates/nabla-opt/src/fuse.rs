@@ -17,12 +17,13 @@ use crate::walk;
 use nabla_ir::{Atom, Body, Exp, Function, Lambda, Param, Soac, Stm, Type, Var};
 use std::collections::HashMap;
 
-/// Fuses maps in one function. Returns whether anything changed.
-pub fn fuse_function(f: &mut Function) -> bool {
+/// Fuses maps in one function, given its analysis. Returns whether
+/// anything changed.
+pub fn fuse_function(f: &mut Function, analysis: &nabla_ir::FunctionAnalysis) -> bool {
     let mut changed = false;
     let replicates = replicated_scalars(&f.body);
     body_replicates(&mut f.body, &replicates, &mut changed);
-    let uses = walk::use_counts(f);
+    let uses = walk::use_counts(f, (!changed).then_some(analysis));
     body_vertical(&mut f.body, &uses, &mut changed);
     changed
 }
@@ -43,7 +44,7 @@ fn replicated_scalars(b: &Body) -> HashMap<Var, (Atom, Atom)> {
 fn body_replicates(b: &mut Body, reps: &HashMap<Var, (Atom, Atom)>, changed: &mut bool) {
     stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
         for s in &mut b.stms {
-            for nb in walk::nested_bodies_mut(&mut s.exp, true) {
+            for nb in s.exp.nested_bodies_mut() {
                 body_replicates(nb, reps, changed);
             }
             let Exp::Soac(Soac::Map { w, lam, arrs }) = &mut s.exp else {
@@ -77,7 +78,7 @@ fn body_replicates(b: &mut Body, reps: &HashMap<Var, (Atom, Atom)>, changed: &mu
 fn body_vertical(b: &mut Body, uses: &[u32], changed: &mut bool) {
     stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
         for s in &mut b.stms {
-            for nb in walk::nested_bodies_mut(&mut s.exp, true) {
+            for nb in s.exp.nested_bodies_mut() {
                 body_vertical(nb, uses, changed);
             }
         }

@@ -39,10 +39,10 @@ use nabla_ir::rewrite::fresh_var;
 use nabla_ir::{Atom, Body, Exp, Function, Lambda, LoopForm, Param, Soac, Stm, Type, Var};
 use std::collections::{HashMap, HashSet};
 
-/// Hoists loop-invariant statements in one function. Returns whether
-/// anything moved.
-pub fn hoist_function(f: &mut Function) -> bool {
-    let types = SizeFacts::from_types(f);
+/// Hoists loop-invariant statements in one function, given its analysis.
+/// Returns whether anything moved.
+pub fn hoist_function(f: &mut Function, analysis: &nabla_ir::FunctionAnalysis) -> bool {
+    let types = SizeFacts::from_types(f, walk::var_types(f, Some(analysis)));
     let mut changed = false;
     body(&mut f.body, &types, &mut changed, &mut f.var_names);
     changed
@@ -53,9 +53,16 @@ fn body(b: &mut Body, types: &SizeFacts, changed: &mut bool, var_names: &mut Vec
         let old = std::mem::take(&mut b.stms);
         let mut out = Vec::with_capacity(old.len());
         for mut s in old {
-            // Innermost first.
-            for nb in walk::nested_bodies_mut(&mut s.exp, false) {
-                body(nb, types, changed, var_names);
+            // Innermost first; not into `jvp`/`vjp` lambdas (hoisting must
+            // not change what is differentiated).
+            let differentiated = matches!(
+                s.exp,
+                Exp::Jvp { .. } | Exp::Vjp { .. } | Exp::WithVjp { .. }
+            );
+            if !differentiated {
+                for nb in s.exp.nested_bodies_mut() {
+                    body(nb, types, changed, var_names);
+                }
             }
             for (scope_vars, nb, lambda) in repeated_bodies(&mut s.exp) {
                 if lambda.is_some() {
@@ -152,8 +159,7 @@ fn split_map(
     // recomputing them (hand tracking's Jacobian took twice as long).
     let worth = moved.len() >= 2
         && moved.iter().all(|t| {
-            walk::nested_bodies(&t.exp).is_empty()
-                && t.pat.iter().all(|p| matches!(p.ty, Type::Prim(_)))
+            t.exp.nested_bodies().is_empty() && t.pat.iter().all(|p| matches!(p.ty, Type::Prim(_)))
         });
     if !worth {
         return None;
@@ -357,7 +363,7 @@ fn local_effects_only(s: &Stm) -> bool {
     }
     let free: HashSet<Var> = nabla_ir::free_vars_stm(s).into_iter().collect();
     let mut consumed = HashSet::new();
-    for (b, _) in walk::nested_bodies(&s.exp) {
+    for (b, _) in s.exp.nested_bodies() {
         consumed.extend(consumed_in(b));
     }
     if let Exp::Update(a, ..) = &s.exp {
@@ -418,7 +424,7 @@ const MAX_NESTING: usize = 8;
 
 /// Whether `e` nests bodies at most `limit` deep (stops looking deeper).
 fn nesting_at_most(e: &Exp, limit: usize) -> bool {
-    let nested = walk::nested_bodies(e);
+    let nested = e.nested_bodies();
     if nested.is_empty() {
         return true;
     }

@@ -162,12 +162,14 @@ pub(crate) fn bottom_up_order(prog: &Program) -> Vec<usize> {
 /// Inlines eligible calls in function `fid` (one level: calls inside the
 /// inlined code wait for the next round). Returns whether anything changed.
 /// `budget`: how many statements inlining may still add to the program.
+/// `analysis`: function `fid`'s analysis, when it is as analysed.
 pub(crate) fn inline_into(
     prog: &mut Program,
     fid: usize,
     info: &CallInfo,
     policy: &InlinePolicy,
     budget: &mut usize,
+    analysis: Option<&nabla_ir::FunctionAnalysis>,
 ) -> bool {
     let Some(slot) = prog.functions.get_mut(fid) else {
         return false;
@@ -189,7 +191,7 @@ pub(crate) fn inline_into(
         fid,
         info,
         policy,
-        types: walk::var_types(&caller),
+        types: walk::var_types(&caller, analysis),
         in_scope: vec![false; caller.var_names.len()],
         size: walk::count_stms(&caller.body),
         var_names: std::mem::take(&mut caller.var_names),
@@ -239,7 +241,7 @@ fn nesting_depth(b: &Body) -> usize {
         1 + b
             .stms
             .iter()
-            .flat_map(|s| walk::nested_bodies(&s.exp))
+            .flat_map(|s| s.exp.nested_bodies())
             .map(|(nb, _)| nesting_depth(nb))
             .max()
             .unwrap_or(0)

@@ -67,6 +67,15 @@ pub fn optimise_with(prog: &mut Program, policy: &InlinePolicy) {
 /// Inlining alone: one round over every function (callees first), without
 /// simplification. Returns whether a call was inlined.
 pub fn inline_calls(prog: &mut Program, policy: &InlinePolicy) -> bool {
+    inline_calls_with(prog, policy, None)
+}
+
+/// [`inline_calls`] given the analysis of `prog` (the pass manager's).
+pub(crate) fn inline_calls_with(
+    prog: &mut Program,
+    policy: &InlinePolicy,
+    analysis: Option<&nabla_ir::Analysis>,
+) -> bool {
     let info = inline::CallInfo::new(prog);
     let total: usize = prog
         .functions
@@ -76,7 +85,10 @@ pub fn inline_calls(prog: &mut Program, policy: &InlinePolicy) -> bool {
     let mut budget = policy.max_program.saturating_sub(total);
     let mut changed = false;
     for f in inline::bottom_up_order(prog) {
-        changed |= inline::inline_into(prog, f, &info, policy, &mut budget);
+        // Function `f` is still as analysed: inlining changes only the
+        // function it inlines into, and each is visited once.
+        let function_analysis = analysis.and_then(|a| a.function(FunId(f as u32)));
+        changed |= inline::inline_into(prog, f, &info, policy, &mut budget, function_analysis);
     }
     changed
 }

@@ -1,7 +1,12 @@
 //! The pass manager: passes as values, and [`Pipeline`]s that run them in
 //! order, optionally validating the IR after each one.
 //!
-//! A pass is anything that implements [`Pass`]. The passes the command line
+//! A pass is anything that implements [`Pass`]. It receives the program
+//! and the [`Analysis`] of that program (variable types, use counts,
+//! consumption, aliases): the validator's when the pipeline validates,
+//! otherwise computed once by [`nabla_ir::analyse_program`] before the
+//! pass (and kept for the next pass when a pass changes nothing), so no
+//! pass recomputes these tables for the program it receives. The passes the command line
 //! can name, and the named pipelines built from them, are the lists of
 //! module [`crate::registry`]; [`pass_named`] and [`Pipeline::named`] turn
 //! their entries into values. The default pipeline
@@ -15,7 +20,7 @@ use crate::registry::{
     pass_info, pipeline_info, PassConfig, PassInfo, Stage, DEFAULT_PIPELINE, PASSES,
 };
 use crate::MAX_ROUNDS;
-use nabla_ir::Program;
+use nabla_ir::{Analysis, Program};
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
@@ -29,9 +34,12 @@ pub trait Pass: Send + Sync {
     fn name(&self) -> &'static str;
     /// One line saying what the pass does (`nabla passes`).
     fn description(&self) -> &'static str;
-    /// Transforms `prog` in place. Returns whether anything changed (a
-    /// fixpoint group stops when no pass changes anything).
-    fn run(&self, prog: &mut Program) -> Result<bool, PassError>;
+    /// Transforms `prog` in place; `analysis` is the analysis of `prog` as
+    /// received (stale for a function once the pass changes it). Returns
+    /// whether anything changed (a fixpoint group stops when no pass
+    /// changes anything; a pass that changed nothing hands its analysis on
+    /// to the next pass, so `false` must mean `prog` is untouched).
+    fn run(&self, prog: &mut Program, analysis: &Analysis) -> Result<bool, PassError>;
 }
 
 /// A pass of [`PASSES`] with its configuration.
@@ -47,13 +55,13 @@ impl Pass for Registered {
     fn description(&self) -> &'static str {
         self.info.description
     }
-    fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
+    fn run(&self, prog: &mut Program, analysis: &Analysis) -> Result<bool, PassError> {
         // The lowering's decisions hold for the program it saw: any other
         // pass drops them (run `lower` again after it).
         if self.info.name != "lower" {
             prog.segments.clear();
         }
-        (self.info.run)(prog, &self.config).map_err(|e| match e {
+        (self.info.run)(prog, analysis, &self.config).map_err(|e| match e {
             PassError::Failed { message, span, .. } => PassError::Failed {
                 pass: self.info.name.to_string(),
                 message,
@@ -319,13 +327,21 @@ impl Pipeline {
         prog: &mut Program,
         after: &mut dyn FnMut(&str, &Program) -> ControlFlow<()>,
     ) -> Result<bool, PassError> {
-        if self.validate {
-            validate(prog, None)?;
-        }
+        // The analysis of the program as it is now, when known: the
+        // validator's, or the one the last pass received if it changed
+        // nothing.
+        let mut analysis = if self.validate {
+            Some(validate(prog, None)?)
+        } else {
+            None
+        };
         for step in &self.steps {
             match step {
                 Step::Once(pass) => {
-                    if self.run_pass(pass.as_ref(), prog, after)?.is_break() {
+                    if self
+                        .run_pass(pass.as_ref(), prog, &mut analysis, after)?
+                        .is_break()
+                    {
                         return Ok(true);
                     }
                 }
@@ -333,7 +349,7 @@ impl Pipeline {
                     for _ in 0..*max_rounds {
                         let mut changed = false;
                         for pass in passes {
-                            match self.run_pass(pass.as_ref(), prog, after)? {
+                            match self.run_pass(pass.as_ref(), prog, &mut analysis, after)? {
                                 ControlFlow::Break(()) => return Ok(true),
                                 ControlFlow::Continue(c) => changed |= c,
                             }
@@ -348,17 +364,25 @@ impl Pipeline {
         Ok(false)
     }
 
-    /// Runs one pass, validates, and asks `after` whether to go on.
+    /// Runs one pass on `prog` with its analysis (`analysis`, computed
+    /// first when unknown; afterwards the analysis of the pass's output
+    /// when known), validates, and asks `after` whether to go on.
     /// Continues with whether the pass changed anything.
     fn run_pass(
         &self,
         pass: &dyn Pass,
         prog: &mut Program,
+        analysis: &mut Option<Analysis>,
         after: &mut dyn FnMut(&str, &Program) -> ControlFlow<()>,
     ) -> Result<ControlFlow<(), bool>, PassError> {
-        let changed = pass.run(prog)?;
+        let received = analysis
+            .take()
+            .unwrap_or_else(|| nabla_ir::analyse_program(prog));
+        let changed = pass.run(prog, &received)?;
         if self.validate {
-            validate(prog, Some(pass.name()))?;
+            *analysis = Some(validate(prog, Some(pass.name()))?);
+        } else if !changed {
+            *analysis = Some(received);
         }
         Ok(match after(pass.name(), prog) {
             ControlFlow::Break(()) => ControlFlow::Break(()),
@@ -367,14 +391,13 @@ impl Pipeline {
     }
 }
 
-/// Runs the validator (sizes included); `after` names the pass that just ran.
-fn validate(prog: &Program, after: Option<&str>) -> Result<(), PassError> {
-    nabla_ir::validate_program(prog)
-        .map(|_| ())
-        .map_err(|errors| PassError::InvalidIr {
-            after: after.map(str::to_string),
-            errors,
-        })
+/// Runs the validator (sizes included); `after` names the pass that just
+/// ran. Returns the analysis of the valid program.
+fn validate(prog: &Program, after: Option<&str>) -> Result<Analysis, PassError> {
+    nabla_ir::validate_program(prog).map_err(|errors| PassError::InvalidIr {
+        after: after.map(str::to_string),
+        errors,
+    })
 }
 
 #[cfg(test)]
@@ -418,13 +441,87 @@ mod tests {
         fn description(&self) -> &'static str {
             "breaks the IR on purpose"
         }
-        fn run(&self, prog: &mut Program) -> Result<bool, PassError> {
+        fn run(&self, prog: &mut Program, _: &Analysis) -> Result<bool, PassError> {
             for f in &mut prog.functions {
                 f.var_names.push("ghost".to_string());
                 let ghost = Var(f.var_names.len() as u32 - 1);
                 f.body.result = vec![Atom::Var(ghost)];
             }
             Ok(true)
+        }
+    }
+
+    /// Binds `copy = x` in every function (one more use of `x`, `Var(0)`).
+    struct CopyTheParameter;
+
+    impl Pass for CopyTheParameter {
+        fn name(&self) -> &'static str {
+            "copy-parameter"
+        }
+        fn description(&self) -> &'static str {
+            "adds a use of the first parameter"
+        }
+        fn run(&self, prog: &mut Program, _: &Analysis) -> Result<bool, PassError> {
+            for f in &mut prog.functions {
+                f.var_names.push("copy".to_string());
+                let copy = Var(f.var_names.len() as u32 - 1);
+                f.body.stms.push(nabla_ir::Stm {
+                    pat: vec![Param::new(copy, Type::Prim(PrimType::I32))],
+                    exp: nabla_ir::Exp::Atoms(vec![Atom::Var(Var(0))]),
+                    span: Span::default(),
+                });
+            }
+            Ok(true)
+        }
+    }
+
+    /// Records, for each run, the uses of `x` (`Var(0)`) in `main` and the
+    /// number of variables typed by the analysis it receives; changes
+    /// nothing.
+    #[derive(Default)]
+    struct ProbeAnalysis {
+        seen: std::sync::Mutex<Vec<(usize, usize)>>,
+    }
+
+    impl Pass for ProbeAnalysis {
+        fn name(&self) -> &'static str {
+            "probe-analysis"
+        }
+        fn description(&self) -> &'static str {
+            "records the analysis it receives"
+        }
+        fn run(&self, prog: &mut Program, analysis: &Analysis) -> Result<bool, PassError> {
+            assert_eq!(analysis.functions.len(), prog.functions.len());
+            let main = analysis.function(FunId(0)).unwrap();
+            let typed = main.types().iter().filter(|t| t.is_some()).count();
+            self.seen
+                .lock()
+                .unwrap()
+                .push((analysis.uses(FunId(0), Var(0)), typed));
+            Ok(false)
+        }
+    }
+
+    #[test]
+    fn each_pass_receives_the_analysis_of_the_program_it_receives() {
+        for validate in [false, true] {
+            let probe = Arc::new(ProbeAnalysis::default());
+            let pipeline = Pipeline::empty()
+                .then(probe.clone())
+                .then(Arc::new(CopyTheParameter))
+                .then(probe.clone())
+                .then(probe.clone())
+                .then(Arc::new(CopyTheParameter))
+                .then(probe.clone())
+                .validating(validate);
+            pipeline.run(&mut identity_program()).unwrap();
+            // `x` is read by the result, then by each copy; the copies are
+            // typed too.
+            assert_eq!(
+                *probe.seen.lock().unwrap(),
+                [(1, 1), (2, 2), (2, 2), (3, 3)],
+                "validating: {validate}"
+            );
         }
     }
 
@@ -507,7 +604,7 @@ mod tests {
         fn description(&self) -> &'static str {
             "reports a change a given number of times"
         }
-        fn run(&self, _prog: &mut Program) -> Result<bool, PassError> {
+        fn run(&self, _prog: &mut Program, _: &Analysis) -> Result<bool, PassError> {
             let n = self.runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             Ok(n < self.k)
         }

@@ -10,7 +10,7 @@
 
 use crate::error::PassError;
 use crate::{inline, simplify, InlinePolicy};
-use nabla_ir::Program;
+use nabla_ir::{Analysis, FunId, FunctionAnalysis, Program};
 
 /// What the registered passes may be configured with (the library's
 /// [`crate::optimise_with`]; the command line uses the defaults).
@@ -20,10 +20,11 @@ pub struct PassConfig {
     pub inline: InlinePolicy,
 }
 
-/// How a registered pass runs: transforms the program in place and says
-/// whether anything changed. A failure's pass name is filled in by the
-/// pass manager.
-pub type RunPass = fn(&mut Program, &PassConfig) -> Result<bool, PassError>;
+/// How a registered pass runs: transforms the program in place, given the
+/// analysis of the program it receives (see [`crate::pass::Pass::run`]),
+/// and says whether anything changed. A failure's pass name is filled in
+/// by the pass manager.
+pub type RunPass = fn(&mut Program, &Analysis, &PassConfig) -> Result<bool, PassError>;
 
 /// One registered pass.
 pub struct PassInfo {
@@ -50,67 +51,67 @@ pub static PASSES: &[PassInfo] = &[
     pass(
         "inline",
         "inline calls to small or once-called functions (callees first, one level)",
-        |p, c| Ok(crate::inline_calls(p, &c.inline)),
+        |p, a, c| Ok(crate::inline_calls_with(p, &c.inline, Some(a))),
     ),
     pass(
         "simplify",
         "copy propagation, constant folding and dead-code elimination, repeated",
-        |p, _| Ok(each_function(p, simplify::simplify_function)),
+        |p, a, _| Ok(each_function(p, a, simplify::simplify_function)),
     ),
     pass(
         "propagate",
         "copy propagation and constant folding, one sweep",
-        |p, _| Ok(each_function(p, simplify::forward)),
+        |p, a, _| Ok(each_function(p, a, |f, a| simplify::forward(f, Some(a)))),
     ),
     pass(
         "dce",
         "dead-code elimination of pure statements that cannot fail",
-        |p, _| Ok(each_function(p, simplify::dce)),
+        |p, a, _| Ok(each_function(p, a, |f, a| simplify::dce(f, Some(a)))),
     ),
     pass(
         "cse",
         "common-subexpression elimination of scalar computations",
-        |p, _| Ok(each_function(p, crate::cse::cse_function)),
+        |p, a, _| Ok(each_function(p, a, |f, _| crate::cse::cse_function(f))),
     ),
     pass(
         "hoist",
         "loop-invariant code motion of pure scalar statements out of loops and SOAC lambdas",
-        |p, _| Ok(each_function(p, crate::hoist::hoist_function)),
+        |p, a, _| Ok(each_function(p, a, crate::hoist::hoist_function)),
     ),
     pass(
         "fuse",
         "map fusion: replicated scalar inputs, producer maps into their one consumer map",
-        |p, _| Ok(each_function(p, crate::fuse::fuse_function)),
+        |p, a, _| Ok(each_function(p, a, crate::fuse::fuse_function)),
     ),
     pass(
         "unroll",
         "maps and reductions over at most 4 scalars with straight-line lambdas: the lambda once per element; branches that both make a small literal return its elements; small vectors built by replicate, updates and concatenation become literals",
-        |p, _| Ok(each_function(p, crate::unroll::unroll_function)),
+        |p, a, _| Ok(each_function(p, a, crate::unroll::unroll_function)),
     ),
     pass(
         "acc-updates",
         "adjoint arrays summed into an accumulator after a loop, map, branch or with_acc: their producer updates the accumulator instead",
-        |p, _| Ok(each_function(p, crate::accumulate::acc_updates_function)),
+        |p, a, _| Ok(each_function(p, a, crate::accumulate::acc_updates_function)),
     ),
     pass(
         "dead-functions",
         "remove functions that no entry point reaches",
-        |p, _| Ok(crate::remove_dead_functions(p)),
+        |p, _, _| Ok(crate::remove_dead_functions(p)),
     ),
     pass(
         "lower",
         "decide how each outermost SOAC runs: a segmented operation (seg_map, seg_red, seg_scan, seg_hist, seg_scatter), in parallel from a width on or sequentially",
-        |p, _| Ok(crate::lower::lower_program(p)),
+        |p, _, _| Ok(crate::lower::lower_program(p)),
     ),
     pass(
         "ad",
         "static AD: compile every jvp and vjp away (forward mode by tangents, a map of jvp at one primal point in vector mode; reverse mode by redundant execution; innermost first)",
-        |p, _| static_ad(p, true),
+        |p, _, _| static_ad(p, true),
     ),
     pass(
         "ad-per-seed",
         "static AD as `ad`, but a map of jvp at one primal point differentiates each seed on its own (the primal once per seed, unless hoisted)",
-        |p, _| static_ad(p, false),
+        |p, _, _| static_ad(p, false),
     ),
 ];
 
@@ -217,12 +218,27 @@ fn static_ad(prog: &mut Program, vector_jvps: bool) -> Result<bool, PassError> {
         })
 }
 
-/// Applies `f` to every function in bottom-up call order (callees first);
-/// returns whether it changed any.
-fn each_function(prog: &mut Program, f: fn(&mut nabla_ir::Function) -> bool) -> bool {
+/// A per-function pass: transforms one function, given its analysis as the
+/// pass received it; returns whether it changed the function.
+type FunctionPass = fn(&mut nabla_ir::Function, &FunctionAnalysis) -> bool;
+
+/// Applies `f` to every function in bottom-up call order (callees first),
+/// each with its analysis in `analysis` (still that function's: `f`
+/// changes only the function it is given); returns whether it changed any.
+fn each_function(prog: &mut Program, analysis: &Analysis, f: FunctionPass) -> bool {
     let mut changed = false;
     for i in inline::bottom_up_order(prog) {
-        changed |= f(&mut prog.functions[i]);
+        let recomputed;
+        let function_analysis = match analysis.function(FunId(i as u32)) {
+            Some(a) => a,
+            None => {
+                // Not the program's analysis (fewer functions): the
+                // function's own.
+                recomputed = nabla_ir::analyse_program(prog).functions.swap_remove(i);
+                &recomputed
+            }
+        };
+        changed |= f(&mut prog.functions[i], function_analysis);
     }
     changed
 }

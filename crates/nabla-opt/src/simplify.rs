@@ -28,32 +28,41 @@
 use crate::walk::{self, Visitor};
 use nabla_ir::rewrite::Substitution;
 use nabla_ir::{
-    Atom, BinOp, Body, ConvOp, Dim, DimIndex, Exp, Function, LoopForm, PrimType, PrimValue, Stm,
-    Type, Var,
+    Atom, BinOp, Body, ConvOp, Dim, DimIndex, Exp, Function, FunctionAnalysis, LoopForm, PrimType,
+    PrimValue, Stm, Type, Var,
 };
 use std::collections::{HashMap, HashSet};
 
 /// Simplifies one function (forward pass then dead-code elimination, up to
-/// a few times). Returns whether anything changed.
-pub fn simplify_function(f: &mut Function) -> bool {
+/// a few times), given its analysis as received. Returns whether anything
+/// changed.
+pub fn simplify_function(f: &mut Function, analysis: &FunctionAnalysis) -> bool {
     let mut changed = false;
+    // The received analysis holds until the first change.
+    let mut received = Some(analysis);
     for _ in 0..4 {
-        let mut c = forward(f);
-        c |= dce(f);
+        let mut c = forward(f, received);
+        if c {
+            received = None;
+        }
+        c |= dce(f, received);
         changed |= c;
         if !c {
             break;
         }
+        received = None;
     }
     changed
 }
 
-/// The forward pass alone (see the module docs).
-pub fn forward(f: &mut Function) -> bool {
+/// The forward pass alone (see the module docs). `analysis`: the
+/// function's analysis when `f` is as analysed (its variable types are
+/// recomputed otherwise).
+pub fn forward(f: &mut Function, analysis: Option<&FunctionAnalysis>) -> bool {
     let n = f.var_names.len();
     let mut cx = Forward {
         sub: Substitution::with_capacity(n),
-        types: walk::var_types(f),
+        types: walk::var_types(f, analysis),
         consumed: walk::consumed_vars(f),
         sizes: HashMap::new(),
         asserted: HashSet::new(),
@@ -346,12 +355,13 @@ pub fn identity(e: &Exp) -> Option<Atom> {
     }
 }
 
-/// Dead-code elimination (the backward pass). Returns whether a statement
-/// was removed.
-pub fn dce(f: &mut Function) -> bool {
+/// Dead-code elimination (the backward pass). `analysis`: the function's
+/// analysis when `f` is as analysed (its variable types are recomputed
+/// otherwise). Returns whether a statement was removed.
+pub fn dce(f: &mut Function, analysis: Option<&FunctionAnalysis>) -> bool {
     let mut cx = Dce {
         live: vec![false; f.var_names.len()],
-        facts: SizeFacts::of_function(f),
+        facts: SizeFacts::of_function(f, walk::var_types(f, analysis)),
         changed: false,
     };
     cx.body(&mut f.body);
@@ -845,12 +855,13 @@ fn size_vars(f: &Function) -> HashSet<Var> {
 }
 
 impl SizeFacts {
-    /// The facts of function `f` from its types alone, without the
-    /// `assert_eq_sizes` statements (for code motion: a statement moved
-    /// away from an assertion must not rely on it).
-    pub fn from_types(f: &Function) -> SizeFacts {
+    /// The facts of function `f`, whose variables have the types `types`,
+    /// from its types alone, without the `assert_eq_sizes` statements (for
+    /// code motion: a statement moved away from an assertion must not rely
+    /// on it).
+    pub fn from_types(f: &Function, types: Vec<Option<Type>>) -> SizeFacts {
         SizeFacts {
-            types: walk::var_types_with_sizes(f),
+            types: walk::var_types_with_sizes(f, types),
             checked_soacs: HashSet::new(),
             sizes: size_vars(f),
             products: products(f),
@@ -859,9 +870,9 @@ impl SizeFacts {
         }
     }
 
-    /// The facts of function `f`.
-    pub fn of_function(f: &Function) -> SizeFacts {
-        let types = walk::var_types_with_sizes(f);
+    /// The facts of function `f`, whose variables have the types `types`.
+    pub fn of_function(f: &Function, types: Vec<Option<Type>>) -> SizeFacts {
+        let types = walk::var_types_with_sizes(f, types);
         let mut cx = SizeScan {
             types: &types,
             parent: HashMap::new(),
@@ -939,7 +950,7 @@ impl SizeScan<'_> {
                     }
                     _ => {}
                 }
-                for (nb, _) in walk::nested_bodies(&s.exp) {
+                for (nb, _) in s.exp.nested_bodies() {
                     self.body(nb);
                 }
             }

@@ -37,13 +37,20 @@ use crate::walk::is_zero;
 
 /// Applies the rewrites of the module docs until none applies; returns
 /// whether anything changed. Expects every accumulator of `f` to add.
-pub(crate) fn sink_whole_updates(f: &mut Function) -> bool {
+/// `analysis`: the function's analysis when `f` is as analysed.
+pub(crate) fn sink_whole_updates(
+    f: &mut Function,
+    analysis: Option<&nabla_ir::FunctionAnalysis>,
+) -> bool {
     let mut changed = false;
-    // Each round rewrites one match with fresh use counts; a rewrite
-    // removes an array or a statement, so the rounds are few.
+    // Each round rewrites one match with fresh use counts (the received
+    // analysis's in the first); a rewrite removes an array or a statement,
+    // so the rounds are few.
+    let mut received = analysis;
     for _ in 0..10_000 {
-        let uses = walk::use_counts(f);
-        let types = walk::var_types(f);
+        let uses = walk::use_counts(f, received);
+        let types = walk::var_types(f, received);
+        received = None;
         let mut cx = Cx {
             uses,
             types,
@@ -91,7 +98,7 @@ impl Cx<'_> {
     fn body(&mut self, b: &mut Body) {
         stacker::maybe_grow(walk::RED_ZONE, walk::STACK_SEGMENT, || {
             for s in &mut b.stms {
-                for nb in walk::nested_bodies_mut(&mut s.exp, true) {
+                for nb in s.exp.nested_bodies_mut() {
                     self.body(nb);
                     if self.done {
                         return;

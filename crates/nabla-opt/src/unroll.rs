@@ -44,10 +44,10 @@ pub const MAX_LITERAL: usize = 16;
 /// literal (see `literal_vectors`).
 pub const MAX_VECTOR: usize = 32;
 
-/// Unrolls the small maps and reductions of `f`. Returns whether anything
-/// changed.
-pub fn unroll_function(f: &mut Function) -> bool {
-    let types = walk::var_types(f);
+/// Unrolls the small maps and reductions of `f`, given its analysis.
+/// Returns whether anything changed.
+pub fn unroll_function(f: &mut Function, analysis: &nabla_ir::FunctionAnalysis) -> bool {
+    let types = walk::var_types(f, Some(analysis));
     let mut changed = false;
     body(&mut f.body, &types, &mut f.var_names, &mut changed);
     changed
@@ -68,7 +68,7 @@ fn body(b: &mut Body, types: &[Option<Type>], var_names: &mut Vec<String>, chang
                 Exp::Soac(Soac::Reduce { .. } | Soac::Scan { .. } | Soac::Hist { .. })
             );
             if !operator {
-                for nb in walk::nested_bodies_mut(&mut s.exp, true) {
+                for nb in s.exp.nested_bodies_mut() {
                     body(nb, types, var_names, changed);
                 }
             }
@@ -361,7 +361,7 @@ fn straight_line(lam: &Lambda) -> bool {
         && lam.params.iter().all(|p| matches!(p.ty, Type::Prim(_)))
         && lam.body.stms.iter().all(|s| {
             s.pat.iter().all(|p| matches!(p.ty, Type::Prim(_)))
-                && walk::nested_bodies(&s.exp).is_empty()
+                && s.exp.nested_bodies().is_empty()
                 && !matches!(s.exp, Exp::Jvp { .. } | Exp::Vjp { .. })
         })
 }

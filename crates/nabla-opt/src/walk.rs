@@ -1,10 +1,11 @@
-//! Generic traversals of the IR used by every pass: a mutable visitor over
-//! the variable occurrences of an expression, read-only walks over nested
-//! bodies, the per-function tables (variable types, consumed variables,
-//! use counts), and fresh copies of bodies.
+//! What the passes share on top of nabla-ir's one traversal
+//! (`nabla_ir::visit`, `nabla_ir::rewrite`, re-exported here): the
+//! per-function tables (variable types and use counts from the analysis the
+//! pass received, consumed variables, callees, effects), and fresh copies of
+//! bodies. Not a traversal of its own: every walk here is one of nabla-ir's.
 
 pub(crate) use nabla_ir::rewrite::{walk_body_deep, walk_exp, Visitor};
-use nabla_ir::{Atom, Body, Dim, Exp, FunId, Function, LoopForm, PrimValue, Soac, Type, Var};
+use nabla_ir::{Atom, Body, Exp, FunId, Function, FunctionAnalysis, PrimValue, Soac, Type, Var};
 
 /// Stack growth for the recursive walks: nesting in the IR follows the
 /// user's nesting (bounded by the front end), but deep bodies must not
@@ -12,98 +13,7 @@ use nabla_ir::{Atom, Body, Dim, Exp, FunId, Function, LoopForm, PrimValue, Soac,
 pub(crate) const RED_ZONE: usize = 64 * 1024;
 pub(crate) const STACK_SEGMENT: usize = 1024 * 1024;
 
-/// The bodies nested directly in `e` (lambda bodies, branches, loop
-/// condition and body), with whether each runs repeatedly (a SOAC or AD
-/// lambda or a loop: a "hot" position for inlining).
-pub(crate) fn nested_bodies(e: &Exp) -> Vec<(&Body, bool)> {
-    match e {
-        Exp::If { then_, else_, .. } => vec![(then_, false), (else_, false)],
-        Exp::Loop { form, body, .. } => {
-            let mut v = Vec::new();
-            if let LoopForm::While { cond } = form {
-                v.push((&**cond, true));
-            }
-            v.push((body, true));
-            v
-        }
-        Exp::Soac(s) => match s {
-            Soac::Map { lam, .. }
-            | Soac::Reduce { lam, .. }
-            | Soac::Scan { lam, .. }
-            | Soac::Hist { lam, .. } => vec![(&lam.body, true)],
-            Soac::Scatter { .. } => vec![],
-        },
-        Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } => vec![(&lam.body, true)],
-        Exp::WithVjp { lam, rule, .. } => vec![(&lam.body, true), (&rule.body, true)],
-        Exp::WithAcc { inputs, lam } => {
-            let mut v: Vec<(&Body, bool)> = inputs
-                .iter()
-                .filter_map(|i| match &i.op {
-                    nabla_ir::AccOp::Lambda(op, _) => Some((&op.body, true)),
-                    _ => None,
-                })
-                .collect();
-            v.push((&lam.body, false));
-            v
-        }
-        _ => vec![],
-    }
-}
-
-/// The bodies nested directly in `e`, mutably (the same as
-/// [`nested_bodies`]); `jvp`/`vjp` lambdas only with `into_ad_lambdas`
-/// (a pass that must not change what is differentiated skips them).
-pub(crate) fn nested_bodies_mut(e: &mut Exp, into_ad_lambdas: bool) -> Vec<&mut Body> {
-    match e {
-        Exp::If { then_, else_, .. } => vec![then_, else_],
-        Exp::Loop { form, body, .. } => {
-            let mut v = Vec::new();
-            if let LoopForm::While { cond } = form {
-                v.push(&mut **cond);
-            }
-            v.push(body);
-            v
-        }
-        Exp::Soac(s) => match s {
-            Soac::Map { lam, .. }
-            | Soac::Reduce { lam, .. }
-            | Soac::Scan { lam, .. }
-            | Soac::Hist { lam, .. } => vec![&mut lam.body],
-            Soac::Scatter { .. } => vec![],
-        },
-        Exp::WithAcc { inputs, lam } => {
-            let mut v: Vec<&mut Body> = inputs
-                .iter_mut()
-                .filter_map(|i| match &mut i.op {
-                    nabla_ir::AccOp::Lambda(op, _) => Some(&mut op.body),
-                    _ => None,
-                })
-                .collect();
-            v.push(&mut lam.body);
-            v
-        }
-        Exp::Jvp { lam, .. } | Exp::Vjp { lam, .. } if into_ad_lambdas => vec![&mut lam.body],
-        Exp::WithVjp { lam, rule, .. } if into_ad_lambdas => vec![&mut lam.body, &mut rule.body],
-        _ => vec![],
-    }
-}
-
-/// Calls `f` on every statement of `b`, nested ones included (pre-order).
-pub(crate) fn for_each_stm(b: &Body, f: &mut dyn FnMut(&nabla_ir::Stm)) {
-    for_each_stm_of(&b.stms, f)
-}
-
-/// [`for_each_stm`] over a list of statements.
-pub(crate) fn for_each_stm_of(stms: &[nabla_ir::Stm], f: &mut dyn FnMut(&nabla_ir::Stm)) {
-    stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || {
-        for s in stms {
-            f(s);
-            for (nb, _) in nested_bodies(&s.exp) {
-                for_each_stm(nb, f);
-            }
-        }
-    })
-}
+pub(crate) use nabla_ir::visit::{for_each_stm, for_each_stm_of};
 
 /// Whether a statement, or one nested in it, has an effect that moving or
 /// merging code must respect: an in-place update (`Update`, `hist`,
@@ -156,14 +66,25 @@ pub(crate) fn consumed_vars(f: &Function) -> Vec<bool> {
     out
 }
 
-/// The type of every variable of a function (`None` for numbers never
-/// bound), from parameters, patterns, lambda and loop parameters and `for`
-/// counters.
-pub(crate) fn var_types(f: &Function) -> Vec<Option<Type>> {
-    let table = nabla_ir::builder::VarTable::of_function(f);
-    (0..table.len())
-        .map(|i| table.type_of(Var(i as u32)).ok().cloned())
-        .collect()
+/// The type of every variable of `f` (`None` for numbers never bound):
+/// `analysis`'s table when given (the analysis the pass received, while `f`
+/// is still as received), otherwise recomputed from `f`'s binders.
+pub(crate) fn var_types(f: &Function, analysis: Option<&FunctionAnalysis>) -> Vec<Option<Type>> {
+    match analysis {
+        Some(a) => a.types().to_vec(),
+        None => nabla_ir::builder::VarTable::of_function(f).into_types(),
+    }
+}
+
+/// How many times each variable of `f` is read (see
+/// [`nabla_ir::use_counts`]): `analysis`'s counts when given (the analysis
+/// the pass received, while `f` is still as received), otherwise
+/// recounted.
+pub(crate) fn use_counts(f: &Function, analysis: Option<&FunctionAnalysis>) -> Vec<u32> {
+    match analysis {
+        Some(a) => a.use_counts().to_vec(),
+        None => nabla_ir::use_counts(f),
+    }
 }
 
 /// Calls of every function made by `f` (with repetitions).
@@ -177,13 +98,16 @@ pub(crate) fn callees(b: &Body) -> Vec<FunId> {
     out
 }
 
-/// [`var_types`], with each unknown dimension (`?`) of an array replaced by
-/// the variable a `size(a, d)` statement binds to it, where the function
-/// has one: the facts "this array's outer size is that width" which
-/// [`crate::simplify::removable`] uses to see that a SOAC's width check
-/// cannot fail. (For these checks only: the IR keeps its own types.)
-pub(crate) fn var_types_with_sizes(f: &Function) -> Vec<Option<Type>> {
-    let mut types = var_types(f);
+/// `types` (the function's [`var_types`]), with each unknown dimension
+/// (`?`) of an array replaced by the variable a `size(a, d)` statement binds
+/// to it, where the function has one: the facts "this array's outer size is
+/// that width" which [`crate::simplify::removable`] uses to see that a
+/// SOAC's width check cannot fail. (For these checks only: the IR keeps its
+/// own types.)
+pub(crate) fn var_types_with_sizes(
+    f: &Function,
+    mut types: Vec<Option<Type>>,
+) -> Vec<Option<Type>> {
     for_each_stm(&f.body, &mut |s| {
         if let (Exp::Size(a, d), [p]) = (&s.exp, &s.pat[..]) {
             if let Some(Some(Type::Array(_, ds))) = types.get_mut(a.0 as usize) {
@@ -194,46 +118,6 @@ pub(crate) fn var_types_with_sizes(f: &Function) -> Vec<Option<Type>> {
         }
     });
     types
-}
-
-/// How many times each variable is read in the function (atoms, array
-/// operands, dimensions), nested bodies included.
-pub(crate) fn use_counts(f: &mut Function) -> Vec<u32> {
-    struct Count(Vec<u32>);
-    impl Count {
-        fn hit(&mut self, v: Var) {
-            let i = v.0 as usize;
-            if i >= self.0.len() {
-                self.0.resize(i + 1, 0);
-            }
-            self.0[i] += 1;
-        }
-    }
-    impl Visitor for Count {
-        fn atom(&mut self, a: &mut Atom) {
-            if let Atom::Var(v) = a {
-                self.hit(*v);
-            }
-        }
-        fn var(&mut self, v: &mut Var) {
-            self.hit(*v);
-        }
-        fn bind(&mut self, _v: &mut Var) {}
-        fn dim(&mut self, d: &mut Dim) {
-            if let Dim::Var(v) = d {
-                self.hit(*v);
-            }
-        }
-        fn body(&mut self, b: &mut Body) {
-            stacker::maybe_grow(RED_ZONE, STACK_SEGMENT, || walk_body_deep(b, self))
-        }
-    }
-    let mut c = Count(vec![0; f.var_names.len()]);
-    c.body(&mut f.body);
-    for t in &mut f.ret {
-        c.ty(t);
-    }
-    c.0
 }
 
 /// A copy of `body` in which the variables `keep` stay themselves, each

@@ -8,7 +8,10 @@
 //! - no source file is longer than [`MAX_FILE_LINES`] lines, except the
 //!   ones in [`LONG_FILES`], each with the reason;
 //! - no two modules of one crate import each other, directly or through
-//!   others (see [`module_graph`] for what counts as a use).
+//!   others (see [`module_graph`] for what counts as a use);
+//! - outside `nabla-ir`, no function lists the bodies nested in an
+//!   expression by hand (see [`Traversals`]): `nabla_ir::visit` and
+//!   `nabla_ir::rewrite` are the one traversal of the IR.
 //!
 //! Every violation is printed before the test fails, so one run lists
 //! them all. The files are parsed with `syn` (line numbers from
@@ -132,6 +135,73 @@ impl<'ast> Visit<'ast> for LongFunctions {
             self.check(&f.sig.ident, f.sig.fn_token.span, block);
         }
         syn::visit::visit_trait_item_fn(self, f);
+    }
+}
+
+// -------------------------------------------------------- one traversal --
+
+/// Collects the functions that re-implement a part of nabla-ir's traversal:
+/// one that returns the bodies nested in an expression (a `Vec` of
+/// `&Body`, `&mut Body`, or tuples starting with one, as
+/// `Exp::nested_bodies` does) or that is named like one of nabla-ir's
+/// walkers (`nested_bodies…`, `for_each_stm…`).
+struct Traversals {
+    found: Vec<(String, usize)>,
+}
+
+/// Whether `ty` is a reference to a `Body`.
+fn is_body_reference(ty: &syn::Type) -> bool {
+    matches!(ty, syn::Type::Reference(r)
+        if matches!(&*r.elem, syn::Type::Path(p)
+            if p.path.segments.last().is_some_and(|s| s.ident == "Body")))
+}
+
+/// Whether a function's result is a list of nested bodies.
+fn returns_bodies(output: &syn::ReturnType) -> bool {
+    let syn::ReturnType::Type(_, ty) = output else {
+        return false;
+    };
+    let syn::Type::Path(p) = &**ty else {
+        return false;
+    };
+    let Some(last) = p.path.segments.last() else {
+        return false;
+    };
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return false;
+    };
+    last.ident == "Vec"
+        && args.args.iter().any(|a| match a {
+            syn::GenericArgument::Type(t) => {
+                is_body_reference(t)
+                    || matches!(t, syn::Type::Tuple(tuple)
+                        if tuple.elems.first().is_some_and(is_body_reference))
+            }
+            _ => false,
+        })
+}
+
+impl Traversals {
+    fn check(&mut self, sig: &syn::Signature) {
+        let name = sig.ident.to_string();
+        if returns_bodies(&sig.output)
+            || name.starts_with("nested_bodies")
+            || name.starts_with("for_each_stm")
+        {
+            self.found.push((name, sig.fn_token.span.start().line));
+        }
+    }
+}
+
+impl<'ast> Visit<'ast> for Traversals {
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        self.check(&f.sig);
+        syn::visit::visit_item_fn(self, f);
+    }
+
+    fn visit_impl_item_fn(&mut self, f: &'ast syn::ImplItemFn) {
+        self.check(&f.sig);
+        syn::visit::visit_impl_item_fn(self, f);
     }
 }
 
@@ -429,6 +499,16 @@ fn violations(krate: &str) -> Vec<String> {
                 "{shown}:{line}: function `{name}` is {n} lines (more than {MAX_FUNCTION_LINES})"
             ));
         }
+        if krate != "nabla-ir" {
+            let mut traversals = Traversals { found: Vec::new() };
+            traversals.visit_file(&m.syntax);
+            for (name, line) in traversals.found {
+                out.push(format!(
+                    "{shown}:{line}: function `{name}` lists nested bodies by hand \
+                     (use nabla_ir::visit: Exp::nested_bodies, for_each_stm)"
+                ));
+            }
+        }
     }
     let graph = module_graph(&modules);
     for component in cycles(&graph) {
@@ -485,9 +565,9 @@ fn listed_long_files_exist_and_are_long() {
     }
 }
 
-/// The checker finds what it looks for: a long function, a cycle through
-/// `super::`, and a cycle through a re-export; and does not count a use of
-/// an ancestor module.
+/// The checker finds what it looks for: a long function, functions that
+/// list nested bodies by hand, a cycle through `super::`, and a cycle
+/// through a re-export; and does not count a use of an ancestor module.
 #[test]
 fn checker_finds_planted_violations() {
     let parse = |path: &[&str], text: &str| Module {
@@ -505,6 +585,18 @@ fn checker_finds_planted_violations() {
     assert_eq!(finder.found.len(), 1);
     assert_eq!(finder.found[0].0, "long");
     assert_eq!(finder.found[0].2, MAX_FUNCTION_LINES + 2);
+
+    let walks = parse(
+        &["c"],
+        "fn bodies(e: &mut Exp) -> Vec<&mut nabla_ir::Body> { vec![] }
+         fn hot(e: &Exp) -> Vec<(&Body, bool)> { vec![] }
+         fn for_each_stm_deep(b: &Body) {}
+         fn vars(e: &Exp) -> Vec<Var> { vec![] }",
+    );
+    let mut traversals = Traversals { found: Vec::new() };
+    traversals.visit_file(&walks.syntax);
+    let names: Vec<&str> = traversals.found.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["bodies", "hot", "for_each_stm_deep"]);
 
     let modules = vec![
         parse(&[], "mod a; mod b; pub use a::Thing; pub struct Root;"),

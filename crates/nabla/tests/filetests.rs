@@ -41,7 +41,11 @@ fn run_pass(name: &str, prog: &mut Program) -> Result<(), String> {
             nabla_opt::pass_names().join(", ")
         )
     })?;
-    pass.run(prog).map(|_| ()).map_err(|e| e.to_string())
+    // A pipeline of the one pass hands it the program's analysis.
+    nabla_opt::Pipeline::empty()
+        .then(pass)
+        .run(prog)
+        .map_err(|e| e.to_string())
 }
 
 /// What one `test:` line asks for.

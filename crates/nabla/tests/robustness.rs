@@ -346,9 +346,9 @@ fn huge_iota_is_an_out_of_memory_error() {
 /// for the reproducer's n = 10^12 (10^10 take 0.66 s), which is the work
 /// itself, not overhead. Under an address-space limit of 100 MB, where the
 /// array would need 8 bytes per element: n = 5·10^9 gives the wrapped sum,
-/// and n = 10^12 is still running after three seconds (an allocation
-/// would have failed at once) with little memory in use; then it is
-/// killed.
+/// and n = 10^12 is still running after half a second of processor time
+/// (an allocation would have failed at once) with little memory in use;
+/// then it is killed.
 #[test]
 fn huge_iota_sum_through_an_executable_allocates_nothing() {
     const LIMIT_KB: u64 = 100_000;
@@ -392,14 +392,29 @@ fn huge_iota_sum_through_an_executable_allocates_nothing() {
         .unwrap()
         .write_all(&std::fs::read(data("oom_abort_iota.in")).unwrap())
         .unwrap();
-    std::thread::sleep(std::time::Duration::from_secs(3));
-    let early_exit = child.try_wait().unwrap();
+    // Wait until the executable has computed for a while (processor time,
+    // not wall-clock time: a busy machine only makes the wait longer): an
+    // allocation of the array would have failed at its start.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(300);
+    let early_exit = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break Some(status);
+        }
+        if processor_ticks(child.id()).is_some_and(|t| t >= BUSY_TICKS) {
+            break None;
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the executable used less than {BUSY_TICKS} ticks of processor time in 300 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
     let status = std::fs::read_to_string(format!("/proc/{}/status", child.id()));
     let _ = child.kill();
     let o = child.wait_with_output().unwrap();
     assert!(
         early_exit.is_none(),
-        "n = 10^12 ended within 3 s ({early_exit:?}): {}{}",
+        "n = 10^12 ended before computing for {BUSY_TICKS} ticks ({early_exit:?}): {}{}",
         text(&o.stdout),
         text(&o.stderr)
     );
@@ -410,6 +425,23 @@ fn huge_iota_sum_through_an_executable_allocates_nothing() {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
         .expect("VmHWM in /proc/PID/status");
     assert!(peak_kb < 20_000, "resident memory {peak_kb} kB");
+}
+
+/// Processor time after which a running executable has certainly passed its
+/// first allocation: half a second at the usual 100 clock ticks per second.
+const BUSY_TICKS: u64 = 50;
+
+/// The processor time (user and system, in clock ticks) process `pid` has
+/// used so far: fields 14 and 15 of `/proc/PID/stat` (proc(5)), counted
+/// after the parenthesised command name. `None` once the process is gone.
+fn processor_ticks(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let after_name = stat.get(stat.rfind(')')? + 1..)?;
+    // Field 3 (the state) is the first after the name.
+    let fields: Vec<&str> = after_name.split_whitespace().collect();
+    let user: u64 = fields.get(14 - 3)?.parse().ok()?;
+    let system: u64 = fields.get(15 - 3)?.parse().ok()?;
+    Some(user + system)
 }
 
 #[test]

@@ -80,7 +80,9 @@ pub(super) fn prune_recomputed(body: &mut Body, recomputed: &HashSet<Var>) {
         });
         let mut changed = body.stms.len() != before;
         for s in &mut body.stms {
-            changed |= crate::util::nested_bodies_mut(&mut s.exp)
+            changed |= s
+                .exp
+                .nested_bodies_mut()
                 .into_iter()
                 .fold(false, |c, nb| prune(nb, recomputed, uses) | c);
         }

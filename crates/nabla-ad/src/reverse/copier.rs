@@ -2,9 +2,15 @@
 //! of a scope's primal code in the return sweep runs such a copy), fresh copies
 //! of bodies and lambdas, and the inlining of calls before a `vjp` is
 //! differentiated.
+//!
+//! Not a traversal of its own: the [`Copier`] is a `nabla_ir::rewrite::Visitor`
+//! run by `walk_body_deep`, and nested bodies come from
+//! `Exp::nested_bodies_mut`. It stays here, beside nabla-ir's `Renamer`,
+//! because its copies bind fresh variables through the AD's
+//! `FunctionBuilder` (types from the builder's table, or from another
+//! function's for a callee) and report free variables of a callee as errors.
 
 use super::adjoints::Reverse;
-use crate::util::nested_bodies_mut;
 use crate::{error, unsupported, AdError};
 use nabla_ir::builder::FunctionBuilder;
 use nabla_ir::rewrite::{dim_of_atom, walk_body_deep, Visitor};
@@ -219,7 +225,7 @@ impl Reverse<'_> {
                     Exp::Atoms(copied.result)
                 }
                 mut e => {
-                    for nested in nested_bodies_mut(&mut e) {
+                    for nested in e.nested_bodies_mut() {
                         let taken = std::mem::take(nested);
                         *nested = self.inline_calls_in(b, taken, inlining)?;
                     }

@@ -48,7 +48,7 @@ impl Reverse<'_> {
             map.insert(p.var, a);
         }
         let copy = self.fresh_copy(b, &rule.body, map)?;
-        crate::util::for_each_stm_deep(&copy, &mut |s| {
+        nabla_ir::visit::for_each_stm(&copy, &mut |s| {
             if let (Exp::WithVjp { .. }, Some(p)) = (&s.exp, s.pat.first()) {
                 self.in_rules.insert(p.var);
             }

@@ -33,7 +33,7 @@ impl Reverse<'_> {
         stacker::maybe_grow(64 * 1024, 1024 * 1024, || {
             let mut stms = Vec::with_capacity(body.stms.len());
             for mut stm in body.stms {
-                for nested in crate::util::nested_bodies_mut(&mut stm.exp) {
+                for nested in stm.exp.nested_bodies_mut() {
                     let taken = std::mem::take(nested);
                     *nested = self.lower_histograms(b, taken)?;
                 }
