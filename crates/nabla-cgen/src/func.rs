@@ -1440,7 +1440,15 @@ impl<'a> FnGen<'a> {
             vec![("0", wv.clone())]
         };
         let last = loops.len() - 1;
+        // Each loop writes the rows in place into the same destinations:
+        // the inner maps of the first take them (row_destinations), so the
+        // second starts from the same ones (else its inner maps would
+        // write into blocks of their own, and its rows stay unwritten).
+        let destinations = self.row_destinations.clone();
         for (k, (from, to)) in loops.into_iter().enumerate() {
+            if k > 0 {
+                self.row_destinations = destinations.clone();
+            }
             let rows = Rows {
                 from,
                 to: &to,

@@ -353,7 +353,9 @@ fn one_thread_runs_sequential_c(
     sequential: &str,
     entry: bool,
 ) -> Result<String, CgenError> {
-    let sequential = sequential.replace("nb_fun_", SEQUENTIAL_PREFIX);
+    // Its runtime helpers count references without atomics (multicore.rs).
+    let sequential =
+        multicore::call_unshared_helpers(&sequential.replace("nb_fun_", SEQUENTIAL_PREFIX));
     let mut out = sequential;
     out.push('\n');
     let prototype = func::prototype(id, f)?;

@@ -134,14 +134,107 @@ fn apply(text: &str, patch: &Patch, at_least: bool) -> Result<String, CgenError>
     Ok(text.replace(patch.text, patch.with))
 }
 
-/// The runtime for multicore C: prelude, patched runtime, epilogue.
+/// The runtime's inlined helpers that count references (directly or
+/// through one another). Multicore C has each twice: as patched (their
+/// counts atomic while a region's threads run, a test at every use) and,
+/// unpatched, renamed by [`unshared_name`], for the sequential copies of
+/// the functions (`nb_seq_fun_N`, run where there is one thread), which
+/// so compile to the code of sequential C: the test inlined at every
+/// count made gmm's Jacobian's sequential copy 1.4x larger and 4 to 10x
+/// slower than sequential C.
+const UNSHARED_HELPERS: &[&str] = &[
+    "nb_retain",
+    "nb_release",
+    "nb_make_unique",
+    "nb_view_at",
+    "nb_subarray",
+    "nb_subarray1",
+    "nb_row",
+];
+
+/// The name of a helper's unshared copy: `nb_release` gives
+/// `nb_seq_release`.
+fn unshared_name(helper: &str) -> String {
+    format!("nb_seq_{}", helper.trim_start_matches("nb_"))
+}
+
+/// `c` with every call of a helper of [`UNSHARED_HELPERS`] (its name
+/// followed by `(`, not preceded by a letter, digit or `_`) made a call
+/// of its unshared copy.
+pub(crate) fn call_unshared_helpers(c: &str) -> String {
+    let mut out = c.to_string();
+    for helper in UNSHARED_HELPERS {
+        let call = format!("{helper}(");
+        let renamed = format!("{}(", unshared_name(helper));
+        let mut result = String::with_capacity(out.len());
+        let mut rest = out.as_str();
+        while let Some(at) = rest.find(&call) {
+            let starts_name = rest[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|ch| !(ch.is_ascii_alphanumeric() || ch == '_'));
+            result.push_str(&rest[..at]);
+            result.push_str(if starts_name { &renamed } else { &call });
+            rest = &rest[at + call.len()..];
+        }
+        result.push_str(rest);
+        out = result;
+    }
+    out
+}
+
+/// The definition of the runtime's function `name` in `runtime`: from
+/// the line that starts it (`static …` or `__attribute__ …`, naming it
+/// before its first `(`) to its closing `}` at the start of a line. An
+/// error unless there is exactly one.
+fn definition<'a>(runtime: &'a str, name: &str) -> Result<&'a str, CgenError> {
+    let named = format!(" {name}(");
+    let mut found = Vec::new();
+    let mut at = 0;
+    for line in runtime.split_inclusive('\n') {
+        let starts = line.starts_with("static ") || line.starts_with("__attribute__");
+        if starts && line.contains(&named) && !line.trim_end().ends_with(';') {
+            found.push(at);
+        }
+        at += line.len();
+    }
+    let [start] = found[..] else {
+        return Err(CgenError::internal(&format!(
+            "multicore: the runtime has {} definitions of {name}, not 1",
+            found.len()
+        )));
+    };
+    let end = runtime[start..]
+        .find("\n}\n")
+        .ok_or_else(|| CgenError::internal(&format!("multicore: {name} has no end")))?;
+    Ok(&runtime[start..start + end + 3])
+}
+
+/// The unshared copies of [`UNSHARED_HELPERS`]: their definitions in the
+/// unpatched runtime, renamed, calling one another's copies.
+fn unshared_helpers() -> Result<String, CgenError> {
+    let mut out = String::from(
+        "\n/* ---------- multicore: the sequential copies' helpers ---------- */\n/* The runtime's reference-counting helpers as sequential C has them (no\n * atomics, no test): called only by the sequential copies of the\n * functions (nb_seq_fun_N), which run only where there is one thread. */\n",
+    );
+    for helper in UNSHARED_HELPERS {
+        out.push_str(&call_unshared_helpers(definition(
+            crate::RUNTIME_C,
+            helper,
+        )?));
+    }
+    Ok(out)
+}
+
+/// The runtime for multicore C: prelude, patched runtime, the unshared
+/// helpers, epilogue.
 pub(crate) fn runtime() -> Result<String, CgenError> {
     let mut rt = crate::RUNTIME_C.to_string();
     for patch in RUNTIME_PATCHES {
         rt = apply(&rt, patch, false)?;
     }
     rt = apply(&rt, &OPTION_PATCH, false)?;
-    Ok(format!("{PRELUDE_C}{rt}{EPILOGUE_C}"))
+    let unshared = unshared_helpers()?;
+    Ok(format!("{PRELUDE_C}{rt}{unshared}{EPILOGUE_C}"))
 }
 
 /// Turns a generated sequential source (an executable's, or the C API's
@@ -342,6 +435,48 @@ entry main = main (params [1], results [1, 1])
             .unwrap();
         assert!(m.contains("`clang` has no OpenMP"), "{m}");
         assert!(explain_compiler_failure("gcc", "x.c:3: error: expected ';'").is_none());
+    }
+
+    #[test]
+    fn the_unshared_helpers_count_without_atomics() {
+        let rt = runtime().unwrap();
+        let start = rt
+            .find("multicore: the sequential copies' helpers")
+            .unwrap();
+        let end = rt.find("multicore: after the runtime").unwrap();
+        let helpers = &rt[start..end];
+        for helper in UNSHARED_HELPERS {
+            let copy = format!(" {}(", unshared_name(helper));
+            assert_eq!(
+                helpers
+                    .lines()
+                    .filter(|l| l.starts_with("static ") || l.starts_with("__attribute__"))
+                    .filter(|l| l.contains(&copy))
+                    .count(),
+                1,
+                "{helper}"
+            );
+        }
+        // No test of the threads, no atomic, and the copies call copies.
+        assert!(!helpers.contains("NB_RC_") && !helpers.contains("__atomic"));
+        assert!(helpers.contains("if (a->mem && --a->mem->rc == 0) nb_free_mem(a->mem);"));
+        assert!(helpers.contains("nb_seq_view_at("), "{helpers}");
+        assert!(!helpers.contains(" nb_view_at("), "{helpers}");
+    }
+
+    #[test]
+    fn only_calls_of_the_helpers_are_renamed() {
+        let c = "nb_release(&v1); nb_subarray1(&a, l, &b, 2, 8, 0, 1); nb_row(&r, &a, 2, 8, j, 0);\nmy_nb_release(&x); nb_release_all(&y); nb_rows(z);";
+        assert_eq!(
+            call_unshared_helpers(c),
+            "nb_seq_release(&v1); nb_seq_subarray1(&a, l, &b, 2, 8, 0, 1); nb_seq_row(&r, &a, 2, 8, j, 0);\nmy_nb_release(&x); nb_release_all(&y); nb_rows(z);"
+        );
+    }
+
+    #[test]
+    fn a_helper_not_in_the_runtime_is_an_error() {
+        let e = definition(crate::RUNTIME_C, "nb_no_such_helper").unwrap_err();
+        assert!(e.to_string().contains("0 definitions"), "{e}");
     }
 
     #[test]

@@ -20,9 +20,7 @@
 //!   element, which are combined into them in thread order afterwards (so
 //!   a non-commutative operator gives the sequential result, up to
 //!   floating-point reassociation). `write` accumulators (scatter: the
-//!   last write wins) stay sequential. **Switched off for now** (every
-//!   accumulator map stays sequential, [`decide_with`]): with 2 threads
-//!   gmm's Jacobian gave a wrong adjoint.
+//!   last write wins) stay sequential.
 //! * `reduce` of scalars (each thread reduces its own contiguous rows
 //!   from the neutral element; the partial results are combined in
 //!   thread order, so a non-commutative operator gives the sequential
@@ -178,13 +176,7 @@ fn accumulators_combine(lam: &Lambda, arrs: &[nabla_ir::Var], accs: &Accumulator
 pub fn decide_with(soac: &Soac, accs: &Accumulators) -> SegOp {
     let kind = SegKind::of(soac);
     let parallel_lambda = match soac {
-        // Maps that take accumulators stay sequential for now: through
-        // multicore C with 2 threads, gmm's Jacobian (an accumulator map)
-        // gave a wrong adjoint (gradbench_through_multicore, $.q[1][0]);
-        // the private copies' code is kept for the fix.
-        Soac::Map { lam, arrs, .. } => (!lam.params.iter().any(|p| p.ty.is_acc())
-            && accumulators_combine(lam, arrs, accs))
-        .then_some(lam),
+        Soac::Map { lam, arrs, .. } => accumulators_combine(lam, arrs, accs).then_some(lam),
         Soac::Reduce { lam, .. } => lam
             .params
             .iter()
