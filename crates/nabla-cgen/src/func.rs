@@ -884,9 +884,7 @@ impl<'a> FnGen<'a> {
             }
             Exp::Soac(soac) => {
                 let decision = self.decision(pat);
-                self.parallel_or_sequential(decision, soac_width(soac), |g| {
-                    g.soac(&loc, pat, soac)
-                })?
+                self.parallel_or_sequential(decision, soac.width(), |g| g.soac(&loc, pat, soac))?
             }
             Exp::WithAcc { inputs, lam } => {
                 if lam.params.len() != inputs.len() || lam.body.result.len() < inputs.len() {
@@ -3044,17 +3042,6 @@ fn componentwise_operator(lam: &Lambda) -> Option<Vec<Component<'_>>> {
         }
     }
     parts.iter().any(|p| p.rows).then_some(parts)
-}
-
-/// The width (outermost number of rows) of `soac`.
-fn soac_width(soac: &Soac) -> &Atom {
-    match soac {
-        Soac::Map { w, .. }
-        | Soac::Reduce { w, .. }
-        | Soac::Scan { w, .. }
-        | Soac::Hist { w, .. }
-        | Soac::Scatter { w, .. } => w,
-    }
 }
 
 /// Whether a reduction over `w` elements is long enough for lanes: not a

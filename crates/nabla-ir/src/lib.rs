@@ -317,6 +317,20 @@ pub enum Soac {
     },
 }
 
+impl Soac {
+    /// The width of the SOAC: its outermost number of rows (the `w` every
+    /// form has).
+    pub fn width(&self) -> &Atom {
+        match self {
+            Soac::Map { w, .. }
+            | Soac::Reduce { w, .. }
+            | Soac::Scan { w, .. }
+            | Soac::Hist { w, .. }
+            | Soac::Scatter { w, .. } => w,
+        }
+    }
+}
+
 /// How an accumulator combines an update with the value already in its cell.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum AccOp {

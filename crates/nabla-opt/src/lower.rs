@@ -188,7 +188,7 @@ pub fn decide_with(soac: &Soac, accs: &Accumulators) -> SegOp {
         None => SegLevel::Sequential,
         Some(lam) => {
             let min_width = (PARALLEL_WORK / row_work(lam).max(1)).max(2);
-            match width(soac) {
+            match soac.width() {
                 Atom::Const(c) if known_width(c).is_some_and(|w| w < min_width) => {
                     SegLevel::Sequential
                 }
@@ -197,16 +197,6 @@ pub fn decide_with(soac: &Soac, accs: &Accumulators) -> SegOp {
         }
     };
     SegOp { kind, level }
-}
-
-fn width(soac: &Soac) -> &Atom {
-    match soac {
-        Soac::Map { w, .. }
-        | Soac::Reduce { w, .. }
-        | Soac::Scan { w, .. }
-        | Soac::Hist { w, .. }
-        | Soac::Scatter { w, .. } => w,
-    }
 }
 
 fn known_width(c: &PrimValue) -> Option<u64> {
