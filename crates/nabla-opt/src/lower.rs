@@ -41,10 +41,21 @@ use nabla_ir::seg::{outermost_soacs, SegKind, SegLevel, SegOp};
 use nabla_ir::{AccOp, Atom, Body, Exp, FunId, Lambda, LoopForm, PrimValue, Program, Soac, Type};
 use std::collections::HashMap;
 
-/// The work (in [`row_work`]'s units, about one scalar operation each) a
-/// parallel level needs at least: below it threads cost more than they
-/// gain. An estimate, not a measurement yet.
-pub const PARALLEL_WORK: u64 = 16_384;
+/// The work (in [`row_work`]'s units, about one scalar operation, a
+/// nanosecond or less, each) a parallel level needs at least: below it
+/// threads cost more than they gain.
+///
+/// Measured with `bench/region_cost.c` on the 2-core machine this
+/// project runs on (a virtual machine; gcc's OpenMP, default wait
+/// policy): a region on 2 threads costs 1–2 µs right after another, 7 µs
+/// after 10 µs of sequential work, about 60 µs after 100 µs and 200–300 µs
+/// after 1 ms, when the idle thread has gone to sleep and its processor
+/// must be woken (`OMP_WAIT_POLICY=active` keeps it spinning: 1–2 µs
+/// after 100 µs). Levels alternate with sequential code, so the threshold
+/// is about 130 µs of work, twice the usual wake-up: the former 16 384
+/// units made ht's Jacobian run 4-row maps of 4×4 matrices inside its
+/// loop over bones in parallel, 21 regions a call.
+pub const PARALLEL_WORK: u64 = 131_072;
 
 /// The trips assumed for a loop, a nested SOAC or a call whose trip count
 /// the estimate does not know.
@@ -206,11 +217,21 @@ fn known_width(c: &PrimValue) -> Option<u64> {
     }
 }
 
-/// The estimated work of one run of `lam`: one unit per statement, a
-/// loop, nested SOAC or call counting [`UNKNOWN_TRIPS`] runs of its
-/// body (a call: of that many units), a branch its longer arm.
+/// The estimated work of one run of `lam`: one unit per statement; a
+/// loop or nested SOAC counts its trips times its body (the trip count
+/// where it is a constant — a `for` bound, a SOAC's width, as the 4×4
+/// matrices of ht's bones — else [`UNKNOWN_TRIPS`]); a call counts
+/// [`UNKNOWN_TRIPS`] units, a branch its longer arm.
 pub fn row_work(lam: &Lambda) -> u64 {
     body_work(&lam.body)
+}
+
+/// The trips of a loop or SOAC whose count is `count`.
+fn trips(count: &Atom) -> u64 {
+    match count {
+        Atom::Const(c) => known_width(c).unwrap_or(UNKNOWN_TRIPS),
+        _ => UNKNOWN_TRIPS,
+    }
 }
 
 fn body_work(body: &Body) -> u64 {
@@ -218,7 +239,13 @@ fn body_work(body: &Body) -> u64 {
         .iter()
         .map(|s| match &s.exp {
             Exp::If { then_, else_, .. } => 1 + body_work(then_).max(body_work(else_)),
-            Exp::Loop { body, .. } => 1 + UNKNOWN_TRIPS.saturating_mul(body_work(body)),
+            Exp::Loop { body, form, .. } => {
+                let count = match form {
+                    LoopForm::For { bound, .. } => trips(bound),
+                    LoopForm::While { .. } => UNKNOWN_TRIPS,
+                };
+                1 + count.saturating_mul(body_work(body))
+            }
             Exp::Soac(soac) => {
                 let lam = match soac {
                     Soac::Map { lam, .. }
@@ -227,7 +254,7 @@ fn body_work(body: &Body) -> u64 {
                     | Soac::Hist { lam, .. } => Some(lam),
                     Soac::Scatter { .. } => None,
                 };
-                1 + UNKNOWN_TRIPS.saturating_mul(lam.map_or(1, row_work))
+                1 + trips(soac.width()).saturating_mul(lam.map_or(1, row_work))
             }
             Exp::WithAcc { lam, .. } => 1 + row_work(lam),
             Exp::Apply(..) => UNKNOWN_TRIPS,

@@ -408,53 +408,56 @@ fn multicore_regressions_with_two_and_three_threads() {
 /// sequential copy), and give the sequential results: a
 /// non-commutative reduction (the last element of each pair wins unless
 /// larger), a map of rows and a sum of integers.
-#[test]
-fn multicore_levels_run_on_the_threads_asked_for() {
-    let dir = std::env::temp_dir().join(format!("nabla-multicore-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let src = dir.join("prog.fut");
-    std::fs::write(
-        &src,
-        "entry main (n: i64) =\n\
-         let xs = map (\\i -> (i * 7919) % 1009) (iota n)\n\
-         let s = reduce (+) 0 xs\n\
-         let f = reduce (\\(a: i64, b: i64) (c, d) -> (a * d + c, b * d)) (0, 1) (map (\\x -> (x % 3, 2)) (take 40 xs))\n\
-         let rows = map (\\i -> map (\\j -> i * j) (iota 3)) (iota n)\n\
-         in (s, f, rows[n - 1])\n",
-    )
-    .expect("write the program");
-    let compiled = nabla::compile_with(
-        &src,
-        &static_ad_options().for_target(nabla_cgen::Target::Multicore),
-    )
-    .expect("compiles");
-    let c = nabla::cbackend::c_source(&compiled).expect("C");
-    assert!(c.source.contains("#pragma omp parallel"));
-    let c_file = dir.join("prog.c");
-    std::fs::write(&c_file, &c.source).expect("write C");
-    let exe = dir.join("prog");
-    let cc = std::env::var("CC")
-        .ok()
-        .filter(|s| !s.trim().is_empty())
-        .unwrap_or_else(|| "gcc".into());
-    let status = std::process::Command::new(&cc)
-        .args([
-            "-std=c11",
-            "-D_GNU_SOURCE",
-            "-O1",
-            "-fopenmp",
-            "-DNB_REPORT_THREADS",
-        ])
-        .arg(&c_file)
-        .arg("-o")
-        .arg(&exe)
-        .arg("-lm")
-        .status()
-        .expect("run the C compiler");
-    assert!(status.success(), "{cc} failed on {}", c_file.display());
-    let run = |threads: &str| {
-        let mut child = std::process::Command::new(&exe)
-            .args(["--num-threads", threads, "--parallel-from", "2"])
+/// A multicore C executable of `program`, compiled with
+/// `-DNB_REPORT_THREADS` (it reports on stderr the most threads a
+/// parallel level ran on) in a fresh folder named after `name`.
+struct ReportingExecutable {
+    dir: std::path::PathBuf,
+    exe: std::path::PathBuf,
+}
+
+impl ReportingExecutable {
+    fn compile(name: &str, program: &str) -> ReportingExecutable {
+        let dir = std::env::temp_dir().join(format!("nabla-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let src = dir.join("prog.fut");
+        std::fs::write(&src, program).expect("write the program");
+        let compiled = nabla::compile_with(
+            &src,
+            &static_ad_options().for_target(nabla_cgen::Target::Multicore),
+        )
+        .expect("compiles");
+        let c = nabla::cbackend::c_source(&compiled).expect("C");
+        assert!(c.source.contains("#pragma omp parallel"));
+        let c_file = dir.join("prog.c");
+        std::fs::write(&c_file, &c.source).expect("write C");
+        let exe = dir.join("prog");
+        let cc = std::env::var("CC")
+            .ok()
+            .filter(|s| !s.trim().is_empty())
+            .unwrap_or_else(|| "gcc".into());
+        let status = std::process::Command::new(&cc)
+            .args([
+                "-std=c11",
+                "-D_GNU_SOURCE",
+                "-O1",
+                "-fopenmp",
+                "-DNB_REPORT_THREADS",
+            ])
+            .arg(&c_file)
+            .arg("-o")
+            .arg(&exe)
+            .arg("-lm")
+            .status()
+            .expect("run the C compiler");
+        assert!(status.success(), "{cc} failed on {}", c_file.display());
+        ReportingExecutable { dir, exe }
+    }
+
+    /// Runs it with `args` on `input`; its standard output and error.
+    fn run(&self, args: &[&str], input: &[u8]) -> (String, String) {
+        let mut child = std::process::Command::new(&self.exe)
+            .args(args)
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped())
@@ -465,13 +468,38 @@ fn multicore_levels_run_on_the_threads_asked_for() {
             .stdin
             .take()
             .expect("stdin")
-            .write_all(b"1000\n")
+            .write_all(input)
             .expect("write input");
         let out = child.wait_with_output().expect("wait");
         assert!(out.status.success());
         (
             String::from_utf8_lossy(&out.stdout).into_owned(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+}
+
+impl Drop for ReportingExecutable {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[test]
+fn multicore_levels_run_on_the_threads_asked_for() {
+    let exe = ReportingExecutable::compile(
+        "multicore",
+        "entry main (n: i64) =\n\
+         let xs = map (\\i -> (i * 7919) % 1009) (iota n)\n\
+         let s = reduce (+) 0 xs\n\
+         let f = reduce (\\(a: i64, b: i64) (c, d) -> (a * d + c, b * d)) (0, 1) (map (\\x -> (x % 3, 2)) (take 40 xs))\n\
+         let rows = map (\\i -> map (\\j -> i * j) (iota 3)) (iota n)\n\
+         in (s, f, rows[n - 1])\n",
+    );
+    let run = |threads: &str| {
+        exe.run(
+            &["--num-threads", threads, "--parallel-from", "2"],
+            b"1000\n",
         )
     };
     let (one, one_err) = run("1");
@@ -484,5 +512,34 @@ fn multicore_levels_run_on_the_threads_asked_for() {
         "{one_err}"
     );
     assert!(three_err.contains("up to 3 threads"), "{three_err}");
-    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A map fused into the reduction of its results (a redomap) runs in
+/// parallel from the map's width, not from the reduction's: each row
+/// does the map's work too. Here each row runs a loop of 200 steps, so
+/// `lower` decides the map parallel from a few dozen rows and the sum
+/// (one addition a row) from thousands; with the reduction's width the
+/// fused level over 1000 rows stayed sequential (as gmm's objective did).
+/// The widths `lower` decided are used: no `--parallel-from`.
+#[test]
+fn a_fused_map_and_reduction_runs_in_parallel_from_the_maps_width() {
+    let exe = ReportingExecutable::compile(
+        "redomap-width",
+        "entry main (n: i64) =\n\
+         reduce (+) 0 (map (\\i -> loop acc = f64.i64 i for k < 200 do acc * 0.999 + f64.i64 k) (iota n))\n",
+    );
+    let (one, _) = exe.run(&["--num-threads", "1"], b"1000\n");
+    let (two, two_err) = exe.run(&["--num-threads", "2"], b"1000\n");
+    let (one, two): (f64, f64) = (
+        one.trim().trim_end_matches("f64").parse().expect("a f64"),
+        two.trim().trim_end_matches("f64").parse().expect("a f64"),
+    );
+    assert!((one - two).abs() <= 1e-9 * one.abs(), "{one} vs {two}");
+    assert!(two_err.contains("up to 2 threads"), "{two_err}");
+    // Below the map's width it stays sequential.
+    let (_, small_err) = exe.run(&["--num-threads", "2"], b"3\n");
+    assert!(
+        small_err.contains("every level ran its sequential copy"),
+        "{small_err}"
+    );
 }
