@@ -526,7 +526,10 @@ fn repl_on_a_terminal_prompts_and_recalls_history() {
         "no `script` command (util-linux) to make a pseudo-terminal for the REPL"
     );
     let cmd = format!("{} repl", env!("CARGO_BIN_EXE_nabla"));
+    // A terminal that can edit lines (with TERM=dumb, as in a bare
+    // chroot, the REPL reads plain lines, rightly).
     let mut child = Command::new("script")
+        .env("TERM", "xterm")
         .args(["-q", "-e", "-c", &cmd, "/dev/null"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -34,10 +34,13 @@ fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
 }
 
-/// Runs `program ARGS` on `stdin` under the address-space limit and a
-/// wall-clock limit of two minutes (`timeout -s KILL`).
+/// Runs `program ARGS` on `stdin` under the address-space limit and two
+/// minutes of CPU time (`ulimit -t`; on a loaded machine a run may wait far
+/// longer than it computes), with twenty minutes of wall-clock time for a
+/// run that hangs without computing (`timeout -s KILL`).
 fn run_limited(program: &Path, args: &[&str], stdin: &[u8]) -> Output {
-    let mut script = format!("ulimit -v {MEMORY_LIMIT_KB}; exec timeout -s KILL 120 \"$0\"");
+    let mut script =
+        format!("ulimit -v {MEMORY_LIMIT_KB}; ulimit -t 120; exec timeout -s KILL 1200 \"$0\"");
     for i in 1..=args.len() {
         script.push_str(&format!(" \"${i}\""));
     }
