@@ -1998,7 +1998,7 @@ impl<'a> FnGen<'a> {
         } else {
             format!(" firstprivate({})", private.join(", "))
         };
-        self.line("nb_open_region();");
+        self.line("nb_threads_running = 1;");
         self.line(&format!(
             "#pragma omp parallel num_threads(nb_threads()){clause}"
         ));

@@ -35,25 +35,6 @@ struct Patch {
 
 /// The runtime's shared state, made safe for threads.
 const RUNTIME_PATCHES: &[Patch] = &[
-    // Each block records the region and thread that made it
-    // (multicore_prelude.c's NB_SET_OWNER): in the executable's header,
-    // which stays a multiple of 16 bytes, and in the library's, in place
-    // of its padding.
-    Patch {
-        text: "  int64_t pad; /* the block's size class (see nb_free_lists), or minus its size in bytes */\n} nb_mem;",
-        with: "  int64_t pad; /* the block's size class (see nb_free_lists), or minus its size in bytes */\n  int64_t owner; /* who made it (NB_SET_OWNER) */\n  int64_t unused; /* keeps the data 16-byte aligned */\n} nb_mem;",
-        times: 1,
-    },
-    Patch {
-        text: "  int64_t unused; /* keeps the data 16-byte aligned */\n} nb_mem;\nstatic nb_mem nb_live",
-        with: "  int64_t owner; /* who made it (NB_SET_OWNER) */\n} nb_mem;\nstatic nb_mem nb_live",
-        times: 1,
-    },
-    Patch {
-        text: "a.mem->rc = 1;",
-        with: "a.mem->rc = 1;\n  NB_SET_OWNER(a.mem);",
-        times: 2,
-    },
     // Reference counts: atomic while threads run (NB_SHARED).
     Patch {
         text: "if (a.mem) a.mem->rc++;",

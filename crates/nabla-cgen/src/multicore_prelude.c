@@ -25,36 +25,11 @@
  * reference counts everywhere). */
 static int nb_threads_running;
 #define NB_SHARED __builtin_expect(nb_threads_running, 0)
-/* Blocks a thread allocates while a region runs are its own until the
- * region ends: arrays hold no references to blocks, so a block made in
- * one row reaches no other thread (results are copied into rows of
- * blocks made before the region; per-thread partial results are read
- * after it). Each block records who made it (`owner`, multicore.rs adds
- * the field): 0 outside regions, else a token unique to the region and
- * the thread (nb_region_token, set by NB_WORKER_BEGIN from the count of
- * regions opened, nb_regions_opened, which the calling thread increments
- * before each). A thread counts references to its own blocks without
- * atomics; blocks made before the region, which every thread may count,
- * atomically (ht's Jacobian on 2 threads: each row's views and rows made
- * and released in its inner loops were atomic increments and decrements,
- * 2.5x the one-thread time). */
-static _Thread_local int64_t nb_region_token;
-static int64_t nb_regions_opened;
-#define NB_SET_OWNER(m) ((m)->owner = nb_region_token)
-#define NB_ATOMIC_RC(m) (NB_SHARED && (m)->owner != nb_region_token)
 #define NB_RC_INC(m)                                                                           \
-  (NB_ATOMIC_RC(m) ? (void)__atomic_fetch_add(&(m)->rc, 1, __ATOMIC_RELAXED) : (void)((m)->rc++))
+  (NB_SHARED ? (void)__atomic_fetch_add(&(m)->rc, 1, __ATOMIC_RELAXED) : (void)((m)->rc++))
 #define NB_RC_DEC_IS_ZERO(m)                                                                   \
-  (NB_ATOMIC_RC(m) ? __atomic_sub_fetch(&(m)->rc, 1, __ATOMIC_ACQ_REL) == 0 : --(m)->rc == 0)
-#define NB_RC_GET(m) (NB_ATOMIC_RC(m) ? __atomic_load_n(&(m)->rc, __ATOMIC_ACQUIRE) : (m)->rc)
-/* The calling thread, just before a region: counts it, and lets the
- * shared state be updated atomically. */
-static inline void nb_open_region(void) {
-  nb_regions_opened++;
-  nb_threads_running = 1;
-}
-#define NB_ENTER_REGION()                                                                      \
-  (nb_region_token = nb_regions_opened * NB_MAX_THREADS + omp_get_thread_num() + 1)
+  (NB_SHARED ? __atomic_sub_fetch(&(m)->rc, 1, __ATOMIC_ACQ_REL) == 0 : --(m)->rc == 0)
+#define NB_RC_GET(m) (NB_SHARED ? __atomic_load_n(&(m)->rc, __ATOMIC_ACQUIRE) : (m)->rc)
 #define NB_MEM_ADD(counter, bytes)                                                             \
   (NB_SHARED ? __atomic_add_fetch(&(counter), (bytes), __ATOMIC_RELAXED)                       \
              : ((counter) += (bytes)))
@@ -144,7 +119,6 @@ static int nb_par_failed;
 static _Thread_local jmp_buf *nb_worker_jmp;
 #define NB_WORKER_BEGIN                                                                        \
   {                                                                                            \
-    NB_ENTER_REGION();                                                                         \
     jmp_buf nb_worker_buf_;                                                                    \
     jmp_buf *nb_worker_outer_ = nb_worker_jmp;                                                 \
     nb_worker_jmp = &nb_worker_buf_;                                                           \
@@ -152,7 +126,6 @@ static _Thread_local jmp_buf *nb_worker_jmp;
 #define NB_WORKER_END                                                                          \
   }                                                                                            \
   nb_worker_jmp = nb_worker_outer_;                                                            \
-  nb_region_token = 0;                                                                         \
   }
 #define NB_FAIL_ENTER()                                                                        \
   do {                                                                                         \
@@ -176,10 +149,8 @@ static _Thread_local jmp_buf *nb_worker_jmp;
 /* Executable: the first failing thread reports and exits; a second one
  * waits for the exit. */
 static int nb_failing;
-#define NB_WORKER_BEGIN {NB_ENTER_REGION();
-#define NB_WORKER_END                                                                          \
-  nb_region_token = 0;                                                                         \
-  }
+#define NB_WORKER_BEGIN {
+#define NB_WORKER_END }
 #define NB_FAIL_ENTER()                                                                        \
   do {                                                                                         \
     if (__atomic_exchange_n(&nb_failing, 1, __ATOMIC_ACQ_REL))                                 \
