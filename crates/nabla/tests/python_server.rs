@@ -33,9 +33,13 @@ fn ok(cmd: &mut Command, what: &str) {
 fn futhark_server_drives_a_nabla_server() {
     let venv = venv();
     let python = venv.join("bin/python");
-    if !python.exists() {
+    // A venv without pip is what a python3 without ensurepip leaves
+    // behind (a run before .ci/setup installed python3-venv): made again.
+    if !python.exists() || !venv.join("bin/pip").exists() {
         ok(
-            Command::new("python3").args(["-m", "venv"]).arg(&venv),
+            Command::new("python3")
+                .args(["-m", "venv", "--clear"])
+                .arg(&venv),
             "python3 -m venv",
         );
     }
