@@ -2244,15 +2244,13 @@ impl<'a> FnGen<'a> {
         self.line(&format!("int64_t {wv} = {};", self.int(w)?));
         self.check_widths(loc, what, &wv, arrs)?;
         let (accs, elems) = lam.params.split_at(k);
-        // The rows combined in place below (a sequential reduction, not in
-        // lanes, by a componentwise operator).
-        let in_place =
-            !scan && !parallel && lane_operator(lam).filter(|_| worth_lanes(w)).is_none();
-        let rows_in_place = if in_place {
-            rows_combined_in_place(componentwise_operator(lam).as_deref())
-        } else {
-            HashSet::new()
-        };
+        // The reduction's form, chosen once: in lanes, or (a sequential
+        // reduction, not in lanes, by a componentwise operator) rows
+        // combined in place, whose accumulators start from copies.
+        let lanes = lane_operator(lam).filter(|_| worth_lanes(w));
+        let rows_parts =
+            componentwise_operator(lam).filter(|_| !scan && !parallel && lanes.is_none());
+        let rows_in_place = rows_combined_in_place(rows_parts.as_deref());
         for (p, n) in accs.iter().zip(neutral) {
             let value = self.initial_accumulator(p, n, &rows_in_place)?;
             self.line(&format!("{} = {value};", var_name(p.var)));
@@ -2261,7 +2259,6 @@ impl<'a> FnGen<'a> {
             if scan {
                 return Err(CgenError::internal("a parallel decision on a scan"));
             }
-            let lanes = lane_operator(lam).filter(|_| worth_lanes(w));
             let private = self.bound_in(&[lam], &pat.iter().map(|p| p.var).collect::<Vec<_>>());
             let element = |g: &mut Self| -> Result<(), CgenError> {
                 for (p, v) in elems.iter().zip(arrs) {
@@ -2284,7 +2281,7 @@ impl<'a> FnGen<'a> {
             self.close();
             return Ok(());
         }
-        if let Some(op) = lane_operator(lam).filter(|_| !scan && worth_lanes(w)) {
+        if let Some(op) = lanes.filter(|_| !scan) {
             let lanes = Lanes {
                 acc: &accs[0],
                 elem: &elems[0],
@@ -2295,7 +2292,7 @@ impl<'a> FnGen<'a> {
             self.close();
             return Ok(());
         }
-        if let Some(parts) = componentwise_operator(lam).filter(|_| !scan) {
+        if let Some(parts) = rows_parts {
             self.reduce_rows_in_place(&wv, pat, &parts, |g| {
                 for (part, a) in parts.iter().zip(arrs) {
                     g.bind_row(part.elem, *a, "j")?;
@@ -2944,10 +2941,6 @@ fn lane_operator(lam: &Lambda) -> Option<(BinOp, PrimType)> {
     (operands_ok && result_ok && op_ok && t != PrimType::F16).then_some((op, t))
 }
 
-/// One component of a reduction operator that combines its components
-/// independently (see [`componentwise_operator`]): `acc op elem` on
-/// scalars, or, when `rows`, `map (\a b -> a op b) acc elem` on rank-1
-/// rows (Futhark's `map2 op`).
 /// The accumulator parameters of `parts` (a componentwise operator) that
 /// are rows combined in place.
 fn rows_combined_in_place(parts: Option<&[Component<'_>]>) -> HashSet<Var> {
@@ -2959,6 +2952,10 @@ fn rows_combined_in_place(parts: Option<&[Component<'_>]>) -> HashSet<Var> {
         .collect()
 }
 
+/// One component of a reduction operator that combines its components
+/// independently (see [`componentwise_operator`]): `acc op elem` on
+/// scalars, or, when `rows`, `map (\a b -> a op b) acc elem` on rank-1
+/// rows (Futhark's `map2 op`).
 struct Component<'a> {
     acc: &'a Param,
     elem: &'a Param,
