@@ -226,10 +226,11 @@ pub fn row_work(lam: &Lambda) -> u64 {
     body_work(&lam.body)
 }
 
-/// The trips of a loop or SOAC whose count is `count`.
+/// The trips of a loop or SOAC whose count is `count` (a width, or a
+/// `for` bound of any integer type: `for i < 3i32`).
 fn trips(count: &Atom) -> u64 {
     match count {
-        Atom::Const(c) => known_width(c).unwrap_or(UNKNOWN_TRIPS),
+        Atom::Const(c) if c.prim_type().is_int() => c.as_i64().max(0) as u64,
         _ => UNKNOWN_TRIPS,
     }
 }
