@@ -202,6 +202,50 @@ pub(crate) struct FnGen<'a> {
     /// ([`FnGen::parallel_or_sequential`]), taken by the code that emits
     /// its outermost loop (so that nested SOACs never see it).
     pending_parallel: bool,
+    /// The parallel regions being generated (multicore C; at most one:
+    /// nested levels run sequentially).
+    regions: Vec<OpenRegion>,
+    /// Where, in the function's text, the parallel copy of the statement
+    /// being generated starts ([`FnGen::parallel_or_sequential`]).
+    parallel_copy_start: Option<usize>,
+}
+
+/// A parallel region being generated ([`FnGen::open_parallel`]).
+struct OpenRegion {
+    /// Where, in the function's text, the block around the region opens.
+    before: usize,
+    /// Where its text starts, inside that block.
+    inside: usize,
+    /// The C names of its private variables.
+    private: Vec<String>,
+}
+
+/// The C identifiers in `text`, in order, repeated as often as they
+/// occur (words in string literals and comments too).
+fn c_identifiers(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|w| w.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_'))
+}
+
+/// Whether `text` declares the C variable `name`: a statement `TYPE
+/// name;` or `TYPE name = …` (with `TYPE` equal to `ty` when given).
+fn declares(text: &str, name: &str, ty: Option<&str>) -> bool {
+    let ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    text.match_indices(name).any(|(at, _)| {
+        let (before, after) = (&text[..at], &text[at + name.len()..]);
+        if before.ends_with(ident) || after.starts_with(ident) || !before.ends_with(' ') {
+            return false;
+        }
+        let before = before.trim_end_matches(' ');
+        let token = &before[before.trim_end_matches(ident).len()..];
+        let after = after.trim_start_matches(' ');
+        let declared =
+            after.starts_with(';') || (after.starts_with('=') && !after.starts_with("=="));
+        declared
+            && !token.is_empty()
+            && !matches!(token, "return" | "else")
+            && ty.is_none_or(|t| token == t)
+    })
 }
 
 impl<'a> FnGen<'a> {
@@ -227,6 +271,8 @@ impl<'a> FnGen<'a> {
             stack: StackCheck::None,
             parallel: HashMap::new(),
             pending_parallel: false,
+            regions: Vec::new(),
+            parallel_copy_start: None,
         }
     }
 
@@ -1535,7 +1581,7 @@ impl<'a> FnGen<'a> {
             let mut lams = vec![lam];
             lams.extend(operators.iter());
             let private = self.bound_in(&lams, &[]);
-            let rows_of_thread = self.open_parallel(rows.from, rows.to, &private);
+            let rows_of_thread = self.open_parallel(rows.from, rows.to, &private)?;
             self.privatise_accumulators(rows.accumulators, loc)?;
             rows_of_thread
         } else {
@@ -1587,7 +1633,7 @@ impl<'a> FnGen<'a> {
         self.release_params(&row_params);
         self.close();
         if rows.parallel {
-            self.close_parallel();
+            self.close_parallel()?;
         }
         Ok(())
     }
@@ -1948,7 +1994,9 @@ impl<'a> FnGen<'a> {
         let width = self.int(w)?;
         self.open(&format!("if (nb_parallel({width}, {min_width})) {{"));
         self.pending_parallel = true;
+        self.parallel_copy_start = Some(self.out.len());
         emit(self)?;
+        self.parallel_copy_start = None;
         if std::mem::take(&mut self.pending_parallel) {
             return Err(CgenError::internal(
                 "a parallel decision on a statement multicore C runs sequentially",
@@ -1984,40 +2032,155 @@ impl<'a> FnGen<'a> {
     /// multicore C), run by `nb_threads()` threads (the statement's
     /// sequential copy runs instead where they would not pay: see
     /// [`FnGen::parallel_or_sequential`]); each thread takes one contiguous chunk of the rows, in
-    /// thread order, and has its own copy of the C locals `private`.
-    /// Returns the C names of the thread's first row and of the row after
+    /// thread order, and has its own copy of the C locals `private`: a
+    /// copy of the variable's value where the statement's parallel copy
+    /// named it before the region, else one that starts as at the top of
+    /// the function. Returns the C names of the thread's first row and of the row after
     /// its last. [`FnGen::close_parallel`] closes it; the runtime's side is
     /// `multicore.c`.
-    fn open_parallel(&mut self, from: &str, to: &str, private: &[Var]) -> (String, String) {
+    ///
+    /// The region names none of the function's own arrays (C locals and
+    /// parameters of type `nb_arr`): GCC passes a struct that a region
+    /// shares, or copies in (`firstprivate`), by its address, and an
+    /// array whose address is taken lives in memory in the whole function,
+    /// so the sequential copies of its statements reload its fields at
+    /// every use (ht's Jacobian ran its sequential copies 2.6 times slower
+    /// than `nb_seq_fun_N`, counted in instructions). So the private
+    /// variables are declared inside the region, from copies made before
+    /// it (`nb_in_vN`), and the arrays the region shares are copied into
+    /// variables of the same name in a block around it (from and back to
+    /// `nb_sh_X`; [`FnGen::close_parallel`] finds them in its text).
+    fn open_parallel(
+        &mut self,
+        from: &str,
+        to: &str,
+        private: &[Var],
+    ) -> Result<(String, String), CgenError> {
         let (first, end, lo, hi) = (self.fresh(), self.fresh(), self.fresh(), self.fresh());
         self.open("{");
         self.line(&format!("int64_t {first} = {from}, {end} = {to};"));
-        let private: Vec<String> = private.iter().map(|v| var_name(*v)).collect();
-        let clause = if private.is_empty() {
-            String::new()
-        } else {
-            format!(" firstprivate({})", private.join(", "))
+        // A private variable is copied in where the parallel copy assigned
+        // it before the region (an accumulator's neutral element, the
+        // first row run alone); else it starts as at the function's top.
+        // (Copying in every one would keep each alive across the loops
+        // around the statement, in the sequential copy too.)
+        let named: HashSet<&str> = match self.parallel_copy_start {
+            Some(start) => c_identifiers(&self.out[start..]).collect(),
+            None => c_identifiers(&self.out).collect(),
         };
-        self.line("nb_threads_running = 1;");
-        self.line(&format!(
-            "#pragma omp parallel num_threads(nb_threads()){clause}"
-        ));
+        let mut copied_in = Vec::new();
+        let mut declarations = Vec::with_capacity(private.len());
+        for v in private {
+            let ty = self
+                .types
+                .get(v)
+                .ok_or_else(|| CgenError::internal("a private variable without a type"))?;
+            let (ct, name) = (c_decl_type(ty)?, var_name(*v));
+            if named.contains(name.as_str()) {
+                copied_in.push(format!("{ct} nb_in_{name} = {name};"));
+                declarations.push(format!("{ct} {name} = nb_in_{name};"));
+            } else {
+                let init = if ct == "nb_arr" { "{0}" } else { "0" };
+                declarations.push(format!("{ct} {name} = {init};"));
+            }
+        }
+        for copy in &copied_in {
+            self.line(copy);
+        }
+        let before = self.out.len();
         self.open("{");
+        let inside = self.out.len();
+        self.line("nb_threads_running = 1;");
+        self.line("#pragma omp parallel num_threads(nb_threads())");
+        self.open("{");
+        for declaration in &declarations {
+            self.line(declaration);
+        }
         self.line("NB_WORKER_BEGIN");
         self.line("NB_NOTE_THREADS();");
         self.line(&format!("int64_t {lo}, {hi};"));
         self.line(&format!("nb_par_chunk({first}, {end}, &{lo}, &{hi});"));
-        (lo, hi)
+        self.regions.push(OpenRegion {
+            before,
+            inside,
+            private: private.iter().map(|v| var_name(*v)).collect(),
+        });
+        Ok((lo, hi))
     }
 
     /// Closes [`FnGen::open_parallel`]'s region; a failure in one of its
-    /// threads fails here, on the calling thread.
-    fn close_parallel(&mut self) {
+    /// threads fails here, on the calling thread. The function's arrays
+    /// that the region names (see [`FnGen::open_parallel`]) are copied
+    /// into the block around it, and back after it.
+    fn close_parallel(&mut self) -> Result<(), CgenError> {
         self.line("NB_WORKER_END");
         self.close();
         self.line("nb_threads_running = 0;");
+        let region = self
+            .regions
+            .pop()
+            .ok_or_else(|| CgenError::internal("a parallel region closed twice"))?;
+        let shared = self.shared_arrays(&region);
+        for name in &shared {
+            self.line(&format!("nb_sh_{name} = {name};"));
+        }
+        self.close();
+        for name in &shared {
+            self.line(&format!("{name} = nb_sh_{name};"));
+        }
         self.line("NB_PAR_END();");
         self.close();
+        let pad = |indent: usize| "  ".repeat(indent);
+        let outer = pad(self.indent + 1);
+        let inner = pad(self.indent + 2);
+        let mut copy_in = String::new();
+        let mut shadow = String::new();
+        for name in &shared {
+            let _ = writeln!(copy_in, "{outer}nb_arr nb_sh_{name} = {name};");
+            let _ = writeln!(shadow, "{inner}nb_arr {name} = nb_sh_{name};");
+        }
+        self.out.insert_str(region.inside, &shadow);
+        self.out.insert_str(region.before, &copy_in);
+        Ok(())
+    }
+
+    /// The function's arrays (C variables of type `nb_arr` declared
+    /// outside the region: IR variables, parameters and temporaries) that
+    /// the text of `region` names, in the order first named. Every C
+    /// identifier of the form `vN` or `tN` counts ([`c_identifiers`]), so
+    /// a name in a string literal may add an array that need not be
+    /// copied (harmless), and none is missed.
+    fn shared_arrays(&self, region: &OpenRegion) -> Vec<String> {
+        let text = &self.out[region.inside..];
+        let declared_before = &self.out[..region.before];
+        let private: HashSet<&str> = region.private.iter().map(String::as_str).collect();
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut found: Vec<String> = Vec::new();
+        for word in c_identifiers(text) {
+            let (kind, digits) = word.split_at(1);
+            if !(kind == "v" || kind == "t")
+                || digits.is_empty()
+                || !digits.bytes().all(|b| b.is_ascii_digit())
+                || private.contains(word)
+                || !seen.insert(word)
+            {
+                continue;
+            }
+            let is_array = if kind == "v" {
+                digits
+                    .parse()
+                    .ok()
+                    .and_then(|n| self.types.get(&Var(n)))
+                    .is_some_and(|t| matches!(t, Type::Array(..) | Type::Acc(..)))
+            } else {
+                // A temporary: declared outside the region, as an array.
+                !declares(text, word, None) && declares(declared_before, word, Some("nb_arr"))
+            };
+            if is_array {
+                found.push(word.to_string());
+            }
+        }
+        found
     }
 
     /// A reduction of scalars in parallel (multicore C): `reduce` emits
@@ -2050,7 +2213,7 @@ impl<'a> FnGen<'a> {
         }
         let used = self.fresh();
         self.line(&format!("int {used} = 1;"));
-        let (lo, hi) = self.open_parallel("0", wv, private);
+        let (lo, hi) = self.open_parallel("0", wv, private)?;
         reduce(self, &lo, &hi)?;
         for (p, part) in pat.iter().zip(&parts) {
             self.line(&format!(
@@ -2061,7 +2224,7 @@ impl<'a> FnGen<'a> {
         self.line(&format!(
             "if (omp_get_thread_num() == 0) {used} = omp_get_num_threads();"
         ));
-        self.close_parallel();
+        self.close_parallel()?;
         for (p, part) in pat.iter().zip(&parts) {
             self.line(&format!("{} = {part}[0];", var_name(p.var)));
         }
@@ -3416,6 +3579,19 @@ fun main (xss_0: [?][?]f64): ([?][?]f64) = {
 
 entry main = main (params [1], results [1])
 ";
+
+    #[test]
+    fn declarations_are_told_from_uses() {
+        let text = "  nb_arr t2;\n  int64_t t3 = 4, t4 = 5;\n  nb_release(&t5);\n  t6 = t2;\n  nb_arr t7 = t6;\n  if (t8 == 0) t9 = 1;\n  double t10 = (double)t11;\n  return t12;\n";
+        assert!(declares(text, "t2", None) && declares(text, "t2", Some("nb_arr")));
+        assert!(declares(text, "t3", Some("int64_t")) && !declares(text, "t3", Some("nb_arr")));
+        assert!(declares(text, "t7", Some("nb_arr")) && declares(text, "t10", None));
+        for used in ["t5", "t6", "t8", "t9", "t11", "t12", "t1"] {
+            assert!(!declares(text, used, None), "{used}");
+        }
+        // `t1` is not `t10`'s prefix's declaration.
+        assert!(!declares("  double t10 = 0;\n", "t1", None));
+    }
 
     #[test]
     fn a_row_made_by_an_inner_map_is_written_in_place() {

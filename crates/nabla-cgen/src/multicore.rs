@@ -355,12 +355,32 @@ entry main = main (params [1], results [1, 1])
             "{}",
             par.source
         );
-        // Each thread has its own accumulator, element and result.
+        // Each thread has its own accumulator, element and result,
+        // declared in the region from copies made before it; the input
+        // array is shared through a copy in a block around the region,
+        // so the function's own variables never have their address taken.
+        let region = &par.source[par.source.find("#pragma omp parallel").unwrap()..];
+        let before = &par.source[..par.source.find("#pragma omp parallel").unwrap()];
+        // The accumulator starts from the neutral element set before the
+        // region; the element and the result start as at the top.
+        assert!(region.contains("double v2 = nb_in_v2;"), "{}", par.source);
+        assert!(before.contains("double nb_in_v2 = v2;"), "{}", par.source);
+        for v in ["v3", "v4", "v5"] {
+            assert!(
+                region.contains(&format!("double {v} = 0;")),
+                "{v}: {}",
+                par.source
+            );
+            assert!(!par.source.contains(&format!("nb_in_{v}")));
+        }
+        assert!(!par.source.contains("firstprivate"));
         assert!(
-            par.source.contains("firstprivate(v2, v3, v4, v5)"),
+            before.contains("nb_arr nb_sh_v0 = v0;\n")
+                && before.contains("{\n          nb_arr v0 = nb_sh_v0;\n"),
             "{}",
             par.source
         );
+        assert!(region.contains("nb_sh_v0 = v0;\n") && region.contains("v0 = nb_sh_v0;\n"));
         // The sequential copy is sequential C's reduction, line for line
         // (up to the numbers of temporaries and the indentation).
         let seq_lines = without_temporary_numbers(&seq.source);
