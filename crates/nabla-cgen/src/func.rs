@@ -1966,7 +1966,9 @@ impl<'a> FnGen<'a> {
     /// emitted twice, and the program chooses at run time
     /// (`nb_parallel`, multicore_prelude.c): the parallel copy where the
     /// width `w` reaches `min_width` (or `--parallel-from`), there is more
-    /// than one thread and no enclosing parallel region; else the
+    /// than one thread and no enclosing parallel region, and measuring
+    /// both copies at this site found the parallel one faster
+    /// (`nb_level_start`, `nb_level_end`); else the
     /// sequential copy, exactly as sequential C prints it (up to the names
     /// of temporaries). So one thread, small widths and nested levels run
     /// the code of `nabla c`, not an OpenMP region run by one thread
@@ -1992,7 +1994,18 @@ impl<'a> FnGen<'a> {
             self.row_destinations.clone(),
         );
         let width = self.int(w)?;
-        self.open(&format!("if (nb_parallel({width}, {min_width})) {{"));
+        let (level, rows, parallel, start) =
+            (self.fresh(), self.fresh(), self.fresh(), self.fresh());
+        self.open("{");
+        self.line(&format!("static nb_level {level};"));
+        self.line(&format!("int64_t {rows} = {width};"));
+        self.line(&format!(
+            "int {parallel} = nb_parallel({rows}, {min_width});"
+        ));
+        self.line(&format!(
+            "int64_t {start} = {parallel} ? nb_level_start(&{level}, &{parallel}) : 0;"
+        ));
+        self.open(&format!("if ({parallel}) {{"));
         self.pending_parallel = true;
         self.parallel_copy_start = Some(self.out.len());
         emit(self)?;
@@ -2009,6 +2022,10 @@ impl<'a> FnGen<'a> {
         self.open("} else {");
         self.pending_parallel = false;
         emit(self)?;
+        self.close();
+        self.line(&format!(
+            "if ({start}) nb_level_end(&{level}, {parallel}, {start}, {rows});"
+        ));
         self.close();
         Ok(())
     }

@@ -351,7 +351,20 @@ entry main = main (params [1], results [1, 1])
             par.source
         );
         assert!(
-            par.source.contains("if (nb_parallel(((int64_t)v1), 2)) {"),
+            par.source.contains("int64_t t2 = ((int64_t)v1);\n")
+                && par.source.contains("int t3 = nb_parallel(t2, 2);\n")
+                && par.source.contains("static nb_level t1;\n"),
+            "{}",
+            par.source
+        );
+        // Measured where eligible: the site's level chooses, and is told
+        // the time per row.
+        assert!(
+            par.source
+                .contains("int64_t t4 = t3 ? nb_level_start(&t1, &t3) : 0;\n")
+                && par
+                    .source
+                    .contains("if (t4) nb_level_end(&t1, t3, t4, t2);\n"),
             "{}",
             par.source
         );
@@ -376,7 +389,7 @@ entry main = main (params [1], results [1, 1])
         assert!(!par.source.contains("firstprivate"));
         assert!(
             before.contains("nb_arr nb_sh_v0 = v0;\n")
-                && before.contains("{\n          nb_arr v0 = nb_sh_v0;\n"),
+                && before.contains("{\n            nb_arr v0 = nb_sh_v0;\n"),
             "{}",
             par.source
         );
@@ -393,7 +406,7 @@ entry main = main (params [1], results [1, 1])
         assert_eq!(reduction.last().map(String::as_str), Some("}"));
         let choice = par_lines
             .iter()
-            .position(|l| l.starts_with("if (nb_parallel("))
+            .position(|l| l.starts_with("int t = nb_parallel("))
             .unwrap();
         let at = choice
             + par_lines[choice..]

@@ -7,6 +7,7 @@
  * into one contiguous chunk per thread, in thread order. */
 #include <errno.h>
 #include <omp.h>
+#include <time.h>
 #include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -58,6 +59,63 @@ static inline int nb_threads(void) {
 static inline int nb_parallel(int64_t rows, int64_t min_width) {
   return rows >= (nb_parallel_from > 0 ? nb_parallel_from : min_width) && nb_threads() > 1 &&
          !omp_in_parallel();
+}
+
+/* Which copy of a parallel level runs, chosen by measuring both where the
+ * level is eligible (nb_parallel). A parallel copy can be slower than the
+ * sequential one although `lower` estimated enough work: its rows may be
+ * bound by memory bandwidth, or count references to blocks both threads
+ * share; on a virtual machine, waking the other thread can cost more than
+ * the level's work (bench/region_cost.c). So each level (one static
+ * nb_level per site) runs its first eligible execution in parallel
+ * untimed (it starts the threads and warms the caches), then times the
+ * next NB_LEVEL_PROBES - 1 per row, sequential and parallel alternately,
+ * and from then on keeps the parallel copy only where its best time per
+ * row is below NB_LEVEL_MARGIN of the sequential copy's best. Few probes,
+ * because a benchmark's first runs are probes too. Futhark's
+ * multicore scheduler likewise times its segmented operations to decide
+ * how to run them. Only the thread that runs no region enters a level
+ * eligibly, so the counts need no atomics. --parallel-from (tests) always
+ * takes the parallel copy. Floating-point results may differ between the
+ * probing executions and later ones (reassociation, README). */
+#define NB_LEVEL_PROBES 3
+#define NB_LEVEL_MARGIN 0.95
+typedef struct {
+  double best[2]; /* the best time per row in ns: [sequential, parallel]; 0: none yet */
+  int probes;     /* eligible executions so far, up to NB_LEVEL_PROBES */
+  int parallel;   /* the choice, once probes == NB_LEVEL_PROBES */
+} nb_level;
+
+static inline int64_t nb_level_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec + 1;
+}
+
+/* An eligible execution of level `l` starts: sets *parallel to the copy
+ * to run; returns the start time where it is to be timed, else 0. */
+static inline int64_t nb_level_start(nb_level *l, int *parallel) {
+  if (nb_parallel_from > 0) return 0;
+  if (l->probes >= NB_LEVEL_PROBES) {
+    *parallel = l->parallel;
+    return 0;
+  }
+  *parallel = l->probes % 2 == 0;
+  if (l->probes == 0) {
+    l->probes = 1;
+    return 0;
+  }
+  return nb_level_now();
+}
+
+/* A timed execution of level `l` over `rows` rows, started at `start`,
+ * ran its parallel copy (or not): records its time per row, and once the
+ * probes are done, chooses. */
+static inline void nb_level_end(nb_level *l, int parallel, int64_t start, int64_t rows) {
+  double per_row = (double)(nb_level_now() - start) / (double)(rows > 0 ? rows : 1);
+  if (l->best[parallel] == 0 || per_row < l->best[parallel]) l->best[parallel] = per_row;
+  if (++l->probes == NB_LEVEL_PROBES)
+    l->parallel = l->best[1] < NB_LEVEL_MARGIN * l->best[0];
 }
 
 /* This thread's rows of from..to: one contiguous chunk per thread, the
