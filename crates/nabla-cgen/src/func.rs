@@ -210,6 +210,24 @@ pub(crate) struct FnGen<'a> {
     parallel_copy_start: Option<usize>,
 }
 
+/// The line before a parallel region's code, in multicore C: the code up
+/// to [`REGION_END`] runs while threads share the reference counts (it
+/// calls `nb_shared_fun_N`, the rest of the function the unshared
+/// helpers; see `one_thread_runs_sequential_c` in lib.rs).
+pub(crate) const REGION_BEGIN: &str = "/* parallel region: reference counts shared */";
+
+/// The line after a parallel region's code (see [`REGION_BEGIN`]).
+pub(crate) const REGION_END: &str = "/* end of the parallel region */";
+
+/// The private variables of a parallel region ([`FnGen::bound_in`]).
+struct Private {
+    /// Each thread's own copy of these C locals.
+    vars: Vec<Var>,
+    /// Those that the lambdas take as parameters (and extra variables):
+    /// the only ones whose value before the region may matter in it.
+    params: HashSet<Var>,
+}
+
 /// A parallel region being generated ([`FnGen::open_parallel`]).
 struct OpenRegion {
     /// Where, in the function's text, the block around the region opens.
@@ -2032,17 +2050,19 @@ impl<'a> FnGen<'a> {
 
     /// The variables bound in `lams` (parameters included, nested bodies
     /// too) and `extra`, that are C locals of the function: in a parallel
-    /// region each thread gets its own copy of them (`firstprivate`).
-    fn bound_in(&self, lams: &[&Lambda], extra: &[Var]) -> Vec<Var> {
+    /// region each thread gets its own copy of them ([`Private`]).
+    fn bound_in(&self, lams: &[&Lambda], extra: &[Var]) -> Private {
         let mut vars: Vec<Var> = extra.to_vec();
+        let mut params: HashSet<Var> = extra.iter().copied().collect();
         for lam in lams {
             vars.extend(lam.params.iter().map(|p| p.var));
+            params.extend(lam.params.iter().map(|p| p.var));
             nabla_ir::visit::for_each_var(&lam.body, |_, _| {}, |v| vars.push(v));
         }
         vars.retain(|v| self.types.contains_key(v));
         vars.sort();
         vars.dedup();
-        vars
+        Private { vars, params }
     }
 
     /// Opens a parallel region over the rows `from..to` (C expressions;
@@ -2071,29 +2091,31 @@ impl<'a> FnGen<'a> {
         &mut self,
         from: &str,
         to: &str,
-        private: &[Var],
+        private: &Private,
     ) -> Result<(String, String), CgenError> {
         let (first, end, lo, hi) = (self.fresh(), self.fresh(), self.fresh(), self.fresh());
         self.open("{");
         self.line(&format!("int64_t {first} = {from}, {end} = {to};"));
-        // A private variable is copied in where the parallel copy assigned
-        // it before the region (an accumulator's neutral element, the
-        // first row run alone); else it starts as at the function's top.
-        // (Copying in every one would keep each alive across the loops
-        // around the statement, in the sequential copy too.)
+        // A parameter of the lambdas (or an extra variable) is copied in
+        // where the parallel copy named it before the region (an
+        // accumulator, a reduction's neutral element); every other private
+        // variable, bound in the lambdas' bodies by each row (a first row
+        // run alone before the region too), starts as at the function's
+        // top. (Copying in every one would keep each alive across the
+        // loops around the statement, in the sequential copy too.)
         let named: HashSet<&str> = match self.parallel_copy_start {
             Some(start) => c_identifiers(&self.out[start..]).collect(),
             None => c_identifiers(&self.out).collect(),
         };
         let mut copied_in = Vec::new();
-        let mut declarations = Vec::with_capacity(private.len());
-        for v in private {
+        let mut declarations = Vec::with_capacity(private.vars.len());
+        for v in &private.vars {
             let ty = self
                 .types
                 .get(v)
                 .ok_or_else(|| CgenError::internal("a private variable without a type"))?;
             let (ct, name) = (c_decl_type(ty)?, var_name(*v));
-            if named.contains(name.as_str()) {
+            if private.params.contains(v) && named.contains(name.as_str()) {
                 copied_in.push(format!("{ct} nb_in_{name} = {name};"));
                 declarations.push(format!("{ct} {name} = nb_in_{name};"));
             } else {
@@ -2107,6 +2129,7 @@ impl<'a> FnGen<'a> {
         let before = self.out.len();
         self.open("{");
         let inside = self.out.len();
+        self.line(REGION_BEGIN);
         self.line("nb_threads_running = 1;");
         self.line("#pragma omp parallel num_threads(nb_threads())");
         self.open("{");
@@ -2120,7 +2143,7 @@ impl<'a> FnGen<'a> {
         self.regions.push(OpenRegion {
             before,
             inside,
-            private: private.iter().map(|v| var_name(*v)).collect(),
+            private: private.vars.iter().map(|v| var_name(*v)).collect(),
         });
         Ok((lo, hi))
     }
@@ -2133,6 +2156,7 @@ impl<'a> FnGen<'a> {
         self.line("NB_WORKER_END");
         self.close();
         self.line("nb_threads_running = 0;");
+        self.line(REGION_END);
         let region = self
             .regions
             .pop()
@@ -2211,7 +2235,7 @@ impl<'a> FnGen<'a> {
         wv: &str,
         op: &Lambda,
         pat: &[Param],
-        private: &[Var],
+        private: &Private,
         reduce: impl FnOnce(&mut Self, &str, &str) -> Result<(), CgenError>,
     ) -> Result<(), CgenError> {
         let k = pat.len();

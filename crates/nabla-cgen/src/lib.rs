@@ -339,13 +339,21 @@ fn stack_checks(program: &Program) -> Vec<func::StackCheck> {
     out
 }
 
-/// Multicore C of function `id` (`f`): its `parallel` C, and beside it its
-/// `sequential` C (as `nabla c` prints it) renamed `nb_seq_fun_N`, whose
-/// calls go to the other functions' sequential C. An entry point's
-/// function runs the sequential C where there is one thread: its parallel
-/// C, even where each level chooses its sequential copy at run time, is
-/// slower on one thread (GCC optimises a function that holds OpenMP
-/// regions less well: gmm's Jacobian ran 1.6x, ht's 2x the time).
+/// Multicore C of function `id` (`f`), in three variants (GCC optimises a
+/// function that holds OpenMP regions, or counts references with a test
+/// of the threads at every count, less well: gmm's Jacobian ran 1.6x,
+/// ht's 2x the time on one thread; lstm's sequential parts 6 % slower):
+/// - `nb_fun_N`, its `parallel` C, run where no parallel region is: its
+///   parallel regions count references atomically and call the
+///   `nb_shared_fun_N` of other functions; the rest of it runs on the one
+///   thread there is outside regions, so it calls the runtime's unshared
+///   helpers (no atomics, no test) and the other functions' `nb_fun_N`;
+/// - `nb_seq_fun_N`, its `sequential` C (as `nabla c` prints it) with the
+///   unshared helpers, calling the other functions' `nb_seq_fun_N`: an
+///   entry point's function runs it where there is one thread;
+/// - `nb_shared_fun_N`, its sequential C with the shared helpers, calling
+///   the other functions' `nb_shared_fun_N`: called inside parallel
+///   regions, where every level is nested and runs sequentially.
 fn one_thread_runs_sequential_c(
     id: FunId,
     f: &nabla_ir::Function,
@@ -354,9 +362,10 @@ fn one_thread_runs_sequential_c(
     entry: bool,
 ) -> Result<String, CgenError> {
     // Its runtime helpers count references without atomics (multicore.rs).
-    let sequential =
+    let mut out =
         multicore::call_unshared_helpers(&sequential.replace("nb_fun_", SEQUENTIAL_PREFIX));
-    let mut out = sequential;
+    out.push('\n');
+    out.push_str(&sequential.replace("nb_fun_", SHARED_PREFIX));
     out.push('\n');
     let prototype = func::prototype(id, f)?;
     let Some(body) = parallel.strip_prefix(&format!("{prototype} {{\n")) else {
@@ -375,13 +384,28 @@ fn one_thread_runs_sequential_c(
             args.join(", ")
         ));
     }
-    out.push_str(body);
+    // Outside its regions the unshared helpers; inside, shared functions.
+    let mut rest = body;
+    while let Some(at) = rest.find(func::REGION_BEGIN) {
+        out.push_str(&multicore::call_unshared_helpers(&rest[..at]));
+        let end = rest[at..]
+            .find(func::REGION_END)
+            .ok_or_else(|| CgenError::internal("multicore: a parallel region without its end"))?
+            + at;
+        out.push_str(&rest[at..end].replace("nb_fun_", SHARED_PREFIX));
+        rest = &rest[end..];
+    }
+    out.push_str(&multicore::call_unshared_helpers(rest));
     Ok(out)
 }
 
 /// The prefix of the names of the sequential C functions in multicore C
 /// (see [`one_thread_runs_sequential_c`]).
 const SEQUENTIAL_PREFIX: &str = "nb_seq_fun_";
+
+/// The prefix of the names of the sequential C functions called inside
+/// parallel regions (see [`one_thread_runs_sequential_c`]).
+const SHARED_PREFIX: &str = "nb_shared_fun_";
 
 /// The C functions of the program (prototypes, then bodies) that are
 /// supported (`why[i]` is `None`), after the stack checks' runtime where
@@ -407,8 +431,10 @@ fn lower_functions(
         for (i, f) in program.functions.iter().enumerate() {
             if why[i].is_none() {
                 let prototype = func::prototype(FunId(i as u32), f)?;
-                out.push_str(&prototype.replace("nb_fun_", SEQUENTIAL_PREFIX));
-                out.push_str(";\n");
+                for prefix in [SEQUENTIAL_PREFIX, SHARED_PREFIX] {
+                    out.push_str(&prototype.replace("nb_fun_", prefix));
+                    out.push_str(";\n");
+                }
             }
         }
     }
