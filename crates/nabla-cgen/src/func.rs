@@ -2157,6 +2157,7 @@ impl<'a> FnGen<'a> {
         self.close();
         self.line("nb_threads_running = 0;");
         self.line(REGION_END);
+        self.line("nb_regions_run++;");
         let region = self
             .regions
             .pop()

@@ -350,7 +350,10 @@ fn stack_checks(program: &Program) -> Vec<func::StackCheck> {
 ///   helpers (no atomics, no test) and the other functions' `nb_fun_N`;
 /// - `nb_seq_fun_N`, its `sequential` C (as `nabla c` prints it) with the
 ///   unshared helpers, calling the other functions' `nb_seq_fun_N`: an
-///   entry point's function runs it where there is one thread;
+///   entry point's function runs it where there is one thread, and where
+///   its last calls ran no parallel region (its parallel C, renamed
+///   `nb_par_fun_N`, runs otherwise; `NB_QUIET_CALLS` in
+///   multicore_prelude.c);
 /// - `nb_shared_fun_N`, its sequential C with the shared helpers, calling
 ///   the other functions' `nb_shared_fun_N`: called inside parallel
 ///   regions, where every level is nested and runs sequentially.
@@ -373,17 +376,22 @@ fn one_thread_runs_sequential_c(
             "multicore: a function without its prototype",
         ));
     };
-    out.push_str(&prototype);
-    out.push_str(" {\n");
     if entry {
+        // The entry point chooses between its parallel C (nb_par_fun_N)
+        // and its sequential C (see NB_QUIET_CALLS in multicore_prelude.c).
         let mut args: Vec<String> = (0..f.ret.len()).map(|i| format!("out{i}")).collect();
         args.extend(f.params.iter().map(|p| func::var_name(p.var)));
+        let (n, args) = (id.0, args.join(", "));
+        let parallel_prototype = prototype.replace("nb_fun_", PARALLEL_PREFIX);
+        out.push_str(&format!("{parallel_prototype};\n"));
         out.push_str(&format!(
-            "  if (nb_threads() == 1) {{\n    {SEQUENTIAL_PREFIX}{}({});\n    return;\n  }}\n",
-            id.0,
-            args.join(", ")
+            "{prototype} {{\n  static int quiet, calls;\n  if (nb_threads() == 1) {{\n    {SEQUENTIAL_PREFIX}{n}({args});\n    return;\n  }}\n  if (quiet >= NB_QUIET_CALLS && ++calls % NB_RECHECK_CALLS != 0) {{\n    NB_NOTE_ENTRY_CALL(1);\n    {SEQUENTIAL_PREFIX}{n}({args});\n    return;\n  }}\n  NB_NOTE_ENTRY_CALL(0);\n  uint64_t regions = nb_regions_run;\n  {PARALLEL_PREFIX}{n}({args});\n  quiet = nb_regions_run == regions ? quiet + 1 : 0;\n}}\n\n"
         ));
+        out.push_str(&parallel_prototype);
+    } else {
+        out.push_str(&prototype);
     }
+    out.push_str(" {\n");
     // Outside its regions the unshared helpers; inside, shared functions.
     let mut rest = body;
     while let Some(at) = rest.find(func::REGION_BEGIN) {
@@ -402,6 +410,11 @@ fn one_thread_runs_sequential_c(
 /// The prefix of the names of the sequential C functions in multicore C
 /// (see [`one_thread_runs_sequential_c`]).
 const SEQUENTIAL_PREFIX: &str = "nb_seq_fun_";
+
+/// The prefix of the name of an entry point's parallel C in multicore C,
+/// which its `nb_fun_N` calls where it chooses to (see
+/// [`one_thread_runs_sequential_c`]).
+const PARALLEL_PREFIX: &str = "nb_par_fun_";
 
 /// The prefix of the names of the sequential C functions called inside
 /// parallel regions (see [`one_thread_runs_sequential_c`]).

@@ -118,6 +118,19 @@ static inline void nb_level_end(nb_level *l, int parallel, int64_t start, int64_
     l->parallel = l->best[1] < NB_LEVEL_MARGIN * l->best[0];
 }
 
+/* An entry point whose calls run no parallel region (every level below
+ * its width, or measured slower in parallel: nb_level) runs its
+ * sequential C instead (nb_seq_fun_N, the code of `nabla c`, which GCC
+ * optimises better than a function that holds regions: lstm's Jacobian,
+ * which never runs one, took 6 % longer in nb_fun_N): from the moment
+ * NB_QUIET_CALLS calls in a row ran none, but every NB_RECHECK_CALLS-th
+ * call runs the parallel C again, where a level that has become wide
+ * enough can start its regions. nb_regions_run counts the regions run
+ * (by the calling thread, after each). */
+#define NB_QUIET_CALLS 2
+#define NB_RECHECK_CALLS 16
+static uint64_t nb_regions_run;
+
 /* This thread's rows of from..to: one contiguous chunk per thread, the
  * first `n % threads` chunks one row longer. */
 static inline void nb_par_chunk(int64_t from, int64_t to, int64_t *lo, int64_t *hi) {
@@ -221,12 +234,18 @@ static int nb_failing;
  * printed on stderr at exit (none where every level ran its sequential
  * copy). */
 static int nb_most_threads;
+/* Calls of entry points on more than one thread, and those of them that
+ * ran the sequential C (NB_QUIET_CALLS). */
+static long nb_entry_calls, nb_sequential_entry_calls;
 static void nb_report_threads(void) {
   if (nb_most_threads == 0)
     fprintf(stderr, "nabla: every level ran its sequential copy\n");
   else
     fprintf(stderr, "nabla: parallel levels ran on up to %d threads\n", nb_most_threads);
+  fprintf(stderr, "nabla: %ld of %ld calls on threads ran the sequential C\n",
+          nb_sequential_entry_calls, nb_entry_calls);
 }
+#define NB_NOTE_ENTRY_CALL(sequential) (nb_entry_calls++, nb_sequential_entry_calls += (sequential))
 #define NB_NOTE_THREADS()                                                                      \
   do {                                                                                         \
     int nb_n_ = omp_get_num_threads();                                                         \
@@ -237,6 +256,7 @@ static void nb_report_threads(void) {
   } while (0)
 #else
 #define NB_NOTE_THREADS() ((void)0)
+#define NB_NOTE_ENTRY_CALL(sequential) ((void)0)
 #endif
 
 /* Parallelism nested in a parallel level runs in its thread. */

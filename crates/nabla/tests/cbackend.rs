@@ -514,6 +514,43 @@ fn multicore_levels_run_on_the_threads_asked_for() {
     assert!(three_err.contains("up to 3 threads"), "{three_err}");
 }
 
+/// An entry point whose calls run no parallel region runs its sequential
+/// C (`nb_seq_fun_N`, the code of `nabla c`) once two calls in a row ran
+/// none, and its parallel C again every 16th call (NB_QUIET_CALLS in
+/// multicore_prelude.c); one whose calls run regions keeps its parallel C.
+#[test]
+fn an_entry_point_whose_calls_run_no_region_runs_its_sequential_c() {
+    let exe = ReportingExecutable::compile(
+        "quiet-entry",
+        "entry main (n: i64) = reduce (+) 0 (map (\\i -> i * i) (iota n))\n",
+    );
+    // Three rows: below every level's width. `-r 40` calls the entry point
+    // 41 times (a warm-up first); calls 1 and 2 run the parallel C, then
+    // every call but the 16th and 32nd of the rest (39) the sequential C.
+    let (out, err) = exe.run(&["--num-threads", "2", "-r", "40"], b"3\n");
+    assert!(out.starts_with("5i64"), "{out}");
+    assert!(
+        err.contains("nabla: 37 of 41 calls on threads ran the sequential C"),
+        "{err}"
+    );
+    // Every call runs a region: the parallel C throughout.
+    let (out, err) = exe.run(
+        &["--num-threads", "2", "-r", "40", "--parallel-from", "2"],
+        b"1000\n",
+    );
+    assert!(out.starts_with("332833500i64"), "{out}");
+    assert!(
+        err.contains("nabla: 0 of 41 calls on threads ran the sequential C"),
+        "{err}"
+    );
+    // One thread always runs the sequential C, without the count.
+    let (_, err) = exe.run(&["--num-threads", "1", "-r", "40"], b"3\n");
+    assert!(
+        err.contains("nabla: 0 of 0 calls on threads ran the sequential C"),
+        "{err}"
+    );
+}
+
 /// A map fused into the reduction of its results (a redomap) runs in
 /// parallel from the map's width, not from the reduction's: each row
 /// does the map's work too. Here each row runs a loop of 200 steps, so
