@@ -202,9 +202,9 @@ pub(crate) struct FnGen<'a> {
     /// ([`FnGen::parallel_or_sequential`]), taken by the code that emits
     /// its outermost loop (so that nested SOACs never see it).
     pending_parallel: bool,
-    /// The parallel regions being generated (multicore C; at most one:
+    /// The parallel region being generated (multicore C; at most one:
     /// nested levels run sequentially).
-    regions: Vec<OpenRegion>,
+    region: Option<OpenRegion>,
     /// Where, in the function's text, the parallel copy of the statement
     /// being generated starts ([`FnGen::parallel_or_sequential`]).
     parallel_copy_start: Option<usize>,
@@ -213,7 +213,7 @@ pub(crate) struct FnGen<'a> {
 /// The line before a parallel region's code, in multicore C: the code up
 /// to [`REGION_END`] runs while threads share the reference counts (it
 /// calls `nb_shared_fun_N`, the rest of the function the unshared
-/// helpers; see `one_thread_runs_sequential_c` in lib.rs).
+/// helpers; see `multicore_variants` in lib.rs).
 pub(crate) const REGION_BEGIN: &str = "/* parallel region: reference counts shared */";
 
 /// The line after a parallel region's code (see [`REGION_BEGIN`]).
@@ -289,7 +289,7 @@ impl<'a> FnGen<'a> {
             stack: StackCheck::None,
             parallel: HashMap::new(),
             pending_parallel: false,
-            regions: Vec::new(),
+            region: None,
             parallel_copy_start: None,
         }
     }
@@ -2103,10 +2103,10 @@ impl<'a> FnGen<'a> {
         // run alone before the region too), starts as at the function's
         // top. (Copying in every one would keep each alive across the
         // loops around the statement, in the sequential copy too.)
-        let named: HashSet<&str> = match self.parallel_copy_start {
-            Some(start) => c_identifiers(&self.out[start..]).collect(),
-            None => c_identifiers(&self.out).collect(),
-        };
+        let start = self.parallel_copy_start.ok_or_else(|| {
+            CgenError::internal("a parallel region outside a statement's parallel copy")
+        })?;
+        let named: HashSet<&str> = c_identifiers(&self.out[start..]).collect();
         let mut copied_in = Vec::new();
         let mut declarations = Vec::with_capacity(private.vars.len());
         for v in &private.vars {
@@ -2140,7 +2140,10 @@ impl<'a> FnGen<'a> {
         self.line("NB_NOTE_THREADS();");
         self.line(&format!("int64_t {lo}, {hi};"));
         self.line(&format!("nb_par_chunk({first}, {end}, &{lo}, &{hi});"));
-        self.regions.push(OpenRegion {
+        if self.region.is_some() {
+            return Err(CgenError::internal("a parallel region inside another"));
+        }
+        self.region = Some(OpenRegion {
             before,
             inside,
             private: private.vars.iter().map(|v| var_name(*v)).collect(),
@@ -2159,8 +2162,8 @@ impl<'a> FnGen<'a> {
         self.line(REGION_END);
         self.line("nb_regions_run++;");
         let region = self
-            .regions
-            .pop()
+            .region
+            .take()
             .ok_or_else(|| CgenError::internal("a parallel region closed twice"))?;
         let shared = self.shared_arrays(&region);
         for name in &shared {

@@ -193,13 +193,7 @@ fn analyse(
                 let sequential = func::FnGen::new(program, f, locate)
                     .with_stack_check(stack[i])
                     .generate(id)?;
-                r = one_thread_runs_sequential_c(
-                    id,
-                    f,
-                    parallel,
-                    &sequential,
-                    entries.contains(&id),
-                );
+                r = multicore_variants(id, f, parallel, &sequential, entries.contains(&id));
             }
         }
         if let Err(e) = &r {
@@ -357,7 +351,7 @@ fn stack_checks(program: &Program) -> Vec<func::StackCheck> {
 /// - `nb_shared_fun_N`, its sequential C with the shared helpers, calling
 ///   the other functions' `nb_shared_fun_N`: called inside parallel
 ///   regions, where every level is nested and runs sequentially.
-fn one_thread_runs_sequential_c(
+fn multicore_variants(
     id: FunId,
     f: &nabla_ir::Function,
     parallel: &str,
@@ -384,9 +378,31 @@ fn one_thread_runs_sequential_c(
         let (n, args) = (id.0, args.join(", "));
         let parallel_prototype = prototype.replace("nb_fun_", PARALLEL_PREFIX);
         out.push_str(&format!("{parallel_prototype};\n"));
-        out.push_str(&format!(
-            "{prototype} {{\n  static int quiet, calls;\n  if (nb_threads() == 1) {{\n    {SEQUENTIAL_PREFIX}{n}({args});\n    return;\n  }}\n  if (quiet >= NB_QUIET_CALLS && ++calls % NB_RECHECK_CALLS != 0) {{\n    NB_NOTE_ENTRY_CALL(1);\n    {SEQUENTIAL_PREFIX}{n}({args});\n    return;\n  }}\n  NB_NOTE_ENTRY_CALL(0);\n  uint64_t regions = nb_regions_run;\n  {PARALLEL_PREFIX}{n}({args});\n  quiet = nb_regions_run == regions ? quiet + 1 : 0;\n}}\n\n"
-        ));
+        let (sequential_call, parallel_call) = (
+            format!("{SEQUENTIAL_PREFIX}{n}({args});"),
+            format!("{PARALLEL_PREFIX}{n}({args});"),
+        );
+        for line in [
+            &format!("{prototype} {{"),
+            "  static int quiet, calls;",
+            "  if (nb_threads() == 1) {",
+            &format!("    {sequential_call}"),
+            "    return;",
+            "  }",
+            "  if (quiet >= NB_QUIET_CALLS && ++calls % NB_RECHECK_CALLS != 0) {",
+            "    NB_NOTE_ENTRY_CALL(1);",
+            &format!("    {sequential_call}"),
+            "    return;",
+            "  }",
+            "  NB_NOTE_ENTRY_CALL(0);",
+            "  uint64_t regions = nb_regions_run;",
+            &format!("  {parallel_call}"),
+            "  quiet = nb_regions_run == regions ? quiet + 1 : 0;",
+            "}\n",
+        ] {
+            out.push_str(line);
+            out.push('\n');
+        }
         out.push_str(&parallel_prototype);
     } else {
         out.push_str(&prototype);
@@ -408,16 +424,16 @@ fn one_thread_runs_sequential_c(
 }
 
 /// The prefix of the names of the sequential C functions in multicore C
-/// (see [`one_thread_runs_sequential_c`]).
+/// (see [`multicore_variants`]).
 const SEQUENTIAL_PREFIX: &str = "nb_seq_fun_";
 
 /// The prefix of the name of an entry point's parallel C in multicore C,
 /// which its `nb_fun_N` calls where it chooses to (see
-/// [`one_thread_runs_sequential_c`]).
+/// [`multicore_variants`]).
 const PARALLEL_PREFIX: &str = "nb_par_fun_";
 
 /// The prefix of the names of the sequential C functions called inside
-/// parallel regions (see [`one_thread_runs_sequential_c`]).
+/// parallel regions (see [`multicore_variants`]).
 const SHARED_PREFIX: &str = "nb_shared_fun_";
 
 /// The C functions of the program (prototypes, then bodies) that are
