@@ -23,6 +23,7 @@
 //! [`registry`]. [`optimise`] runs the optimiser alone (no static AD).
 
 mod accumulate;
+mod constant_args;
 mod cse;
 mod error;
 mod fuse;

@@ -54,6 +54,11 @@ pub static PASSES: &[PassInfo] = &[
         |p, a, c| Ok(crate::inline_calls_with(p, &c.inline, Some(a))),
     ),
     pass(
+        "constant-args",
+        "a scalar parameter to which every call passes the same integer or boolean constant: that constant in the function's body and types",
+        |p, _, _| Ok(crate::constant_args::constant_args(p)),
+    ),
+    pass(
         "simplify",
         "copy propagation, constant folding and dead-code elimination, repeated",
         |p, a, _| Ok(each_function(p, a, simplify::simplify_function)),
@@ -137,6 +142,7 @@ pub struct PipelineInfo {
 /// The optimiser's passes, before AD.
 const OPTIMISE: &[&str] = &[
     "inline",
+    "constant-args",
     "simplify",
     "cse",
     "hoist",
@@ -148,6 +154,7 @@ const OPTIMISE: &[&str] = &[
 /// The optimiser's passes on the derivative code.
 const OPTIMISE_AFTER_AD: &[&str] = &[
     "inline",
+    "constant-args",
     "simplify",
     "cse",
     "hoist",
