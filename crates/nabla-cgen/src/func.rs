@@ -2131,6 +2131,7 @@ impl<'a> FnGen<'a> {
         let inside = self.out.len();
         self.line(REGION_BEGIN);
         self.line("nb_threads_running = 1;");
+        self.line("nb_regions_started++;");
         self.line("#pragma omp parallel num_threads(nb_threads())");
         self.open("{");
         for declaration in &declarations {

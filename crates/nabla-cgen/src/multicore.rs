@@ -61,6 +61,24 @@ const RUNTIME_PATCHES: &[Patch] = &[
         with: "if (a->mem && NB_RC_GET(a->mem) == 1) return;",
         times: 1,
     },
+    // Each block's owner (see NB_OWNER_ENTER in multicore_prelude.c): a
+    // tag in its header, stamped when it is allocated. The header stays a
+    // multiple of 16 bytes (the data 16-byte aligned).
+    Patch {
+        text: "  int64_t rc;\n  int64_t pad; /* the block's size class (see nb_free_lists), or minus its size in bytes */\n} nb_mem;",
+        with: "  int64_t rc;\n  int64_t pad; /* the block's size class (see nb_free_lists), or minus its size in bytes */\n  uint64_t owner; /* multicore: the thread of a region that allocated it */\n  int64_t unused; /* keeps the data 16-byte aligned */\n} nb_mem;",
+        times: 1,
+    },
+    Patch {
+        text: "  int64_t unused; /* keeps the data 16-byte aligned */\n} nb_mem;\nstatic nb_mem nb_live",
+        with: "  uint64_t owner; /* multicore: the thread of a region that allocated it */\n} nb_mem;\nstatic nb_mem nb_live",
+        times: 1,
+    },
+    Patch {
+        text: "a.mem->rc = 1;\n",
+        with: "a.mem->rc = 1;\n  a.mem->owner = nb_my_owner;\n",
+        times: 2,
+    },
     // The memory counted against the limit: atomic while threads run.
     Patch {
         text: "  if (lim > 0 && (bytes > (uint64_t)lim || nb_mem_used > lim - (int64_t)bytes)) return false;\n  nb_mem_used += (int64_t)bytes;\n  return true;",

@@ -551,6 +551,40 @@ fn an_entry_point_whose_calls_run_no_region_runs_its_sequential_c() {
     );
 }
 
+/// A block that a thread of a parallel region allocates is that thread's
+/// until the region ends (its owner tag: NB_OWNER_ENTER in
+/// multicore_prelude.c), so its reference counts are plain, not atomic.
+/// Each row here builds arrays of its own (a scan, a reversal); the
+/// region's counts are of those, none atomic. Counted with
+/// NB_REPORT_THREADS.
+#[test]
+fn blocks_allocated_in_a_region_are_counted_without_atomics() {
+    let exe = ReportingExecutable::compile(
+        "owned-blocks",
+        "entry main (n: i64) =\n\
+         map (\\i -> let a = scan (+) 0 (map (+ i) (iota 40))\n\
+                     in reduce (+) 0 (map2 (*) a (reverse a))) (iota n)\n",
+    );
+    let (one, _) = exe.run(&["--num-threads", "1"], b"100\n");
+    let (two, err) = exe.run(&["--num-threads", "2", "--parallel-from", "2"], b"100\n");
+    assert_eq!(one, two);
+    assert!(err.contains("up to 2 threads"), "{err}");
+    let line = err
+        .lines()
+        .find(|l| l.contains("reference counts in regions"))
+        .unwrap_or_else(|| panic!("no count of reference counts: {err}"));
+    let numbers: Vec<u64> = line
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(numbers.len(), 2, "{line}");
+    assert!(numbers[0] > 0, "the rows made no reference count: {line}");
+    assert_eq!(
+        numbers[1], 0,
+        "atomic counts of the rows' own blocks: {line}"
+    );
+}
+
 /// A map fused into the reduction of its results (a redomap) runs in
 /// parallel from the map's width, not from the reduction's: each row
 /// does the map's work too. Here each row runs a loop of 200 steps, so
