@@ -79,6 +79,18 @@ const RUNTIME_PATCHES: &[Patch] = &[
         with: "a.mem->rc = 1;\n  a.mem->owner = nb_my_owner;\n",
         times: 2,
     },
+    // A concatenation's large pieces, and large copies of arrays, are
+    // copied by the threads.
+    Patch {
+        text: "  memcpy(r.data, a->data, (size_t)nb_count(a->shape, rank) * elem);\n",
+        with: "  nb_copy_bytes(r.data, a->data, (size_t)nb_count(a->shape, rank) * elem);\n",
+        times: 1,
+    },
+    Patch {
+        text: "    if (bytes) memcpy(r.data + off, xs[j].data, bytes);\n",
+        with: "    if (bytes) nb_copy_bytes(r.data + off, xs[j].data, bytes);\n",
+        times: 1,
+    },
     // The memory counted against the limit: atomic while threads run.
     Patch {
         text: "  if (lim > 0 && (bytes > (uint64_t)lim || nb_mem_used > lim - (int64_t)bytes)) return false;\n  nb_mem_used += (int64_t)bytes;\n  return true;",
@@ -361,9 +373,7 @@ entry main = main (params [1], results [1, 1])
         // One region, entered only where the width, the thread count and
         // the nesting allow it; else the sequential copy runs.
         assert_eq!(
-            par.source
-                .matches("#pragma omp parallel num_threads(nb_threads())")
-                .count(),
+            par.source.matches("nb_regions_started++;").count(),
             1,
             "{}",
             par.source
@@ -390,8 +400,8 @@ entry main = main (params [1], results [1, 1])
         // declared in the region from copies made before it; the input
         // array is shared through a copy in a block around the region,
         // so the function's own variables never have their address taken.
-        let region = &par.source[par.source.find("#pragma omp parallel").unwrap()..];
-        let before = &par.source[..par.source.find("#pragma omp parallel").unwrap()];
+        let region = &par.source[par.source.find("nb_regions_started++;").unwrap()..];
+        let before = &par.source[..par.source.find("nb_regions_started++;").unwrap()];
         // The accumulator starts from the neutral element set before the
         // region; the element and the result start as at the top.
         assert!(region.contains("double v2 = nb_in_v2;"), "{}", par.source);

@@ -428,7 +428,10 @@ impl ReportingExecutable {
         )
         .expect("compiles");
         let c = nabla::cbackend::c_source(&compiled).expect("C");
-        assert!(c.source.contains("#pragma omp parallel"));
+        assert!(
+            c.source.contains("nb_regions_started++;"),
+            "no parallel region"
+        );
         let c_file = dir.join("prog.c");
         std::fs::write(&c_file, &c.source).expect("write C");
         let exe = dir.join("prog");
@@ -582,6 +585,34 @@ fn blocks_allocated_in_a_region_are_counted_without_atomics() {
     assert_eq!(
         numbers[1], 0,
         "atomic counts of the rows' own blocks: {line}"
+    );
+}
+
+/// A concatenation of large arrays (from 1 MiB, NB_PARALLEL_COPY_BYTES in
+/// multicore_prelude.c) is copied by the threads, outside any parallel
+/// level; a small one by the calling thread. Counted with
+/// NB_REPORT_THREADS.
+#[test]
+fn large_concatenations_are_copied_by_the_threads() {
+    let exe = ReportingExecutable::compile(
+        "parallel-copy",
+        "entry main (n: i64) =\n\
+         let xs = iota n ++ map (* 3) (iota n)\n\
+         in (xs[1], xs[n + 5], xs[2 * n - 1], length xs)\n",
+    );
+    // 2 x 200 000 i64: 1.6 MB each, one copy of each piece.
+    let (one, _) = exe.run(&["--num-threads", "1"], b"200000\n");
+    let (two, err) = exe.run(&["--num-threads", "2"], b"200000\n");
+    assert_eq!(one, two);
+    assert_eq!(
+        two.split_whitespace().collect::<Vec<_>>(),
+        ["1i64", "15i64", "599997i64", "400000i64"]
+    );
+    assert!(err.contains("nabla: 2 large copies on threads"), "{err}");
+    let (_, small) = exe.run(&["--num-threads", "2"], b"1000\n");
+    assert!(
+        small.contains("nabla: 0 large copies on threads"),
+        "{small}"
     );
 }
 
