@@ -200,6 +200,23 @@ pub fn analyse_program(prog: &Program) -> Analysis {
     }
 }
 
+/// The consumption and linearity errors of function `f` of `prog`: the
+/// checks [`crate::validate_program`] makes on a function once its types
+/// and scopes are right (see the module docs). A pass that tries a rewrite
+/// keeps it only where this stays empty. Empty for a function `prog` does
+/// not have.
+pub fn consumption_errors(prog: &Program, f: FunId) -> Vec<ValidationError> {
+    let mut errors = Vec::new();
+    check_function(prog, f.0 as usize, &mut errors);
+    errors
+}
+
+/// The [`FunctionAnalysis`] of function `f` of `prog` alone (what
+/// [`analyse_program`] computes for it), for a pass that has changed it.
+pub fn analyse_function(prog: &Program, f: FunId) -> FunctionAnalysis {
+    check_function(prog, f.0 as usize, &mut Vec::new())
+}
+
 /// How a variable is bound (for the rules on what may be consumed).
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Kind {

@@ -35,7 +35,8 @@ mod test_util;
 mod validate;
 pub mod visit;
 pub use analysis::{
-    analyse_program, infer_loop_uniqueness, use_counts, Analysis, FunctionAnalysis,
+    analyse_function, analyse_program, consumption_errors, infer_loop_uniqueness, use_counts,
+    Analysis, FunctionAnalysis,
 };
 pub use error::{ParseError, ParseProblem, ValidationProblem};
 pub use parse::{eq_modulo_spans, parse_program};

@@ -24,6 +24,7 @@
 
 mod accumulate;
 mod constant_args;
+mod copies;
 mod cse;
 mod error;
 mod fuse;

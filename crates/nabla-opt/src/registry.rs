@@ -94,6 +94,11 @@ pub static PASSES: &[PassInfo] = &[
         |p, a, _| Ok(each_function(p, a, crate::unroll::unroll_function)),
     ),
     pass(
+        "copies",
+        "copy elimination: a copy whose operand nothing uses afterwards (the consumption rules still hold without it) becomes a plain binding",
+        |p, _, _| Ok(crate::copies::elide_copies(p)),
+    ),
+    pass(
         "acc-updates",
         "adjoint arrays summed into an accumulator after a loop, map, branch or with_acc: their producer updates the accumulator instead",
         |p, a, _| Ok(each_function(p, a, crate::accumulate::acc_updates_function)),
@@ -160,6 +165,7 @@ const OPTIMISE_AFTER_AD: &[&str] = &[
     "hoist",
     "fuse",
     "unroll",
+    "copies",
     "acc-updates",
     "dead-functions",
 ];

@@ -1,0 +1,119 @@
+//! Copy elimination: `let y = copy(x)` goes, and `y` becomes `x`
+//! everywhere, where nothing can tell the difference, so that an in-place
+//! update of `y` updates `x`'s array instead of a copy of it.
+//!
+//! A copy is needed only to keep `x` as it was while `y` is consumed (by an
+//! in-place update, a unique loop parameter, …). Without the copy,
+//! consuming `y` consumes `x` and everything aliasing it; that is allowed
+//! exactly when the function still obeys the consumption rules (Futhark's
+//! uniqueness rules, module `analysis` of `nabla_ir`): nothing uses `x` or
+//! an alias of it afterwards, and `x` may be consumed there (not a loop
+//! body's free variable, not a non-unique parameter). So each copy is tried
+//! in turn, and stays out only where [`nabla_ir::consumption_errors`] finds
+//! no error.
+//!
+//! The rules do not check one thing: that a function result marked unique
+//! aliases no non-unique parameter. So a copy of a non-unique function
+//! parameter, or of an array that may alias one, is always kept.
+//!
+//! Forward-mode AD makes such copies: the tangent of `acc with [i] = v` is
+//! `copy(acc_tan) with [i] = v_tan`, where `acc_tan` is a unique loop
+//! parameter dead after the copy (ht's Jacobian copied a [22][4][4][26]
+//! tangent, 73 KB, at every step of its loop over the bones).
+
+use nabla_ir::rewrite::{walk_body_deep, Substitution, Visitor};
+use nabla_ir::{analyse_function, consumption_errors, Atom, Body, Dim, Exp, FunId, Program, Var};
+
+/// At most this many statements checked per function and run (each try
+/// checks the whole function): a function of 50 000 statements tries its
+/// first 100 copies.
+const CHECK_BUDGET: usize = 5_000_000;
+
+/// Runs the pass on every function of `prog`; returns whether a copy went.
+pub fn elide_copies(prog: &mut Program) -> bool {
+    let mut changed = false;
+    for fi in 0..prog.functions.len() {
+        let f = FunId(fi as u32);
+        let mut copies = Vec::new();
+        nabla_ir::visit::for_each_stm(&prog.functions[fi].body, &mut |s| {
+            if let (Exp::Copy(x), [y]) = (&s.exp, &s.pat[..]) {
+                copies.push((y.var, *x));
+            }
+        });
+        if copies.is_empty() || !consumption_errors(prog, f).is_empty() {
+            continue;
+        }
+        let shared: Vec<Var> = prog.functions[fi]
+            .params
+            .iter()
+            .filter(|p| !p.unique)
+            .map(|p| p.var)
+            .collect();
+        let size = crate::count_stms(&prog.functions[fi].body).max(1);
+        let tries = (CHECK_BUDGET / size).max(1);
+        let mut analysis = analyse_function(prog, f);
+        // What each elided copy's variable became (a later copy may copy it).
+        let mut became = Substitution::with_capacity(0);
+        for (y, mut x) in copies.into_iter().take(tries) {
+            became.var(&mut x);
+            let aliases_shared =
+                shared.contains(&x) || analysis.aliases(x).iter().any(|a| shared.contains(a));
+            if aliases_shared {
+                continue;
+            }
+            let saved = prog.functions[fi].body.clone();
+            let body = &mut prog.functions[fi].body;
+            remove_binding(body, y);
+            let mut substitution = Substitution::with_capacity(0);
+            substitution.set(y, Atom::Var(x));
+            Substitute(substitution).body(body);
+            if consumption_errors(prog, f).is_empty() {
+                changed = true;
+                became.set(y, Atom::Var(x));
+                analysis = analyse_function(prog, f);
+            } else {
+                prog.functions[fi].body = saved;
+            }
+        }
+    }
+    changed
+}
+
+/// Removes the statement of `body` (nested ones included) that binds `y`
+/// alone.
+fn remove_binding(body: &mut Body, y: Var) -> bool {
+    if let Some(at) = body
+        .stms
+        .iter()
+        .position(|s| matches!(&s.pat[..], [p] if p.var == y))
+    {
+        body.stms.remove(at);
+        return true;
+    }
+    body.stms.iter_mut().any(|s| {
+        s.exp
+            .nested_bodies_mut()
+            .into_iter()
+            .any(|nested| remove_binding(nested, y))
+    })
+}
+
+/// Applies a substitution of variables by variables to every use in a
+/// body (binders stay).
+struct Substitute(Substitution);
+
+impl Visitor for Substitute {
+    fn atom(&mut self, a: &mut Atom) {
+        self.0.atom(a)
+    }
+    fn var(&mut self, v: &mut Var) {
+        self.0.var(v)
+    }
+    fn bind(&mut self, _v: &mut Var) {}
+    fn dim(&mut self, d: &mut Dim) {
+        *d = self.0.dim(*d)
+    }
+    fn body(&mut self, b: &mut Body) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || walk_body_deep(b, self))
+    }
+}
