@@ -395,6 +395,7 @@ fn multicore_variants(
             "    return;",
             "  }",
             "  NB_NOTE_ENTRY_CALL(0);",
+            "  if (quiet >= NB_QUIET_CALLS) nb_level_epoch++;",
             "  uint64_t regions = nb_regions_run;",
             &format!("  {parallel_call}"),
             "  quiet = nb_regions_run == regions ? quiet + 1 : 0;",

@@ -102,20 +102,36 @@ static inline int nb_parallel(int64_t rows, int64_t min_width) {
  * untimed (it starts the threads and warms the caches), then times the
  * next NB_LEVEL_PROBES - 1 per row, sequential and parallel alternately,
  * and from then on keeps the parallel copy only where its best time per
- * row is below NB_LEVEL_MARGIN of the sequential copy's best. Few probes,
- * because a benchmark's first runs are probes too. Futhark's
+ * row is below NB_LEVEL_MARGIN of the sequential copy's best. Every
+ * NB_LEVEL_RECHECK-th execution after that (and the first of a call that
+ * runs the parallel C again: nb_level_epoch) times the copy not chosen
+ * once more and chooses again: one slow probe (another process took the
+ * core) could make a level keep the wrong copy for good (in a GradBench
+ * run, gmm's Jacobian most likely did: 18 ms a call instead of 9.5). Few
+ * probes, because a benchmark's first runs are probes too. Futhark's
  * multicore scheduler likewise times its segmented operations to decide
- * how to run them. Only the thread that runs no region enters a level
- * eligibly, so the counts need no atomics. --parallel-from (tests) always
- * takes the parallel copy. Floating-point results may differ between the
- * probing executions and later ones (reassociation, README). */
-#define NB_LEVEL_PROBES 3
+ * how to run them. Only the thread that runs no
+ * region enters a level eligibly, so the counts need no atomics.
+ * --parallel-from (tests) always takes the parallel copy. Floating-point
+ * results may differ between the executions of the two copies
+ * (reassociation, README). */
+#define NB_LEVEL_PROBES 5
+#define NB_LEVEL_RECHECK 64
 #define NB_LEVEL_MARGIN 0.95
 typedef struct {
   double best[2]; /* the best time per row in ns: [sequential, parallel]; 0: none yet */
   int probes;     /* eligible executions so far, up to NB_LEVEL_PROBES */
   int parallel;   /* the choice, once probes == NB_LEVEL_PROBES */
+  int since;      /* executions since the choice was last checked */
+  uint64_t epoch; /* nb_level_epoch when it was last checked */
 } nb_level;
+/* Counts the calls of entry points that run their parallel C again after
+ * quiet calls (NB_QUIET_CALLS): there, every level checks its choice at
+ * its first execution. A level that runs once a call and chose its
+ * sequential copy makes its entry point's calls quiet, so it would
+ * otherwise run (and count towards NB_LEVEL_RECHECK) once every
+ * NB_RECHECK_CALLS calls only. */
+static uint64_t nb_level_epoch;
 
 static inline int64_t nb_level_now(void) {
   struct timespec ts;
@@ -128,8 +144,14 @@ static inline int64_t nb_level_now(void) {
 static inline int64_t nb_level_start(nb_level *l, int *parallel) {
   if (nb_parallel_from > 0) return 0;
   if (l->probes >= NB_LEVEL_PROBES) {
-    *parallel = l->parallel;
-    return 0;
+    if (++l->since < NB_LEVEL_RECHECK && l->epoch == nb_level_epoch) {
+      *parallel = l->parallel;
+      return 0;
+    }
+    l->since = 0;
+    l->epoch = nb_level_epoch;
+    *parallel = !l->parallel;
+    return nb_level_now();
   }
   *parallel = l->probes % 2 == 0;
   if (l->probes == 0) {
@@ -141,12 +163,12 @@ static inline int64_t nb_level_start(nb_level *l, int *parallel) {
 
 /* A timed execution of level `l` over `rows` rows, started at `start`,
  * ran its parallel copy (or not): records its time per row, and once the
- * probes are done, chooses. */
+ * probes are done, chooses (again). */
 static inline void nb_level_end(nb_level *l, int parallel, int64_t start, int64_t rows) {
   double per_row = (double)(nb_level_now() - start) / (double)(rows > 0 ? rows : 1);
   if (l->best[parallel] == 0 || per_row < l->best[parallel]) l->best[parallel] = per_row;
-  if (++l->probes == NB_LEVEL_PROBES)
-    l->parallel = l->best[1] < NB_LEVEL_MARGIN * l->best[0];
+  if (l->probes < NB_LEVEL_PROBES) l->probes++;
+  if (l->probes == NB_LEVEL_PROBES) l->parallel = l->best[1] < NB_LEVEL_MARGIN * l->best[0];
 }
 
 /* An entry point whose calls run no parallel region (every level below
