@@ -2093,6 +2093,9 @@ impl<'a> FnGen<'a> {
         to: &str,
         private: &Private,
     ) -> Result<(String, String), CgenError> {
+        if self.region.is_some() {
+            return Err(CgenError::internal("a parallel region inside another"));
+        }
         let (first, end, lo, hi) = (self.fresh(), self.fresh(), self.fresh(), self.fresh());
         self.open("{");
         self.line(&format!("int64_t {first} = {from}, {end} = {to};"));
@@ -2141,9 +2144,6 @@ impl<'a> FnGen<'a> {
         self.line("NB_NOTE_THREADS();");
         self.line(&format!("int64_t {lo}, {hi};"));
         self.line(&format!("nb_par_chunk({first}, {end}, &{lo}, &{hi});"));
-        if self.region.is_some() {
-            return Err(CgenError::internal("a parallel region inside another"));
-        }
         self.region = Some(OpenRegion {
             before,
             inside,
@@ -2161,7 +2161,6 @@ impl<'a> FnGen<'a> {
         self.close();
         self.line("nb_threads_running = 0;");
         self.line(REGION_END);
-        self.line("nb_regions_run++;");
         let region = self
             .region
             .take()

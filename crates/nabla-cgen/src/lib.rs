@@ -396,9 +396,9 @@ fn multicore_variants(
             "  }",
             "  NB_NOTE_ENTRY_CALL(0);",
             "  if (quiet >= NB_QUIET_CALLS) nb_level_epoch++;",
-            "  uint64_t regions = nb_regions_run;",
+            "  uint64_t regions = nb_regions_started;",
             &format!("  {parallel_call}"),
-            "  quiet = nb_regions_run == regions ? quiet + 1 : 0;",
+            "  quiet = nb_regions_started == regions ? quiet + 1 : 0;",
             "}\n",
         ] {
             out.push_str(line);

@@ -110,11 +110,10 @@ static inline int nb_parallel(int64_t rows, int64_t min_width) {
  * run, gmm's Jacobian most likely did: 18 ms a call instead of 9.5). Few
  * probes, because a benchmark's first runs are probes too. Futhark's
  * multicore scheduler likewise times its segmented operations to decide
- * how to run them. Only the thread that runs no
- * region enters a level eligibly, so the counts need no atomics.
- * --parallel-from (tests) always takes the parallel copy. Floating-point
- * results may differ between the executions of the two copies
- * (reassociation, README). */
+ * how to run them. Only the thread that runs no region enters a level
+ * eligibly, so the counts need no atomics. --parallel-from (tests) always
+ * takes the parallel copy. Floating-point results may differ between the
+ * executions of the two copies (reassociation, README). */
 #define NB_LEVEL_PROBES 5
 #define NB_LEVEL_RECHECK 64
 #define NB_LEVEL_MARGIN 0.95
@@ -178,11 +177,10 @@ static inline void nb_level_end(nb_level *l, int parallel, int64_t start, int64_
  * which never runs one, took 6 % longer in nb_fun_N): from the moment
  * NB_QUIET_CALLS calls in a row ran none, but every NB_RECHECK_CALLS-th
  * call runs the parallel C again, where a level that has become wide
- * enough can start its regions. nb_regions_run counts the regions run
- * (by the calling thread, after each). */
+ * enough can start its regions (a call that started none left
+ * nb_regions_started as it was). */
 #define NB_QUIET_CALLS 2
 #define NB_RECHECK_CALLS 16
-static uint64_t nb_regions_run;
 
 /* This thread's rows of from..to: one contiguous chunk per thread, the
  * first `n % threads` chunks one row longer. */
@@ -334,10 +332,10 @@ static void nb_copy_bytes(char *dst, const char *src, size_t bytes) {
   NB_NOTE_PARALLEL_COPY();
 #pragma omp parallel num_threads(nb_threads())
   {
-    size_t threads = (size_t)omp_get_num_threads();
-    size_t chunk = ((bytes + threads - 1) / threads + 63) & ~(size_t)63;
-    size_t from = (size_t)omp_get_thread_num() * chunk;
-    if (from < bytes) memcpy(dst + from, src + from, bytes - from < chunk ? bytes - from : chunk);
+    int64_t lo, hi; /* this thread's 64-byte lines */
+    nb_par_chunk(0, (int64_t)((bytes + 63) / 64), &lo, &hi);
+    size_t from = (size_t)lo * 64, to = (size_t)hi * 64 < bytes ? (size_t)hi * 64 : bytes;
+    if (from < to) memcpy(dst + from, src + from, to - from);
   }
 }
 

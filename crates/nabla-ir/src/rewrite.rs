@@ -342,6 +342,46 @@ impl Substitution {
             d => d,
         }
     }
+
+    /// Applies the substitution to every use in `body`, nested bodies and
+    /// types included (operands, array positions, dimensions; binders
+    /// stay). Returns whether anything changed.
+    pub fn apply(&self, body: &mut Body) -> bool {
+        let mut apply = Apply {
+            substitution: self,
+            changed: false,
+        };
+        apply.body(body);
+        apply.changed
+    }
+}
+
+/// [`Substitution::apply`]'s visitor.
+struct Apply<'a> {
+    substitution: &'a Substitution,
+    changed: bool,
+}
+
+impl Visitor for Apply<'_> {
+    fn atom(&mut self, a: &mut Atom) {
+        let old = *a;
+        self.substitution.atom(a);
+        self.changed |= *a != old;
+    }
+    fn var(&mut self, v: &mut Var) {
+        let old = *v;
+        self.substitution.var(v);
+        self.changed |= *v != old;
+    }
+    fn bind(&mut self, _v: &mut Var) {}
+    fn dim(&mut self, d: &mut Dim) {
+        let old = *d;
+        *d = self.substitution.dim(old);
+        self.changed |= *d != old;
+    }
+    fn body(&mut self, b: &mut Body) {
+        stacker::maybe_grow(64 * 1024, 1024 * 1024, || walk_body_deep(b, self))
+    }
 }
 
 /// A fresh variable appended to a function's `var_names`, named after

@@ -26,9 +26,9 @@
 //! functions with no call. Floating-point constants are left alone
 //! (equality of floats is not identity: `0.0` and `-0.0`, NaNs).
 
-use nabla_ir::rewrite::{walk_body_deep, Substitution, Visitor};
+use nabla_ir::rewrite::Substitution;
 use nabla_ir::visit::for_each_stm;
-use nabla_ir::{Atom, Body, Dim, Exp, PrimValue, Program, Type, Var};
+use nabla_ir::{Atom, Exp, PrimValue, Program, Type};
 
 /// What the calls seen so far pass for one parameter.
 #[derive(Clone, Copy, PartialEq)]
@@ -78,64 +78,22 @@ pub fn constant_args(prog: &mut Program) -> bool {
     let mut changed = false;
     for (f, seen) in prog.functions.iter_mut().zip(&seen) {
         let mut substitution = Substitution::with_capacity(0);
-        let mut any = false;
         for (p, s) in f.params.iter().zip(seen) {
             if let (Type::Prim(t), Seen::Constant(c)) = (&p.ty, s) {
                 if replaceable(c) && c.prim_type() == *t {
                     substitution.set(p.var, Atom::Const(*c));
-                    any = true;
                 }
             }
         }
-        if !any {
-            continue;
-        }
-        let mut replace = Replace {
-            substitution,
-            replaced: false,
-        };
-        replace.body(&mut f.body);
-        changed |= replace.replaced;
+        changed |= substitution.apply(&mut f.body);
     }
     changed
-}
-
-/// Applies a substitution of parameters by constants to a whole body,
-/// types included, noting whether it replaced anything.
-struct Replace {
-    substitution: Substitution,
-    replaced: bool,
-}
-
-impl Visitor for Replace {
-    fn atom(&mut self, a: &mut Atom) {
-        if let Atom::Var(v) = a {
-            if let Some(c) = self.substitution.get(*v) {
-                *a = c;
-                self.replaced = true;
-            }
-        }
-    }
-    fn var(&mut self, _v: &mut Var) {
-        // A position that takes a variable (an array) keeps it.
-    }
-    fn bind(&mut self, _v: &mut Var) {}
-    fn dim(&mut self, d: &mut Dim) {
-        let new = self.substitution.dim(*d);
-        if new != *d {
-            *d = new;
-            self.replaced = true;
-        }
-    }
-    fn body(&mut self, b: &mut Body) {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || walk_body_deep(b, self))
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use nabla_ir::rewrite::walk_exp;
+    use nabla_ir::{Body, Var};
 
     #[test]
     fn only_integers_and_booleans_replace_parameters() {
@@ -146,18 +104,18 @@ mod tests {
     }
 
     #[test]
-    fn walk_exp_is_the_visitor_used() {
-        // Replace visits expressions through walk_body_deep, which calls
-        // walk_exp: a statement's expression is rewritten.
-        let mut e = Exp::Atoms(vec![Atom::Var(Var(0))]);
+    fn the_substitution_replaces_the_parameter_and_says_so() {
+        // The pass applies its substitution with Substitution::apply: a
+        // use of the parameter becomes the constant, and a second
+        // application changes nothing (the pass's fixpoint ends).
+        let mut body = Body {
+            stms: Vec::new(),
+            result: vec![Atom::Var(Var(0))],
+        };
         let mut s = Substitution::with_capacity(1);
         s.set(Var(0), Atom::Const(PrimValue::I64(4)));
-        let mut r = Replace {
-            substitution: s,
-            replaced: false,
-        };
-        walk_exp(&mut e, &mut r);
-        assert!(r.replaced);
-        assert!(matches!(&e, Exp::Atoms(xs) if xs[0] == Atom::Const(PrimValue::I64(4))));
+        assert!(s.apply(&mut body));
+        assert!(body.result[0] == Atom::Const(PrimValue::I64(4)));
+        assert!(!s.apply(&mut body));
     }
 }

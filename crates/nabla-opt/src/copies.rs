@@ -21,8 +21,8 @@
 //! parameter dead after the copy (ht's Jacobian copied a [22][4][4][26]
 //! tangent, 73 KB, at every step of its loop over the bones).
 
-use nabla_ir::rewrite::{walk_body_deep, Substitution, Visitor};
-use nabla_ir::{analyse_function, consumption_errors, Atom, Body, Dim, Exp, FunId, Program, Var};
+use nabla_ir::rewrite::Substitution;
+use nabla_ir::{analyse_function, consumption_errors, Atom, Body, Exp, FunId, Program, Var};
 
 /// At most this many statements checked per function and run (each try
 /// checks the whole function): a function of 50 000 statements tries its
@@ -66,7 +66,7 @@ pub fn elide_copies(prog: &mut Program) -> bool {
             remove_binding(body, y);
             let mut substitution = Substitution::with_capacity(0);
             substitution.set(y, Atom::Var(x));
-            Substitute(substitution).body(body);
+            substitution.apply(body);
             if consumption_errors(prog, f).is_empty() {
                 changed = true;
                 became.set(y, Atom::Var(x));
@@ -96,24 +96,4 @@ fn remove_binding(body: &mut Body, y: Var) -> bool {
             .into_iter()
             .any(|nested| remove_binding(nested, y))
     })
-}
-
-/// Applies a substitution of variables by variables to every use in a
-/// body (binders stay).
-struct Substitute(Substitution);
-
-impl Visitor for Substitute {
-    fn atom(&mut self, a: &mut Atom) {
-        self.0.atom(a)
-    }
-    fn var(&mut self, v: &mut Var) {
-        self.0.var(v)
-    }
-    fn bind(&mut self, _v: &mut Var) {}
-    fn dim(&mut self, d: &mut Dim) {
-        *d = self.0.dim(*d)
-    }
-    fn body(&mut self, b: &mut Body) {
-        stacker::maybe_grow(64 * 1024, 1024 * 1024, || walk_body_deep(b, self))
-    }
 }

@@ -480,6 +480,17 @@ impl ReportingExecutable {
             String::from_utf8_lossy(&out.stderr).into_owned(),
         )
     }
+
+    /// Runs it on `input` with one thread, then with two and `args`;
+    /// asserts that both print the same, and returns the two threads' run's
+    /// standard output and error.
+    fn run_on_one_and_two_threads(&self, args: &[&str], input: &[u8]) -> (String, String) {
+        let (one, _) = self.run(&["--num-threads", "1"], input);
+        let two_args: Vec<&str> = ["--num-threads", "2"].iter().chain(args).copied().collect();
+        let (two, err) = self.run(&two_args, input);
+        assert_eq!(one, two, "results differ between 1 and 2 threads");
+        (two, err)
+    }
 }
 
 impl Drop for ReportingExecutable {
@@ -568,9 +579,7 @@ fn blocks_allocated_in_a_region_are_counted_without_atomics() {
          map (\\i -> let a = scan (+) 0 (map (+ i) (iota 40))\n\
                      in reduce (+) 0 (map2 (*) a (reverse a))) (iota n)\n",
     );
-    let (one, _) = exe.run(&["--num-threads", "1"], b"100\n");
-    let (two, err) = exe.run(&["--num-threads", "2", "--parallel-from", "2"], b"100\n");
-    assert_eq!(one, two);
+    let (_, err) = exe.run_on_one_and_two_threads(&["--parallel-from", "2"], b"100\n");
     assert!(err.contains("up to 2 threads"), "{err}");
     let line = err
         .lines()
@@ -601,9 +610,7 @@ fn large_concatenations_are_copied_by_the_threads() {
          in (xs[1], xs[n + 5], xs[2 * n - 1], length xs)\n",
     );
     // 2 x 200 000 i64: 1.6 MB each, one copy of each piece.
-    let (one, _) = exe.run(&["--num-threads", "1"], b"200000\n");
-    let (two, err) = exe.run(&["--num-threads", "2"], b"200000\n");
-    assert_eq!(one, two);
+    let (two, err) = exe.run_on_one_and_two_threads(&[], b"200000\n");
     assert_eq!(
         two.split_whitespace().collect::<Vec<_>>(),
         ["1i64", "15i64", "599997i64", "400000i64"]
