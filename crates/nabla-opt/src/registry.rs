@@ -95,7 +95,7 @@ pub static PASSES: &[PassInfo] = &[
     ),
     pass(
         "copies",
-        "copy elimination: a copy whose operand nothing uses afterwards (the consumption rules still hold without it) becomes a plain binding",
+        "copy elimination: a copy whose operand nothing uses afterwards (the consumption rules still hold without it) goes, and its variable becomes the operand",
         |p, _, _| Ok(crate::copies::elide_copies(p)),
     ),
     pass(
