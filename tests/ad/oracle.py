@@ -74,8 +74,8 @@ def f3(xs):
 def f4(xs):
     def op(p, q):
         (a1, b1), (a2, b2) = p, q
-        return (a1 + a2, b1 * b2 + a2)
-    pq = scan(op, (0, 1), [(x, x) for x in xs])
+        return (a1 * a2, b1 * a2 + b2)
+    pq = scan(op, (1, 0), [(x, x) for x in xs])
     return (scan(lambda a, b: a * b, 1, xs) + scan(lambda a, b: a + b, 0, xs)
             + [p for p, _ in pq] + [q for _, q in pq])
 

@@ -26,9 +26,16 @@
 //!   thread order, so a non-commutative operator gives the sequential
 //!   result, up to floating-point reassociation). Reductions of arrays
 //!   (a row-wise operator) stay sequential.
-//! * `scan`, `hist` and `scatter` stay sequential (two-pass scans,
-//!   per-thread histograms and scatter with Futhark's rule for repeated
-//!   indices are the next steps).
+//! * `scan` of scalars, in two passes: each thread scans its own rows,
+//!   then the rows after the first thread's get the carry of the threads
+//!   before them (the operator on the carry and the value, in that
+//!   order). Scans of arrays stay sequential.
+//! * `hist` (`reduce_by_index`) of scalars: the first thread updates the
+//!   destination, every other one a histogram of its own filled with the
+//!   neutral element; those are combined into the destination in thread
+//!   order afterwards. Histograms of rows stay sequential.
+//! * `scatter` stays sequential: repeated indices must keep the
+//!   sequential result (the last write wins).
 //!
 //! The threshold: a parallel level needs enough work to pay for waking
 //! the threads (a few microseconds). The work of one row is estimated
@@ -188,12 +195,12 @@ pub fn decide_with(soac: &Soac, accs: &Accumulators) -> SegOp {
     let kind = SegKind::of(soac);
     let parallel_lambda = match soac {
         Soac::Map { lam, arrs, .. } => accumulators_combine(lam, arrs, accs).then_some(lam),
-        Soac::Reduce { lam, .. } => lam
+        Soac::Reduce { lam, .. } | Soac::Scan { lam, .. } | Soac::Hist { lam, .. } => lam
             .params
             .iter()
             .all(|p| matches!(p.ty, Type::Prim(_)))
             .then_some(lam),
-        Soac::Scan { .. } | Soac::Hist { .. } | Soac::Scatter { .. } => None,
+        Soac::Scatter { .. } => None,
     };
     let level = match parallel_lambda {
         None => SegLevel::Sequential,

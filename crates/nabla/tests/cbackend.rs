@@ -402,12 +402,6 @@ fn multicore_regressions_with_two_and_three_threads() {
     assert_eq!(report.passed, 2 * MULTICORE_REGRESSIONS.len());
 }
 
-/// The parallel levels of multicore C really run on the threads asked
-/// for (compiled with `-DNB_REPORT_THREADS`, the executable reports the
-/// most threads a level ran on; with one thread, every level runs its
-/// sequential copy), and give the sequential results: a
-/// non-commutative reduction (the last element of each pair wins unless
-/// larger), a map of rows and a sum of integers.
 /// A multicore C executable of `program`, compiled with
 /// `-DNB_REPORT_THREADS` (it reports on stderr the most threads a
 /// parallel level ran on) in a fresh folder named after `name`.
@@ -499,6 +493,86 @@ impl Drop for ReportingExecutable {
     }
 }
 
+/// A scan by a non-commutative operator and a histogram, each the only
+/// level of its entry point, run on the threads asked for and give the
+/// sequential results, computed here: the scan composes the affine maps
+/// x -> a*x + b (each thread's carry must come before its values), the
+/// histogram adds into 33 bins with some indices out of range.
+#[test]
+fn scans_and_histograms_run_on_the_threads_asked_for() {
+    let exe = ReportingExecutable::compile(
+        "multicore-scan-hist",
+        "entry prefixes [n] (as: [n]i64) (bs: [n]i64) =\n\
+         unzip (scan (\\(a1, b1) (a2, b2) -> (a1 * a2, b1 * a2 + b2)) (1, 0) (zip as bs))\n\
+         entry bins [n] (k: i64) (is: [n]i64) (vs: [n]i64) =\n\
+         reduce_by_index (replicate k 0) (+) 0 is vs\n",
+    );
+    let n = 1000i64;
+    let array = |f: &dyn Fn(i64) -> i64| {
+        let items: Vec<String> = (0..n).map(|i| format!("{}i64", f(i))).collect();
+        format!("[{}]", items.join(", "))
+    };
+    let a = |i: i64| if i % 3 == 0 { -1 } else { 1 };
+    let b = |i: i64| (i * 7) % 11 - 5;
+    let index = |i: i64| (i * 13) % 37 - 2;
+    let value = |i: i64| i % 17 - 8;
+    let (mut prefix_a, mut prefix_b) = (Vec::new(), Vec::new());
+    let (mut x, mut y) = (1i64, 0i64);
+    for i in 0..n {
+        (x, y) = (x * a(i), y * a(i) + b(i));
+        prefix_a.push(format!("{x}i64"));
+        prefix_b.push(format!("{y}i64"));
+    }
+    let mut bins = vec![0i64; 33];
+    for i in 0..n {
+        if (0..33).contains(&index(i)) {
+            bins[index(i) as usize] += value(i);
+        }
+    }
+    let show = |xs: &[String]| format!("[{}]", xs.join(", "));
+    let bins: Vec<String> = bins.iter().map(|v| format!("{v}i64")).collect();
+    let cases = [
+        (
+            "prefixes",
+            format!("{} {}", array(&a), array(&b)),
+            format!("{}\n{}\n", show(&prefix_a), show(&prefix_b)),
+        ),
+        (
+            "bins",
+            format!("33i64 {} {}", array(&index), array(&value)),
+            format!("{}\n", show(&bins)),
+        ),
+    ];
+    for (entry, input, expected) in cases {
+        for threads in ["1", "3"] {
+            let (out, err) = exe.run(
+                &[
+                    "-e",
+                    entry,
+                    "--num-threads",
+                    threads,
+                    "--parallel-from",
+                    "2",
+                ],
+                input.as_bytes(),
+            );
+            assert_eq!(out, expected, "{entry} on {threads} threads");
+            let report = if threads == "1" {
+                "every level ran its sequential copy"
+            } else {
+                "up to 3 threads"
+            };
+            assert!(err.contains(report), "{entry} on {threads} threads: {err}");
+        }
+    }
+}
+
+/// The parallel levels of multicore C really run on the threads asked
+/// for (compiled with `-DNB_REPORT_THREADS`, the executable reports the
+/// most threads a level ran on; with one thread, every level runs its
+/// sequential copy), and give the sequential results: a
+/// non-commutative reduction (the last element of each pair wins unless
+/// larger), a map of rows and a sum of integers.
 #[test]
 fn multicore_levels_run_on_the_threads_asked_for() {
     let exe = ReportingExecutable::compile(
