@@ -77,7 +77,7 @@ const RUNTIME_PATCHES: &[Patch] = &[
     Patch {
         text: "a.mem->rc = 1;\n",
         with: "a.mem->rc = 1;\n  a.mem->owner = nb_my_owner;\n",
-        times: 2,
+        times: 3,
     },
     // A concatenation's large pieces, and large copies of arrays, are
     // copied by the threads.
