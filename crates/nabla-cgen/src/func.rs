@@ -17,6 +17,7 @@
 use crate::scalar::{self, binop, c_type};
 use crate::CgenError;
 use nabla_ir::bounds::InBounds;
+use nabla_ir::seg::{componentwise_operator, Component};
 use nabla_ir::{
     AccOp, Atom, BinOp, Body, CmpOp, Dim, DimIndex, Exp, FunId, Function, Lambda, LoopForm, Param,
     PrimType, PrimValue, Program, Soac, Span, Stm, Type, Var,
@@ -1894,34 +1895,28 @@ impl<'a> FnGen<'a> {
         // allocated once, where the lambda's row comes from an inner map
         // or literal of a width known before the loop (else per element).
         if let Some(parts) = componentwise_operator(rlam) {
-            let mut scratch = Vec::new();
-            for (i, p) in map_stm.pat.iter().enumerate() {
-                let Type::Array(e, dims) = &p.ty else {
-                    continue;
-                };
-                let Some((v, width)) = direct_row(mlam, i).filter(|_| dims.len() == 2) else {
-                    continue;
-                };
-                // On the stack where it is short (the C compiler then
-                // knows it aliases nothing: ht's Jacobian ran in 0.65x the
-                // time of a heap scratch row), else on the heap. A view
-                // without a block (`mem` NULL) is never freed.
-                let (ct, width) = (c_type(*e)?, self.int(&width)?);
-                let (row, buffer, n) = (self.fresh(), self.fresh(), self.fresh());
-                self.line(&format!("int64_t {n} = {width};"));
-                self.line(&format!("{ct} {buffer}[{SCRATCH_ROW}];"));
-                self.line(&format!(
-                    "nb_arr {row} = {n} >= 0 && {n} <= {SCRATCH_ROW} ? (nb_arr){{NULL, (char *){buffer}, {{{n}}}}} : nb_alloc(1, (int64_t[]){{{n}}}, sizeof({ct}), {loc});"
-                ));
-                self.row_destinations
-                    .insert(v, RowDestination::Scratch(row.clone()));
-                scratch.push((v, row));
+            if parallel {
+                // Each thread its own scratch rows, made in the region.
+                let private = self.bound_in(&[mlam, rlam], &[]);
+                self.parallel_rows_reduction(
+                    &wv,
+                    &red_stm.pat,
+                    &parts,
+                    neutral,
+                    &private,
+                    |g, from, to| {
+                        let scratch = g.scratch_rows(map_stm, mlam, &loc)?;
+                        g.rows_in_place_loop(from, to, &parts, element)?;
+                        g.release_scratch_rows(scratch);
+                        Ok(())
+                    },
+                )?;
+                self.close();
+                return Ok(());
             }
+            let scratch = self.scratch_rows(map_stm, mlam, &loc)?;
             self.reduce_rows_in_place(&wv, &red_stm.pat, &parts, element)?;
-            for (v, row) in scratch {
-                self.row_destinations.remove(&v);
-                self.line(&format!("nb_release(&{row});"));
-            }
+            self.release_scratch_rows(scratch);
             self.close();
             return Ok(());
         }
@@ -1975,6 +1970,52 @@ impl<'a> FnGen<'a> {
         self.scalar_reduce_loop("0", &wv, rlam, &red_stm.pat, element)?;
         self.close();
         Ok(())
+    }
+
+    /// The scratch rows of a map fused with a reduction by a componentwise
+    /// operator ([`FnGen::fused_map_reduce`]): for each row result of the
+    /// map's lambda `mlam` made by an inner map or literal of a width
+    /// known before the loop ([`direct_row`]), a rank-1 array made once
+    /// (on the stack where it is short: the C compiler then knows it
+    /// aliases nothing, and ht's Jacobian ran in 0.65x the time of a heap
+    /// scratch row; else on the heap; a view without a block, `mem` NULL,
+    /// is never freed) and registered as the row's destination. Returns
+    /// the rows, for [`FnGen::release_scratch_rows`].
+    fn scratch_rows(
+        &mut self,
+        map_stm: &Stm,
+        mlam: &Lambda,
+        loc: &str,
+    ) -> Result<Vec<(Var, String)>, CgenError> {
+        let mut scratch = Vec::new();
+        for (i, p) in map_stm.pat.iter().enumerate() {
+            let Type::Array(e, dims) = &p.ty else {
+                continue;
+            };
+            let Some((v, width)) = direct_row(mlam, i).filter(|_| dims.len() == 2) else {
+                continue;
+            };
+            let (ct, width) = (c_type(*e)?, self.int(&width)?);
+            let (row, buffer, n) = (self.fresh(), self.fresh(), self.fresh());
+            self.line(&format!("int64_t {n} = {width};"));
+            self.line(&format!("{ct} {buffer}[{SCRATCH_ROW}];"));
+            self.line(&format!(
+                "nb_arr {row} = {n} >= 0 && {n} <= {SCRATCH_ROW} ? (nb_arr){{NULL, (char *){buffer}, {{{n}}}}} : nb_alloc(1, (int64_t[]){{{n}}}, sizeof({ct}), {loc});"
+            ));
+            self.row_destinations
+                .insert(v, RowDestination::Scratch(row.clone()));
+            scratch.push((v, row));
+        }
+        Ok(scratch)
+    }
+
+    /// Releases [`FnGen::scratch_rows`]'s rows and forgets them as
+    /// destinations.
+    fn release_scratch_rows(&mut self, scratch: Vec<(Var, String)>) {
+        for (v, row) in scratch {
+            self.row_destinations.remove(&v);
+            self.line(&format!("nb_release(&{row});"));
+        }
     }
 
     /// Emits a SOAC statement through `emit`, which generates it whole.
@@ -2581,12 +2622,11 @@ impl<'a> FnGen<'a> {
         self.line(&format!("int64_t {wv} = {};", self.int(w)?));
         self.check_widths(loc, what, &wv, arrs)?;
         let (accs, elems) = lam.params.split_at(k);
-        // The reduction's form, chosen once: in lanes, or (a sequential
-        // reduction, not in lanes, by a componentwise operator) rows
-        // combined in place, whose accumulators start from copies.
+        // The reduction's form, chosen once: in lanes, or (a reduction not
+        // in lanes, by a componentwise operator) rows combined in place,
+        // whose accumulators start from copies.
         let lanes = lane_operator(lam).filter(|_| worth_lanes(w));
-        let rows_parts =
-            componentwise_operator(lam).filter(|_| !scan && !parallel && lanes.is_none());
+        let rows_parts = componentwise_operator(lam).filter(|_| !scan && lanes.is_none());
         let rows_in_place = rows_combined_in_place(rows_parts.as_deref());
         for (p, n) in accs.iter().zip(neutral) {
             let value = self.initial_accumulator(p, n, &rows_in_place)?;
@@ -2595,6 +2635,19 @@ impl<'a> FnGen<'a> {
         if parallel && scan {
             let private = self.bound_in(&[lam], &[]);
             self.parallel_scan(loc, &wv, lam, pat, arrs, &private)?;
+            self.close();
+            return Ok(());
+        }
+        if let Some(parts) = rows_parts.as_deref().filter(|_| parallel) {
+            let private = self.bound_in(&[lam], &[]);
+            self.parallel_rows_reduction(&wv, pat, parts, neutral, &private, |g, from, to| {
+                g.rows_in_place_loop(from, to, parts, |g| {
+                    for (part, a) in parts.iter().zip(arrs) {
+                        g.bind_row(part.elem, *a, "j")?;
+                    }
+                    Ok(())
+                })
+            })?;
             self.close();
             return Ok(());
         }
@@ -2736,7 +2789,7 @@ impl<'a> FnGen<'a> {
         wv: &str,
         pat: &[Param],
         parts: &[Component<'_>],
-        mut element: impl FnMut(&mut Self) -> Result<(), CgenError>,
+        element: impl FnMut(&mut Self) -> Result<(), CgenError>,
     ) -> Result<(), CgenError> {
         if pat.len() != parts.len() {
             return Err(CgenError::internal(
@@ -2750,7 +2803,29 @@ impl<'a> FnGen<'a> {
                 c_type(part.acc.ty.elem())?
             ));
         }
-        self.open(&format!("for (int64_t j = 0; j < {wv}; j++) {{"));
+        self.rows_in_place_loop("0", wv, parts, element)?;
+        for (p, part) in pat.iter().zip(parts) {
+            let value = if part.rows {
+                self.consume(part.acc.var)
+            } else {
+                var_name(part.acc.var)
+            };
+            self.line(&format!("{} = {value};", var_name(p.var)));
+        }
+        Ok(())
+    }
+
+    /// The loop of [`FnGen::reduce_rows_in_place`] over the elements
+    /// `from..to` (C expressions), into the accumulators (each row one
+    /// the loop may update in place).
+    fn rows_in_place_loop(
+        &mut self,
+        from: &str,
+        to: &str,
+        parts: &[Component<'_>],
+        mut element: impl FnMut(&mut Self) -> Result<(), CgenError>,
+    ) -> Result<(), CgenError> {
+        self.open(&format!("for (int64_t j = {from}; j < {to}; j++) {{"));
         element(self)?;
         for part in parts {
             let (av, ev) = (var_name(part.acc.var), var_name(part.elem.var));
@@ -2792,14 +2867,102 @@ impl<'a> FnGen<'a> {
             self.release_params(std::slice::from_ref(part.elem));
         }
         self.close();
-        for (p, part) in pat.iter().zip(parts) {
-            let value = if part.rows {
-                self.consume(part.acc.var)
-            } else {
-                var_name(part.acc.var)
-            };
-            self.line(&format!("{} = {value};", var_name(p.var)));
+        Ok(())
+    }
+
+    /// A reduction by a componentwise operator with rows
+    /// ([`componentwise_operator`]) in parallel (multicore C): each
+    /// thread combines its own contiguous elements, emitted by `reduce`
+    /// over the rows between its two C expressions, into accumulators of
+    /// its own: the first thread into the accumulators (each row a copy
+    /// of the neutral row, made before the region), every other one into
+    /// fresh copies of the neutral elements `neutral`. After the region
+    /// the threads' accumulators are combined into the first's, in
+    /// thread order and element by element, so a non-commutative
+    /// operator gives the sequential result (up to floating-point
+    /// reassociation), and become the results `pat`.
+    fn parallel_rows_reduction(
+        &mut self,
+        wv: &str,
+        pat: &[Param],
+        parts: &[Component<'_>],
+        neutral: &[Atom],
+        private: &Private,
+        reduce: impl FnOnce(&mut Self, &str, &str) -> Result<(), CgenError>,
+    ) -> Result<(), CgenError> {
+        if pat.len() != parts.len() || neutral.len() != parts.len() {
+            return Err(CgenError::internal(
+                "a componentwise operator of the wrong arity",
+            ));
         }
+        let mut partials = Vec::with_capacity(parts.len());
+        for part in parts {
+            let ct = c_type(part.acc.ty.elem())?;
+            let partial = self.fresh();
+            let declared = if part.rows { "nb_arr" } else { ct };
+            self.line(&format!("{declared} {partial}[NB_MAX_THREADS];"));
+            partials.push((partial, ct));
+        }
+        let used = self.fresh();
+        self.line(&format!("int {used} = 1;"));
+        let (lo, hi) = self.open_parallel("0", wv, private)?;
+        for (part, n) in parts.iter().zip(neutral) {
+            if !part.rows {
+                continue;
+            }
+            let Atom::Var(n) = n else {
+                return Err(CgenError::internal("a neutral row that is a constant"));
+            };
+            let ct = c_type(part.acc.ty.elem())?;
+            self.line(&format!(
+                "if (omp_get_thread_num() != 0) {} = nb_copy(&{}, 1, sizeof({ct}));",
+                var_name(part.acc.var),
+                var_name(*n)
+            ));
+        }
+        reduce(self, &lo, &hi)?;
+        for (part, (partial, _)) in parts.iter().zip(&partials) {
+            self.line(&format!(
+                "{partial}[omp_get_thread_num()] = {};",
+                var_name(part.acc.var)
+            ));
+        }
+        self.line(&format!(
+            "if (omp_get_thread_num() == 0) {used} = omp_get_num_threads();"
+        ));
+        self.close_parallel()?;
+        // The first thread's accumulators, then every other thread's
+        // combined into them.
+        for (p, (partial, _)) in pat.iter().zip(&partials) {
+            self.line(&format!("{} = {partial}[0];", var_name(p.var)));
+        }
+        self.open(&format!("for (int nb_t = 1; nb_t < {used}; nb_t++) {{"));
+        for ((p, part), (partial, ct)) in pat.iter().zip(parts).zip(&partials) {
+            let (pv, t) = (var_name(p.var), part.acc.ty.elem());
+            let loc = c_string(&(self.locate)(part.stm.span));
+            let operand = |from_acc: bool| match (from_acc, part.rows) {
+                (true, true) => format!("(({ct} *){pv}.data)[s]"),
+                (false, true) => format!("(({ct} *){partial}[nb_t].data)[s]"),
+                (true, false) => pv.clone(),
+                (false, false) => format!("{partial}[nb_t]"),
+            };
+            let combined = binop(
+                part.op,
+                t,
+                &operand(part.operands[0]),
+                &operand(part.operands[1]),
+                &loc,
+            )?;
+            if part.rows {
+                self.line(&format!(
+                    "for (int64_t s = 0; s < {pv}.shape[0]; s++) (({ct} *){pv}.data)[s] = {combined};"
+                ));
+                self.line(&format!("nb_release(&{partial}[nb_t]);"));
+            } else {
+                self.line(&format!("{pv} = {combined};"));
+            }
+        }
+        self.close();
         Ok(())
     }
 
@@ -3394,23 +3557,6 @@ fn rows_combined_in_place(parts: Option<&[Component<'_>]>) -> HashSet<Var> {
         .collect()
 }
 
-/// One component of a reduction operator that combines its components
-/// independently (see [`componentwise_operator`]): `acc op elem` on
-/// scalars, or, when `rows`, `map (\a b -> a op b) acc elem` on rank-1
-/// rows (Futhark's `map2 op`).
-struct Component<'a> {
-    acc: &'a Param,
-    elem: &'a Param,
-    /// The statement computing the component (the map when `rows`), for
-    /// its location and, when `rows`, its width and inputs.
-    stm: &'a Stm,
-    rows: bool,
-    op: BinOp,
-    /// For each operand of `op`, whether it comes from the accumulator
-    /// (else from the element).
-    operands: [bool; 2],
-}
-
 /// The longest scratch row ([`RowDestination::Scratch`]) kept on the
 /// stack, in elements.
 const SCRATCH_ROW: usize = 256;
@@ -3440,102 +3586,6 @@ impl RowDestination {
             RowDestination::Scratch(row) => format!("{p} = nb_retain({row});"),
         }
     }
-}
-
-/// The components of a reduction operator whose body computes each result
-/// from its own accumulator and element parameters alone, by one
-/// statement: a scalar binary operator, or `map (\a b -> a op b) x y` on
-/// rank-1 rows (`x`, `y` the component's parameters in either order), with
-/// at least one of the latter, as in Futhark's `reduce (map2 (+))` or
-/// vector-mode forward AD's (primal, tangent row) pairs. Such a reduction
-/// combines each row into one accumulator in place
-/// ([`FnGen::reduce_rows_in_place`]).
-fn componentwise_operator(lam: &Lambda) -> Option<Vec<Component<'_>>> {
-    let k = lam.body.result.len();
-    if lam.params.len() != 2 * k || lam.body.stms.len() != k || k == 0 {
-        return None;
-    }
-    let (accs, elems) = lam.params.split_at(k);
-    let mut parts = Vec::with_capacity(k);
-    for (i, r) in lam.body.result.iter().enumerate() {
-        let (acc, elem) = (&accs[i], &elems[i]);
-        let Atom::Var(r) = r else { return None };
-        let stm = lam
-            .body
-            .stms
-            .iter()
-            .find(|s| matches!(&s.pat[..], [p] if p.var == *r))?;
-        let which = |o: &Var| -> Option<bool> {
-            if *o == acc.var {
-                Some(true)
-            } else if *o == elem.var {
-                Some(false)
-            } else {
-                None
-            }
-        };
-        match &stm.exp {
-            Exp::BinOp(op, Atom::Var(o1), Atom::Var(o2))
-                if matches!(acc.ty, Type::Prim(_)) && acc.ty == elem.ty =>
-            {
-                parts.push(Component {
-                    acc,
-                    elem,
-                    stm,
-                    rows: false,
-                    op: *op,
-                    operands: [which(o1)?, which(o2)?],
-                });
-            }
-            Exp::Soac(Soac::Map {
-                lam: inner, arrs, ..
-            }) => {
-                let rank1 = |t: &Type| matches!(t, Type::Array(_, d) if d.len() == 1);
-                if !rank1(&acc.ty) || acc.ty != elem.ty {
-                    return None;
-                }
-                let ([a, b], [x, y], [ist], [Atom::Var(ir)]) = (
-                    &inner.params[..],
-                    &arrs[..],
-                    &inner.body.stms[..],
-                    &inner.body.result[..],
-                ) else {
-                    return None;
-                };
-                let Exp::BinOp(op, Atom::Var(o1), Atom::Var(o2)) = &ist.exp else {
-                    return None;
-                };
-                if !matches!(&ist.pat[..], [p] if p.var == *ir) {
-                    return None;
-                }
-                // Which of the map's inputs is the accumulator.
-                let a_is_acc = match (which(x)?, which(y)?) {
-                    (true, false) => true,
-                    (false, true) => false,
-                    _ => return None,
-                };
-                let from_acc = |o: &Var| -> Option<bool> {
-                    if o == &a.var {
-                        Some(a_is_acc)
-                    } else if o == &b.var {
-                        Some(!a_is_acc)
-                    } else {
-                        None
-                    }
-                };
-                parts.push(Component {
-                    acc,
-                    elem,
-                    stm,
-                    rows: true,
-                    op: *op,
-                    operands: [from_acc(o1)?, from_acc(o2)?],
-                });
-            }
-            _ => return None,
-        }
-    }
-    parts.iter().any(|p| p.rows).then_some(parts)
 }
 
 /// Whether a reduction over `w` elements is long enough for lanes: not a

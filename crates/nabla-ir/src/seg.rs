@@ -20,7 +20,7 @@
 //! function that binds at least one variable, and its kind is that SOAC's
 //! ([`check_segments`], run by the validator).
 
-use crate::{Body, Exp, FunId, Program, Soac, Stm, Var};
+use crate::{Atom, BinOp, Body, Exp, FunId, Lambda, Param, Program, Soac, Stm, Type, Var};
 use std::collections::BTreeMap;
 
 /// The kind of a segmented operation: which SOAC it comes from.
@@ -206,4 +206,122 @@ pub fn check_segments(prog: &Program) -> Vec<(FunId, String)> {
         }
     }
     errors
+}
+
+/// One component of a reduction operator that combines its components
+/// independently (see [`componentwise_operator`]): `acc op elem` on
+/// scalars, or, when `rows`, `map (\a b -> a op b) acc elem` on rank-1
+/// rows (Futhark's `map2 op`).
+pub struct Component<'a> {
+    /// The operator's accumulator parameter of this component.
+    pub acc: &'a Param,
+    /// Its element parameter.
+    pub elem: &'a Param,
+    /// The statement computing the component (the map when `rows`), for
+    /// its location and, when `rows`, its width and inputs.
+    pub stm: &'a Stm,
+    /// Whether the component is a row combined element by element.
+    pub rows: bool,
+    /// The binary operator.
+    pub op: BinOp,
+    /// For each operand of `op`, whether it comes from the accumulator
+    /// (else from the element).
+    pub operands: [bool; 2],
+}
+
+/// The components of a reduction operator whose body computes each result
+/// from its own accumulator and element parameters alone, by one
+/// statement: a scalar binary operator, or `map (\a b -> a op b) x y` on
+/// rank-1 rows (`x`, `y` the component's parameters in either order), with
+/// at least one of the latter, as in Futhark's `reduce (map2 (+))` or
+/// vector-mode forward AD's (primal, tangent row) pairs. Such a reduction
+/// combines each row into one accumulator in place (the C backend's
+/// `reduce_rows_in_place`), and in parallel (multicore C) each thread
+/// into a row of its own.
+pub fn componentwise_operator(lam: &Lambda) -> Option<Vec<Component<'_>>> {
+    let k = lam.body.result.len();
+    if lam.params.len() != 2 * k || lam.body.stms.len() != k || k == 0 {
+        return None;
+    }
+    let (accs, elems) = lam.params.split_at(k);
+    let mut parts = Vec::with_capacity(k);
+    for (i, r) in lam.body.result.iter().enumerate() {
+        let (acc, elem) = (&accs[i], &elems[i]);
+        let Atom::Var(r) = r else { return None };
+        let stm = lam
+            .body
+            .stms
+            .iter()
+            .find(|s| matches!(&s.pat[..], [p] if p.var == *r))?;
+        let which = |o: &Var| -> Option<bool> {
+            if *o == acc.var {
+                Some(true)
+            } else if *o == elem.var {
+                Some(false)
+            } else {
+                None
+            }
+        };
+        match &stm.exp {
+            Exp::BinOp(op, Atom::Var(o1), Atom::Var(o2))
+                if matches!(acc.ty, Type::Prim(_)) && acc.ty == elem.ty =>
+            {
+                parts.push(Component {
+                    acc,
+                    elem,
+                    stm,
+                    rows: false,
+                    op: *op,
+                    operands: [which(o1)?, which(o2)?],
+                });
+            }
+            Exp::Soac(Soac::Map {
+                lam: inner, arrs, ..
+            }) => {
+                let rank1 = |t: &Type| matches!(t, Type::Array(_, d) if d.len() == 1);
+                if !rank1(&acc.ty) || acc.ty != elem.ty {
+                    return None;
+                }
+                let ([a, b], [x, y], [ist], [Atom::Var(ir)]) = (
+                    &inner.params[..],
+                    &arrs[..],
+                    &inner.body.stms[..],
+                    &inner.body.result[..],
+                ) else {
+                    return None;
+                };
+                let Exp::BinOp(op, Atom::Var(o1), Atom::Var(o2)) = &ist.exp else {
+                    return None;
+                };
+                if !matches!(&ist.pat[..], [p] if p.var == *ir) {
+                    return None;
+                }
+                // Which of the map's inputs is the accumulator.
+                let a_is_acc = match (which(x)?, which(y)?) {
+                    (true, false) => true,
+                    (false, true) => false,
+                    _ => return None,
+                };
+                let from_acc = |o: &Var| -> Option<bool> {
+                    if o == &a.var {
+                        Some(a_is_acc)
+                    } else if o == &b.var {
+                        Some(!a_is_acc)
+                    } else {
+                        None
+                    }
+                };
+                parts.push(Component {
+                    acc,
+                    elem,
+                    stm,
+                    rows: true,
+                    op: *op,
+                    operands: [from_acc(o1)?, from_acc(o2)?],
+                });
+            }
+            _ => return None,
+        }
+    }
+    parts.iter().any(|p| p.rows).then_some(parts)
 }

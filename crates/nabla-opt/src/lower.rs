@@ -24,8 +24,12 @@
 //! * `reduce` of scalars (each thread reduces its own contiguous rows
 //!   from the neutral element; the partial results are combined in
 //!   thread order, so a non-commutative operator gives the sequential
-//!   result, up to floating-point reassociation). Reductions of arrays
-//!   (a row-wise operator) stay sequential.
+//!   result, up to floating-point reassociation), and `reduce` by an
+//!   operator that combines rows element by element (`map2 (+)`, with
+//!   scalar components beside them:
+//!   [`nabla_ir::seg::componentwise_operator`]): each thread combines its
+//!   rows into a row of its own, and those are combined in thread order.
+//!   Reductions by other operators on arrays stay sequential.
 //! * `scan` of scalars, in two passes: each thread scans its own rows,
 //!   then the rows after the first thread's get the carry of the threads
 //!   before them (the operator on the carry and the value, in that
@@ -195,11 +199,10 @@ pub fn decide_with(soac: &Soac, accs: &Accumulators) -> SegOp {
     let kind = SegKind::of(soac);
     let parallel_lambda = match soac {
         Soac::Map { lam, arrs, .. } => accumulators_combine(lam, arrs, accs).then_some(lam),
-        Soac::Reduce { lam, .. } | Soac::Scan { lam, .. } | Soac::Hist { lam, .. } => lam
-            .params
-            .iter()
-            .all(|p| matches!(p.ty, Type::Prim(_)))
-            .then_some(lam),
+        Soac::Reduce { lam, .. } => (scalar_operator(lam)
+            || nabla_ir::seg::componentwise_operator(lam).is_some())
+        .then_some(lam),
+        Soac::Scan { lam, .. } | Soac::Hist { lam, .. } => scalar_operator(lam).then_some(lam),
         Soac::Scatter { .. } => None,
     };
     let level = match parallel_lambda {
@@ -215,6 +218,11 @@ pub fn decide_with(soac: &Soac, accs: &Accumulators) -> SegOp {
         }
     };
     SegOp { kind, level }
+}
+
+/// Whether an operator combines scalars only.
+fn scalar_operator(lam: &Lambda) -> bool {
+    lam.params.iter().all(|p| matches!(p.ty, Type::Prim(_)))
 }
 
 fn known_width(c: &PrimValue) -> Option<u64> {
