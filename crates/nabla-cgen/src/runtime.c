@@ -874,12 +874,35 @@ static nb_arr nb_rearrange(const nb_arr *a, int rank, size_t elem, const int *pe
   for (int k = 0; k < rank; k++) shape[k] = a->shape[perm[k]];
   nb_arr r = nb_alloc(rank, shape, elem, "");
   int64_t n = nb_count(shape, rank);
+  if (n == 0) return r;
+  /* One run of the result's innermost dimension at a time: a strided
+   * read of the input (`step` elements apart), with a copy of constant
+   * size for the common element sizes. */
+  int64_t inner = shape[rank - 1], step = in_stride[perm[rank - 1]];
   int64_t cnt[NB_MAX_RANK] = {0};
-  for (int64_t j = 0; j < n; j++) {
+  for (int64_t j = 0; j < n; j += inner) {
     int64_t p = 0;
-    for (int k = 0; k < rank; k++) p += cnt[k] * in_stride[perm[k]];
-    memcpy(r.data + (size_t)j * elem, a->data + (size_t)p * elem, elem);
-    for (int k = rank - 1; k >= 0; k--) {
+    for (int k = 0; k < rank - 1; k++) p += cnt[k] * in_stride[perm[k]];
+    char *out = r.data + (size_t)j * elem;
+    const char *in = a->data + (size_t)p * elem;
+    switch (elem) {
+    case 8:
+      for (int64_t q = 0; q < inner; q++) memcpy(out + q * 8, in + q * step * 8, 8);
+      break;
+    case 4:
+      for (int64_t q = 0; q < inner; q++) memcpy(out + q * 4, in + q * step * 4, 4);
+      break;
+    case 2:
+      for (int64_t q = 0; q < inner; q++) memcpy(out + q * 2, in + q * step * 2, 2);
+      break;
+    case 1:
+      for (int64_t q = 0; q < inner; q++) out[q] = in[q * step];
+      break;
+    default:
+      for (int64_t q = 0; q < inner; q++)
+        memcpy(out + (size_t)q * elem, in + (size_t)(q * step) * elem, elem);
+    }
+    for (int k = rank - 2; k >= 0; k--) {
       if (++cnt[k] < shape[k]) break;
       cnt[k] = 0;
     }
