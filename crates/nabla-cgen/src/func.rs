@@ -2230,6 +2230,25 @@ impl<'a> FnGen<'a> {
         Ok(())
     }
 
+    /// Closes [`FnGen::open_parallel`]'s region after each thread keeps
+    /// its values: `array[thread] = value` for each pair of `kept` (C
+    /// arrays of `NB_MAX_THREADS` entries and C expressions), and the
+    /// first thread sets the C variable `used` to the number of threads
+    /// that ran, the entries to combine after the region.
+    fn close_parallel_keeping(
+        &mut self,
+        kept: &[(&str, String)],
+        used: &str,
+    ) -> Result<(), CgenError> {
+        for (array, value) in kept {
+            self.line(&format!("{array}[omp_get_thread_num()] = {value};"));
+        }
+        self.line(&format!(
+            "if (omp_get_thread_num() == 0) {used} = omp_get_num_threads();"
+        ));
+        self.close_parallel()
+    }
+
     /// The function's arrays (C variables of type `nb_arr` declared
     /// outside the region: IR variables, parameters and temporaries) that
     /// the text of `region` names, in the order first named. Every C
@@ -2301,16 +2320,12 @@ impl<'a> FnGen<'a> {
         self.line(&format!("int {used} = 1;"));
         let (lo, hi) = self.open_parallel("0", wv, private)?;
         reduce(self, &lo, &hi)?;
-        for (p, part) in pat.iter().zip(&parts) {
-            self.line(&format!(
-                "{part}[omp_get_thread_num()] = {};",
-                var_name(p.var)
-            ));
-        }
-        self.line(&format!(
-            "if (omp_get_thread_num() == 0) {used} = omp_get_num_threads();"
-        ));
-        self.close_parallel()?;
+        let kept: Vec<(&str, String)> = parts
+            .iter()
+            .zip(pat)
+            .map(|(part, p)| (part.as_str(), var_name(p.var)))
+            .collect();
+        self.close_parallel_keeping(&kept, &used)?;
         for (p, part) in pat.iter().zip(&parts) {
             self.line(&format!("{} = {part}[0];", var_name(p.var)));
         }
@@ -2395,17 +2410,13 @@ impl<'a> FnGen<'a> {
             self.line(&format!("(({ct} *){}.data)[j] = {t};", var_name(p.var)));
         }
         self.close();
-        for (a, (part, _)) in accs.iter().zip(&parts) {
-            self.line(&format!(
-                "{part}[omp_get_thread_num()] = {};",
-                var_name(a.var)
-            ));
-        }
-        self.line(&format!("{ends}[omp_get_thread_num()] = {hi};"));
-        self.line(&format!(
-            "if (omp_get_thread_num() == 0) {used} = omp_get_num_threads();"
-        ));
-        self.close_parallel()?;
+        let mut kept: Vec<(&str, String)> = accs
+            .iter()
+            .zip(&parts)
+            .map(|(a, (part, _))| (part.as_str(), var_name(a.var)))
+            .collect();
+        kept.push((&ends, hi));
+        self.close_parallel_keeping(&kept, &used)?;
         // The carries: the operator over the last values of the threads
         // before each, in thread order.
         for (a, (part, _)) in accs.iter().zip(&parts) {
@@ -2638,15 +2649,18 @@ impl<'a> FnGen<'a> {
             self.close();
             return Ok(());
         }
+        // A componentwise operator's element parameters, bound to row j
+        // of the reduced arrays.
+        let bind_parts = |g: &mut Self, parts: &[Component<'_>]| -> Result<(), CgenError> {
+            for (part, a) in parts.iter().zip(arrs) {
+                g.bind_row(part.elem, *a, "j")?;
+            }
+            Ok(())
+        };
         if let Some(parts) = rows_parts.as_deref().filter(|_| parallel) {
             let private = self.bound_in(&[lam], &[]);
             self.parallel_rows_reduction(&wv, pat, parts, neutral, &private, |g, from, to| {
-                g.rows_in_place_loop(from, to, parts, |g| {
-                    for (part, a) in parts.iter().zip(arrs) {
-                        g.bind_row(part.elem, *a, "j")?;
-                    }
-                    Ok(())
-                })
+                g.rows_in_place_loop(from, to, parts, |g| bind_parts(g, parts))
             })?;
             self.close();
             return Ok(());
@@ -2686,12 +2700,7 @@ impl<'a> FnGen<'a> {
             return Ok(());
         }
         if let Some(parts) = rows_parts {
-            self.reduce_rows_in_place(&wv, pat, &parts, |g| {
-                for (part, a) in parts.iter().zip(arrs) {
-                    g.bind_row(part.elem, *a, "j")?;
-                }
-                Ok(())
-            })?;
+            self.reduce_rows_in_place(&wv, pat, &parts, |g| bind_parts(g, &parts))?;
             self.close();
             return Ok(());
         }
@@ -2832,23 +2841,16 @@ impl<'a> FnGen<'a> {
             let t = part.acc.ty.elem();
             let ct = c_type(t)?;
             let loc = c_string(&(self.locate)(part.stm.span));
-            // An operand: the accumulator's or the element's value (its
-            // element s, for rows).
-            let operand = |from_acc: bool| {
-                let v = if from_acc { &av } else { &ev };
+            // The accumulator's and the element's values (their element
+            // s, for rows).
+            let value = |v: &str| {
                 if part.rows {
                     format!("(({ct} *){v}.data)[s]")
                 } else {
-                    v.clone()
+                    v.to_string()
                 }
             };
-            let combined = binop(
-                part.op,
-                t,
-                &operand(part.operands[0]),
-                &operand(part.operands[1]),
-                &loc,
-            )?;
+            let combined = combine_component(part, &value(&av), &value(&ev), &loc)?;
             if !part.rows {
                 self.line(&format!("{av} = {combined};"));
                 continue;
@@ -2921,16 +2923,12 @@ impl<'a> FnGen<'a> {
             ));
         }
         reduce(self, &lo, &hi)?;
-        for (part, (partial, _)) in parts.iter().zip(&partials) {
-            self.line(&format!(
-                "{partial}[omp_get_thread_num()] = {};",
-                var_name(part.acc.var)
-            ));
-        }
-        self.line(&format!(
-            "if (omp_get_thread_num() == 0) {used} = omp_get_num_threads();"
-        ));
-        self.close_parallel()?;
+        let kept: Vec<(&str, String)> = partials
+            .iter()
+            .zip(parts)
+            .map(|((partial, _), part)| (partial.as_str(), var_name(part.acc.var)))
+            .collect();
+        self.close_parallel_keeping(&kept, &used)?;
         // The first thread's accumulators, then every other thread's
         // combined into them.
         for (p, (partial, _)) in pat.iter().zip(&partials) {
@@ -2938,21 +2936,17 @@ impl<'a> FnGen<'a> {
         }
         self.open(&format!("for (int nb_t = 1; nb_t < {used}; nb_t++) {{"));
         for ((p, part), (partial, ct)) in pat.iter().zip(parts).zip(&partials) {
-            let (pv, t) = (var_name(p.var), part.acc.ty.elem());
+            let pv = var_name(p.var);
             let loc = c_string(&(self.locate)(part.stm.span));
-            let operand = |from_acc: bool| match (from_acc, part.rows) {
-                (true, true) => format!("(({ct} *){pv}.data)[s]"),
-                (false, true) => format!("(({ct} *){partial}[nb_t].data)[s]"),
-                (true, false) => pv.clone(),
-                (false, false) => format!("{partial}[nb_t]"),
+            let combined = if part.rows {
+                let (acc, elem) = (
+                    format!("(({ct} *){pv}.data)[s]"),
+                    format!("(({ct} *){partial}[nb_t].data)[s]"),
+                );
+                combine_component(part, &acc, &elem, &loc)?
+            } else {
+                combine_component(part, &pv, &format!("{partial}[nb_t]"), &loc)?
             };
-            let combined = binop(
-                part.op,
-                t,
-                &operand(part.operands[0]),
-                &operand(part.operands[1]),
-                &loc,
-            )?;
             if part.rows {
                 self.line(&format!(
                     "for (int64_t s = 0; s < {pv}.shape[0]; s++) (({ct} *){pv}.data)[s] = {combined};"
@@ -3555,6 +3549,26 @@ fn rows_combined_in_place(parts: Option<&[Component<'_>]>) -> HashSet<Var> {
         .filter(|p| p.rows)
         .map(|p| p.acc.var)
         .collect()
+}
+
+/// The C expression that combines one component of a componentwise
+/// operator ([`componentwise_operator`]): its operator on the
+/// accumulator's value `acc` and the element's value `elem` (C
+/// expressions of its element type), in the operator's order.
+fn combine_component(
+    part: &Component<'_>,
+    acc: &str,
+    elem: &str,
+    loc: &str,
+) -> Result<String, CgenError> {
+    let operand = |from_acc: bool| if from_acc { acc } else { elem };
+    binop(
+        part.op,
+        part.acc.ty.elem(),
+        operand(part.operands[0]),
+        operand(part.operands[1]),
+        loc,
+    )
 }
 
 /// The longest scratch row ([`RowDestination::Scratch`]) kept on the

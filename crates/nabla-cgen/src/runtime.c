@@ -386,6 +386,11 @@ __attribute__((noinline)) static nb_arr nb_alloc_any(int rank, const int64_t *sh
  * Plain `inline`: GCC's choice; forced inline everywhere (always_inline),
  * multicore gmm got slower (10.3 ms), its function of both copies of each
  * level grown past GCC's limits. */
+#ifdef NB_ALLOC_OUT_OF_LINE
+/* A program of many allocation sites (ALLOCATION_SITES_INLINED in
+ * lib.rs): compiled faster without the fast path at each. */
+__attribute__((noinline))
+#endif
 static inline nb_arr nb_alloc(int rank, const int64_t *shape, size_t elem, const char *loc) {
 #ifndef NB_NO_RECYCLE
   int64_t nbytes = (int64_t)elem;
