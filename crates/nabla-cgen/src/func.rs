@@ -3182,6 +3182,7 @@ impl<'a> FnGen<'a> {
         if dest.len() != values.len() || indices.is_empty() || pat.len() != dest.len() {
             return Err(CgenError::internal("scatter of the wrong arity"));
         }
+        let parallel = std::mem::take(&mut self.pending_parallel);
         let wv = self.fresh();
         self.open("{");
         self.line(&format!("int64_t {wv} = {};", self.int(w)?));
@@ -3213,8 +3214,25 @@ impl<'a> FnGen<'a> {
                 ));
             }
         }
+        // In parallel (multicore C), each thread writes the cells of its
+        // own part of each destination, in the order of the rows: every
+        // thread reads every index, and a cell written more than once
+        // still gets its last write, as in the sequential loop.
+        let mut cells = Vec::new();
+        if parallel {
+            self.open_parallel("0", &wv, &self.bound_in(&[], &[]))?;
+            for p in pat {
+                let (first, end) = (self.fresh(), self.fresh());
+                self.line(&format!("int64_t {first}, {end};"));
+                self.line(&format!(
+                    "nb_par_chunk(0, nb_count({}.shape, {d_rank}), &{first}, &{end});",
+                    var_name(p.var)
+                ));
+                cells.push((first, end));
+            }
+        }
         self.open(&format!("for (int64_t j = 0; j < {wv}; j++) {{"));
-        for (p, v) in pat.iter().zip(values) {
+        for (k, (p, v)) in pat.iter().zip(values).enumerate() {
             let (_, rank, ct) = self.array_info(p.var)?;
             let pv = var_name(p.var);
             let vn = var_name(*v);
@@ -3230,6 +3248,11 @@ impl<'a> FnGen<'a> {
                     "if (i{t} < 0 || i{t} >= {pv}.shape[{t}]) goto {skip}_skip;"
                 ));
                 self.line(&format!("pos = pos * {pv}.shape[{t}] + i{t};"));
+            }
+            if let Some((first, end)) = cells.get(k) {
+                self.line(&format!(
+                    "if (pos < {first} || pos >= {end}) goto {skip}_skip;"
+                ));
             }
             if rank == d_rank {
                 self.line(&format!(
@@ -3249,6 +3272,9 @@ impl<'a> FnGen<'a> {
             self.line("}");
         }
         self.close();
+        if parallel {
+            self.close_parallel()?;
+        }
         self.close();
         Ok(())
     }

@@ -38,8 +38,9 @@
 //!   destination, every other one a histogram of its own filled with the
 //!   neutral element; those are combined into the destination in thread
 //!   order afterwards. Histograms of rows stay sequential.
-//! * `scatter` stays sequential: repeated indices must keep the
-//!   sequential result (the last write wins).
+//! * `scatter`: each thread writes the cells of its own part of each
+//!   destination, reading every index in the order of the rows, so a cell
+//!   written more than once gets its last write, as sequentially.
 //!
 //! The threshold: a parallel level needs enough work to pay for waking
 //! the threads (a few microseconds). The work of one row is estimated
@@ -197,18 +198,22 @@ fn accumulators_combine(lam: &Lambda, arrs: &[nabla_ir::Var], accs: &Accumulator
 /// are `accs` ([`trace_accumulators`]).
 pub fn decide_with(soac: &Soac, accs: &Accumulators) -> SegOp {
     let kind = SegKind::of(soac);
-    let parallel_lambda = match soac {
-        Soac::Map { lam, arrs, .. } => accumulators_combine(lam, arrs, accs).then_some(lam),
+    // The work of one row, where the level may run in parallel.
+    let parallel_work = match soac {
+        Soac::Map { lam, arrs, .. } => accumulators_combine(lam, arrs, accs).then(|| row_work(lam)),
         Soac::Reduce { lam, .. } => (scalar_operator(lam)
             || nabla_ir::seg::componentwise_operator(lam).is_some())
-        .then_some(lam),
-        Soac::Scan { lam, .. } | Soac::Hist { lam, .. } => scalar_operator(lam).then_some(lam),
-        Soac::Scatter { .. } => None,
+        .then(|| row_work(lam)),
+        Soac::Scan { lam, .. } | Soac::Hist { lam, .. } => {
+            scalar_operator(lam).then(|| row_work(lam))
+        }
+        // A write per destination.
+        Soac::Scatter { dest, .. } => Some(dest.len() as u64),
     };
-    let level = match parallel_lambda {
+    let level = match parallel_work {
         None => SegLevel::Sequential,
-        Some(lam) => {
-            let min_width = (PARALLEL_WORK / row_work(lam).max(1)).max(2);
+        Some(work) => {
+            let min_width = (PARALLEL_WORK / work.max(1)).max(2);
             match soac.width() {
                 Atom::Const(c) if known_width(c).is_some_and(|w| w < min_width) => {
                     SegLevel::Sequential

@@ -493,21 +493,24 @@ impl Drop for ReportingExecutable {
     }
 }
 
-/// A scan by a non-commutative operator, a histogram and a reduction of
-/// rows, each the only level of its entry point, run on the threads
-/// asked for and give the sequential results, computed here: the scan
-/// composes the affine maps x -> a*x + b (each thread's carry must come
-/// before its values), the histogram adds into 33 bins with some indices
-/// out of range, the reduction sums the rows [i, i*i mod 7, -i].
+/// A scan by a non-commutative operator, a histogram, a reduction of
+/// rows and a scatter, each the only level of its entry point, run on the
+/// threads asked for and give the sequential results, computed here: the
+/// scan composes the affine maps x -> a*x + b (each thread's carry must
+/// come before its values), the histogram adds into 33 bins with some
+/// indices out of range, the reduction sums the rows [i, i*i mod 7, -i],
+/// the scatter writes the same 33 indices into 33 cells (each cell
+/// written many times keeps its last write).
 #[test]
-fn scans_histograms_and_row_reductions_run_on_the_threads_asked_for() {
+fn scans_histograms_row_reductions_and_scatters_run_on_the_threads_asked_for() {
     let exe = ReportingExecutable::compile(
         "multicore-scan-hist",
         "entry prefixes [n] (as: [n]i64) (bs: [n]i64) =\n\
          unzip (scan (\\(a1, b1) (a2, b2) -> (a1 * a2, b1 * a2 + b2)) (1, 0) (zip as bs))\n\
          entry bins [n] (k: i64) (is: [n]i64) (vs: [n]i64) =\n\
          reduce_by_index (replicate k 0) (+) 0 is vs\n\
-         entry column_sums [n] (xss: [n][3]i64) = reduce (map2 (+)) (replicate 3 0) xss\n",
+         entry column_sums [n] (xss: [n][3]i64) = reduce (map2 (+)) (replicate 3 0) xss\n\
+         entry last_writes [n] (k: i64) (is: [n]i64) (vs: [n]i64) = scatter (replicate k 0) is vs\n",
     );
     let n = 1000i64;
     let array = |f: &dyn Fn(i64) -> i64| {
@@ -539,6 +542,13 @@ fn scans_histograms_and_row_reductions_run_on_the_threads_asked_for() {
         (0..n).map(|i| i * i % 7).sum(),
         -(0..n).sum::<i64>(),
     ];
+    let mut last = vec![0i64; 33];
+    for i in 0..n {
+        if (0..33).contains(&index(i)) {
+            last[index(i) as usize] = value(i);
+        }
+    }
+    let last: Vec<String> = last.iter().map(|v| format!("{v}i64")).collect();
     let show = |xs: &[String]| format!("[{}]", xs.join(", "));
     let bins: Vec<String> = bins.iter().map(|v| format!("{v}i64")).collect();
     let cases = [
@@ -551,6 +561,11 @@ fn scans_histograms_and_row_reductions_run_on_the_threads_asked_for() {
             "bins",
             format!("33i64 {} {}", array(&index), array(&value)),
             format!("{}\n", show(&bins)),
+        ),
+        (
+            "last_writes",
+            format!("33i64 {} {}", array(&index), array(&value)),
+            format!("{}\n", show(&last)),
         ),
         (
             "column_sums",

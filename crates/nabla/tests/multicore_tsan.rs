@@ -25,12 +25,13 @@ use std::process::Command;
 use std::time::Duration;
 
 /// The programs run under TSan: each has parallel levels (maps, reductions
-/// of scalars and of rows, scans, histograms and maps that add into
-/// accumulators, in the primal and in derivatives).
+/// of scalars and of rows, scans, histograms, scatters and maps that add
+/// into accumulators, in the primal and in derivatives).
 const PROGRAMS: &[&str] = &[
     "tests/programs/multicore_rows_in_place.fut",
     "tests/programs/multicore_scans_histograms.fut",
     "tests/programs/multicore_row_reductions.fut",
+    "tests/programs/multicore_scatter.fut",
     "tests/programs/accumulators.fut",
     "tests/ad/accumulators.fut",
     "tests/ad/histograms.fut",
