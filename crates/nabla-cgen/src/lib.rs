@@ -153,6 +153,18 @@ pub fn generate_c_partial(
 /// `ad/scan9.fut` (1924 sites) in 88 s instead of 55 s.
 pub const ALLOCATION_SITES_INLINED: usize = 1000;
 
+/// The line to put before the runtime of a program whose generated
+/// functions are `functions`: `#define NB_ALLOC_OUT_OF_LINE` where they
+/// have more than [`ALLOCATION_SITES_INLINED`] allocation sites, else
+/// nothing (executables, libraries and servers alike).
+pub(crate) fn allocation_define(functions: &str) -> &'static str {
+    if functions.matches("nb_alloc(").count() > ALLOCATION_SITES_INLINED {
+        "#define NB_ALLOC_OUT_OF_LINE\n"
+    } else {
+        ""
+    }
+}
+
 /// [`generate_c_partial`] for `target`.
 pub fn generate_c_partial_for(
     program: &Program,
@@ -162,9 +174,7 @@ pub fn generate_c_partial_for(
     let (why, bodies, unsupported_entries) = analyse(program, locate, target)?;
     let functions = lower_functions(program, &why, bodies, target)?;
     let mut out = String::with_capacity(RUNTIME_C.len() + functions.len() + 4096);
-    if functions.matches("nb_alloc(").count() > ALLOCATION_SITES_INLINED {
-        out.push_str("#define NB_ALLOC_OUT_OF_LINE\n");
-    }
+    out.push_str(allocation_define(&functions));
     out.push_str(RUNTIME_C);
     out.push_str("\n/* ---------- generated from the core IR ---------- */\n\n");
     out.push_str(&functions);

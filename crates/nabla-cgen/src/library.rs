@@ -958,6 +958,7 @@ pub(crate) fn generate(
          #pragma GCC diagnostic ignored \"-Wunused-function\"\n\
          #pragma GCC diagnostic ignored \"-Wunused-const-variable\"\n",
     );
+    src.push_str(crate::allocation_define(lowered));
     src.push_str(crate::RUNTIME_C);
     src.push_str("\n/* ---------- the C API ---------- */\n\n");
     src.push_str(LIBRARY_C);
