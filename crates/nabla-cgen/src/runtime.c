@@ -389,9 +389,11 @@ __attribute__((noinline)) static nb_arr nb_alloc_any(int rank, const int64_t *sh
 #ifdef NB_ALLOC_OUT_OF_LINE
 /* A program of many allocation sites (ALLOCATION_SITES_INLINED in
  * lib.rs): compiled faster without the fast path at each. */
-__attribute__((noinline))
+#define NB_ALLOC_INLINE __attribute__((noinline))
+#else
+#define NB_ALLOC_INLINE inline
 #endif
-static inline nb_arr nb_alloc(int rank, const int64_t *shape, size_t elem, const char *loc) {
+static NB_ALLOC_INLINE nb_arr nb_alloc(int rank, const int64_t *shape, size_t elem, const char *loc) {
 #ifndef NB_NO_RECYCLE
   int64_t nbytes = (int64_t)elem;
   bool small = true;
