@@ -198,6 +198,11 @@ pub struct Options {
     /// hoists out of the map over the seeds where it can. Vector mode does
     /// less arithmetic: ht's Jacobian compiled runs in 0.55× the time.
     pub vector_jvps: bool,
+    /// The target runs segmented operations in parallel (`nabla
+    /// multicore`): reverse rules that have a parallel form use it at the
+    /// outermost level, where it pays (the generic `reduce_by_index` rule
+    /// in chunks). Off, the sequential forms, which do the least work.
+    pub parallel_target: bool,
 }
 
 /// What [`differentiate_with_report`] did.

@@ -61,7 +61,10 @@ pub const MAX_ROUNDS: usize = 6;
 /// [`optimise`] with a given inlining policy.
 pub fn optimise_with(prog: &mut Program, policy: &InlinePolicy) {
     // The built-in passes never fail, and validation is off.
-    let config = PassConfig { inline: *policy };
+    let config = PassConfig {
+        inline: *policy,
+        ..PassConfig::default()
+    };
     let pipeline = Pipeline::named_with("dynamic", config).expect("a registered pipeline");
     let _ = pipeline.run(prog);
 }

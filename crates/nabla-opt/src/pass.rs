@@ -40,6 +40,14 @@ pub trait Pass: Send + Sync {
     /// changes anything; a pass that changed nothing hands its analysis on
     /// to the next pass, so `false` must mean `prog` is untouched).
     fn run(&self, prog: &mut Program, analysis: &Analysis) -> Result<bool, PassError>;
+
+    /// This pass for a target that runs segmented operations in parallel
+    /// (`parallel_target`) or not, where its choices depend on it; `None`
+    /// (the default): the pass is the same for every target.
+    fn for_target(&self, parallel_target: bool) -> Option<Arc<dyn Pass>> {
+        let _ = parallel_target;
+        None
+    }
 }
 
 /// A pass of [`PASSES`] with its configuration.
@@ -69,6 +77,14 @@ impl Pass for Registered {
             },
             other => other,
         })
+    }
+
+    fn for_target(&self, parallel_target: bool) -> Option<Arc<dyn Pass>> {
+        let config = PassConfig {
+            parallel_target,
+            ..self.config
+        };
+        Some(registered(self.info, config))
     }
 }
 
@@ -252,6 +268,25 @@ impl Pipeline {
     /// every pass.
     pub fn validating(mut self, validate: bool) -> Pipeline {
         self.validate = validate;
+        self
+    }
+
+    /// The same passes, configured for a target that runs segmented
+    /// operations in parallel or not ([`Pass::for_target`]; passes that
+    /// do not depend on the target stay as they are).
+    pub fn for_parallel_target(mut self, parallel_target: bool) -> Pipeline {
+        let retarget =
+            |p: &Arc<dyn Pass>| p.for_target(parallel_target).unwrap_or_else(|| p.clone());
+        for step in &mut self.steps {
+            match step {
+                Step::Once(p) => *p = retarget(p),
+                Step::Fixpoint { passes, .. } => {
+                    for p in passes.iter_mut() {
+                        *p = retarget(p);
+                    }
+                }
+            }
+        }
         self
     }
 

@@ -18,6 +18,10 @@ use nabla_ir::{Analysis, FunId, FunctionAnalysis, Program};
 pub struct PassConfig {
     /// Which calls `inline` inlines.
     pub inline: InlinePolicy,
+    /// The target runs segmented operations in parallel (`nabla
+    /// multicore`): `ad` uses the parallel forms of the reverse rules that
+    /// have one ([`nabla_ad::Options::parallel_target`]).
+    pub parallel_target: bool,
 }
 
 /// How a registered pass runs: transforms the program in place, given the
@@ -116,12 +120,12 @@ pub static PASSES: &[PassInfo] = &[
     pass(
         "ad",
         "static AD: compile every jvp and vjp away (forward mode by tangents, a map of jvp at one primal point in vector mode; reverse mode by redundant execution; innermost first)",
-        |p, _, _| static_ad(p, true),
+        |p, _, c| static_ad(p, true, c.parallel_target),
     ),
     pass(
         "ad-per-seed",
         "static AD as `ad`, but a map of jvp at one primal point differentiates each seed on its own (the primal once per seed, unless hoisted)",
-        |p, _, _| static_ad(p, false),
+        |p, _, c| static_ad(p, false, c.parallel_target),
     ),
 ];
 
@@ -221,8 +225,16 @@ pub fn pipeline_info(name: &str) -> Option<&'static PipelineInfo> {
 /// gets its own `jvp`; see [`nabla_ad::Options::vector_jvps`]). A
 /// `jvp`/`vjp` containing a construct it does not differentiate yet is left
 /// for the interpreter's dynamic AD.
-fn static_ad(prog: &mut Program, vector_jvps: bool) -> Result<bool, PassError> {
-    nabla_ad::differentiate_with_options(prog, nabla_ad::Options { vector_jvps })
+fn static_ad(
+    prog: &mut Program,
+    vector_jvps: bool,
+    parallel_target: bool,
+) -> Result<bool, PassError> {
+    let options = nabla_ad::Options {
+        vector_jvps,
+        parallel_target,
+    };
+    nabla_ad::differentiate_with_options(prog, options)
         .map(|r| r.changed())
         .map_err(|e| PassError::Failed {
             pass: String::new(),

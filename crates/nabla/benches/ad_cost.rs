@@ -5,11 +5,22 @@
 //!
 //! `cargo bench -p nabla --bench ad_cost` prints one line per construct and
 //! size: the best of five runs of each, in milliseconds, and the ratios.
+//!
+//! A second table compiles the constructs whose reverse rule has a parallel
+//! form (the generic `reduce_by_index` rule, on scalars and on rows: chunks
+//! of values reduced in parallel) and runs them on 1M values through
+//! sequential C (sequential form), multicore C with the sequential form, and
+//! multicore C with the parallel form (what `nabla multicore` uses), on 1
+//! and 2 threads: the best of five runs of the primal and the gradient.
 
+use nabla::cbackend::{binary_input, build_executable, Executable};
 use nabla::{compile_with, CompileOptions, Compiled, Pipeline};
-use nabla_prim::PrimValue;
+use nabla_cgen::Target;
+use nabla_prim::{PrimType, PrimValue};
+use nabla_values::ValueType;
 use nabla_values::{ArrayValue, Value};
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 const NAMES: [&str; 15] = [
@@ -47,6 +58,97 @@ fn best_ms(prog: &Compiled, entry: &str, args: &[Value]) -> f64 {
         .fold(f64::INFINITY, f64::min)
 }
 
+/// The constructs of `ad_cost.fut` whose reverse rule has a parallel form.
+const PARALLEL_FORMS: [usize; 2] = [9, 14];
+
+/// `ad_cost.fut` compiled for `target`, with the parallel forms of reverse
+/// rules or not, as an executable in `dir`.
+fn executable(dir: &std::path::Path, target: Target, parallel: bool) -> (Compiled, Executable) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/programs/ad_cost.fut");
+    let mut opts = CompileOptions::new(Pipeline::default_pipeline()).for_target(target);
+    opts.pipeline = opts.pipeline.for_parallel_target(parallel);
+    let compiled = compile_with(&path, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let exe = dir.join(format!("ad_cost_{target:?}_{parallel}"));
+    build_executable(&compiled, &exe).unwrap_or_else(|e| panic!("{e:?}"));
+    (compiled, Executable::new(exe))
+}
+
+/// The best of five runs of `entry` of `exe`, in milliseconds.
+fn best_compiled_ms(
+    prog: &Compiled,
+    exe: &Executable,
+    entry: &str,
+    input: &Arc<Vec<u8>>,
+    result: ValueType,
+) -> f64 {
+    let (_, times) = exe
+        .run_input(prog, entry, input, &[result], Some(5))
+        .unwrap_or_else(|e| panic!("{entry}: {e:?}"));
+    times.into_iter().min().expect("five run times") as f64 / 1e3
+}
+
+/// The second table (see the module documentation).
+fn compiled_table() {
+    let dir = std::env::temp_dir().join(format!("nabla-ad-cost-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("a temporary directory");
+    let builds = [
+        (
+            "c, sequential form",
+            executable(&dir, Target::Sequential, false),
+            1,
+        ),
+        (
+            "multicore, sequential form",
+            executable(&dir, Target::Multicore, false),
+            2,
+        ),
+        (
+            "multicore, parallel form",
+            executable(&dir, Target::Multicore, true),
+            1,
+        ),
+        (
+            "multicore, parallel form",
+            executable(&dir, Target::Multicore, true),
+            2,
+        ),
+    ];
+    println!();
+    println!(
+        "{:16} {:>8} {:28} {:>7} {:>10} {:>10} {:>7}",
+        "construct", "n", "compiled", "threads", "primal ms", "grad ms", "ratio"
+    );
+    let n = 1_000_000usize;
+    for k in PARALLEL_FORMS {
+        let xs: Vec<f64> = (0..n).map(|i| ((i * 37) % 1000) as f64 * 1e-3).collect();
+        let input = Arc::new(binary_input(&[
+            Value::Prim(PrimValue::I32(k as i32)),
+            Value::Array(ArrayValue::from_vec_f64(&[n as i64], xs)),
+        ]));
+        for (label, (prog, exe), threads) in &builds {
+            let exe = if prog.target == Target::Multicore {
+                exe.with_args(vec!["--num-threads".into(), threads.to_string()])
+            } else {
+                exe.clone()
+            };
+            let p = best_compiled_ms(
+                prog,
+                &exe,
+                "primal",
+                &input,
+                ValueType::new(PrimType::F64, 0),
+            );
+            let g = best_compiled_ms(prog, &exe, "grad", &input, ValueType::new(PrimType::F64, 1));
+            println!(
+                "{:16} {n:>8} {label:28} {threads:>7} {p:>10.2} {g:>10.2} {:>7.1}",
+                NAMES[k],
+                g / p
+            );
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn main() {
     let static_ = program(Pipeline::default_pipeline());
     let dynamic = program(Pipeline::dynamic_ad());
@@ -71,4 +173,5 @@ fn main() {
             );
         }
     }
+    compiled_table();
 }

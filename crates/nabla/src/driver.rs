@@ -266,9 +266,14 @@ impl CompileOptions {
         self
     }
 
-    /// The same options, for the C of `target`.
+    /// The same options, for the C of `target`, the pipeline's passes
+    /// configured for it ([`Pipeline::for_parallel_target`]: the multicore
+    /// target gets the parallel forms of reverse rules).
     pub fn for_target(mut self, target: nabla_cgen::Target) -> CompileOptions {
         self.target = target;
+        self.pipeline = self
+            .pipeline
+            .for_parallel_target(target == nabla_cgen::Target::Multicore);
         self
     }
 

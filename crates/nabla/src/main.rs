@@ -207,6 +207,10 @@ enum Command {
         /// List the passes (as `nabla passes` does) and exit.
         #[arg(long = "list-passes")]
         list_passes: bool,
+        /// The IR for this backend: `interp`, `c` (static AD) or
+        /// `multicore` (static AD with the parallel forms of reverse rules).
+        #[arg(long = "backend", value_enum, default_value_t = BackendArg::Interp)]
+        backend: BackendArg,
         #[command(flatten)]
         pipeline: PipelineArgs,
     },
@@ -504,6 +508,7 @@ fn run(cli: Cli) -> ExitCode {
             file,
             after,
             list_passes,
+            backend,
             pipeline,
         } => {
             if list_passes {
@@ -513,7 +518,7 @@ fn run(cli: Cli) -> ExitCode {
                 eprintln!("error: no file given");
                 return ExitCode::FAILURE;
             };
-            let mut opts = pipeline.compile_options();
+            let mut opts = pipeline.backend_options(backend);
             if let Some(stop) = after {
                 opts = opts.stopping_after(stop);
             }

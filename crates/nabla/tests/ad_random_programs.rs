@@ -478,7 +478,10 @@ fn check(seed: u64, stms: usize) -> Result<bool, TestCaseError> {
         }
     }
     let mut undifferentiated = dynamic.program.clone();
-    let options = nabla_ad::Options { vector_jvps: true };
+    let options = nabla_ad::Options {
+        vector_jvps: true,
+        ..nabla_ad::Options::default()
+    };
     let report = nabla_ad::differentiate_with_options(&mut undifferentiated, options)
         .map_err(|e| TestCaseError::fail(ctx(&e.to_string())))?;
     prop_assert_eq!(report.batched_jvps, 1, "{}", ctx(&format!("{report:?}")));

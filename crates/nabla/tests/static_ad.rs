@@ -697,7 +697,10 @@ fn map_depths(prog: &Program, pred: impl Fn(&Exp) -> bool) -> Vec<usize> {
 /// checks the results.
 #[test]
 fn maps_of_jvp_take_the_vector_mode() {
-    let vector = nabla_ad::Options { vector_jvps: true };
+    let vector = nabla_ad::Options {
+        vector_jvps: true,
+        ..nabla_ad::Options::default()
+    };
     let dynamic = CompileOptions::new(Pipeline::dynamic_ad().validating(true));
     let path = repo().join("tests/ad/vector_mode.fut");
     let undifferentiated = compile_with(&path, &dynamic)
@@ -1019,4 +1022,41 @@ fn accumulator_derivatives_agree_with_finite_differences_and_each_other() {
         }
     }
     assert_eq!(checked, 6 * 3 * 6);
+}
+
+/// The generic `reduce_by_index` rule's chunked form (issue 31) is what the
+/// multicore target gets, and only it: the IR after the pipeline has the
+/// chunks' totals for `Target::Multicore` and not for `Target::Sequential`.
+/// Both run in the interpreter (the IR validated after every pass) and
+/// agree with the closed forms and with forward mode, on inputs large
+/// enough for several chunks, some out-of-bounds indices and a short last
+/// chunk (`tests/ad/generic_histograms.fut`).
+#[test]
+fn generic_histograms_take_the_chunked_form_for_a_parallel_target() {
+    let path = repo().join("tests/ad/generic_histograms.fut");
+    let compile = |target| {
+        let opts = CompileOptions::new(Pipeline::default_pipeline().validating(true));
+        compile_with(&path, &opts.for_target(target)).unwrap_or_else(|e| panic!("{}", e.rendered))
+    };
+    let parallel = compile(nabla_cgen::Target::Multicore);
+    let sequential = compile(nabla_cgen::Target::Sequential);
+    assert!(parallel.dump_ir().contains("chunk_totals"));
+    assert!(!sequential.dump_ir().contains("chunk_totals"));
+    for (entry, input) in [
+        ("log_sum_exp_gradient", "20000i64 37i64"),
+        ("log_sum_exp_gradient", "9000i64 127i64"),
+        ("compositions_duality", "12000i64 5i64"),
+        ("complex_products_duality", "10000i64 11i64"),
+    ] {
+        for (form, compiled) in [("chunked", &parallel), ("sequential", &sequential)] {
+            let result = compiled
+                .run_on_input(entry, input.as_bytes())
+                .unwrap_or_else(|e| panic!("{entry} {input} ({form}): {e:?}"));
+            assert_eq!(
+                result,
+                vec![nabla_values::Value::Prim(nabla_prim::PrimValue::Bool(true))],
+                "{entry} {input} ({form})"
+            );
+        }
+    }
 }

@@ -54,6 +54,10 @@ pub(super) struct Reverse<'a> {
     /// they bind, the copy from the adjoint map's parameters that the
     /// forward sweep emits instead of recomputing them.
     pub(super) precomputed: HashMap<Var, Exp>,
+    /// How many lambdas of maps being reversed enclose the statement being
+    /// reversed (0: the `vjp`'s own body, whose SOACs are outermost, so a
+    /// parallel form of a rule runs in parallel there).
+    pub(super) lambda_depth: usize,
 }
 
 /// Removes from `body`, at any depth, the statements that recompute primal

@@ -419,6 +419,7 @@ impl Reverse<'_> {
         let saved = self.redirect.clone();
         let mut recomputed: HashSet<Var> = HashSet::new();
         let mut dependencies: Vec<HashSet<Var>> = Vec::new();
+        self.lambda_depth += 1;
         let new_lam = b.lambda::<AdError>("x", param_types, |b, ps| {
             let mut map = HashMap::new();
             for ((p, v), a) in lam.params.iter().zip(ps).zip(arrs) {
@@ -524,6 +525,7 @@ impl Reverse<'_> {
             );
             Ok(out.into_iter().map(Atom::Var).collect())
         });
+        self.lambda_depth -= 1;
         self.redirect = saved;
         let mut new_lam = new_lam?;
         prune_recomputed(&mut new_lam.body, &recomputed);

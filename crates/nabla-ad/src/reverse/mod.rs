@@ -102,6 +102,7 @@ pub(crate) fn expand_vjp(
         in_rules: HashSet::new(),
         one_hot: HashMap::new(),
         precomputed: HashMap::new(),
+        lambda_depth: 0,
     };
     let body = rev.inline_calls(b, lam.body)?;
     let body = rev.lower_histograms(b, body)?;

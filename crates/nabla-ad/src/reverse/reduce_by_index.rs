@@ -3,8 +3,9 @@
 //! Henriksen and Oancea, "AD for an Array Language with Nested Parallelism"
 //! (SC22), §5.1, multi-reduce): the special cases of `+` (§6.2: each value gets
 //! the adjoint of its bucket) and `min`/`max` (§6.4), and the generic rule,
-//! computed sequentially per bucket. The histograms are first lowered to these
-//! forms by `histograms.rs`.
+//! computed by passes over the values in order (sequentially, or in chunks
+//! that run in parallel for a parallel target). The histograms are first
+//! lowered to these forms by `histograms.rs`.
 
 use super::adjoints::{iota, sequence, Adjoints, Results, Reverse};
 use super::operators::{is_min_or_max, is_plus, push_for_loop};
@@ -26,6 +27,94 @@ struct Histogram<'a> {
     dest: &'a [Var],
     indices: Var,
     values: &'a [Var],
+}
+
+/// Values per chunk in the chunked form of the generic `reduce_by_index`
+/// rule ([`Reverse::chunked_bucket_passes`]). A constant, so that `lower`
+/// sees a chunk's work in its loop bound; the form is used from two
+/// chunks on.
+const HIST_CHUNK: i64 = 4096;
+
+/// The most buckets (the out-of-bounds one included) for which the chunked
+/// form is used: each chunk starts from `n + 1` neutral elements and the
+/// carries between chunks cost `2(n + 1)` operator applications per chunk,
+/// at most `1/16` of the chunk's own work here.
+const HIST_CHUNKED_BUCKETS: i64 = 128;
+
+/// What the passes over a histogram's values share.
+struct BucketPasses<'a> {
+    h: Histogram<'a>,
+    /// A bucket's type, per component: a scalar, or a row.
+    ts: Vec<Type>,
+    /// `[]t` for each of `ts`.
+    ats: Vec<Type>,
+    /// The number of buckets `n` (out-of-bounds values go to bucket `n`).
+    n: Atom,
+}
+
+/// One pass of [`Reverse::bucket_pass`].
+struct PassRange {
+    /// From the last value to the first (the operator's later operand is
+    /// then the reduction so far).
+    backwards: bool,
+    /// The reductions per bucket to start from (`k` arrays of `[n + 1]`).
+    init: Vec<Atom>,
+    /// The first value.
+    start: Atom,
+    /// The loop's number of iterations.
+    trips: Atom,
+    /// The number of values, where below `trips` (`None`: `trips`).
+    count: Option<Atom>,
+    /// Whether each value's exclusive reduction is stored.
+    record: bool,
+}
+
+/// The bucket of value `i` of `indices` (`n` where out of bounds), and
+/// whether it is in bounds.
+fn bucket_of(
+    b: &mut FunctionBuilder,
+    indices: Var,
+    n: Atom,
+    i: Atom,
+) -> Result<(Atom, Atom), AdError> {
+    let idx = Atom::Var(b.let1("bucket", Exp::Index(indices, vec![DimIndex::Fix(i)]))?);
+    let lo = b.cmp(CmpOp::Le, Atom::Const(PrimValue::I64(0)), idx);
+    let hi = b.cmp(CmpOp::Lt, idx, n);
+    let inside = b.binop(BinOp::LogAnd, lo, hi)?;
+    Ok((b.select(inside, idx, n)?, inside))
+}
+
+/// Each component of element `i` of `arrays`.
+fn elements(
+    b: &mut FunctionBuilder,
+    name: &str,
+    arrays: &[Var],
+    i: Atom,
+) -> Result<Vec<Atom>, AdError> {
+    arrays
+        .iter()
+        .map(|a| {
+            Ok(Atom::Var(
+                b.let1(name, Exp::Index(*a, vec![DimIndex::Fix(i)]))?,
+            ))
+        })
+        .collect()
+}
+
+/// `replicate len ne` for each neutral element.
+fn replicate_neutral(
+    b: &mut FunctionBuilder,
+    neutral: &[Atom],
+    len: Atom,
+) -> Result<Vec<Atom>, AdError> {
+    neutral
+        .iter()
+        .map(|ne| {
+            Ok(Atom::Var(
+                b.let1_existential("partial", Exp::Replicate(len, *ne))?,
+            ))
+        })
+        .collect()
 }
 
 impl Reverse<'_> {
@@ -106,17 +195,24 @@ impl Reverse<'_> {
     }
 
     /// `reduce_by_index` with any associative operator on scalars or on
-    /// tuples of `k` scalars (Bruun and Larsen's generic rule, computed sequentially
-    /// instead of by sorting): a loop over the values in order gives each
-    /// value `l[i]`, the reduction of the earlier values of its bucket, and
-    /// each bucket its total `t`; a loop in reverse order gives `r[i]`, the
-    /// reduction of the later ones. A bucket's result is
+    /// tuples of `k` scalars or rows (Bruun and Larsen's generic rule):
+    /// every value `vs[i]` needs `l[i]`, the reduction of the earlier values
+    /// of its bucket, and `r[i]`, the reduction of the later ones, and each
+    /// bucket its total `t`. A bucket's result is
     /// `op(dest[b], op(op(l[i], vs[i]), r[i]))` for each of its values, so
     /// `v̄s[i]` is the vjp of that function of `vs[i]` with the bucket's
     /// adjoint as seed, and `d̄est[b]` the vjp of `op(d, t[b])` in `d`.
     /// Out-of-bounds values go to an extra bucket (index `n`) and get a zero
     /// adjoint. One array per component throughout: `dest`, `neutral`,
     /// `values` and the result adjoints `g` (`[n]` each) have `k` entries.
+    ///
+    /// `l`, `r` and `t` come from passes over the values in order
+    /// ([`Reverse::bucket_pass`]) instead of seed 002's sort by bucket
+    /// and segmented scans: sequentially, a loop forwards and one
+    /// backwards; for a target that runs segmented operations in parallel
+    /// ([`crate::Options::parallel_target`]), at the outermost level, the
+    /// chunked form of [`Reverse::chunked_bucket_passes`] where it pays
+    /// (many values, few buckets: `HIST_CHUNK`, `HIST_CHUNKED_BUCKETS`).
     fn hist_generic(
         &mut self,
         b: &mut FunctionBuilder,
@@ -158,98 +254,76 @@ impl Reverse<'_> {
         let one = Atom::Const(PrimValue::I64(1));
         let n = Atom::Var(b.let1("n", Exp::Size(g[0], 0))?);
         let n1 = b.binop(BinOp::Add, n, one)?;
-        // The bucket of value i, n where out of bounds.
-        let bucket = |b: &mut FunctionBuilder, i: Atom| -> Result<(Atom, Atom), AdError> {
-            let idx = Atom::Var(b.let1("bucket", Exp::Index(indices, vec![DimIndex::Fix(i)]))?);
-            let lo = b.cmp(CmpOp::Le, Atom::Const(PrimValue::I64(0)), idx);
-            let hi = b.cmp(CmpOp::Lt, idx, n);
-            let inside = b.binop(BinOp::LogAnd, lo, hi)?;
-            Ok((b.select(inside, idx, n)?, inside))
+        let passes = BucketPasses {
+            h,
+            ts: ts.clone(),
+            ats: ats.clone(),
+            n,
         };
-        // Each component of element `i` of `arrays`.
-        let elements = |b: &mut FunctionBuilder, name: &str, arrays: &[Var], i: Atom| {
-            arrays
-                .iter()
-                .map(|a| {
-                    Ok(Atom::Var(
-                        b.let1(name, Exp::Index(*a, vec![DimIndex::Fix(i)]))?,
-                    ))
-                })
-                .collect::<Result<Vec<Atom>, AdError>>()
+        let zero = Atom::Const(PrimValue::I64(0));
+        let sequential = |this: &mut Self, b: &mut FunctionBuilder, backwards: bool| {
+            let init = replicate_neutral(b, neutral, n1)?;
+            this.bucket_pass(
+                b,
+                &passes,
+                PassRange {
+                    backwards,
+                    init,
+                    start: zero,
+                    trips: w,
+                    count: None,
+                    record: true,
+                },
+            )
         };
-        // One pass over the values, forwards or backwards: `partial` per
-        // bucket, and each value's exclusive reduction within its bucket
-        // (`k` arrays each).
-        let pass = |this: &mut Self,
-                    b: &mut FunctionBuilder,
-                    backwards: bool|
-         -> Result<(Vec<Var>, Vec<Var>), AdError> {
-            let mut init = Vec::with_capacity(2 * k);
-            for ne in neutral {
-                init.push(Atom::Var(
-                    b.let1_existential("partial", Exp::Replicate(n1, *ne))?,
-                ));
-            }
-            for ne in neutral {
-                init.push(Atom::Var(
-                    b.let1_existential("excl", Exp::Replicate(w, *ne))?,
-                ));
-            }
-            let mut params = Vec::with_capacity(2 * k);
-            for (name, at) in ats
-                .iter()
-                .map(|t| ("partial", t))
-                .chain(ats.iter().map(|t| ("excl", t)))
-            {
-                let mut p = b.param(name, at.clone());
-                p.unique = true;
-                params.push(p);
-            }
-            let partial: Vec<Var> = params[..k].iter().map(|p| p.var).collect();
-            let excl: Vec<Var> = params[k..].iter().map(|p| p.var).collect();
-            let j = b.vars.fresh("j", i64t.clone());
+        let chunked = self.ad.options.parallel_target && self.lambda_depth == 0 && values_active;
+        let (totals, before, after) = if chunked {
+            // The chunked form where it pays, else the sequential one.
+            let big = b.cmp(CmpOp::Le, Atom::Const(PrimValue::I64(2 * HIST_CHUNK)), w);
+            let few = b.cmp(
+                CmpOp::Le,
+                n1,
+                Atom::Const(PrimValue::I64(HIST_CHUNKED_BUCKETS)),
+            );
+            let cond = b.binop(BinOp::LogAnd, big, few)?;
             b.begin();
-            let i = if backwards {
-                let last = b.binop(BinOp::Sub, w, one)?;
-                b.binop(BinOp::Sub, last, Atom::Var(j))?
-            } else {
-                Atom::Var(j)
-            };
-            let (bk, _) = bucket(b, i)?;
-            let v = elements(b, "value", values, i)?;
-            let mut old = elements(b, "partial_elem", &partial, bk)?;
-            // A row read from `partial` is copied: `partial` is updated in
-            // place below, while the row lives on in `excl`.
-            for (o, t) in old.iter_mut().zip(&ts) {
-                if let (Atom::Var(row), true) = (*o, t.rank() > 0) {
-                    *o = Atom::Var(b.let1("partial_elem", Exp::Copy(row))?);
-                }
-            }
-            let args: Vec<Atom> = if backwards {
-                v.iter().chain(&old).copied().collect()
-            } else {
-                old.iter().chain(&v).copied().collect()
-            };
-            let new = this.apply_op(b, op, &args)?;
-            let mut result = Vec::with_capacity(2 * k);
-            for c in 0..k {
-                result.push(Atom::Var(b.let1(
-                    "partial",
-                    Exp::Update(partial[c], vec![DimIndex::Fix(bk)], new[c]),
-                )?));
-            }
-            for c in 0..k {
-                result.push(Atom::Var(b.let1(
-                    "excl",
-                    Exp::Update(excl[c], vec![DimIndex::Fix(i)], old[c]),
-                )?));
-            }
-            let body = b.end(result);
-            let names = |c: usize| if c < k { "partial" } else { "excl" };
-            let vars = push_for_loop(b, params, init, (j, w), body, span, names);
-            Ok((vars[..k].to_vec(), vars[k..].to_vec()))
+            let (totals, before, after) = self.chunked_bucket_passes(b, &passes, n1)?;
+            let then_ = b.end(
+                [totals, before, after]
+                    .concat()
+                    .into_iter()
+                    .map(Atom::Var)
+                    .collect(),
+            );
+            b.begin();
+            let (totals, before) = sequential(self, b, false)?;
+            let (_, after) = sequential(self, b, true)?;
+            let else_ = b.end(
+                [totals, before, after]
+                    .concat()
+                    .into_iter()
+                    .map(Atom::Var)
+                    .collect(),
+            );
+            let names = ["totals", "before", "after"];
+            let pat: Vec<Param> = (0..3 * k)
+                .map(|c| b.param(names[c / k], ats[c % k].clone()))
+                .collect();
+            let vars: Vec<Var> = pat.iter().map(|p| p.var).collect();
+            b.push(Stm {
+                pat,
+                exp: Exp::If { cond, then_, else_ },
+                span,
+            });
+            (
+                vars[..k].to_vec(),
+                vars[k..2 * k].to_vec(),
+                Some(vars[2 * k..].to_vec()),
+            )
+        } else {
+            let (totals, before) = sequential(self, b, false)?;
+            (totals, before, None)
         };
-        let (totals, before) = pass(self, b, false)?;
         if dest_active {
             let iota_n = iota(b, n)?;
             let mut param_types = ts.clone();
@@ -281,7 +355,10 @@ impl Reverse<'_> {
         if !values_active {
             return Ok(());
         }
-        let (_, after) = pass(self, b, true)?;
+        let after = match after {
+            Some(after) => after,
+            None => sequential(self, b, true)?.1,
+        };
         let iota_w = iota(b, w)?;
         let mut param_types = Vec::with_capacity(3 * k + 1);
         for _ in 0..3 {
@@ -295,7 +372,7 @@ impl Reverse<'_> {
                 &ps[2 * k..3 * k],
                 Atom::Var(ps[3 * k]),
             );
-            let (bk, inside) = bucket(b, i)?;
+            let (bk, inside) = bucket_of(b, indices, n, i)?;
             b.begin();
             let gb = elements(b, "adj_elem", g, bk)?;
             let db = elements(b, "d", dest, bk)?;
@@ -345,6 +422,335 @@ impl Reverse<'_> {
             self.add(b, adj, *v, Atom::Var(vbar), true)?;
         }
         Ok(())
+    }
+
+    /// One sequential pass of the generic `reduce_by_index` rule over the
+    /// values `range.start + p` for `p` in `0 .. count` (forwards, or
+    /// backwards from the last), starting from the per-bucket reductions
+    /// `range.init` (`k` arrays of `[n + 1]` buckets, consumed). Returns
+    /// the per-bucket reductions after the pass and, when `range.record`,
+    /// each value's exclusive reduction within its bucket in the order of
+    /// the pass, at position `p` of `k` arrays of `range.trips` elements
+    /// (the neutral element beyond `count`). The loop runs `trips` times
+    /// (a constant `trips` lets `lower` see the work of a chunk); where a
+    /// count is given, the iterations from it on do no real work.
+    fn bucket_pass(
+        &mut self,
+        b: &mut FunctionBuilder,
+        passes: &BucketPasses,
+        mut range: PassRange,
+    ) -> Result<(Vec<Var>, Vec<Var>), AdError> {
+        let BucketPasses { h, ts, ats, .. } = passes;
+        let k = ts.len();
+        let span = self.span;
+        let i64t = Type::Prim(PrimType::I64);
+        let mut init = std::mem::take(&mut range.init);
+        let mut params = Vec::with_capacity(2 * k);
+        for t in ats {
+            let mut p = b.param("partial", t.clone());
+            p.unique = true;
+            params.push(p);
+        }
+        if range.record {
+            init.extend(replicate_neutral(b, h.neutral, range.trips)?);
+            for t in ats {
+                let mut p = b.param("excl", t.clone());
+                p.unique = true;
+                params.push(p);
+            }
+        }
+        let partial: Vec<Var> = params[..k].iter().map(|p| p.var).collect();
+        let excl: Vec<Var> = params[k..].iter().map(|p| p.var).collect();
+        let j = b.vars.fresh("j", i64t);
+        b.begin();
+        let results = self.bucket_step(b, passes, &range, j, &partial, &excl)?;
+        let body = b.end(results);
+        let names = |c: usize| if c < k { "partial" } else { "excl" };
+        let vars = push_for_loop(b, params, init, (j, range.trips), body, span, names);
+        Ok((vars[..k].to_vec(), vars[k..].to_vec()))
+    }
+
+    /// Iteration `j` of [`Reverse::bucket_pass`]: the value's bucket
+    /// reduction updated, and (when recording) its exclusive reduction
+    /// stored. Returns the new `partial` and `excl` arrays.
+    fn bucket_step(
+        &mut self,
+        b: &mut FunctionBuilder,
+        passes: &BucketPasses,
+        range: &PassRange,
+        j: Var,
+        partial: &[Var],
+        excl: &[Var],
+    ) -> Result<Vec<Atom>, AdError> {
+        let BucketPasses { h, ts, n, .. } = passes;
+        let one = Atom::Const(PrimValue::I64(1));
+        let last = b.binop(BinOp::Sub, range.count.unwrap_or(range.trips), one)?;
+        let in_order = if range.backwards {
+            b.binop(BinOp::Sub, last, Atom::Var(j))?
+        } else {
+            Atom::Var(j)
+        };
+        // Iterations from `count` on (padding) read the range's first value,
+        // put it in the out-of-bounds bucket (whose reductions nothing
+        // reads) and store at `j`, beyond `count`: no branch on the arrays,
+        // so they stay updated in place.
+        let (position, source, padding) = match range.count {
+            None => (in_order, in_order, None),
+            Some(count) => {
+                let inside = b.cmp(CmpOp::Lt, Atom::Var(j), count);
+                let position = b.select(inside, in_order, Atom::Var(j))?;
+                let source = b.select(inside, in_order, Atom::Const(PrimValue::I64(0)))?;
+                (position, source, Some(inside))
+            }
+        };
+        let i = match range.start {
+            Atom::Const(PrimValue::I64(0)) => source,
+            start => b.binop(BinOp::Add, start, source)?,
+        };
+        let (mut bk, _) = bucket_of(b, h.indices, *n, i)?;
+        if let Some(inside) = padding {
+            bk = b.select(inside, bk, *n)?;
+        }
+        let v = elements(b, "value", h.values, i)?;
+        let mut old = elements(b, "partial_elem", partial, bk)?;
+        // A row read from `partial` is copied: `partial` is updated in
+        // place below, while the row lives on in `excl`.
+        for (o, t) in old.iter_mut().zip(ts) {
+            if let (Atom::Var(row), true) = (*o, t.rank() > 0) {
+                *o = Atom::Var(b.let1("partial_elem", Exp::Copy(row))?);
+            }
+        }
+        let args: Vec<Atom> = if range.backwards {
+            v.iter().chain(&old).copied().collect()
+        } else {
+            old.iter().chain(&v).copied().collect()
+        };
+        let new = self.apply_op(b, h.op, &args)?;
+        let mut result = Vec::with_capacity(2 * ts.len());
+        for (p, x) in partial.iter().zip(&new) {
+            result.push(Atom::Var(
+                b.let1("partial", Exp::Update(*p, vec![DimIndex::Fix(bk)], *x))?,
+            ));
+        }
+        for (e, o) in excl.iter().zip(&old) {
+            result.push(Atom::Var(
+                b.let1("excl", Exp::Update(*e, vec![DimIndex::Fix(position)], *o))?,
+            ));
+        }
+        Ok(result)
+    }
+
+    /// The passes of the generic `reduce_by_index` rule in chunks of
+    /// `HIST_CHUNK` values, for a parallel target: a `map` over the chunks
+    /// reduces each chunk per bucket; two short loops over the chunks give
+    /// each chunk the reductions of the chunks before it and after it
+    /// (`n + 1` buckets each, `n1` of them); a second `map` over the chunks
+    /// runs the forward and the backward pass of each chunk from those.
+    /// The operator is applied about `3w` times instead of `2w`, but the
+    /// two maps run in parallel (the chunked multi-scan of a histogram,
+    /// as the multicore backend runs a scan: per-thread chunks, carries in
+    /// order). Returns the bucket totals (`[n + 1]`) and each value's
+    /// exclusive reductions before and after it (`[w]`), `k` arrays each.
+    #[allow(clippy::type_complexity)]
+    fn chunked_bucket_passes(
+        &mut self,
+        b: &mut FunctionBuilder,
+        passes: &BucketPasses,
+        n1: Atom,
+    ) -> Result<(Vec<Var>, Vec<Var>, Vec<Var>), AdError> {
+        let BucketPasses { h, ts, ats, .. } = passes;
+        let (w, neutral) = (h.w, h.neutral);
+        let k = ts.len();
+        let span = self.span;
+        let i64t = Type::Prim(PrimType::I64);
+        let chunk = Atom::Const(PrimValue::I64(HIST_CHUNK));
+        let one = Atom::Const(PrimValue::I64(1));
+        let padded = b.binop(BinOp::Add, w, Atom::Const(PrimValue::I64(HIST_CHUNK - 1)))?;
+        let chunks = b.binop(BinOp::Quot, padded, chunk)?;
+        let chunk_ids = iota(b, chunks)?;
+        // Chunk `c`: its first value and its number of values.
+        let bounds = |b: &mut FunctionBuilder, c: Var| -> Result<(Atom, Atom), AdError> {
+            let start = b.binop(BinOp::Mul, Atom::Var(c), chunk)?;
+            let rest = b.binop(BinOp::Sub, w, start)?;
+            Ok((start, b.binop(BinOp::Min, rest, chunk)?))
+        };
+        // Each chunk's reduction per bucket.
+        let lam = b.lambda::<AdError>("c", vec![i64t.clone()], |b, ps| {
+            let (start, count) = bounds(b, ps[0])?;
+            let init = replicate_neutral(b, neutral, n1)?;
+            let range = PassRange {
+                backwards: false,
+                init,
+                start,
+                trips: chunk,
+                count: Some(count),
+                record: false,
+            };
+            let (partial, _) = self.bucket_pass(b, passes, range)?;
+            Ok(partial.into_iter().map(Atom::Var).collect())
+        })?;
+        let pat: Vec<Param> = ats
+            .iter()
+            .map(|t| b.param("chunk_totals", t.array_of(Dim::Ext)))
+            .collect();
+        let chunk_totals: Vec<Var> = pat.iter().map(|p| p.var).collect();
+        b.push(Stm {
+            pat,
+            exp: Exp::Soac(Soac::Map {
+                w: chunks,
+                lam,
+                arrs: vec![chunk_ids],
+            }),
+            span,
+        });
+        let (before_chunk, totals) =
+            self.chunk_carries(b, passes, &chunk_totals, chunks, n1, false)?;
+        let (after_chunk, _) = self.chunk_carries(b, passes, &chunk_totals, chunks, n1, true)?;
+        // Each chunk's passes, from the reductions of the chunks before and
+        // after it.
+        let mut param_types = vec![i64t];
+        param_types.extend(ats.iter().cloned());
+        param_types.extend(ats.iter().cloned());
+        let lam = b.lambda::<AdError>("c", param_types, |b, ps| {
+            let (start, count) = bounds(b, ps[0])?;
+            let mut results = Vec::with_capacity(2 * k);
+            for (backwards, carries) in [(false, &ps[1..=k]), (true, &ps[k + 1..])] {
+                let mut init = Vec::with_capacity(k);
+                for c in carries {
+                    init.push(Atom::Var(b.let1("partial", Exp::Copy(*c))?));
+                }
+                let range = PassRange {
+                    backwards,
+                    init,
+                    start,
+                    trips: chunk,
+                    count: Some(count),
+                    record: true,
+                };
+                let (_, excl) = self.bucket_pass(b, passes, range)?;
+                results.extend(excl.into_iter().map(Atom::Var));
+            }
+            Ok(results)
+        })?;
+        let pat: Vec<Param> = (0..2 * k)
+            .map(|c| {
+                let name = if c < k { "before" } else { "after" };
+                b.param(name, ats[c % k].array_of(Dim::Ext))
+            })
+            .collect();
+        let per_chunk: Vec<Var> = pat.iter().map(|p| p.var).collect();
+        let mut arrs = vec![chunk_ids];
+        arrs.extend(before_chunk);
+        arrs.extend(after_chunk);
+        b.push(Stm {
+            pat,
+            exp: Exp::Soac(Soac::Map {
+                w: chunks,
+                lam,
+                arrs,
+            }),
+            span,
+        });
+        // `[chunks][HIST_CHUNK]` to the first `w` of `[chunks * HIST_CHUNK]`.
+        let flat = b.binop(BinOp::Mul, chunks, chunk)?;
+        let mut exclusive = Vec::with_capacity(2 * k);
+        for (c, a) in per_chunk.iter().enumerate() {
+            let mut shape = vec![flat];
+            for d in 0..ts[c % k].rank() {
+                shape.push(Atom::Var(b.let1("m", Exp::Size(*a, 2 + d))?));
+            }
+            let flat_a = b.let1_existential("flat", Exp::Reshape(shape, *a))?;
+            let slice = DimIndex::Slice {
+                start: Atom::Const(PrimValue::I64(0)),
+                len: w,
+                stride: one,
+            };
+            exclusive.push(b.let1_existential("exclusive", Exp::Index(flat_a, vec![slice]))?);
+        }
+        Ok((totals, exclusive[..k].to_vec(), exclusive[k..].to_vec()))
+    }
+
+    /// The reductions per bucket of the chunks before each chunk
+    /// (`backwards`: after it, the later operand on the right), by a loop
+    /// over the chunks' reductions `chunk_totals` (`[chunks][n + 1]`, `k`
+    /// arrays): `[chunks][n + 1]` per component, and the reduction of all
+    /// chunks (`[n + 1]`).
+    fn chunk_carries(
+        &mut self,
+        b: &mut FunctionBuilder,
+        passes: &BucketPasses,
+        chunk_totals: &[Var],
+        chunks: Atom,
+        n1: Atom,
+        backwards: bool,
+    ) -> Result<(Vec<Var>, Vec<Var>), AdError> {
+        let BucketPasses { h, ts, ats, .. } = passes;
+        let k = ts.len();
+        let span = self.span;
+        let one = Atom::Const(PrimValue::I64(1));
+        let mut init = replicate_neutral(b, h.neutral, n1)?;
+        for c in 0..k {
+            let rows = b.let1_existential("carries", Exp::Replicate(chunks, init[c]))?;
+            init.push(Atom::Var(rows));
+        }
+        let mut params = Vec::with_capacity(2 * k);
+        for t in ats {
+            params.push(b.param("carry", t.clone()));
+        }
+        for t in ats {
+            let mut p = b.param("carries", t.array_of(Dim::Ext));
+            p.unique = true;
+            params.push(p);
+        }
+        let carry: Vec<Var> = params[..k].iter().map(|p| p.var).collect();
+        let carries: Vec<Var> = params[k..].iter().map(|p| p.var).collect();
+        let j = b.vars.fresh("j", Type::Prim(PrimType::I64));
+        b.begin();
+        let c = if backwards {
+            let last = b.binop(BinOp::Sub, chunks, one)?;
+            b.binop(BinOp::Sub, last, Atom::Var(j))?
+        } else {
+            Atom::Var(j)
+        };
+        let mut stored = Vec::with_capacity(k);
+        for (rows, row) in carries.iter().zip(&carry) {
+            stored.push(Atom::Var(b.let1(
+                "carries",
+                Exp::Update(*rows, vec![DimIndex::Fix(c)], Atom::Var(*row)),
+            )?));
+        }
+        let mut totals = Vec::with_capacity(k);
+        for t in chunk_totals {
+            totals.push(b.let1("chunk_total", Exp::Index(*t, vec![DimIndex::Fix(c)]))?);
+        }
+        let mut param_types = ts.clone();
+        param_types.extend(ts.iter().cloned());
+        let lam = b.lambda::<AdError>("a", param_types, |b, ps| {
+            let args: Vec<Atom> = if backwards {
+                ps[k..]
+                    .iter()
+                    .chain(&ps[..k])
+                    .map(|v| Atom::Var(*v))
+                    .collect()
+            } else {
+                ps.iter().map(|v| Atom::Var(*v)).collect()
+            };
+            self.apply_op(b, h.op, &args)
+        })?;
+        let pat: Vec<Param> = ats.iter().map(|t| b.param("carry", t.clone())).collect();
+        let mut next: Vec<Atom> = pat.iter().map(|p| Atom::Var(p.var)).collect();
+        let mut arrs = carry.clone();
+        arrs.extend(totals);
+        b.push(Stm {
+            pat,
+            exp: Exp::Soac(Soac::Map { w: n1, lam, arrs }),
+            span,
+        });
+        next.extend(stored);
+        let body = b.end(next);
+        let names = |c: usize| if c < k { "carry" } else { "carries" };
+        let vars = push_for_loop(b, params, init, (j, chunks), body, span, names);
+        Ok((vars[k..].to_vec(), vars[..k].to_vec()))
     }
 
     /// `reduce_by_index` with `min` or `max`: in each bucket the adjoint of
