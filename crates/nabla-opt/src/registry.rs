@@ -94,7 +94,7 @@ pub static PASSES: &[PassInfo] = &[
     ),
     pass(
         "unroll",
-        "maps and reductions over at most 4 scalars with straight-line lambdas: the lambda once per element; branches that both make a small literal return its elements; small vectors built by replicate, updates and concatenation become literals",
+        "maps and reductions over at most 16 scalars with straight-line lambdas: the lambda once per element; branches that both make a small literal return its elements; small vectors built by replicate, updates and concatenation become literals",
         |p, a, _| Ok(each_function(p, a, crate::unroll::unroll_function)),
     ),
     pass(

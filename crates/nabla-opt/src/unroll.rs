@@ -34,8 +34,11 @@ use nabla_ir::{
 
 use crate::walk;
 
-/// The widest map or reduction unrolled.
-pub const MAX_WIDTH: i64 = 4;
+/// The widest map or reduction unrolled (with [`MAX_STATEMENTS`], a
+/// lambda of one statement: an index computation of 11 or 15 elements,
+/// as bundle adjustment's rows of column indices, built per element of a
+/// `map` without an allocation per piece).
+pub const MAX_WIDTH: i64 = 16;
 /// The most statements an unrolling may produce.
 pub const MAX_STATEMENTS: usize = 48;
 /// The longest literal that a branch result is split into scalars for.
