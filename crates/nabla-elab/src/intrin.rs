@@ -1236,8 +1236,19 @@ pub(crate) fn call<'a>(
             el.common_width(fb, &refs, f, span)?;
             let mut atoms = vec![];
             let mut rows = vec![];
+            // Futhark's `zip` returns a unique array, which the program may
+            // consume while the arrays zipped stay in use (or are
+            // parameters that may not be consumed): its arrays are copies,
+            // which the `copies` pass removes where nothing consumes them.
             for a in &args {
-                atoms.extend(atoms_of(a, span)?);
+                for atom in atoms_of(a, span)? {
+                    atoms.push(match atom {
+                        Atom::Var(v) if fb.var_ty(v).rank() > 0 => {
+                            fb.bind1("zip_copy", fb.var_ty(v), Exp::Copy(v), span)
+                        }
+                        atom => atom,
+                    });
+                }
                 rows.push(sty_row(&sty_of(a)));
             }
             let st = if crate::elab::first_order(&ret_ty) {

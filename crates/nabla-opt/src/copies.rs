@@ -22,7 +22,11 @@
 //! tangent, 73 KB, at every step of its loop over the bones).
 
 use nabla_ir::rewrite::Substitution;
-use nabla_ir::{analyse_function, consumption_errors, Atom, Body, Exp, FunId, Program, Var};
+use nabla_ir::{
+    analyse_function, consumption_errors, Atom, Body, Exp, FunId, Function, FunctionAnalysis,
+    Program, Var,
+};
+use std::collections::HashSet;
 
 /// At most this many statements checked per function and run (each try
 /// checks the whole function): a function of 50 000 statements tries its
@@ -49,11 +53,28 @@ pub fn elide_copies(prog: &mut Program) -> bool {
             .filter(|p| !p.unique)
             .map(|p| p.var)
             .collect();
-        let size = crate::count_stms(&prog.functions[fi].body).max(1);
-        let tries = (CHECK_BUDGET / size).max(1);
         let mut analysis = analyse_function(prog, f);
         // What each elided copy's variable became (a later copy may copy it).
         let mut became = Substitution::with_capacity(0);
+        let untouched = untouched_copies(&prog.functions[fi], &analysis, &copies);
+        if !untouched.is_empty() {
+            // In program order, so a copy of an elided copy becomes a copy
+            // of what that one became.
+            for &(y, mut x) in &untouched {
+                became.var(&mut x);
+                remove_binding(&mut prog.functions[fi].body, y);
+                became.set(y, Atom::Var(x));
+            }
+            became.apply(&mut prog.functions[fi].body);
+            changed = true;
+            copies.retain(|(y, _)| !untouched.iter().any(|(u, _)| u == y));
+            if copies.is_empty() {
+                continue;
+            }
+            analysis = analyse_function(prog, f);
+        }
+        let size = crate::count_stms(&prog.functions[fi].body).max(1);
+        let tries = (CHECK_BUDGET / size).max(1);
         for (y, mut x) in copies.into_iter().take(tries) {
             became.var(&mut x);
             let aliases_shared =
@@ -77,6 +98,51 @@ pub fn elide_copies(prog: &mut Program) -> bool {
         }
     }
     changed
+}
+
+/// The copies `(y, x)` (`y = copy(x)`) that no consumption can tell from
+/// their operand, so that all of them may go at once without checking the
+/// function again: nothing consumes `y`, `x`, an array either may share
+/// memory with, or an array that may share memory with either; and `y` is
+/// not, nor may it share memory with, a result the function marks unique
+/// (its caller may consume those). The copies of `zip`'s arrays (Futhark's
+/// `zip` returns a unique array) are of this kind wherever the zipped
+/// array is only read.
+fn untouched_copies(
+    f: &Function,
+    analysis: &FunctionAnalysis,
+    copies: &[(Var, Var)],
+) -> Vec<(Var, Var)> {
+    // Every array a consumption consumes: the variable and all it may share
+    // memory with.
+    let mut consumed: HashSet<Var> = HashSet::new();
+    for c in analysis.consumed() {
+        consumed.insert(c);
+        consumed.extend(analysis.aliases(c).iter().copied());
+    }
+    let touched =
+        |v: Var| consumed.contains(&v) || analysis.aliases(v).iter().any(|a| consumed.contains(a));
+    let unique_results: Vec<Var> = f
+        .body
+        .result
+        .iter()
+        .zip(&f.unique_ret)
+        .filter_map(|(r, unique)| match (r, unique) {
+            (Atom::Var(r), true) => Some(*r),
+            _ => None,
+        })
+        .collect();
+    copies
+        .iter()
+        .filter(|&&(y, x)| {
+            !touched(y)
+                && !touched(x)
+                && !unique_results
+                    .iter()
+                    .any(|r| *r == y || analysis.aliases(*r).contains(&y))
+        })
+        .copied()
+        .collect()
 }
 
 /// Removes the statement of `body` (nested ones included) that binds `y`
