@@ -13,8 +13,17 @@
 //! no error.
 //!
 //! The rules do not check one thing: that a function result marked unique
-//! aliases no non-unique parameter. So a copy of a non-unique function
-//! parameter, or of an array that may alias one, is always kept.
+//! aliases no non-unique parameter. So in that one-by-one elimination, a
+//! copy of a non-unique function parameter, or of an array that may alias
+//! one, is always kept.
+//!
+//! Before it, the copies that no consumption can tell from their operand
+//! go all at once, without checking the function again (see
+//! `untouched_copies`): nothing consumes the copy, its operand or an
+//! array sharing memory with either, and the copy is not a unique result.
+//! These include copies of non-unique parameters: the elaborator copies
+//! the arrays of every `zip` (Futhark's `zip` returns a unique array), and
+//! most are only read.
 //!
 //! Forward-mode AD makes such copies: the tangent of `acc with [i] = v` is
 //! `copy(acc_tan) with [i] = v_tan`, where `acc_tan` is a unique loop
@@ -105,7 +114,8 @@ pub fn elide_copies(prog: &mut Program) -> bool {
 /// function again: nothing consumes `y`, `x`, an array either may share
 /// memory with, or an array that may share memory with either; and `y` is
 /// not, nor may it share memory with, a result the function marks unique
-/// (its caller may consume those). The copies of `zip`'s arrays (Futhark's
+/// (its caller may consume those) or a loop body's result (the next
+/// iteration may consume it). The copies of `zip`'s arrays (Futhark's
 /// `zip` returns a unique array) are of this kind wherever the zipped
 /// array is only read.
 fn untouched_copies(
@@ -122,7 +132,7 @@ fn untouched_copies(
     }
     let touched =
         |v: Var| consumed.contains(&v) || analysis.aliases(v).iter().any(|a| consumed.contains(a));
-    let unique_results: Vec<Var> = f
+    let mut unique_results: Vec<Var> = f
         .body
         .result
         .iter()
@@ -132,6 +142,16 @@ fn untouched_copies(
             _ => None,
         })
         .collect();
+    // A loop body's results are its parameters' next values, which the
+    // next iteration may consume.
+    nabla_ir::visit::for_each_stm(&f.body, &mut |s| {
+        if let Exp::Loop { body, .. } = &s.exp {
+            unique_results.extend(body.result.iter().filter_map(|r| match r {
+                Atom::Var(r) => Some(*r),
+                Atom::Const(_) => None,
+            }));
+        }
+    });
     copies
         .iter()
         .filter(|&&(y, x)| {

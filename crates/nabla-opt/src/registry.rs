@@ -99,7 +99,7 @@ pub static PASSES: &[PassInfo] = &[
     ),
     pass(
         "copies",
-        "copy elimination: a copy whose operand nothing uses afterwards (the consumption rules still hold without it) goes, and its variable becomes the operand",
+        "copy elimination: a copy that no consumption can tell from its operand goes, then a copy whose operand nothing uses afterwards (the consumption rules still hold without it), and its variable becomes the operand",
         |p, _, _| Ok(crate::copies::elide_copies(p)),
     ),
     pass(
