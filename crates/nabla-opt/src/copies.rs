@@ -114,8 +114,9 @@ pub fn elide_copies(prog: &mut Program) -> bool {
 /// function again: nothing consumes `y`, `x`, an array either may share
 /// memory with, or an array that may share memory with either; and `y` is
 /// not, nor may it share memory with, a result the function marks unique
-/// (its caller may consume those) or a loop body's result (the next
-/// iteration may consume it). The copies of `zip`'s arrays (Futhark's
+/// (its caller may consume those) or a result of a nested body (a loop's
+/// next iteration may consume it; a branch's result leaves the scope of
+/// what it aliases). The copies of `zip`'s arrays (Futhark's
 /// `zip` returns a unique array) are of this kind wherever the zipped
 /// array is only read.
 fn untouched_copies(
@@ -142,15 +143,21 @@ fn untouched_copies(
             _ => None,
         })
         .collect();
-    // A loop body's results are its parameters' next values, which the
-    // next iteration may consume.
+    // The results of nested bodies too: a loop body's results are its
+    // parameters' next values, which the next iteration may consume, and a
+    // branch's results become its statement's, out of the scope of what
+    // they alias inside the branch.
     nabla_ir::visit::for_each_stm(&f.body, &mut |s| {
-        if let Exp::Loop { body, .. } = &s.exp {
+        s.exp.for_each_nested(|nested| {
+            let body = match nested {
+                nabla_ir::Nested::Body(b) => b,
+                nabla_ir::Nested::Lambda(l) => &l.body,
+            };
             unique_results.extend(body.result.iter().filter_map(|r| match r {
                 Atom::Var(r) => Some(*r),
                 Atom::Const(_) => None,
             }));
-        }
+        });
     });
     copies
         .iter()
