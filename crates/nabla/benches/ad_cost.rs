@@ -41,9 +41,13 @@ const NAMES: [&str; 15] = [
     "hist rows",
 ];
 
+/// The benchmark program, `programs/ad_cost.fut`.
+fn source() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/programs/ad_cost.fut")
+}
+
 fn program(pipeline: Pipeline) -> Compiled {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/programs/ad_cost.fut");
-    compile_with(&path, &CompileOptions::new(pipeline)).unwrap_or_else(|e| panic!("{e}"))
+    compile_with(&source(), &CompileOptions::new(pipeline)).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// The best of five runs, in milliseconds.
@@ -64,10 +68,9 @@ const PARALLEL_FORMS: [usize; 2] = [9, 14];
 /// `ad_cost.fut` compiled for `target`, with the parallel forms of reverse
 /// rules or not, as an executable in `dir`.
 fn executable(dir: &std::path::Path, target: Target, parallel: bool) -> (Compiled, Executable) {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("benches/programs/ad_cost.fut");
     let mut opts = CompileOptions::new(Pipeline::default_pipeline()).for_target(target);
     opts.pipeline = opts.pipeline.for_parallel_target(parallel);
-    let compiled = compile_with(&path, &opts).unwrap_or_else(|e| panic!("{e}"));
+    let compiled = compile_with(&source(), &opts).unwrap_or_else(|e| panic!("{e}"));
     let exe = dir.join(format!("ad_cost_{target:?}_{parallel}"));
     build_executable(&compiled, &exe).unwrap_or_else(|e| panic!("{e:?}"));
     (compiled, Executable::new(exe))

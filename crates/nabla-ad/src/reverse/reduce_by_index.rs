@@ -45,9 +45,9 @@ const HIST_CHUNKED_BUCKETS: i64 = 128;
 struct BucketPasses<'a> {
     h: Histogram<'a>,
     /// A bucket's type, per component: a scalar, or a row.
-    ts: Vec<Type>,
+    ts: &'a [Type],
     /// `[]t` for each of `ts`.
-    ats: Vec<Type>,
+    ats: &'a [Type],
     /// The number of buckets `n` (out-of-bounds values go to bucket `n`).
     n: Atom,
 }
@@ -256,8 +256,8 @@ impl Reverse<'_> {
         let n1 = b.binop(BinOp::Add, n, one)?;
         let passes = BucketPasses {
             h,
-            ts: ts.clone(),
-            ats: ats.clone(),
+            ts: &ts,
+            ats: &ats,
             n,
         };
         let zero = Atom::Const(PrimValue::I64(0));
@@ -286,25 +286,16 @@ impl Reverse<'_> {
                 Atom::Const(PrimValue::I64(HIST_CHUNKED_BUCKETS)),
             );
             let cond = b.binop(BinOp::LogAnd, big, few)?;
+            // A branch's results: the totals, then `l` and `r`.
+            let results =
+                |parts: [Vec<Var>; 3]| parts.concat().into_iter().map(Atom::Var).collect();
             b.begin();
             let (totals, before, after) = self.chunked_bucket_passes(b, &passes, n1)?;
-            let then_ = b.end(
-                [totals, before, after]
-                    .concat()
-                    .into_iter()
-                    .map(Atom::Var)
-                    .collect(),
-            );
+            let then_ = b.end(results([totals, before, after]));
             b.begin();
             let (totals, before) = sequential(self, b, false)?;
             let (_, after) = sequential(self, b, true)?;
-            let else_ = b.end(
-                [totals, before, after]
-                    .concat()
-                    .into_iter()
-                    .map(Atom::Var)
-                    .collect(),
-            );
+            let else_ = b.end(results([totals, before, after]));
             let names = ["totals", "before", "after"];
             let pat: Vec<Param> = (0..3 * k)
                 .map(|c| b.param(names[c / k], ats[c % k].clone()))
@@ -440,7 +431,7 @@ impl Reverse<'_> {
         passes: &BucketPasses,
         mut range: PassRange,
     ) -> Result<(Vec<Var>, Vec<Var>), AdError> {
-        let BucketPasses { h, ts, ats, .. } = passes;
+        let &BucketPasses { h, ts, ats, .. } = passes;
         let k = ts.len();
         let span = self.span;
         let i64t = Type::Prim(PrimType::I64);
@@ -482,10 +473,10 @@ impl Reverse<'_> {
         partial: &[Var],
         excl: &[Var],
     ) -> Result<Vec<Atom>, AdError> {
-        let BucketPasses { h, ts, n, .. } = passes;
-        let one = Atom::Const(PrimValue::I64(1));
-        let last = b.binop(BinOp::Sub, range.count.unwrap_or(range.trips), one)?;
+        let &BucketPasses { h, ts, n, .. } = passes;
         let in_order = if range.backwards {
+            let one = Atom::Const(PrimValue::I64(1));
+            let last = b.binop(BinOp::Sub, range.count.unwrap_or(range.trips), one)?;
             b.binop(BinOp::Sub, last, Atom::Var(j))?
         } else {
             Atom::Var(j)
@@ -507,9 +498,9 @@ impl Reverse<'_> {
             Atom::Const(PrimValue::I64(0)) => source,
             start => b.binop(BinOp::Add, start, source)?,
         };
-        let (mut bk, _) = bucket_of(b, h.indices, *n, i)?;
+        let (mut bk, _) = bucket_of(b, h.indices, n, i)?;
         if let Some(inside) = padding {
-            bk = b.select(inside, bk, *n)?;
+            bk = b.select(inside, bk, n)?;
         }
         let v = elements(b, "value", h.values, i)?;
         let mut old = elements(b, "partial_elem", partial, bk)?;
@@ -558,7 +549,7 @@ impl Reverse<'_> {
         passes: &BucketPasses,
         n1: Atom,
     ) -> Result<(Vec<Var>, Vec<Var>, Vec<Var>), AdError> {
-        let BucketPasses { h, ts, ats, .. } = passes;
+        let &BucketPasses { h, ts, ats, .. } = passes;
         let (w, neutral) = (h.w, h.neutral);
         let k = ts.len();
         let span = self.span;
@@ -684,7 +675,7 @@ impl Reverse<'_> {
         n1: Atom,
         backwards: bool,
     ) -> Result<(Vec<Var>, Vec<Var>), AdError> {
-        let BucketPasses { h, ts, ats, .. } = passes;
+        let &BucketPasses { h, ts, ats, .. } = passes;
         let k = ts.len();
         let span = self.span;
         let one = Atom::Const(PrimValue::I64(1));
@@ -723,7 +714,7 @@ impl Reverse<'_> {
         for t in chunk_totals {
             totals.push(b.let1("chunk_total", Exp::Index(*t, vec![DimIndex::Fix(c)]))?);
         }
-        let mut param_types = ts.clone();
+        let mut param_types = ts.to_vec();
         param_types.extend(ts.iter().cloned());
         let lam = b.lambda::<AdError>("a", param_types, |b, ps| {
             let args: Vec<Atom> = if backwards {
